@@ -1,0 +1,35 @@
+//! Embeds `stdlib/*.rhai` in the binary, so an installed `runbook` imports them from anywhere.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+fn main() {
+    println!("cargo:rerun-if-changed=stdlib");
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("stdlib");
+    let mut modules: Vec<(String, String)> = std::fs::read_dir(&dir)
+        .map(|entries| {
+            entries
+                .filter_map(Result::ok)
+                .map(|e| e.path())
+                .filter(|p| p.extension().is_some_and(|x| x == "rhai"))
+                .filter_map(|p| {
+                    Some((
+                        p.file_stem()?.to_str()?.to_string(),
+                        p.to_str()?.to_string(),
+                    ))
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    modules.sort();
+    let mut code = String::from(
+        "/// `(name, source)` of every embedded stdlib module.\npub(crate) static MODULES: &[(&str, &str)] = &[\n",
+    );
+    for (name, path) in &modules {
+        println!("cargo:rerun-if-changed={path}");
+        writeln!(code, "    ({name:?}, include_str!({path:?})),").expect("writing to a String");
+    }
+    code.push_str("];\n");
+    let out = Path::new(&std::env::var("OUT_DIR").expect("cargo sets OUT_DIR")).join("stdlib.rs");
+    std::fs::write(out, code).expect("OUT_DIR is writable");
+}

@@ -1,0 +1,64 @@
+//! `runbook eval`: one snippet with every module loaded; prints its value.
+
+use std::sync::Arc;
+
+use super::{AppResult, runtime};
+use crate::cli::EvalArgs;
+use crate::clock::VirtualClock;
+use crate::error::Exit;
+use crate::report::PrintSink;
+use crate::script::{self, Host, HostConfig, Interrupt, to_json};
+
+pub(crate) fn execute(args: &EvalArgs) -> AppResult {
+    let runtime = runtime::build()?;
+    let host = Host::new(
+        HostConfig {
+            runbook: "<eval>".into(),
+            base_dir: std::env::current_dir().unwrap_or_default(),
+            sets: Default::default(),
+            snapshot_dir: std::env::temp_dir().join("runbook-eval-snapshots"),
+            update_snapshots: false,
+        },
+        Arc::new(VirtualClock::new()),
+        Arc::new(PrintSink::new(std::io::stderr())),
+        Interrupt::new(),
+        runtime.handle().clone(),
+    );
+    let (h, snippet) = (host.clone(), args.script.clone());
+    let outcome = runtime::run_script(&runtime, move || {
+        script::eval_snippet(&h, &snippet, Vec::new())
+    })?;
+    if let Some(diagnostic) = &outcome.diagnostic {
+        eprint!("{}", diagnostic.render(&host.sources));
+    } else if let Some(value) = &outcome.value {
+        let json = to_json(value);
+        if args.json {
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&json).unwrap_or_default()
+            );
+        } else if let Some(text) = pretty(value, &json) {
+            println!("{text}");
+        }
+    }
+    Ok(Exit::from(outcome.report.status))
+}
+
+/// Strings as they are, maps and arrays as YAML, `()` as nothing, the rest as Rhai shows them.
+fn pretty(value: &rhai::Dynamic, json: &serde_json::Value) -> Option<String> {
+    if value.is_unit() {
+        return None;
+    }
+    if let Some(text) = json.as_str().filter(|_| value.is_string()) {
+        return Some(text.to_string());
+    }
+    if json.is_object() || json.is_array() {
+        return Some(
+            serde_saphyr::to_string(json)
+                .unwrap_or_default()
+                .trim_end()
+                .to_string(),
+        );
+    }
+    Some(value.to_string())
+}

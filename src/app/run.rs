@@ -1,0 +1,106 @@
+//! `runbook run`: a runbook with live output, cleanups, snapshots and reports.
+
+use std::io::IsTerminal;
+use std::path::Path;
+use std::sync::Arc;
+
+use super::{AppResult, runtime, signals};
+use crate::cli::{ClockKind, Progress, RunArgs, RunConfig};
+use crate::clock::{Clock, RealClock, VirtualClock};
+use crate::error::{Error, Exit};
+use crate::report::{LiveSink, PlainSink, Report, Sink, to_junit_xml};
+use crate::script::{self, Host, HostConfig, Interrupt, RunOptions};
+
+pub(crate) fn execute(args: RunArgs) -> AppResult {
+    let config = RunConfig::from_args(args)?;
+    let text = std::fs::read_to_string(&config.file).map_err(|source| Error::Read {
+        path: config.file.clone(),
+        what: "the runbook".into(),
+        source,
+    })?;
+    let runtime = runtime::build()?;
+    let runbook = config.file.display().to_string();
+    let host = Host::new(
+        HostConfig {
+            runbook: runbook.clone(),
+            base_dir: config
+                .file
+                .parent()
+                .map(Path::to_path_buf)
+                .unwrap_or_default(),
+            sets: config.sets.clone(),
+            snapshot_dir: config.snapshot_dir.clone(),
+            update_snapshots: config.update_snapshots,
+        },
+        clock(config.clock),
+        sink(config.progress),
+        Interrupt::new(),
+        runtime.handle().clone(),
+    );
+
+    let (report_path, junit_path) = (config.report.clone(), config.junit.clone());
+    signals::watch(&runtime, host.clone(), move |host| {
+        let report = script::report(host, None);
+        // Best effort on abort: the process is about to exit either way.
+        let _ = write_reports(&report, report_path.as_deref(), junit_path.as_deref());
+    });
+
+    let script_host = host.clone();
+    let outcome = runtime::run_script(&runtime, move || {
+        script::run_file(
+            &script_host,
+            RunOptions {
+                source_name: runbook,
+                text,
+                extensions: Vec::new(),
+            },
+        )
+    })?;
+    if let Some(diagnostic) = &outcome.diagnostic {
+        eprint!("{}", diagnostic.render(&host.sources));
+    }
+    write_reports(
+        &outcome.report,
+        config.report.as_deref(),
+        config.junit.as_deref(),
+    )?;
+    Ok(Exit::from(outcome.report.status))
+}
+
+fn clock(kind: ClockKind) -> Arc<dyn Clock> {
+    match kind {
+        ClockKind::Virtual => Arc::new(VirtualClock::new()),
+        ClockKind::Real => Arc::new(RealClock::new()),
+    }
+}
+
+fn sink(progress: Progress) -> Arc<dyn Sink> {
+    let live = match progress {
+        Progress::Always => true,
+        Progress::Never => false,
+        Progress::Auto => std::io::stdout().is_terminal(),
+    };
+    if live {
+        Arc::new(LiveSink::new())
+    } else {
+        Arc::new(PlainSink::new(std::io::stdout()))
+    }
+}
+
+fn write_reports(report: &Report, json: Option<&Path>, junit: Option<&Path>) -> Result<(), Error> {
+    if let Some(path) = json {
+        std::fs::write(path, report.to_json() + "\n").map_err(|source| Error::Write {
+            path: path.to_path_buf(),
+            what: "the report",
+            source,
+        })?;
+    }
+    if let Some(path) = junit {
+        std::fs::write(path, to_junit_xml(report)).map_err(|source| Error::Write {
+            path: path.to_path_buf(),
+            what: "the JUnit report",
+            source,
+        })?;
+    }
+    Ok(())
+}

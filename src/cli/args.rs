@@ -1,0 +1,94 @@
+//! clap definitions only; nothing here does work.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "runbook",
+    version,
+    about = "Prove that a GPU cluster works: Rhai runbooks over typed AWS, Kubernetes and NVIDIA primitives",
+    after_help = "Exit codes: 0 passed, 1 a step, assertion or cleanup failed, 2 usage or script error, 130 interrupted."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run a runbook: steps with a live view, cleanups, snapshots, reports.
+    Run(RunArgs),
+    /// Parse runbooks and resolve their imports without running them; report every error.
+    Check(CheckArgs),
+    /// Evaluate a snippet with every module loaded and print the result.
+    Eval(EvalArgs),
+    /// List host functions with their signatures and docs.
+    Docs(DocsArgs),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Progress {
+    /// A live view when standard output is a terminal, plain lines otherwise.
+    Auto,
+    Always,
+    Never,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ClockKind {
+    /// Discrete-event time: waits and sleeps cost no wall time.
+    Virtual,
+    /// Wall-clock time.
+    Real,
+}
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// The runbook to run (a .rhai file).
+    pub file: PathBuf,
+    /// Override a parameter declared with params(); `KEY=@path` reads the value from a file.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub sets: Vec<String>,
+    /// Write a JSON report to PATH.
+    #[arg(long, value_name = "PATH")]
+    pub report: Option<PathBuf>,
+    /// Write JUnit XML (one test case per step) to PATH.
+    #[arg(long, value_name = "PATH")]
+    pub junit: Option<PathBuf>,
+    /// Accept differing snapshots by rewriting them.
+    #[arg(long)]
+    pub update_snapshots: bool,
+    /// Where snapshot files live [default: the nearest `snapshots/` folder above the runbook].
+    #[arg(long, value_name = "DIR")]
+    pub snapshot_dir: Option<PathBuf>,
+    /// Live view or plain lines.
+    #[arg(long, value_enum, default_value_t = Progress::Auto)]
+    pub progress: Progress,
+    /// The clock every wait, sleep and timeout uses.
+    #[arg(long, value_enum, default_value_t = ClockKind::Virtual)]
+    pub clock: ClockKind,
+}
+
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// Runbooks to check.
+    #[arg(required = true)]
+    pub files: Vec<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct EvalArgs {
+    /// Rhai code, e.g. '1 + 1' or 'json::parse(`{"a": 1}`)'.
+    pub script: String,
+    /// Print the result as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct DocsArgs {
+    /// Only this module (`core` for the global functions, `json`, `yaml`, a stdlib module).
+    pub module: Option<String>,
+}

@@ -1,0 +1,7 @@
+//! The command line: clap definitions, and their translation into plain configs.
+
+mod args;
+mod config;
+
+pub use args::{CheckArgs, Cli, ClockKind, Command, DocsArgs, EvalArgs, Progress, RunArgs};
+pub use config::{RunConfig, parse_sets, snapshot_dir_for};

@@ -1,0 +1,26 @@
+//! Time for runbooks: real wall time, or the lab twin's virtual discrete-event clock.
+
+mod duration;
+mod real;
+mod virtual_clock;
+
+pub use duration::{DurationError, format_duration, parse_duration};
+pub use real::RealClock;
+pub use virtual_clock::VirtualClock;
+
+use std::future::Future;
+use std::pin::Pin;
+use std::time::Duration;
+
+/// A future returned by [`Clock::sleep`].
+pub type Sleep = Pin<Box<dyn Future<Output = ()> + Send + 'static>>;
+
+/// The one source of time for every wait, sleep and timeout in a run.
+pub trait Clock: Send + Sync {
+    /// Time elapsed since the clock's epoch (the start of the run).
+    fn now(&self) -> Duration;
+    /// Waits `duration` on this clock. A virtual clock returns at once, having moved time on.
+    fn sleep(&self, duration: Duration) -> Sleep;
+    /// Whether time here is virtual (reports then show virtual durations as the primary ones).
+    fn is_virtual(&self) -> bool;
+}

@@ -1,0 +1,38 @@
+//! Wall time, for real targets.
+
+use std::time::{Duration, Instant};
+
+use super::{Clock, Sleep};
+
+/// A clock that follows the wall clock from the moment it is made.
+pub struct RealClock {
+    epoch: Instant,
+}
+
+impl RealClock {
+    pub fn new() -> Self {
+        Self {
+            epoch: Instant::now(),
+        }
+    }
+}
+
+impl Default for RealClock {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Clock for RealClock {
+    fn now(&self) -> Duration {
+        self.epoch.elapsed()
+    }
+
+    fn sleep(&self, duration: Duration) -> Sleep {
+        Box::pin(tokio::time::sleep(duration))
+    }
+
+    fn is_virtual(&self) -> bool {
+        false
+    }
+}

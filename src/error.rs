@@ -1,0 +1,74 @@
+//! The top-level error: owns exit codes and renders the "caused by" chain.
+
+use std::path::PathBuf;
+
+/// How `runbook` ends, as the process exit code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Exit {
+    Passed = 0,
+    Failed = 1,
+    ScriptError = 2,
+    Interrupted = 130,
+}
+
+impl Exit {
+    pub fn code(self) -> i32 {
+        self as i32
+    }
+}
+
+impl From<crate::report::RunStatus> for Exit {
+    fn from(status: crate::report::RunStatus) -> Self {
+        use crate::report::RunStatus;
+        match status {
+            RunStatus::Passed => Exit::Passed,
+            RunStatus::Failed => Exit::Failed,
+            RunStatus::Error => Exit::ScriptError,
+            RunStatus::Interrupted => Exit::Interrupted,
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("{0}")]
+    Usage(String),
+    #[error("cannot read {what} from {path}")]
+    Read {
+        path: PathBuf,
+        what: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("cannot write {what} to {path}")]
+    Write {
+        path: PathBuf,
+        what: &'static str,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("cannot start the async runtime")]
+    Runtime(#[source] std::io::Error),
+    #[error("the run stopped unexpectedly: {0}")]
+    Crashed(String),
+}
+
+impl Error {
+    pub fn exit(&self) -> Exit {
+        match self {
+            Error::Crashed(_) => Exit::Failed,
+            _ => Exit::ScriptError,
+        }
+    }
+
+    /// `error: message`, then one `caused by:` line per source.
+    pub fn render(&self) -> String {
+        let mut out = format!("error: {self}\n");
+        let mut source = std::error::Error::source(self);
+        while let Some(cause) = source {
+            out.push_str(&format!("  caused by: {cause}\n"));
+            source = cause.source();
+        }
+        out
+    }
+}

@@ -1,0 +1,154 @@
+//! The terminal view: a spinner on each running step, finished steps with a mark and durations.
+
+use std::sync::Mutex;
+use std::time::Duration;
+
+use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+use super::plain::{defer_word, timing};
+use super::{DeferStatus, Event, Outcome, Sink};
+
+pub struct LiveSink {
+    multi: MultiProgress,
+    running: Mutex<Vec<ProgressBar>>,
+}
+
+impl LiveSink {
+    pub fn new() -> Self {
+        Self {
+            multi: MultiProgress::with_draw_target(ProgressDrawTarget::stdout()),
+            running: Mutex::new(Vec::new()),
+        }
+    }
+
+    fn println(&self, text: &str) {
+        // MultiProgress::println keeps the spinners below printed lines; it fails only when
+        // the terminal is gone, and then there is nobody to tell.
+        let _ = self.multi.println(text);
+    }
+
+    fn running(&self) -> std::sync::MutexGuard<'_, Vec<ProgressBar>> {
+        self.running
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+impl Default for LiveSink {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+fn indent(depth: usize) -> String {
+    "  ".repeat(depth)
+}
+
+fn mark(outcome: Outcome) -> &'static str {
+    match outcome {
+        Outcome::Passed => "\u{1b}[32m✓\u{1b}[0m",
+        Outcome::Failed => "\u{1b}[31m✗\u{1b}[0m",
+        Outcome::Interrupted => "\u{1b}[33m⏸\u{1b}[0m",
+    }
+}
+
+fn dim(text: &str) -> String {
+    format!("\u{1b}[2m{text}\u{1b}[0m")
+}
+
+impl Sink for LiveSink {
+    fn event(&self, event: &Event<'_>) {
+        match event {
+            Event::RunStarted { runbook, clock } => {
+                self.println(&format!("▶ {runbook} {}", dim(&format!("({clock} clock)"))));
+            }
+            Event::StepStarted { path } => {
+                let depth = path.len().saturating_sub(1);
+                let bar = self.multi.add(ProgressBar::new_spinner());
+                bar.set_style(
+                    ProgressStyle::with_template("{spinner:.cyan} {msg} {elapsed:.dim}")
+                        .expect("static template"),
+                );
+                bar.set_message(format!(
+                    "{}{}",
+                    indent(depth),
+                    path.last().map_or("", |s| s)
+                ));
+                bar.enable_steady_tick(Duration::from_millis(100));
+                self.running().push(bar);
+            }
+            Event::StepFinished {
+                path,
+                outcome,
+                error,
+                virtual_time,
+                wall_time,
+            } => {
+                if let Some(bar) = self.running().pop() {
+                    bar.finish_and_clear();
+                    self.multi.remove(&bar);
+                }
+                let depth = path.len().saturating_sub(1);
+                let mut text = format!(
+                    "{}{} {}  {}",
+                    indent(depth),
+                    mark(*outcome),
+                    path.last().map_or("", |s| s),
+                    dim(&timing(*virtual_time, *wall_time))
+                );
+                if let Some(error) = error {
+                    let pad = indent(depth + 1);
+                    text.push_str(&format!(
+                        "\n{pad}{}",
+                        error.replace('\n', &format!("\n{pad}"))
+                    ));
+                }
+                self.println(&text);
+            }
+            Event::Log { line } => {
+                let depth = self.running().len();
+                self.println(&format!("{}{line}", indent(depth)));
+            }
+            Event::DeferStarted { .. } => {}
+            Event::DeferFinished {
+                name,
+                status,
+                error,
+                virtual_time,
+                wall_time,
+            } => {
+                let symbol = match status {
+                    DeferStatus::Passed => "↺",
+                    DeferStatus::Failed => "\u{1b}[31m✗\u{1b}[0m",
+                    DeferStatus::Skipped => "\u{1b}[33m-\u{1b}[0m",
+                };
+                let mut text = format!(
+                    "{symbol} cleanup {name}  {}",
+                    dim(&format!(
+                        "{} · {}",
+                        defer_word(*status),
+                        timing(*virtual_time, *wall_time)
+                    ))
+                );
+                if let Some(error) = error {
+                    text.push_str(&format!("\n  {error}"));
+                }
+                self.println(&text);
+            }
+            Event::Snapshot {
+                name,
+                outcome,
+                path,
+            } => {
+                let word = serde_json::to_value(outcome).unwrap_or_default();
+                self.println(&dim(&format!(
+                    "  snapshot {name}: {} ({path})",
+                    word.as_str().unwrap_or("?")
+                )));
+            }
+            Event::RunFinished { summary } => {
+                self.println(summary);
+            }
+        }
+    }
+}

@@ -1,0 +1,16 @@
+//! What a run tells people and machines: live human output, JSON reports and JUnit XML.
+
+mod event;
+mod junit;
+mod live;
+mod model;
+mod plain;
+
+pub use event::{Event, NullSink, Sink};
+pub use junit::to_junit_xml;
+pub use live::LiveSink;
+pub use model::{
+    DeferRecord, DeferStatus, Outcome, Report, RunStatus, SnapshotOutcome, SnapshotRecord,
+    StepRecord,
+};
+pub use plain::{PlainSink, PrintSink};

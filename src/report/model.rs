@@ -1,0 +1,111 @@
+//! The report of one run: what ran, in which order, how long it took, and how it ended.
+
+use serde::Serialize;
+
+/// How a whole run ended. The top-level error maps it to an exit code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunStatus {
+    Passed,
+    Failed,
+    /// The runbook itself is broken: parse error, unknown function, bad parameter.
+    Error,
+    Interrupted,
+}
+
+/// How one step or cleanup ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    Passed,
+    Failed,
+    Interrupted,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct StepRecord {
+    pub name: String,
+    pub status: Outcome,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    pub virtual_ms: u64,
+    pub wall_ms: u64,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub steps: Vec<StepRecord>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct DeferRecord {
+    pub name: String,
+    pub status: DeferStatus,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    pub virtual_ms: u64,
+    pub wall_ms: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DeferStatus {
+    Passed,
+    Failed,
+    /// Not run: a second Ctrl-C aborted the run first.
+    Skipped,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SnapshotOutcome {
+    New,
+    Matched,
+    Mismatched,
+    Updated,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct SnapshotRecord {
+    pub name: String,
+    pub outcome: SnapshotOutcome,
+    pub path: String,
+}
+
+/// The JSON report written by `--report`.
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    pub runbook: String,
+    pub status: RunStatus,
+    pub clock: &'static str,
+    pub parameters: serde_json::Value,
+    pub steps: Vec<StepRecord>,
+    pub defers: Vec<DeferRecord>,
+    pub snapshots: Vec<SnapshotRecord>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    pub virtual_ms: u64,
+    pub wall_ms: u64,
+}
+
+impl Report {
+    /// Every step, depth first, with its path from the top (`["verify", "nodes"]`).
+    pub fn flat_steps(&self) -> Vec<(Vec<&str>, &StepRecord)> {
+        fn walk<'a>(
+            steps: &'a [StepRecord],
+            prefix: &mut Vec<&'a str>,
+            out: &mut Vec<(Vec<&'a str>, &'a StepRecord)>,
+        ) {
+            for step in steps {
+                prefix.push(&step.name);
+                out.push((prefix.clone(), step));
+                walk(&step.steps, prefix, out);
+                prefix.pop();
+            }
+        }
+        let mut out = Vec::new();
+        walk(&self.steps, &mut Vec::new(), &mut out);
+        out
+    }
+
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).expect("a report always serializes")
+    }
+}

@@ -1,0 +1,75 @@
+//! One configured Rhai engine per run: limits, sandbox, output routing and the host functions.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use rhai::Engine;
+
+use super::error::UsageError;
+use super::functions;
+use super::host::Host;
+use super::resolver::RunbookResolver;
+
+/// Something that adds functions to the engine (the bindings: `k8s::`, `eks::`, ...).
+pub trait Extension: Send + Sync {
+    fn install(&self, engine: &mut Engine, host: &Arc<Host>);
+}
+
+/// Limits that keep a broken runbook from hanging or exhausting the machine. Runbooks spend
+/// their time in host calls, which operation counts do not see, so these stay generous.
+const MAX_OPERATIONS: u64 = 20_000_000;
+const MAX_CALL_LEVELS: usize = 48;
+const MAX_EXPR_DEPTH: usize = 64;
+const MAX_FN_EXPR_DEPTH: usize = 64;
+const MAX_STRING_BYTES: usize = 16 * 1024 * 1024;
+const MAX_ARRAY_LEN: usize = 1_000_000;
+const MAX_MAP_LEN: usize = 1_000_000;
+const MAX_MODULES: usize = 64;
+
+pub fn build_engine(host: &Arc<Host>, extensions: &[Arc<dyn Extension>]) -> Engine {
+    let mut engine = Engine::new();
+    engine.set_max_operations(MAX_OPERATIONS);
+    engine.set_max_call_levels(MAX_CALL_LEVELS);
+    engine.set_max_expr_depths(MAX_EXPR_DEPTH, MAX_FN_EXPR_DEPTH);
+    engine.set_max_string_size(MAX_STRING_BYTES);
+    engine.set_max_array_size(MAX_ARRAY_LEN);
+    engine.set_max_map_size(MAX_MAP_LEN);
+    engine.set_max_modules(MAX_MODULES);
+    engine.set_strict_variables(true);
+    // Scripts run only what the host offers: no eval of generated code.
+    engine.disable_symbol("eval");
+
+    let h = host.clone();
+    engine.on_print(move |text| h.log(text));
+    let h = host.clone();
+    engine.on_debug(move |text, source, position| {
+        let at = match (source, position.line()) {
+            (Some(source), Some(line)) => format!("{source}:{line}: "),
+            _ => String::new(),
+        };
+        h.log(&format!("debug: {at}{text}"));
+    });
+    let h = host.clone();
+    engine.on_progress(move |_| h.should_stop().then(|| "interrupted".into()));
+
+    let base = &host.config.base_dir;
+    let shown = shown_dir(&host.config.runbook);
+    engine.set_module_resolver(RunbookResolver::new(base, shown, host.sources.clone()));
+
+    engine
+        .register_type_with_name::<UsageError>("UsageError")
+        .register_fn("to_string", |e: &mut UsageError| e.0.clone());
+    functions::register_all(&mut engine, host);
+    for extension in extensions {
+        extension.install(&mut engine, host);
+    }
+    engine
+}
+
+/// The folder of a runbook as the user wrote its path (`runbooks/core`), for messages.
+fn shown_dir(runbook: &str) -> String {
+    Path::new(runbook)
+        .parent()
+        .map(|p| p.display().to_string())
+        .unwrap_or_default()
+}

@@ -1,0 +1,131 @@
+//! `read_text`, `json::` and `yaml::`: reading data, never writing it.
+
+use std::sync::Arc;
+
+use rhai::{Dynamic, Engine, EvalAltResult, Module, NativeCallContext};
+
+use super::doc;
+use crate::script::convert::{from_json, to_json, to_yaml};
+use crate::script::error::{failure, usage_error};
+use crate::script::host::Host;
+
+/// Files larger than this are refused, like strings over the engine's size limit.
+pub(crate) const MAX_READ_BYTES: u64 = 16 * 1024 * 1024;
+
+pub(super) fn register(engine: &mut Engine, host: &Arc<Host>) {
+    let h = host.clone();
+    doc(
+        "read_text",
+        &["path: &str", "String"],
+        "The text of a file, relative to the runbook's folder (read-only).",
+    )
+    .register_into_engine(
+        engine,
+        move |ctx: NativeCallContext, path: &str| -> Result<String, Box<EvalAltResult>> {
+            let position = ctx.call_position();
+            let full = h.config.base_dir.join(path);
+            let size = std::fs::metadata(&full)
+                .map_err(|e| failure(format!("cannot read {}: {e}", full.display()), position))?
+                .len();
+            if size > MAX_READ_BYTES {
+                return Err(usage_error(
+                    format!(
+                        "{} is {size} bytes, over the {MAX_READ_BYTES}-byte limit",
+                        full.display()
+                    ),
+                    position,
+                ));
+            }
+            std::fs::read_to_string(&full)
+                .map_err(|e| failure(format!("cannot read {}: {e}", full.display()), position))
+        },
+    );
+
+    let mut json = Module::new();
+    doc(
+        "parse",
+        &["text: &str", "Dynamic"],
+        "Parses JSON into maps, arrays and scalars.",
+    )
+    .set_into_module(
+        &mut json,
+        |ctx: NativeCallContext, text: &str| -> Result<Dynamic, Box<EvalAltResult>> {
+            let value: serde_json::Value = serde_json::from_str(text)
+                .map_err(|e| failure(format!("invalid JSON: {e}"), ctx.call_position()))?;
+            Ok(from_json(&value))
+        },
+    );
+    doc(
+        "to_string",
+        &["value: Dynamic", "String"],
+        "Pretty JSON text of a value, keys sorted.",
+    )
+    .set_into_module(&mut json, |value: Dynamic| {
+        serde_json::to_string_pretty(&to_json(&value)).unwrap_or_default()
+    });
+    doc(
+        "to_string",
+        &["value: Dynamic", "pretty: bool", "String"],
+        "JSON text of a value, pretty or on one line.",
+    )
+    .set_into_module(&mut json, |value: Dynamic, pretty: bool| {
+        let json = to_json(&value);
+        if pretty {
+            serde_json::to_string_pretty(&json)
+        } else {
+            serde_json::to_string(&json)
+        }
+        .unwrap_or_default()
+    });
+    engine.register_static_module("json", json.into());
+
+    let mut yaml = Module::new();
+    doc(
+        "parse",
+        &["text: &str", "Dynamic"],
+        "Parses a single YAML document (use `parse_all` for several).",
+    )
+    .set_into_module(
+        &mut yaml,
+        |ctx: NativeCallContext, text: &str| -> Result<Dynamic, Box<EvalAltResult>> {
+            let position = ctx.call_position();
+            let mut documents = parse_all(text).map_err(|e| failure(e, position))?;
+            match documents.len() {
+                0 => Ok(Dynamic::UNIT),
+                1 => Ok(documents.remove(0)),
+                n => Err(failure(
+                    format!("the YAML text has {n} documents; use yaml::parse_all"),
+                    position,
+                )),
+            }
+        },
+    );
+    doc(
+        "parse_all",
+        &["text: &str", "Array"],
+        "Parses every document of a multi-document YAML text (`---`), skipping empty ones.",
+    )
+    .set_into_module(
+        &mut yaml,
+        |ctx: NativeCallContext, text: &str| -> Result<rhai::Array, Box<EvalAltResult>> {
+            parse_all(text).map_err(|e| failure(e, ctx.call_position()))
+        },
+    );
+    doc(
+        "to_string",
+        &["value: Dynamic", "String"],
+        "YAML text of a value, keys sorted.",
+    )
+    .set_into_module(&mut yaml, |value: Dynamic| to_yaml(&to_json(&value)));
+    engine.register_static_module("yaml", yaml.into());
+}
+
+fn parse_all(text: &str) -> Result<Vec<Dynamic>, String> {
+    let documents: Vec<serde_json::Value> =
+        serde_saphyr::from_multiple(text).map_err(|e| format!("invalid YAML: {e}"))?;
+    Ok(documents
+        .iter()
+        .filter(|d| !d.is_null())
+        .map(from_json)
+        .collect())
+}

@@ -1,0 +1,31 @@
+//! The core host functions, one file per concern; each file registers its own.
+
+mod asserts;
+mod data;
+mod params;
+mod snapshots;
+mod steps;
+mod waits;
+
+use std::sync::Arc;
+
+use rhai::Engine;
+
+use super::host::Host;
+
+pub(crate) fn register_all(engine: &mut Engine, host: &Arc<Host>) {
+    steps::register(engine, host);
+    waits::register(engine, host);
+    asserts::register(engine);
+    snapshots::register(engine, host);
+    data::register(engine, host);
+    params::register(engine, host);
+}
+
+/// Shortens the registration of a documented function.
+fn doc(name: &str, params: &[&str], comment: &str) -> rhai::FuncRegistration {
+    let comment: Vec<String> = comment.lines().map(|l| format!("/// {l}")).collect();
+    rhai::FuncRegistration::new(name)
+        .with_params_info(params)
+        .with_comments([comment.join("\n")])
+}

@@ -1,0 +1,139 @@
+//! `params`: the runbook's parameters, with `--set` overrides parsed to each default's type.
+
+use std::sync::Arc;
+
+use rhai::{Dynamic, Engine, EvalAltResult, Map, NativeCallContext, Position};
+
+use super::doc;
+use crate::clock::parse_duration;
+use crate::script::convert::{from_json, to_json};
+use crate::script::error::usage_error;
+use crate::script::host::Host;
+
+pub(super) fn register(engine: &mut Engine, host: &Arc<Host>) {
+    let h = host.clone();
+    doc(
+        "params",
+        &["defaults: Map", "Map"],
+        "The runbook's parameters: `defaults`, with `--set key=value` overrides parsed to the\n\
+         default's type (int, float, bool, string, duration such as \"10m\", or JSON for arrays\n\
+         and maps). An unknown key is an error that lists the known ones.",
+    )
+    .register_into_engine(engine, move |ctx: NativeCallContext, defaults: Map| {
+        resolve(&h, defaults, ctx.call_position())
+    });
+}
+
+fn resolve(host: &Host, mut params: Map, position: Position) -> Result<Map, Box<EvalAltResult>> {
+    let sets = &host.config.sets;
+    if let Some(unknown) = sets.keys().find(|k| !params.contains_key(k.as_str())) {
+        let known: Vec<&str> = params.keys().map(|k| k.as_str()).collect();
+        return Err(usage_error(
+            format!(
+                "unknown parameter `--set {unknown}=...`; this runbook knows: {}",
+                known.join(", ")
+            ),
+            position,
+        ));
+    }
+    for (key, raw) in sets {
+        let default = params.get(key.as_str()).cloned().unwrap_or_default();
+        let value = parse_like(&default, raw).map_err(|expected| {
+            usage_error(format!("--set {key}={raw}: expected {expected}"), position)
+        })?;
+        params.insert(key.as_str().into(), value);
+    }
+    host.set_parameters(
+        to_json(&Dynamic::from_map(params.clone())),
+        sets.keys().cloned(),
+    );
+    Ok(params)
+}
+
+/// Parses `raw` to the type of `default`; on failure says what was expected.
+fn parse_like(default: &Dynamic, raw: &str) -> Result<Dynamic, String> {
+    if default.is_bool() {
+        return match raw {
+            "true" | "yes" | "1" => Ok(true.into()),
+            "false" | "no" | "0" => Ok(false.into()),
+            _ => Err("true or false".into()),
+        };
+    }
+    if default.is_int() {
+        return raw
+            .trim()
+            .parse::<i64>()
+            .map(Dynamic::from_int)
+            .map_err(|_| "an integer".into());
+    }
+    if default.is_float() {
+        return raw
+            .trim()
+            .parse::<f64>()
+            .map(Dynamic::from_float)
+            .map_err(|_| "a number".into());
+    }
+    if default.is_array() || default.is_map() {
+        let kind = if default.is_array() {
+            "a JSON array"
+        } else {
+            "a JSON object"
+        };
+        let json: serde_json::Value =
+            serde_json::from_str(raw).map_err(|e| format!("{kind} ({e})"))?;
+        if json.is_array() != default.is_array() || json.is_object() != default.is_map() {
+            return Err(kind.into());
+        }
+        return Ok(from_json(&json));
+    }
+    if let Some(text) = default.read_lock::<rhai::ImmutableString>() {
+        // A default that reads as a duration makes the parameter a duration.
+        if parse_duration(&text).is_ok() {
+            parse_duration(raw).map_err(|e| format!("a duration like \"10m\" ({e})"))?;
+        }
+    }
+    Ok(Dynamic::from(raw.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn overrides_take_the_default_type() {
+        assert_eq!(
+            parse_like(&Dynamic::from_int(2), "4").unwrap().as_int(),
+            Ok(4)
+        );
+        assert_eq!(
+            parse_like(&Dynamic::from_bool(false), "true")
+                .unwrap()
+                .as_bool(),
+            Ok(true)
+        );
+        assert!(
+            parse_like(&Dynamic::from_float(1.5), "2.25")
+                .unwrap()
+                .is_float()
+        );
+        assert!(parse_like(&Dynamic::from("10m".to_string()), "15m").is_ok());
+        assert_eq!(
+            parse_like(&Dynamic::from("10m".to_string()), "soon")
+                .unwrap_err()
+                .split(' ')
+                .take(3)
+                .collect::<Vec<_>>(),
+            ["a", "duration", "like"]
+        );
+        assert_eq!(
+            parse_like(&Dynamic::from_int(2), "two").unwrap_err(),
+            "an integer"
+        );
+        assert!(
+            parse_like(&Dynamic::from_array(vec![]), "[1,2]")
+                .unwrap()
+                .is_array()
+        );
+        assert!(parse_like(&Dynamic::from_array(vec![]), "{}").is_err());
+    }
+}

@@ -1,0 +1,308 @@
+//! The state one run shares with every host function: clock, output, steps, cleanups, snapshots.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use rhai::{EvalAltResult, FnPtr, Position};
+
+use super::interrupt::Interrupt;
+use super::sources::SourceMap;
+use crate::clock::Clock;
+use crate::report::{
+    DeferRecord, DeferStatus, Event, Outcome, Sink, SnapshotOutcome, SnapshotRecord, StepRecord,
+};
+
+/// What a run is about, fixed before it starts.
+#[derive(Clone, Debug)]
+pub struct HostConfig {
+    /// The runbook as the user named it, used in messages and reports.
+    pub runbook: String,
+    /// The folder imports and `read_text` resolve against.
+    pub base_dir: PathBuf,
+    /// `--set` values (already read from `@file`).
+    pub sets: BTreeMap<String, String>,
+    /// Where `snapshot()` keeps golden files for this runbook.
+    pub snapshot_dir: PathBuf,
+    pub update_snapshots: bool,
+}
+
+struct OpenStep {
+    name: String,
+    virtual_start: Duration,
+    wall_start: Instant,
+    children: Vec<StepRecord>,
+}
+
+pub(crate) struct PendingDefer {
+    pub(crate) name: String,
+    pub(crate) body: FnPtr,
+}
+
+#[derive(Default)]
+struct RunState {
+    open: Vec<OpenStep>,
+    steps: Vec<StepRecord>,
+    pending_defers: Vec<PendingDefer>,
+    running_defer: Option<String>,
+    defers: Vec<DeferRecord>,
+    snapshots: Vec<SnapshotRecord>,
+    parameters: Option<serde_json::Value>,
+    used_sets: BTreeSet<String>,
+    failed: bool,
+}
+
+pub struct Host {
+    pub clock: Arc<dyn Clock>,
+    pub runtime: tokio::runtime::Handle,
+    pub interrupt: Interrupt,
+    pub sources: SourceMap,
+    pub config: HostConfig,
+    sink: Arc<dyn Sink>,
+    cleaning_up: AtomicBool,
+    wall_start: Instant,
+    state: Mutex<RunState>,
+}
+
+impl Host {
+    pub fn new(
+        config: HostConfig,
+        clock: Arc<dyn Clock>,
+        sink: Arc<dyn Sink>,
+        interrupt: Interrupt,
+        runtime: tokio::runtime::Handle,
+    ) -> Arc<Self> {
+        Arc::new(Self {
+            clock,
+            runtime,
+            interrupt,
+            sources: SourceMap::default(),
+            config,
+            sink,
+            cleaning_up: AtomicBool::new(false),
+            wall_start: Instant::now(),
+            state: Mutex::new(RunState::default()),
+        })
+    }
+
+    fn state(&self) -> MutexGuard<'_, RunState> {
+        self.state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    pub fn emit(&self, event: &Event<'_>) {
+        self.sink.event(event);
+    }
+
+    pub fn log(&self, line: &str) {
+        self.emit(&Event::Log { line });
+    }
+
+    pub fn wall_elapsed(&self) -> Duration {
+        self.wall_start.elapsed()
+    }
+
+    /// True once the main script is over and cleanups run: a first Ctrl-C no longer stops work.
+    pub fn is_cleaning_up(&self) -> bool {
+        self.cleaning_up.load(Ordering::Relaxed)
+    }
+
+    pub(crate) fn start_cleanup(&self) {
+        self.cleaning_up.store(true, Ordering::Relaxed);
+    }
+
+    /// Whether a Ctrl-C should stop what the script is doing now.
+    pub fn should_stop(&self) -> bool {
+        self.interrupt.count() > 0 && !self.is_cleaning_up()
+    }
+
+    pub(crate) fn interrupted_error(&self, position: Position) -> Box<EvalAltResult> {
+        EvalAltResult::ErrorTerminated("interrupted".into(), position).into()
+    }
+
+    /// Blocks the script on a future, giving up when Ctrl-C asks the run to stop.
+    pub fn block_on<T>(
+        &self,
+        position: Position,
+        future: impl std::future::Future<Output = T>,
+    ) -> Result<T, Box<EvalAltResult>> {
+        if self.should_stop() {
+            return Err(self.interrupted_error(position));
+        }
+        let stop_at = if self.is_cleaning_up() { 2 } else { 1 };
+        self.runtime.block_on(async {
+            tokio::select! {
+                value = future => Ok(value),
+                () = self.interrupt.reached(stop_at) => Err(self.interrupted_error(position)),
+            }
+        })
+    }
+
+    /// Sleeps on the run's clock (virtual time jumps; real time waits).
+    pub fn sleep(&self, duration: Duration, position: Position) -> Result<(), Box<EvalAltResult>> {
+        let sleep = self.clock.sleep(duration);
+        self.block_on(position, sleep)
+    }
+
+    // --- steps -------------------------------------------------------------------------------
+
+    pub(crate) fn begin_step(&self, name: &str) {
+        let path = {
+            let mut state = self.state();
+            state.open.push(OpenStep {
+                name: name.to_string(),
+                virtual_start: self.clock.now(),
+                wall_start: Instant::now(),
+                children: Vec::new(),
+            });
+            state
+                .open
+                .iter()
+                .map(|s| s.name.clone())
+                .collect::<Vec<_>>()
+        };
+        self.emit(&Event::StepStarted { path: &path });
+    }
+
+    pub(crate) fn end_step(&self, outcome: Outcome, error: Option<String>) {
+        let (path, record) = {
+            let mut state = self.state();
+            let path = state
+                .open
+                .iter()
+                .map(|s| s.name.clone())
+                .collect::<Vec<_>>();
+            let Some(open) = state.open.pop() else { return };
+            let record = StepRecord {
+                name: open.name,
+                status: outcome,
+                error,
+                virtual_ms: millis(self.clock.now().saturating_sub(open.virtual_start)),
+                wall_ms: millis(open.wall_start.elapsed()),
+                steps: open.children,
+            };
+            if outcome == Outcome::Failed {
+                state.failed = true;
+            }
+            match state.open.last_mut() {
+                Some(parent) => parent.children.push(record.clone()),
+                None => state.steps.push(record.clone()),
+            }
+            (path, record)
+        };
+        self.emit(&Event::StepFinished {
+            path: &path,
+            outcome,
+            error: record.error.as_deref(),
+            virtual_time: Duration::from_millis(record.virtual_ms),
+            wall_time: Duration::from_millis(record.wall_ms),
+        });
+    }
+
+    /// Closes steps left open by an error that escaped them (interrupt, script error).
+    pub(crate) fn close_open_steps(&self, outcome: Outcome, error: &str) {
+        while !self.state().open.is_empty() {
+            self.end_step(outcome, Some(error.to_string()));
+        }
+    }
+
+    // --- cleanups ----------------------------------------------------------------------------
+
+    pub(crate) fn push_defer(&self, name: &str, body: FnPtr) {
+        self.state().pending_defers.push(PendingDefer {
+            name: name.to_string(),
+            body,
+        });
+    }
+
+    /// The next cleanup to run (last registered first), marked as running.
+    pub(crate) fn pop_defer(&self) -> Option<PendingDefer> {
+        let mut state = self.state();
+        let next = state.pending_defers.pop();
+        state.running_defer = next.as_ref().map(|d| d.name.clone());
+        next
+    }
+
+    pub(crate) fn record_defer(&self, record: DeferRecord) {
+        let mut state = self.state();
+        state.running_defer = None;
+        if record.status == DeferStatus::Failed {
+            state.failed = true;
+        }
+        state.defers.push(record);
+    }
+
+    /// Names of the cleanups that have not finished, in the order they would have run.
+    pub fn unfinished_defers(&self) -> Vec<String> {
+        unfinished(&self.state())
+    }
+
+    // --- parameters and snapshots --------------------------------------------------------------
+
+    pub(crate) fn set_parameters(
+        &self,
+        parameters: serde_json::Value,
+        used: impl IntoIterator<Item = String>,
+    ) {
+        let mut state = self.state();
+        state.parameters = Some(parameters);
+        state.used_sets.extend(used);
+    }
+
+    pub(crate) fn params_called(&self) -> bool {
+        self.state().parameters.is_some()
+    }
+
+    pub(crate) fn record_snapshot(&self, name: &str, outcome: SnapshotOutcome, path: &str) {
+        self.state().snapshots.push(SnapshotRecord {
+            name: name.to_string(),
+            outcome,
+            path: path.to_string(),
+        });
+        self.emit(&Event::Snapshot {
+            name,
+            outcome,
+            path,
+        });
+    }
+
+    /// Everything recorded so far, for the report. Unfinished cleanups are listed as skipped.
+    pub(crate) fn snapshot_records(&self) -> Recorded {
+        let state = self.state();
+        let mut defers = state.defers.clone();
+        defers.extend(unfinished(&state).into_iter().map(|name| DeferRecord {
+            name,
+            status: DeferStatus::Skipped,
+            error: None,
+            virtual_ms: 0,
+            wall_ms: 0,
+        }));
+        Recorded {
+            steps: state.steps.clone(),
+            defers,
+            snapshots: state.snapshots.clone(),
+            parameters: state.parameters.clone(),
+            failed: state.failed,
+        }
+    }
+}
+
+fn unfinished(state: &RunState) -> Vec<String> {
+    let pending = state.pending_defers.iter().rev().map(|d| d.name.clone());
+    state.running_defer.iter().cloned().chain(pending).collect()
+}
+
+pub(crate) struct Recorded {
+    pub(crate) steps: Vec<StepRecord>,
+    pub(crate) defers: Vec<DeferRecord>,
+    pub(crate) snapshots: Vec<SnapshotRecord>,
+    pub(crate) parameters: Option<serde_json::Value>,
+    pub(crate) failed: bool,
+}
+
+pub(crate) fn millis(duration: Duration) -> u64 {
+    u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
+}

@@ -1,0 +1,27 @@
+//! The Rhai host: engine set-up, imports, steps, cleanups, waits, assertions and snapshots.
+//! It knows nothing about AWS or Kubernetes; bindings plug in through [`Extension`].
+
+mod convert;
+mod diagnostic;
+mod diff;
+mod docs;
+mod engine;
+mod error;
+mod functions;
+mod host;
+mod interrupt;
+mod resolver;
+mod runner;
+mod sources;
+mod stdlib;
+mod suggest;
+
+pub use convert::{from_json, is_truthy, to_json};
+pub use diagnostic::{Diagnostic, FaultKind, Location};
+pub use docs::{FunctionDoc, function_docs};
+pub use engine::{Extension, build_engine};
+pub use error::{ScriptError, usage_error};
+pub use host::{Host, HostConfig};
+pub use interrupt::Interrupt;
+pub use runner::{RunOptions, RunOutcome, check_file, eval_snippet, report, run_file, summary};
+pub use sources::SourceMap;

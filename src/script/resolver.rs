@@ -1,0 +1,104 @@
+//! `import "x" as x;`: from the runbook's folder first, then the embedded stdlib.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use rhai::{Engine, EvalAltResult, Module, ModuleResolver, Position, Scope, Shared};
+
+type SharedModule = Shared<Module>;
+
+use super::sources::SourceMap;
+use super::stdlib;
+
+pub(crate) struct RunbookResolver {
+    base_dir: PathBuf,
+    /// How the base folder is shown in messages (relative, as the user gave the runbook).
+    shown_dir: String,
+    sources: SourceMap,
+    cache: Mutex<HashMap<String, SharedModule>>,
+}
+
+impl RunbookResolver {
+    pub(crate) fn new(base_dir: &Path, shown_dir: String, sources: SourceMap) -> Self {
+        Self {
+            base_dir: base_dir.to_path_buf(),
+            shown_dir,
+            sources,
+            cache: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Where an import path's text comes from: `(shown name, text)`.
+    fn locate(&self, path: &str) -> Option<(String, String)> {
+        let file = if path.ends_with(".rhai") {
+            path.to_string()
+        } else {
+            format!("{path}.rhai")
+        };
+        let on_disk = self.base_dir.join(&file);
+        if let Ok(text) = std::fs::read_to_string(&on_disk) {
+            let shown = if self.shown_dir.is_empty() {
+                file
+            } else {
+                format!("{}/{file}", self.shown_dir)
+            };
+            return Some((shown, text));
+        }
+        stdlib::find(path).map(|text| (stdlib::display_name(path), text.to_string()))
+    }
+
+    fn not_found(&self, path: &str, position: Position) -> Box<EvalAltResult> {
+        let available: Vec<&str> = stdlib::names().collect();
+        let folder = if self.shown_dir.is_empty() {
+            "."
+        } else {
+            &self.shown_dir
+        };
+        EvalAltResult::ErrorRuntime(
+            rhai::Dynamic::from(super::error::UsageError(format!(
+                "module \"{path}\" not found: looked for {folder}/{path}.rhai and in the stdlib ({})",
+                available.join(", ")
+            ))),
+            position,
+        )
+        .into()
+    }
+}
+
+impl ModuleResolver for RunbookResolver {
+    fn resolve(
+        &self,
+        engine: &Engine,
+        _source: Option<&str>,
+        path: &str,
+        position: Position,
+    ) -> Result<SharedModule, Box<EvalAltResult>> {
+        let cache_key = path.strip_suffix(".rhai").unwrap_or(path).to_string();
+        if let Some(module) = self
+            .cache
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .get(&cache_key)
+        {
+            return Ok(module.clone());
+        }
+        let Some((shown, text)) = self.locate(path) else {
+            return Err(self.not_found(path, position));
+        };
+        self.sources.insert(&shown, &text);
+        let in_module = |error: Box<EvalAltResult>| -> Box<EvalAltResult> {
+            EvalAltResult::ErrorInModule(shown.clone(), error, position).into()
+        };
+        let mut ast = engine.compile(&text).map_err(|e| in_module(e.into()))?;
+        ast.set_source(shown.as_str());
+        let module: SharedModule = Module::eval_ast_as_new(Scope::new(), &ast, engine)
+            .map_err(in_module)?
+            .into();
+        self.cache
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .insert(cache_key, module.clone());
+        Ok(module)
+    }
+}

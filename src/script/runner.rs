@@ -1,0 +1,258 @@
+//! Runs a runbook from start to finish: compile, evaluate, cleanups, and the report.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use rhai::{AST, Dynamic, Engine, Scope};
+
+use super::diagnostic::{Diagnostic, FaultKind};
+use super::engine::{Extension, build_engine};
+use super::host::{Host, millis};
+use crate::report::{DeferRecord, DeferStatus, Event, Report, RunStatus, SnapshotOutcome};
+
+pub struct RunOptions {
+    /// The script's text and the name errors use for it.
+    pub source_name: String,
+    pub text: String,
+    pub extensions: Vec<Arc<dyn Extension>>,
+}
+
+pub struct RunOutcome {
+    pub report: Report,
+    /// Why the run did not pass, when it stopped on an error.
+    pub diagnostic: Option<Diagnostic>,
+    /// The script's final value (what `runbook eval` prints).
+    pub value: Option<Dynamic>,
+}
+
+/// Runs a script to the end on the current (blocking) thread. Host functions block on the
+/// host's runtime, so call this from `spawn_blocking`, never from an async task.
+pub fn run_file(host: &Arc<Host>, options: RunOptions) -> RunOutcome {
+    let RunOptions {
+        source_name,
+        text,
+        extensions,
+    } = options;
+    host.sources.insert(&source_name, &text);
+    let engine = build_engine(host, &extensions);
+    host.emit(&Event::RunStarted {
+        runbook: &host.config.runbook,
+        clock: clock_name(host),
+    });
+
+    let ast = match engine.compile(&text) {
+        Ok(mut ast) => {
+            ast.set_source(source_name.as_str());
+            ast
+        }
+        Err(error) => {
+            let diagnostic =
+                Diagnostic::from_parse(&error, &source_name).suggest(&engine, &host.sources);
+            return finish(host, Some(diagnostic), None);
+        }
+    };
+
+    let (mut diagnostic, value) = match engine.eval_ast::<Dynamic>(&ast) {
+        Ok(value) => (None, Some(value)),
+        Err(error) => {
+            let diagnostic =
+                Diagnostic::from_eval(&error, &source_name).suggest(&engine, &host.sources);
+            host.close_open_steps(
+                match diagnostic.kind {
+                    FaultKind::Interrupted => crate::report::Outcome::Interrupted,
+                    _ => crate::report::Outcome::Failed,
+                },
+                &diagnostic.one_line(),
+            );
+            (Some(diagnostic), None)
+        }
+    };
+    if diagnostic.is_none() && !host.config.sets.is_empty() && !host.params_called() {
+        let keys: Vec<&str> = host.config.sets.keys().map(String::as_str).collect();
+        diagnostic = Some(
+            Diagnostic::new(
+                FaultKind::Script,
+                format!(
+                    "--set {} given, but {source_name} never calls params()",
+                    keys.join(", ")
+                ),
+            )
+            .with_help("declare parameters with `let p = params(#{ key: default });`"),
+        );
+    }
+
+    host.start_cleanup();
+    run_defers(host, &engine, &ast);
+    finish(host, diagnostic, value)
+}
+
+/// Parses a runbook and resolves its imports without running it.
+pub fn check_file(host: &Arc<Host>, source_name: &str, text: &str) -> Result<(), Box<Diagnostic>> {
+    host.sources.insert(source_name, text);
+    let engine = build_engine(host, &[]);
+    let mut ast = engine.compile(text).map_err(|e| {
+        Box::new(Diagnostic::from_parse(&e, source_name).suggest(&engine, &host.sources))
+    })?;
+    ast.set_source(source_name);
+    engine
+        .compile_into_self_contained(&Scope::new(), text)
+        .map(|_| ())
+        .map_err(|e| {
+            Box::new(Diagnostic::from_eval(&e, source_name).suggest(&engine, &host.sources))
+        })
+}
+
+/// Evaluates a snippet with every module loaded; cleanups it registers run before returning.
+pub fn eval_snippet(
+    host: &Arc<Host>,
+    snippet: &str,
+    extensions: Vec<Arc<dyn Extension>>,
+) -> RunOutcome {
+    run_file(
+        host,
+        RunOptions {
+            source_name: "<eval>".into(),
+            text: snippet.into(),
+            extensions,
+        },
+    )
+}
+
+fn run_defers(host: &Host, engine: &Engine, ast: &AST) {
+    while let Some(defer) = host.pop_defer() {
+        host.emit(&Event::DeferStarted { name: &defer.name });
+        let (virtual_start, wall_start) = (host.clock.now(), Instant::now());
+        let result = defer.body.call::<Dynamic>(engine, ast, ());
+        let error = result.err().map(|e| {
+            Diagnostic::from_eval(&e, &host.config.runbook)
+                .suggest(engine, &host.sources)
+                .one_line()
+        });
+        let record = DeferRecord {
+            name: defer.name.clone(),
+            status: if error.is_some() {
+                DeferStatus::Failed
+            } else {
+                DeferStatus::Passed
+            },
+            error,
+            virtual_ms: millis(host.clock.now().saturating_sub(virtual_start)),
+            wall_ms: millis(wall_start.elapsed()),
+        };
+        host.emit(&Event::DeferFinished {
+            name: &record.name,
+            status: record.status,
+            error: record.error.as_deref(),
+            virtual_time: Duration::from_millis(record.virtual_ms),
+            wall_time: Duration::from_millis(record.wall_ms),
+        });
+        host.record_defer(record);
+    }
+}
+
+fn clock_name(host: &Host) -> &'static str {
+    if host.clock.is_virtual() {
+        "virtual"
+    } else {
+        "real"
+    }
+}
+
+/// The report of a run as it stands. Cleanups that never ran are listed as skipped, so this
+/// also serves a run aborted by a second Ctrl-C.
+pub fn report(host: &Host, diagnostic: Option<&Diagnostic>) -> Report {
+    let recorded = host.snapshot_records();
+    let status = if host.interrupt.count() > 0
+        || diagnostic.is_some_and(|d| d.kind == FaultKind::Interrupted)
+    {
+        RunStatus::Interrupted
+    } else if diagnostic.is_some_and(|d| d.kind == FaultKind::Script) {
+        RunStatus::Error
+    } else if diagnostic.is_some() || recorded.failed {
+        RunStatus::Failed
+    } else {
+        RunStatus::Passed
+    };
+    Report {
+        runbook: host.config.runbook.clone(),
+        status,
+        clock: clock_name(host),
+        parameters: recorded.parameters.unwrap_or_else(|| serde_json::json!({})),
+        steps: recorded.steps,
+        defers: recorded.defers,
+        snapshots: recorded.snapshots,
+        error: diagnostic.map(Diagnostic::one_line),
+        virtual_ms: millis(host.clock.now()),
+        wall_ms: millis(host.wall_elapsed()),
+    }
+}
+
+fn finish(host: &Host, diagnostic: Option<Diagnostic>, value: Option<Dynamic>) -> RunOutcome {
+    let report = report(host, diagnostic.as_ref());
+    host.emit(&Event::RunFinished {
+        summary: &summary(&report),
+    });
+    RunOutcome {
+        report,
+        diagnostic,
+        value,
+    }
+}
+
+/// `passed: 4 steps, 2 cleanups, 1 snapshot new (virtual 9m24s, wall 12ms)`.
+pub fn summary(report: &Report) -> String {
+    let steps = report.flat_steps();
+    let failed_steps = steps
+        .iter()
+        .filter(|(_, s)| s.status != crate::report::Outcome::Passed)
+        .count();
+    let mut parts = vec![plural(steps.len(), "step")];
+    if failed_steps > 0 {
+        parts[0].push_str(&format!(" ({failed_steps} not passed)"));
+    }
+    if !report.defers.is_empty() {
+        let failed = report
+            .defers
+            .iter()
+            .filter(|d| d.status != DeferStatus::Passed)
+            .count();
+        let mut text = plural(report.defers.len(), "cleanup");
+        if failed > 0 {
+            text.push_str(&format!(" ({failed} not passed)"));
+        }
+        parts.push(text);
+    }
+    for (outcome, word) in [
+        (SnapshotOutcome::New, "new"),
+        (SnapshotOutcome::Matched, "matched"),
+        (SnapshotOutcome::Updated, "updated"),
+        (SnapshotOutcome::Mismatched, "mismatched"),
+    ] {
+        let n = report
+            .snapshots
+            .iter()
+            .filter(|s| s.outcome == outcome)
+            .count();
+        if n > 0 {
+            parts.push(format!("{} {word}", plural(n, "snapshot")));
+        }
+    }
+    let status = serde_json::to_value(report.status)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default();
+    format!(
+        "{status}: {} (virtual {}, wall {})",
+        parts.join(", "),
+        crate::clock::format_duration(Duration::from_millis(report.virtual_ms)),
+        crate::clock::format_duration(Duration::from_millis(report.wall_ms)),
+    )
+}
+
+fn plural(n: usize, word: &str) -> String {
+    if n == 1 {
+        format!("1 {word}")
+    } else {
+        format!("{n} {word}s")
+    }
+}
