@@ -68,7 +68,30 @@ pub fn from_json(value: &serde_json::Value) -> Dynamic {
 
 /// JSON as YAML text: keys in stable (sorted) order, ambiguous scalars quoted.
 pub(crate) fn to_yaml(value: &serde_json::Value) -> String {
-    serde_saphyr::to_string(value).unwrap_or_else(|e| format!("# not representable as YAML: {e}\n"))
+    let mut text = serde_saphyr::to_string(value)
+        .unwrap_or_else(|e| format!("# not representable as YAML: {e}"));
+    if !text.ends_with('\n') {
+        text.push('\n');
+    }
+    text
+}
+
+/// YAML 1.2 reading: only `true`/`false` are booleans, so `y`, `no` and `on` stay strings
+/// (the "Norway problem" of YAML 1.1).
+fn yaml_options() -> serde_saphyr::Options {
+    let mut options = serde_saphyr::Options::default();
+    options.strict_booleans = true;
+    options
+}
+
+/// Parses one YAML document.
+pub(crate) fn parse_yaml(text: &str) -> Result<serde_json::Value, String> {
+    serde_saphyr::from_str_with_options(text, yaml_options()).map_err(|e| e.to_string())
+}
+
+/// Parses every document of a multi-document YAML text.
+pub(crate) fn parse_yaml_documents(text: &str) -> Result<Vec<serde_json::Value>, String> {
+    serde_saphyr::from_multiple_with_options(text, yaml_options()).map_err(|e| e.to_string())
 }
 
 /// What counts as "done" for `wait_until`: `true`, a non-zero number, a non-empty string,

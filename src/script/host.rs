@@ -176,6 +176,15 @@ impl Host {
                 .map(|s| s.name.clone())
                 .collect::<Vec<_>>();
             let Some(open) = state.open.pop() else { return };
+            // An error that escaped a failed child is that child's: say so rather than repeat it.
+            let error = match (error, open.children.last()) {
+                (Some(e), Some(child))
+                    if child.status != Outcome::Passed && child.error.as_deref() == Some(&e) =>
+                {
+                    Some(format!("step `{}` did not pass", child.name))
+                }
+                (error, _) => error,
+            };
             let record = StepRecord {
                 name: open.name,
                 status: outcome,

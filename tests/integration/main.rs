@@ -1,1 +1,12 @@
+//! Every integration test, in one binary: the real `runbook` binary run as a user runs it.
+#![expect(
+    unreachable_pub,
+    reason = "a test binary has no public API; `pub` here means shared between its modules"
+)]
 
+mod bad_input;
+mod cli;
+mod core_runbooks;
+mod interrupt;
+mod snapshots;
+mod support;

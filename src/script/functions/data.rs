@@ -5,7 +5,7 @@ use std::sync::Arc;
 use rhai::{Dynamic, Engine, EvalAltResult, Module, NativeCallContext};
 
 use super::doc;
-use crate::script::convert::{from_json, to_json, to_yaml};
+use crate::script::convert::{from_json, parse_yaml_documents, to_json, to_yaml};
 use crate::script::error::{failure, usage_error};
 use crate::script::host::Host;
 
@@ -121,8 +121,7 @@ pub(super) fn register(engine: &mut Engine, host: &Arc<Host>) {
 }
 
 fn parse_all(text: &str) -> Result<Vec<Dynamic>, String> {
-    let documents: Vec<serde_json::Value> =
-        serde_saphyr::from_multiple(text).map_err(|e| format!("invalid YAML: {e}"))?;
+    let documents = parse_yaml_documents(text).map_err(|e| format!("invalid YAML: {e}"))?;
     Ok(documents
         .iter()
         .filter(|d| !d.is_null())

@@ -7,7 +7,7 @@ use rhai::{Array, Dynamic, Engine, EvalAltResult, Map, NativeCallContext, Positi
 
 use super::doc;
 use crate::report::SnapshotOutcome;
-use crate::script::convert::{Options, from_json, to_json, to_yaml};
+use crate::script::convert::{Options, from_json, parse_yaml, to_json, to_yaml};
 use crate::script::diff;
 use crate::script::error::{failure, usage_error};
 use crate::script::host::Host;
@@ -191,7 +191,7 @@ fn snapshot(
             ));
         }
     };
-    let stored_json: Option<serde_json::Value> = serde_saphyr::from_str(&stored).ok();
+    let stored_json = parse_yaml(&stored).ok();
     if stored_json.as_ref() == Some(&actual_json) {
         host.record_snapshot(name, SnapshotOutcome::Matched, &shown);
         return Ok(());

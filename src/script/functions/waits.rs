@@ -16,15 +16,34 @@ const DEFAULT_TIMEOUT: Duration = Duration::from_secs(300);
 const DEFAULT_INTERVAL: Duration = Duration::from_secs(10);
 
 pub(super) fn register(engine: &mut Engine, host: &Arc<Host>) {
+    // Rhai's standard library has a `sleep(seconds)` that blocks the thread in wall time;
+    // these exact-type overloads take its place so that sleeps go through the run's clock.
     let h = host.clone();
     doc(
         "sleep",
-        &["duration: Dynamic", "()"],
-        "Waits on the run's clock: \"90s\", \"9m24s\", \"500ms\", or a number of seconds.",
+        &["duration: &str", "()"],
+        "Waits on the run's clock: \"90s\", \"9m24s\", \"500ms\".",
     )
-    .register_into_engine(engine, move |ctx: NativeCallContext, duration: Dynamic| {
-        let position = ctx.call_position();
-        h.sleep(duration_arg(&duration, "sleep", position)?, position)
+    .register_into_engine(engine, move |ctx: NativeCallContext, duration: &str| {
+        sleep(&h, &ctx, &Dynamic::from(duration.to_string()))
+    });
+    let h = host.clone();
+    doc(
+        "sleep",
+        &["seconds: i64", "()"],
+        "Waits this many seconds on the run's clock.",
+    )
+    .register_into_engine(engine, move |ctx: NativeCallContext, seconds: i64| {
+        sleep(&h, &ctx, &Dynamic::from_int(seconds))
+    });
+    let h = host.clone();
+    doc(
+        "sleep",
+        &["seconds: f64", "()"],
+        "Waits this many seconds on the run's clock.",
+    )
+    .register_into_engine(engine, move |ctx: NativeCallContext, seconds: f64| {
+        sleep(&h, &ctx, &Dynamic::from_float(seconds))
     });
 
     let h = host.clone();
@@ -81,6 +100,15 @@ pub(super) fn register(engine: &mut Engine, host: &Arc<Host>) {
     .register_into_engine(engine, move |ctx: NativeCallContext, options: Map, body: FnPtr| {
         retry(&h, &ctx, &options, &body)
     });
+}
+
+fn sleep(
+    host: &Host,
+    ctx: &NativeCallContext,
+    duration: &Dynamic,
+) -> Result<(), Box<EvalAltResult>> {
+    let position = ctx.call_position();
+    host.sleep(duration_arg(duration, "sleep", position)?, position)
 }
 
 fn wait_until(

@@ -1,0 +1,161 @@
+//! `eval`, `check` and `docs`, and the exit codes of the command line.
+
+use crate::support::Runbook;
+use crate::with_snapshots;
+
+#[test]
+fn eval_prints_values_pretty_or_as_json() {
+    assert_eq!(
+        Runbook::new()
+            .args(["eval", "1 + 1"])
+            .run()
+            .expect_code(0)
+            .stdout(),
+        "2\n"
+    );
+    let yaml = Runbook::new()
+        .args(["eval", r#"json::parse(`{"b": [1, 2], "a": "x"}`)"#])
+        .run()
+        .expect_code(0)
+        .stdout();
+    assert_eq!(yaml, "a: x\nb:\n- 1\n- 2\n");
+    let json = Runbook::new()
+        .args(["eval", "#{ nodes: 2, ready: true }", "--json"])
+        .run()
+        .expect_code(0)
+        .stdout();
+    assert_eq!(json, "{\n  \"nodes\": 2,\n  \"ready\": true\n}\n");
+}
+
+#[test]
+fn eval_loads_the_stdlib_and_runs_cleanups() {
+    let ran = Runbook::new()
+        .args(["eval", r#"import "check" as check; defer("bye", || print("cleaned")); check::count_by([#{z: 1}, #{z: 1}], "z")"#])
+        .run()
+        .expect_code(0);
+    assert_eq!(ran.stdout(), "\"1\": 2\n");
+    assert_eq!(ran.stderr(), "cleaned\n");
+}
+
+#[test]
+fn check_accepts_every_shipped_runbook() {
+    let mut files: Vec<String> =
+        std::fs::read_dir(crate::support::repo_root().join("runbooks/core"))
+            .expect("runbooks/core exists")
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|x| x == "rhai"))
+            .map(|p| {
+                format!(
+                    "runbooks/core/{}",
+                    p.file_name().unwrap_or_default().to_string_lossy()
+                )
+            })
+            .collect();
+    files.sort();
+    let ran = Runbook::new()
+        .arg("check")
+        .args(&files)
+        .run()
+        .expect_code(0);
+    assert_eq!(ran.stdout().lines().count(), files.len());
+}
+
+#[test]
+fn check_reports_every_broken_file_not_only_the_first() {
+    let ran = Runbook::new()
+        .args([
+            "check",
+            "tests/bad/syntax-unclosed-block.rhai",
+            "runbooks/core/steps.rhai",
+            "tests/bad/missing-import.rhai",
+        ])
+        .run()
+        .expect_code(2);
+    let stdout = ran.stdout();
+    assert!(
+        stdout.contains("error   tests/bad/syntax-unclosed-block.rhai"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("ok      runbooks/core/steps.rhai"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("error   tests/bad/missing-import.rhai"),
+        "{stdout}"
+    );
+    assert!(
+        ran.stderr().contains("2 of 3 runbooks have errors"),
+        "{}",
+        ran.stderr()
+    );
+}
+
+#[test]
+fn docs_list_every_host_function_with_a_doc_line() {
+    let ran = Runbook::new().arg("docs").run().expect_code(0);
+    let stdout = ran.stdout();
+    for signature in [
+        "step(name: &str, body: FnPtr) -> Dynamic",
+        "defer(name: &str, body: FnPtr)",
+        "wait_until(options: Map, probe: FnPtr) -> Dynamic",
+        "retry(options: Map, body: FnPtr) -> Dynamic",
+        "snapshot(name: &str, value: Dynamic)",
+        "params(defaults: Map) -> Map",
+        "json::parse(text: &str) -> Dynamic",
+        "yaml::parse_all(text: &str) -> Array",
+        "check::count_by(items, field)",
+    ] {
+        assert!(
+            stdout.contains(signature),
+            "`{signature}` missing from docs:\n{stdout}"
+        );
+    }
+    with_snapshots!({
+        insta::assert_snapshot!(
+            "docs-json",
+            Runbook::new()
+                .args(["docs", "json"])
+                .run()
+                .expect_code(0)
+                .stdout()
+        )
+    });
+}
+
+#[test]
+fn docs_of_an_unknown_module_lists_the_known_ones() {
+    let ran = Runbook::new().args(["docs", "nosuch"]).run().expect_code(2);
+    assert!(
+        ran.stderr()
+            .contains("no module `nosuch`; modules: check, core, json, yaml"),
+        "{}",
+        ran.stderr()
+    );
+}
+
+#[test]
+fn help_documents_every_subcommand_and_the_exit_codes() {
+    let help = Runbook::new().arg("--help").run().expect_code(0).stdout();
+    for word in ["run", "check", "eval", "docs", "Exit codes: 0 passed, 1"] {
+        assert!(help.contains(word), "{word} missing from --help:\n{help}");
+    }
+    let run_help = Runbook::new()
+        .args(["run", "--help"])
+        .run()
+        .expect_code(0)
+        .stdout();
+    for flag in [
+        "--set",
+        "--report",
+        "--junit",
+        "--update-snapshots",
+        "--progress",
+        "--clock",
+    ] {
+        assert!(
+            run_help.contains(flag),
+            "{flag} missing from run --help:\n{run_help}"
+        );
+    }
+}

@@ -1,0 +1,126 @@
+//! A small builder around the `runbook` binary, and report helpers for snapshots.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+pub fn repo_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+pub struct Runbook {
+    command: Command,
+}
+
+impl Runbook {
+    pub fn new() -> Self {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_runbook"));
+        command
+            .current_dir(repo_root())
+            .env_remove("RUST_BACKTRACE")
+            .env("NO_COLOR", "1");
+        Self { command }
+    }
+
+    pub fn args<I, S>(mut self, args: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<std::ffi::OsStr>,
+    {
+        self.command.args(args);
+        self
+    }
+
+    pub fn arg(mut self, arg: impl AsRef<std::ffi::OsStr>) -> Self {
+        self.command.arg(arg);
+        self
+    }
+
+    pub fn run(mut self) -> Ran {
+        let output = self.command.output().expect("the runbook binary starts");
+        Ran { output }
+    }
+
+    pub fn command(self) -> Command {
+        self.command
+    }
+}
+
+pub struct Ran {
+    pub output: Output,
+}
+
+impl Ran {
+    pub fn code(&self) -> i32 {
+        self.output.status.code().unwrap_or(-1)
+    }
+
+    pub fn stdout(&self) -> String {
+        String::from_utf8_lossy(&self.output.stdout).into_owned()
+    }
+
+    pub fn stderr(&self) -> String {
+        String::from_utf8_lossy(&self.output.stderr).into_owned()
+    }
+
+    /// Asserts the exit code, showing both streams when it differs.
+    pub fn expect_code(self, code: i32) -> Self {
+        assert_eq!(
+            self.code(),
+            code,
+            "unexpected exit code\n--- stdout\n{}\n--- stderr\n{}",
+            self.stdout(),
+            self.stderr()
+        );
+        self
+    }
+}
+
+/// A JSON report with wall-clock times (the only thing that varies between runs) masked.
+pub fn read_report(path: &Path) -> serde_json::Value {
+    let text = std::fs::read_to_string(path).expect("the run wrote its report");
+    let mut value: serde_json::Value = serde_json::from_str(&text).expect("the report is JSON");
+    redact_wall(&mut value);
+    value
+}
+
+fn redact_wall(value: &mut serde_json::Value) {
+    match value {
+        serde_json::Value::Object(map) => {
+            for (key, child) in map.iter_mut() {
+                if key == "wall_ms" {
+                    *child = serde_json::Value::String("[wall]".into());
+                } else {
+                    redact_wall(child);
+                }
+            }
+        }
+        serde_json::Value::Array(items) => items.iter_mut().for_each(redact_wall),
+        _ => {}
+    }
+}
+
+/// Masks `wall 12ms` in human output.
+pub fn redact_wall_text(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find("wall ") {
+        out.push_str(&rest[..at + 5]);
+        rest = &rest[at + 5..];
+        let end = rest.find([',', ')']).unwrap_or(rest.len());
+        out.push_str("[wall]");
+        rest = &rest[end..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Runs insta assertions with snapshots kept in the repository's `snapshots/` folder.
+#[macro_export]
+macro_rules! with_snapshots {
+    ($body:block) => {
+        insta::with_settings!({
+            snapshot_path => concat!(env!("CARGO_MANIFEST_DIR"), "/snapshots"),
+            prepend_module_to_snapshot => false,
+        }, $body)
+    };
+}
