@@ -1,16 +1,19 @@
 //! The terminal view: a spinner on each running step, finished steps with a mark and durations.
 
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use super::plain::{defer_word, timing};
+use super::plain::defer_word;
+use crate::clock::format_duration;
 use super::{DeferStatus, Event, Outcome, Sink};
 
 pub struct LiveSink {
     multi: MultiProgress,
     running: Mutex<Vec<ProgressBar>>,
+    virtual_clock: AtomicBool,
 }
 
 impl LiveSink {
@@ -18,6 +21,7 @@ impl LiveSink {
         Self {
             multi: MultiProgress::with_draw_target(ProgressDrawTarget::stdout()),
             running: Mutex::new(Vec::new()),
+            virtual_clock: AtomicBool::new(true),
         }
     }
 
@@ -25,6 +29,15 @@ impl LiveSink {
         // MultiProgress::println keeps the spinners below printed lines; it fails only when
         // the terminal is gone, and then there is nobody to tell.
         let _ = self.multi.println(text);
+    }
+
+    /// On a real clock virtual and wall time are the same: show one.
+    fn timing(&self, virtual_time: Duration, wall_time: Duration) -> String {
+        if self.virtual_clock.load(Ordering::Relaxed) {
+            format!("{} virtual · {} wall", format_duration(virtual_time), format_duration(wall_time))
+        } else {
+            format_duration(wall_time)
+        }
     }
 
     fn running(&self) -> std::sync::MutexGuard<'_, Vec<ProgressBar>> {
@@ -60,6 +73,7 @@ impl Sink for LiveSink {
     fn event(&self, event: &Event<'_>) {
         match event {
             Event::RunStarted { runbook, clock } => {
+                self.virtual_clock.store(*clock == "virtual", Ordering::Relaxed);
                 self.println(&format!("▶ {runbook} {}", dim(&format!("({clock} clock)"))));
             }
             Event::StepStarted { path } => {
@@ -94,7 +108,7 @@ impl Sink for LiveSink {
                     indent(depth),
                     mark(*outcome),
                     path.last().map_or("", |s| s),
-                    dim(&timing(*virtual_time, *wall_time))
+                    dim(&self.timing(*virtual_time, *wall_time))
                 );
                 if let Some(error) = error {
                     let pad = indent(depth + 1);
@@ -127,7 +141,7 @@ impl Sink for LiveSink {
                     dim(&format!(
                         "{} · {}",
                         defer_word(*status),
-                        timing(*virtual_time, *wall_time)
+                        self.timing(*virtual_time, *wall_time)
                     ))
                 );
                 if let Some(error) = error {
