@@ -7,8 +7,8 @@ use std::time::Duration;
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use super::plain::defer_word;
-use crate::clock::format_duration;
 use super::{DeferStatus, Event, Outcome, Sink};
+use crate::clock::format_duration;
 
 pub struct LiveSink {
     multi: MultiProgress,
@@ -34,7 +34,11 @@ impl LiveSink {
     /// On a real clock virtual and wall time are the same: show one.
     fn timing(&self, virtual_time: Duration, wall_time: Duration) -> String {
         if self.virtual_clock.load(Ordering::Relaxed) {
-            format!("{} virtual · {} wall", format_duration(virtual_time), format_duration(wall_time))
+            format!(
+                "{} virtual · {} wall",
+                format_duration(virtual_time),
+                format_duration(wall_time)
+            )
         } else {
             format_duration(wall_time)
         }
@@ -73,7 +77,8 @@ impl Sink for LiveSink {
     fn event(&self, event: &Event<'_>) {
         match event {
             Event::RunStarted { runbook, clock } => {
-                self.virtual_clock.store(*clock == "virtual", Ordering::Relaxed);
+                self.virtual_clock
+                    .store(*clock == "virtual", Ordering::Relaxed);
                 self.println(&format!("▶ {runbook} {}", dim(&format!("({clock} clock)"))));
             }
             Event::StepStarted { path } => {
