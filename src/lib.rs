@@ -11,5 +11,7 @@ pub mod app;
 pub mod cli;
 pub mod clock;
 pub mod error;
+pub mod lab;
 pub mod report;
 pub mod script;
+pub mod sim;

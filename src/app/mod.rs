@@ -3,13 +3,14 @@
 mod check;
 mod docs;
 mod eval;
+mod lab_serve;
 mod run;
 mod runtime;
 mod signals;
 
 use clap::Parser;
 
-use crate::cli::{Cli, Command};
+use crate::cli::{Cli, Command, LabCommand};
 use crate::error::{Error, Exit};
 
 /// Runs the command line and returns the process exit code.
@@ -20,6 +21,7 @@ pub fn main() -> i32 {
         Command::Check(args) => check::execute(&args),
         Command::Eval(args) => eval::execute(&args),
         Command::Docs(args) => docs::execute(&args),
+        Command::Lab(LabCommand::Serve(args)) => lab_serve::execute(&args),
     };
     match result {
         Ok(exit) => exit.code(),

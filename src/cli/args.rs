@@ -26,6 +26,31 @@ pub enum Command {
     Eval(EvalArgs),
     /// List host functions with their signatures and docs.
     Docs(DocsArgs),
+    /// The lab twin as a server, for kubectl and the aws CLI.
+    #[command(subcommand)]
+    Lab(LabCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum LabCommand {
+    /// Serve the twin on 127.0.0.1 until Ctrl-C; the virtual clock runs at `--speed`.
+    Serve(ServeArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// The starting state: `deployed` (after the lab's Terraform apply) or `empty`.
+    #[arg(long, default_value = "deployed")]
+    pub scenario: String,
+    /// Port of the Kubernetes API (0: any free port).
+    #[arg(long, default_value_t = 0)]
+    pub port: u16,
+    /// Write a kubeconfig for the twin to PATH (kubectl --kubeconfig PATH).
+    #[arg(long, value_name = "PATH")]
+    pub write_kubeconfig: Option<PathBuf>,
+    /// Virtual seconds per wall second (outside clients cannot say when they are idle).
+    #[arg(long, default_value_t = 60.0)]
+    pub speed: f64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -3,5 +3,7 @@
 mod args;
 mod config;
 
-pub use args::{CheckArgs, Cli, ClockKind, Command, DocsArgs, EvalArgs, Progress, RunArgs};
+pub use args::{
+    CheckArgs, Cli, ClockKind, Command, DocsArgs, EvalArgs, LabCommand, Progress, RunArgs, ServeArgs,
+};
 pub use config::{RunConfig, parse_sets, snapshot_dir_for};

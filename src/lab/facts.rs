@@ -1,0 +1,82 @@
+//! Names, versions, addresses and sizes of the lab after `terraform apply` (seed 000).
+
+pub const CLUSTER_NAME: &str = "myeks5w";
+pub const REGION: &str = "ap-northeast-2";
+pub const ACCOUNT_ID: &str = "123456789012";
+pub const KUBERNETES_VERSION: &str = "1.35";
+pub const SERVER_GIT_VERSION: &str = "v1.35.3-eks-bbe087e";
+pub const PLATFORM_VERSION: &str = "eks.10";
+
+/// A system node as the seed shows it (`kubectl describe node`).
+pub struct NodeShape {
+    pub instance_type: &'static str,
+    pub cpu: &'static str,
+    pub memory: &'static str,
+    pub pods: &'static str,
+    pub allocatable_cpu: &'static str,
+    pub allocatable_memory: &'static str,
+    pub gpus: u32,
+}
+
+pub const T3_MEDIUM: NodeShape = NodeShape {
+    instance_type: "t3.medium",
+    cpu: "2",
+    memory: "3926444Ki",
+    pods: "50",
+    allocatable_cpu: "1930m",
+    allocatable_memory: "3371436Ki",
+    gpus: 0,
+};
+
+/// g5.xlarge: 4 vCPU, 16 GiB, one NVIDIA A10G (24 GB). Capacity and allocatable follow the
+/// same kubelet reservations as the seed's t3.medium (maxPods 50).
+pub const G5_XLARGE: NodeShape = NodeShape {
+    instance_type: "g5.xlarge",
+    cpu: "4",
+    memory: "15896988Ki",
+    pods: "50",
+    allocatable_cpu: "3920m",
+    allocatable_memory: "14879100Ki",
+    gpus: 1,
+};
+
+/// Availability zones and their zone ids (`topology.k8s.aws/zone-id`).
+pub const ZONES: [(&str, &str); 3] = [
+    ("ap-northeast-2a", "apne2-az1"),
+    ("ap-northeast-2b", "apne2-az2"),
+    ("ap-northeast-2c", "apne2-az3"),
+];
+
+pub fn zone_id(zone: &str) -> &'static str {
+    ZONES.iter().find(|(z, _)| *z == zone).map_or("apne2-az1", |(_, id)| id)
+}
+
+/// The AMIs of the node groups (terraform outputs).
+pub const AMI_STANDARD: &str = "ami-0abc1234def56789b";
+pub const AMI_NVIDIA: &str = "ami-0abc1234def56789a";
+
+/// EKS add-ons and their versions (seed 000; external-dns and cert-manager were "latest").
+pub const ADDONS: [(&str, &str); 7] = [
+    ("coredns", "v1.13.2-eksbuild.4"),
+    ("kube-proxy", "v1.35.3-eksbuild.2"),
+    ("vpc-cni", "v1.21.1-eksbuild.7"),
+    ("metrics-server", "v0.8.1-eksbuild.6"),
+    ("eks-pod-identity-agent", "v0.1.37"),
+    ("external-dns", "latest"),
+    ("cert-manager", "latest"),
+];
+
+pub fn addon_version(name: &str) -> &'static str {
+    ADDONS.iter().find(|(n, _)| *n == name).map_or("", |(_, v)| v)
+}
+
+/// The ECR registry EKS add-on images come from in the lab's region.
+pub const ECR: &str = "602401143452.dkr.ecr.ap-northeast-2.amazonaws.com";
+
+/// `amazon-vpc-cni` ConfigMap values the seed checks.
+pub const VPC_CNI_CONFIG: [(&str, &str); 4] = [
+    ("enable-network-policy-controller", "false"),
+    ("minimum-ip-target", "3"),
+    ("warm-ip-target", "1"),
+    ("warm-prefix-target", "0"),
+];

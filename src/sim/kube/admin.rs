@@ -1,0 +1,37 @@
+//! The twin's own endpoints under `/twin/`: read and advance the virtual clock, and switch
+//! health-check faults. Real clusters have no such thing; tests and the REPL use them.
+
+use http::{Method, Response};
+use serde_json::json;
+
+use super::routes::Query;
+use super::server::{Body, json_response};
+use crate::clock::{Clock, parse_duration};
+use crate::sim::twin::Twin;
+
+pub fn handle(twin: &Twin, method: &Method, path: &str, query: &Query) -> Response<Body> {
+    match (method.as_str(), path) {
+        ("GET", "clock") => json_response(200, &json!({"virtual_ms": twin.clock.now().as_millis() as u64})),
+        ("POST", "advance") => match query.get("by").map(parse_duration) {
+            Some(Ok(by)) => {
+                twin.clock.advance(by);
+                json_response(200, &json!({"virtual_ms": twin.clock.now().as_millis() as u64}))
+            }
+            Some(Err(e)) => json_response(400, &json!({"error": e.to_string()})),
+            None => json_response(400, &json!({"error": "advance needs ?by=<duration>, e.g. ?by=5m"})),
+        },
+        ("POST", "faults") => {
+            let failing = twin.kube(|s| {
+                if let Some(check) = query.get("fail") {
+                    s.failing_checks.insert(check.to_string());
+                }
+                if let Some(check) = query.get("heal") {
+                    s.failing_checks.remove(check);
+                }
+                s.failing_checks.iter().cloned().collect::<Vec<_>>()
+            });
+            json_response(200, &json!({"failing_checks": failing}))
+        }
+        _ => json_response(404, &json!({"error": format!("no twin endpoint {method} /twin/{path}; try GET /twin/clock, POST /twin/advance?by=5m, POST /twin/faults?fail=etcd")})),
+    }
+}

@@ -1,0 +1,331 @@
+//! The REST verbs on the store: create, get, list, replace, patch, delete, with the
+//! apiserver's validation, defaults and errors.
+
+use serde_json::{Value, json};
+
+use super::defaults::apply_defaults;
+use super::patch::{PatchType, apply_patch};
+use super::resources::ResourceType;
+use super::selectors::{FieldSelector, LabelSelector};
+use super::state::{KubeState, store_key};
+use super::status::ApiError;
+use super::store::{name_of, namespace_of};
+use super::validation::validate;
+
+pub type ApiResult<T = Value> = Result<T, ApiError>;
+
+/// What a list returns: items, the store's version, and the continue token of the next page.
+pub struct ListPage {
+    pub items: Vec<Value>,
+    pub resource_version: u64,
+    pub continue_token: Option<String>,
+    pub remaining: Option<usize>,
+}
+
+#[derive(Default)]
+pub struct ListOptions {
+    pub labels: Option<LabelSelector>,
+    pub fields: Option<FieldSelector>,
+    pub limit: Option<usize>,
+    pub continue_token: Option<String>,
+}
+
+fn check_namespace(state: &KubeState, resource: &ResourceType, namespace: &str) -> ApiResult<()> {
+    if !resource.namespaced {
+        return Ok(());
+    }
+    let namespaces = state.built_in("namespaces");
+    if state.store.get(&store_key(&namespaces), "", namespace).is_none() {
+        return Err(ApiError::not_found(&namespaces, namespace));
+    }
+    Ok(())
+}
+
+/// Checks that the body is an object of this resource, and fills namespace and apiVersion.
+fn normalize(resource: &ResourceType, namespace: &str, mut body: Value) -> ApiResult {
+    if !body.is_object() {
+        return Err(ApiError::bad_request("the body of the request was not a JSON object"));
+    }
+    let api_version = resource.api_version();
+    match body["apiVersion"].as_str() {
+        Some(v) if v != api_version => {
+            return Err(ApiError::bad_request(format!(
+                "the API version in the data ({v}) does not match the expected API version ({api_version})"
+            )));
+        }
+        _ => body["apiVersion"] = json!(api_version),
+    }
+    match body["kind"].as_str() {
+        Some(k) if k != resource.kind => {
+            return Err(ApiError::bad_request(format!(
+                "the kind in the data ({k}) does not match the expected kind ({})",
+                resource.kind
+            )));
+        }
+        _ => body["kind"] = json!(resource.kind),
+    }
+    if !body["metadata"].is_object() {
+        body["metadata"] = json!({});
+    }
+    if resource.namespaced {
+        match body["metadata"]["namespace"].as_str() {
+            Some(ns) if !ns.is_empty() && ns != namespace => {
+                return Err(ApiError::bad_request(
+                    "the namespace of the provided object does not match the namespace sent on the request",
+                ));
+            }
+            _ => body["metadata"]["namespace"] = json!(namespace),
+        }
+    } else if let Some(m) = body["metadata"].as_object_mut() {
+        m.remove("namespace");
+    }
+    Ok(body)
+}
+
+pub fn create(state: &mut KubeState, resource: &ResourceType, namespace: &str, body: Value, dry_run: bool) -> ApiResult {
+    let mut body = normalize(resource, namespace, body)?;
+    check_namespace(state, resource, namespace)?;
+    if name_of(&body).is_empty() {
+        let Some(prefix) = body["metadata"]["generateName"].as_str().map(str::to_string) else {
+            return Err(ApiError::invalid(&resource.kind, "", &[("metadata.name", "Required value: name or generateName is required".into())]));
+        };
+        body["metadata"]["name"] = json!(format!("{prefix}{}", state.next_suffix(5)));
+    }
+    let name = name_of(&body).to_string();
+    apply_defaults(resource, &mut body);
+    validate(state, resource, &body)?;
+    let key = store_key(resource);
+    if state.store.get(&key, namespace_of(&body), &name).is_some() {
+        return Err(ApiError::already_exists(resource, &name));
+    }
+    if resource.kind == "CustomResourceDefinition" && resource.group == "apiextensions.k8s.io" {
+        let mut probe = state.registry.clone();
+        probe.register_crd(&body).map_err(|msg| ApiError::invalid("CustomResourceDefinition", &name, &[("spec", msg)]))?;
+        if !dry_run {
+            state.registry = probe;
+            body["status"] = crd_status(&body);
+        }
+    }
+    if dry_run {
+        return Ok(body);
+    }
+    let now = state.now;
+    Ok(state.store.create(&key, body, now))
+}
+
+fn crd_status(crd: &Value) -> Value {
+    json!({
+        "acceptedNames": crd["spec"]["names"],
+        "storedVersions": crd["spec"]["versions"].as_array().into_iter().flatten().filter_map(|v| v["name"].as_str()).take(1).collect::<Vec<_>>(),
+        "conditions": [
+            {"type": "NamesAccepted", "status": "True", "reason": "NoConflicts", "message": "no conflicts found"},
+            {"type": "Established", "status": "True", "reason": "InitialNamesAccepted", "message": "the initial names have been accepted"},
+        ],
+    })
+}
+
+pub fn get(state: &KubeState, resource: &ResourceType, namespace: &str, name: &str) -> ApiResult {
+    state
+        .store
+        .get(&store_key(resource), if resource.namespaced { namespace } else { "" }, name)
+        .cloned()
+        .ok_or_else(|| ApiError::not_found(resource, name))
+}
+
+pub fn list(state: &KubeState, resource: &ResourceType, namespace: Option<&str>, options: &ListOptions) -> ApiResult<ListPage> {
+    let key = store_key(resource);
+    let namespace = namespace.filter(|_| resource.namespaced);
+    let start_after = match &options.continue_token {
+        Some(token) => Some(decode_continue(token)?),
+        None => None,
+    };
+    let limit = options.limit.filter(|l| *l > 0).unwrap_or(usize::MAX);
+    let (mut items, mut remaining) = (Vec::new(), 0);
+    for object in state.store.list(&key, namespace) {
+        let selected = options.labels.as_ref().is_none_or(|s| s.matches(&object["metadata"]["labels"]))
+            && options.fields.as_ref().is_none_or(|s| s.matches(object));
+        let after_token = start_after
+            .as_ref()
+            .is_none_or(|(ns, name)| (namespace_of(object), name_of(object)) > (ns.as_str(), name.as_str()));
+        if !(selected && after_token) {
+            continue;
+        }
+        if items.len() < limit {
+            items.push(object.clone());
+        } else {
+            remaining += 1;
+        }
+    }
+    let continue_token = (remaining > 0).then(|| {
+        let last = items.last().expect("a full page has a last item");
+        encode_continue(namespace_of(last), name_of(last))
+    });
+    Ok(ListPage {
+        items,
+        resource_version: state.store.resource_version(),
+        continue_token,
+        remaining: (remaining > 0).then_some(remaining),
+    })
+}
+
+fn encode_continue(namespace: &str, name: &str) -> String {
+    format!("after:{namespace}:{name}")
+}
+
+fn decode_continue(token: &str) -> ApiResult<(String, String)> {
+    let bad = || ApiError::bad_request(format!("continue key is not valid: {token}"));
+    let rest = token.strip_prefix("after:").ok_or_else(bad)?;
+    let (ns, name) = rest.split_once(':').ok_or_else(bad)?;
+    Ok((ns.to_string(), name.to_string()))
+}
+
+/// PUT: the whole object, or its status subresource.
+pub fn replace(
+    state: &mut KubeState,
+    resource: &ResourceType,
+    namespace: &str,
+    name: &str,
+    body: Value,
+    subresource: Option<&str>,
+) -> ApiResult {
+    let body = normalize(resource, namespace, body)?;
+    if name_of(&body) != name {
+        return Err(ApiError::bad_request("the name of the object does not match the name on the URL"));
+    }
+    let existing = get(state, resource, namespace, name)?;
+    if let Some(rv) = body["metadata"]["resourceVersion"].as_str()
+        && !rv.is_empty()
+        && Some(rv) != existing["metadata"]["resourceVersion"].as_str()
+    {
+        return Err(ApiError::conflict(resource, name));
+    }
+    store_update(state, resource, &existing, body, subresource)
+}
+
+fn store_update(state: &mut KubeState, resource: &ResourceType, existing: &Value, mut updated: Value, subresource: Option<&str>) -> ApiResult {
+    match subresource {
+        // Writes to /status change only status; writes to the object never change status.
+        Some("status") => {
+            let mut object = existing.clone();
+            object["status"] = updated["status"].take();
+            updated = object;
+        }
+        Some("scale") => {
+            let mut object = existing.clone();
+            object["spec"]["replicas"] = updated["spec"]["replicas"].clone();
+            updated = object;
+        }
+        _ => {
+            if resource.subresources.iter().any(|s| s == "status") && !existing["status"].is_null() {
+                updated["status"] = existing["status"].clone();
+            }
+        }
+    }
+    apply_defaults(resource, &mut updated);
+    validate(state, resource, &updated)?;
+    if resource.kind == "CustomResourceDefinition" {
+        let mut probe = state.registry.clone();
+        probe.register_crd(&updated).map_err(|msg| ApiError::invalid("CustomResourceDefinition", name_of(&updated), &[("spec", msg)]))?;
+        state.registry = probe;
+    }
+    Ok(state.store.update(&store_key(resource), updated))
+}
+
+/// The Scale object of a Deployment, ReplicaSet or StatefulSet.
+pub fn scale_of(object: &Value) -> Value {
+    json!({
+        "kind": "Scale",
+        "apiVersion": "autoscaling/v1",
+        "metadata": {
+            "name": object["metadata"]["name"],
+            "namespace": object["metadata"]["namespace"],
+            "uid": object["metadata"]["uid"],
+            "resourceVersion": object["metadata"]["resourceVersion"],
+            "creationTimestamp": object["metadata"]["creationTimestamp"],
+        },
+        "spec": {"replicas": object["spec"]["replicas"]},
+        "status": {"replicas": object["status"]["replicas"].as_i64().unwrap_or(0), "selector": selector_string(&object["spec"]["selector"])},
+    })
+}
+
+fn selector_string(selector: &Value) -> String {
+    selector["matchLabels"]
+        .as_object()
+        .map(|m| m.iter().map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or_default())).collect::<Vec<_>>().join(","))
+        .unwrap_or_default()
+}
+
+#[expect(clippy::too_many_arguments, reason = "mirrors the PATCH request's parts one to one")]
+pub fn patch(
+    state: &mut KubeState,
+    resource: &ResourceType,
+    namespace: &str,
+    name: &str,
+    kind: PatchType,
+    body: &Value,
+    subresource: Option<&str>,
+    dry_run: bool,
+) -> ApiResult {
+    let built_in = super::resources::is_built_in(resource);
+    let existing = match get(state, resource, namespace, name) {
+        Ok(existing) => existing,
+        Err(_) if kind == PatchType::Apply && subresource.is_none() => {
+            // Server-side apply creates what does not exist yet.
+            let mut object = body.clone();
+            if let Some(m) = object["metadata"].as_object_mut() {
+                m.remove("managedFields");
+            }
+            return create(state, resource, namespace, object, dry_run);
+        }
+        Err(error) => return Err(error),
+    };
+    if kind == PatchType::Apply && name_of(body) != name && !name_of(body).is_empty() {
+        return Err(ApiError::bad_request("the name of the object does not match the name on the URL"));
+    }
+    let base = match subresource {
+        Some("scale") => scale_of(&existing),
+        _ => existing.clone(),
+    };
+    let patched = apply_patch(&base, body, kind, built_in).map_err(|msg| {
+        ApiError::new(422, "Invalid", format!("{} \"{name}\" is invalid: {msg}", resource.kind))
+    })?;
+    let patched = match subresource {
+        Some("scale") => {
+            let mut object = existing.clone();
+            object["spec"]["replicas"] = patched["spec"]["replicas"].clone();
+            object
+        }
+        _ => patched,
+    };
+    let mut patched = normalize(resource, namespace, patched)?;
+    patched["metadata"]["name"] = json!(name);
+    if dry_run {
+        return Ok(patched);
+    }
+    let stored = store_update(state, resource, &existing, patched, subresource.filter(|s| *s != "scale"))?;
+    Ok(if subresource == Some("scale") { scale_of(&stored) } else { stored })
+}
+
+/// DELETE: removes the object now (the twin has no finalizers); dependents go in the next
+/// garbage collection unless `orphan` is asked for.
+pub fn delete(state: &mut KubeState, resource: &ResourceType, namespace: &str, name: &str, orphan: bool, dry_run: bool) -> ApiResult {
+    let namespace = if resource.namespaced { namespace } else { "" };
+    let existing = get(state, resource, namespace, name)?;
+    if dry_run {
+        return Ok(existing);
+    }
+    let removed = state.store.remove(&store_key(resource), namespace, name).unwrap_or(existing);
+    if orphan {
+        let uid = removed["metadata"]["uid"].as_str().unwrap_or_default().to_string();
+        super::controllers::orphan_dependents(state, &uid);
+    }
+    if resource.kind == "CustomResourceDefinition" {
+        let group = removed["spec"]["group"].as_str().unwrap_or_default().to_string();
+        let plural = removed["spec"]["names"]["plural"].as_str().unwrap_or_default().to_string();
+        state.registry.unregister_crd(&group, &plural);
+    }
+    if resource.kind == "Pod" {
+        state.logs.retain(|(ns, pod, _), _| !(ns == namespace && pod == name));
+    }
+    Ok(removed)
+}

@@ -1,0 +1,103 @@
+//! Deployments: one ReplicaSet per pod template (named by its hash), older ones scaled to zero.
+
+use serde_json::{Value, json};
+
+use super::{events, shared};
+use crate::sim::kube::state::KubeState;
+use crate::sim::timestamps::rfc3339;
+
+pub(super) fn run(state: &mut KubeState) {
+    for deployment in state.objects("deployments", None) {
+        reconcile(state, deployment);
+    }
+}
+
+fn reconcile(state: &mut KubeState, mut deployment: Value) {
+    let (namespace, name, uid) =
+        (shared::namespace(&deployment).to_string(), shared::name(&deployment).to_string(), shared::uid(&deployment).to_string());
+    let replicas = deployment["spec"]["replicas"].as_i64().unwrap_or(1);
+    let hash = shared::template_hash(&deployment["spec"]["template"]);
+    let rs_name = format!("{name}-{hash}");
+    let owned: Vec<Value> =
+        state.objects("replicasets", Some(&namespace)).into_iter().filter(|rs| shared::is_owned_by(rs, &uid)).collect();
+
+    if !owned.iter().any(|rs| shared::name(rs) == rs_name) {
+        let mut template = deployment["spec"]["template"].clone();
+        template["metadata"]["labels"]["pod-template-hash"] = json!(hash);
+        let mut selector = deployment["spec"]["selector"].clone();
+        selector["matchLabels"]["pod-template-hash"] = json!(hash);
+        let rs = json!({
+            "apiVersion": "apps/v1",
+            "kind": "ReplicaSet",
+            "metadata": {
+                "name": rs_name,
+                "namespace": namespace,
+                "labels": template["metadata"]["labels"],
+                "annotations": {"deployment.kubernetes.io/revision": (owned.len() + 1).to_string()},
+                "ownerReferences": [shared::owner_reference(&deployment)],
+            },
+            "spec": {"replicas": replicas, "selector": selector, "template": template},
+        });
+        if shared::create(state, "replicasets", rs).is_some() {
+            let message = format!("Scaled up replica set {rs_name} from 0 to {replicas}");
+            events::record(state, &deployment, false, "ScalingReplicaSet", &message, "deployment-controller");
+        }
+    }
+    let owned: Vec<Value> =
+        state.objects("replicasets", Some(&namespace)).into_iter().filter(|rs| shared::is_owned_by(rs, &uid)).collect();
+    let (mut total, mut ready, mut updated) = (0, 0, 0);
+    for mut rs in owned {
+        let want = if shared::name(&rs) == rs_name { replicas } else { 0 };
+        if rs["spec"]["replicas"].as_i64() != Some(want) {
+            let from = rs["spec"]["replicas"].as_i64().unwrap_or(0);
+            rs["spec"]["replicas"] = json!(want);
+            let verb = if want > from { "up" } else { "down" };
+            let message = format!("Scaled {verb} replica set {} from {from} to {want}", shared::name(&rs));
+            rs = shared::update(state, "replicasets", rs);
+            events::record(state, &deployment, false, "ScalingReplicaSet", &message, "deployment-controller");
+        }
+        total += rs["status"]["replicas"].as_i64().unwrap_or(0);
+        ready += rs["status"]["readyReplicas"].as_i64().unwrap_or(0);
+        if shared::name(&rs) == rs_name {
+            updated = rs["status"]["replicas"].as_i64().unwrap_or(0);
+        }
+    }
+    let now = rfc3339(state.now);
+    let complete = ready >= replicas && updated == replicas && total == replicas;
+    deployment["status"]["observedGeneration"] = deployment["metadata"]["generation"].clone();
+    deployment["status"]["replicas"] = json!(total);
+    deployment["status"]["updatedReplicas"] = json!(updated);
+    deployment["status"]["readyReplicas"] = json!(ready);
+    deployment["status"]["availableReplicas"] = json!(ready);
+    deployment["status"]["unavailableReplicas"] = json!((total - ready).max(0));
+    let (available, reason) = if ready >= replicas {
+        ("True", "MinimumReplicasAvailable")
+    } else {
+        ("False", "MinimumReplicasUnavailable")
+    };
+    shared::set_condition(
+        &mut deployment,
+        json!({"type": "Available", "status": available, "reason": reason, "lastUpdateTime": now,
+               "message": if available == "True" { "Deployment has minimum availability." } else { "Deployment does not have minimum availability." }}),
+        &now,
+    );
+    let (progress_reason, progress_message) = if complete {
+        ("NewReplicaSetAvailable", format!("ReplicaSet \"{rs_name}\" has successfully progressed."))
+    } else {
+        ("ReplicaSetUpdated", format!("ReplicaSet \"{rs_name}\" is progressing."))
+    };
+    shared::set_condition(
+        &mut deployment,
+        json!({"type": "Progressing", "status": "True", "reason": progress_reason, "message": progress_message, "lastUpdateTime": now}),
+        &now,
+    );
+    for key in ["readyReplicas", "availableReplicas", "unavailableReplicas"] {
+        if deployment["status"][key] == 0 {
+            if let Some(status) = deployment["status"].as_object_mut() {
+                status.remove(key);
+            }
+        }
+    }
+    let _ = name;
+    shared::update(state, "deployments", deployment);
+}

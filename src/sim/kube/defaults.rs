@@ -1,0 +1,90 @@
+//! The defaults the apiserver fills in, for the fields runbooks and kubectl read back.
+
+use serde_json::{Value, json};
+
+use super::resources::ResourceType;
+
+fn set_default(object: &mut Value, path: &[&str], value: Value) {
+    let mut current = object;
+    for key in &path[..path.len() - 1] {
+        if !current[*key].is_object() {
+            current[*key] = json!({});
+        }
+        current = &mut current[*key];
+    }
+    let last = path[path.len() - 1];
+    if current[last].is_null() {
+        current[last] = value;
+    }
+}
+
+fn pod_spec_defaults(spec: &mut Value) {
+    for (path, value) in [
+        (&["restartPolicy"][..], json!("Always")),
+        (&["dnsPolicy"], json!("ClusterFirst")),
+        (&["schedulerName"], json!("default-scheduler")),
+        (&["terminationGracePeriodSeconds"], json!(30)),
+        (&["securityContext"], json!({})),
+    ] {
+        set_default(spec, path, value);
+    }
+    for list in ["containers", "initContainers"] {
+        for container in spec[list].as_array_mut().into_iter().flatten() {
+            set_default(container, &["imagePullPolicy"], json!("IfNotPresent"));
+            set_default(container, &["terminationMessagePath"], json!("/dev/termination-log"));
+            set_default(container, &["terminationMessagePolicy"], json!("File"));
+            set_default(container, &["resources"], json!({}));
+        }
+    }
+}
+
+pub fn apply_defaults(resource: &ResourceType, object: &mut Value) {
+    match (resource.group.as_str(), resource.kind.as_str()) {
+        ("", "Namespace") => {
+            set_default(object, &["spec", "finalizers"], json!(["kubernetes"]));
+            set_default(object, &["status", "phase"], json!("Active"));
+        }
+        ("", "Pod") => {
+            pod_spec_defaults(&mut object["spec"]);
+            let tolerations = object["spec"]["tolerations"].as_array().cloned().unwrap_or_default();
+            let mut tolerations = tolerations;
+            for key in ["node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable"] {
+                if !tolerations.iter().any(|t| t["key"] == key) {
+                    tolerations.push(json!({"key": key, "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300}));
+                }
+            }
+            object["spec"]["tolerations"] = json!(tolerations);
+            set_default(object, &["status", "phase"], json!("Pending"));
+            set_default(object, &["status", "qosClass"], json!("BestEffort"));
+        }
+        ("apps", "Deployment") => {
+            set_default(object, &["spec", "replicas"], json!(1));
+            set_default(object, &["spec", "revisionHistoryLimit"], json!(10));
+            set_default(object, &["spec", "progressDeadlineSeconds"], json!(600));
+            set_default(object, &["spec", "strategy"], json!({"type": "RollingUpdate", "rollingUpdate": {"maxSurge": "25%", "maxUnavailable": "25%"}}));
+            pod_spec_defaults(&mut object["spec"]["template"]["spec"]);
+        }
+        ("apps", "ReplicaSet") | ("apps", "StatefulSet") => {
+            set_default(object, &["spec", "replicas"], json!(1));
+            pod_spec_defaults(&mut object["spec"]["template"]["spec"]);
+        }
+        ("apps", "DaemonSet") => {
+            set_default(object, &["spec", "revisionHistoryLimit"], json!(10));
+            set_default(object, &["spec", "updateStrategy"], json!({"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 1, "maxSurge": 0}}));
+            pod_spec_defaults(&mut object["spec"]["template"]["spec"]);
+        }
+        ("batch", "Job") => {
+            set_default(object, &["spec", "parallelism"], json!(1));
+            set_default(object, &["spec", "completions"], json!(1));
+            set_default(object, &["spec", "backoffLimit"], json!(6));
+            set_default(object, &["spec", "completionMode"], json!("NonIndexed"));
+            set_default(object, &["spec", "suspend"], json!(false));
+            pod_spec_defaults(&mut object["spec"]["template"]["spec"]);
+        }
+        ("", "Service") => {
+            set_default(object, &["spec", "type"], json!("ClusterIP"));
+            set_default(object, &["spec", "sessionAffinity"], json!("None"));
+        }
+        _ => {}
+    }
+}

@@ -1,0 +1,24 @@
+//! The twin's Kubernetes API server: store, controllers and the HTTP handlers kubectl and
+//! kube-rs talk to.
+
+pub mod admin;
+pub mod api;
+pub mod controllers;
+pub mod defaults;
+pub mod discovery;
+pub mod exec;
+pub mod handlers;
+pub mod health;
+pub mod logs;
+pub mod patch;
+pub mod programs;
+pub mod resources;
+pub mod routes;
+pub mod selectors;
+pub mod server;
+pub mod state;
+pub mod status;
+pub mod store;
+pub mod tables;
+pub mod validation;
+pub mod watch;

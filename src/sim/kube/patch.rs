@@ -1,0 +1,170 @@
+//! PATCH bodies: JSON merge (RFC 7386), JSON patch (RFC 6902), strategic merge for the
+//! built-in kinds, and server-side apply (treated as a strategic merge of the applied object).
+
+use serde_json::{Map, Value};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PatchType {
+    Merge,
+    Json,
+    Strategic,
+    Apply,
+}
+
+impl PatchType {
+    pub fn from_content_type(content_type: &str) -> Option<Self> {
+        match content_type.split(';').next()?.trim() {
+            "application/merge-patch+json" => Some(Self::Merge),
+            "application/json-patch+json" => Some(Self::Json),
+            "application/strategic-merge-patch+json" => Some(Self::Strategic),
+            "application/apply-patch+yaml" | "application/apply-patch+json" | "application/apply-patch+cbor" => Some(Self::Apply),
+            _ => None,
+        }
+    }
+}
+
+/// Applies `patch` to `target`; errors are messages for a 422/400 Status.
+pub fn apply_patch(target: &Value, patch: &Value, kind: PatchType, built_in: bool) -> Result<Value, String> {
+    match kind {
+        PatchType::Merge => Ok(merge(target, patch)),
+        PatchType::Json => {
+            let operations: json_patch::Patch =
+                serde_json::from_value(patch.clone()).map_err(|e| format!("invalid JSON patch: {e}"))?;
+            let mut doc = target.clone();
+            json_patch::patch(&mut doc, &operations).map_err(|e| e.to_string())?;
+            Ok(doc)
+        }
+        PatchType::Strategic if !built_in => Err(
+            "strategic merge patch format is not supported for custom resources; use a JSON merge patch".into(),
+        ),
+        PatchType::Strategic | PatchType::Apply => Ok(strategic(target, patch, "")),
+    }
+}
+
+/// RFC 7386: maps merge, `null` deletes, everything else replaces.
+pub fn merge(target: &Value, patch: &Value) -> Value {
+    let Value::Object(patch_map) = patch else { return patch.clone() };
+    let mut out = match target {
+        Value::Object(m) => m.clone(),
+        _ => Map::new(),
+    };
+    for (key, value) in patch_map {
+        if value.is_null() {
+            out.remove(key);
+        } else {
+            let merged = merge(out.get(key).unwrap_or(&Value::Null), value);
+            out.insert(key.clone(), merged);
+        }
+    }
+    Value::Object(out)
+}
+
+/// The merge key of the built-in lists that merge item by item (`patchMergeKey`); other lists
+/// are replaced whole.
+fn merge_key(path: &str) -> Option<&'static str> {
+    let last = path.rsplit('.').next().unwrap_or(path);
+    Some(match last {
+        "containers" | "initContainers" | "ephemeralContainers" | "volumes" | "env" | "imagePullSecrets" => "name",
+        "volumeMounts" => "mountPath",
+        "volumeDevices" => "devicePath",
+        "ports" if path.contains("containers") => "containerPort",
+        "ports" => "port",
+        "taints" => "key",
+        "conditions" => "type",
+        "ownerReferences" => "uid",
+        "hostAliases" => "ip",
+        "topologySpreadConstraints" => "topologyKey",
+        _ => return None,
+    })
+}
+
+/// Strategic merge: maps merge, `null` deletes, lists with a merge key merge by it (an item
+/// with `$patch: delete` removes its match), `$patch: replace` replaces a map.
+pub fn strategic(target: &Value, patch: &Value, path: &str) -> Value {
+    match patch {
+        Value::Object(patch_map) => {
+            if patch_map.get("$patch").and_then(Value::as_str) == Some("replace") {
+                let mut replaced = patch_map.clone();
+                replaced.remove("$patch");
+                return Value::Object(replaced);
+            }
+            let mut out = match target {
+                Value::Object(m) => m.clone(),
+                _ => Map::new(),
+            };
+            for (key, value) in patch_map {
+                if key.starts_with('$') {
+                    continue;
+                }
+                if value.is_null() {
+                    out.remove(key);
+                    continue;
+                }
+                let child = format!("{path}.{key}");
+                let merged = strategic(out.get(key).unwrap_or(&Value::Null), value, &child);
+                out.insert(key.clone(), merged);
+            }
+            Value::Object(out)
+        }
+        Value::Array(items) => match (merge_key(path), target) {
+            (Some(key), Value::Array(existing)) => merge_list(existing, items, key, path),
+            _ => Value::Array(items.iter().filter(|i| i.get("$patch").is_none()).cloned().collect()),
+        },
+        other => other.clone(),
+    }
+}
+
+fn merge_list(existing: &[Value], patch: &[Value], key: &str, path: &str) -> Value {
+    let mut out: Vec<Value> = existing.to_vec();
+    for item in patch {
+        let id = &item[key];
+        let position = out.iter().position(|e| !id.is_null() && &e[key] == id);
+        let delete = item.get("$patch").and_then(Value::as_str) == Some("delete");
+        match (position, delete) {
+            (Some(i), true) => {
+                out.remove(i);
+            }
+            (None, true) => {}
+            (Some(i), false) => out[i] = strategic(&out[i], item, path),
+            (None, false) => out.push(strategic(&Value::Null, item, path)),
+        }
+    }
+    Value::Array(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn merge_patch_deletes_with_null() {
+        let target = json!({"metadata": {"labels": {"a": "1", "b": "2"}}});
+        let patched = merge(&target, &json!({"metadata": {"labels": {"a": null, "c": "3"}}}));
+        assert_eq!(patched, json!({"metadata": {"labels": {"b": "2", "c": "3"}}}));
+    }
+
+    #[test]
+    fn strategic_merge_merges_taints_by_key_and_containers_by_name() {
+        let node = json!({"spec": {"taints": [{"key": "a", "effect": "NoSchedule"}]}});
+        let patched = strategic(&node, &json!({"spec": {"taints": [{"key": "b", "effect": "NoExecute"}]}}), "");
+        assert_eq!(patched["spec"]["taints"].as_array().unwrap().len(), 2);
+        let removed = strategic(&patched, &json!({"spec": {"taints": [{"key": "a", "$patch": "delete"}]}}), "");
+        assert_eq!(removed["spec"]["taints"], json!([{"key": "b", "effect": "NoExecute"}]));
+
+        let deploy = json!({"spec": {"template": {"spec": {"containers": [{"name": "app", "image": "v1"}, {"name": "side", "image": "s"}]}}}});
+        let patched = strategic(&deploy, &json!({"spec": {"template": {"spec": {"containers": [{"name": "app", "image": "v2"}]}}}}), "");
+        assert_eq!(
+            patched["spec"]["template"]["spec"]["containers"],
+            json!([{"name": "app", "image": "v2"}, {"name": "side", "image": "s"}])
+        );
+    }
+
+    #[test]
+    fn json_patch_reports_bad_paths() {
+        let err = apply_patch(&json!({"a": 1}), &json!([{"op": "remove", "path": "/b"}]), PatchType::Json, true).unwrap_err();
+        assert!(!err.is_empty());
+        let ok = apply_patch(&json!({"a": 1}), &json!([{"op": "replace", "path": "/a", "value": 2}]), PatchType::Json, true);
+        assert_eq!(ok.unwrap(), json!({"a": 2}));
+    }
+}

@@ -1,0 +1,194 @@
+//! Label and field selectors, parsed and matched as the apiserver does.
+
+use serde_json::Value;
+
+#[derive(Debug, Clone, PartialEq)]
+enum Requirement {
+    Equals(String, String),
+    NotEquals(String, String),
+    In(String, Vec<String>),
+    NotIn(String, Vec<String>),
+    Exists(String),
+    DoesNotExist(String),
+}
+
+/// A parsed `labelSelector` (`tier=gpu,zone in (a,b),!spot`).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct LabelSelector {
+    requirements: Vec<Requirement>,
+}
+
+/// Splits on commas outside parentheses.
+fn split_top_level(text: &str) -> Vec<&str> {
+    let (mut parts, mut depth, mut start) = (Vec::new(), 0, 0);
+    for (i, c) in text.char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth -= 1,
+            ',' if depth == 0 => {
+                parts.push(&text[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    parts.push(&text[start..]);
+    parts.into_iter().map(str::trim).filter(|p| !p.is_empty()).collect()
+}
+
+fn valid_key(key: &str) -> bool {
+    !key.is_empty()
+        && key.len() <= 317
+        && key.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '/'))
+}
+
+fn valid_value(value: &str) -> bool {
+    value.len() <= 63 && value.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+}
+
+impl LabelSelector {
+    pub fn parse(text: &str) -> Result<Self, String> {
+        let mut requirements = Vec::new();
+        for part in split_top_level(text) {
+            let requirement = if let Some(key) = part.strip_prefix('!') {
+                Requirement::DoesNotExist(key.trim().to_string())
+            } else if let Some((key, rest)) = part.split_once(" notin ") {
+                Requirement::NotIn(key.trim().into(), set_values(rest)?)
+            } else if let Some((key, rest)) = part.split_once(" in ") {
+                Requirement::In(key.trim().into(), set_values(rest)?)
+            } else if let Some((key, value)) = part.split_once("!=") {
+                Requirement::NotEquals(key.trim().into(), value.trim().into())
+            } else if let Some((key, value)) = part.split_once("==").or_else(|| part.split_once('=')) {
+                Requirement::Equals(key.trim().into(), value.trim().into())
+            } else {
+                Requirement::Exists(part.to_string())
+            };
+            let (key, values): (&str, Vec<&str>) = match &requirement {
+                Requirement::Equals(k, v) | Requirement::NotEquals(k, v) => (k, vec![v.as_str()]),
+                Requirement::In(k, vs) | Requirement::NotIn(k, vs) => (k, vs.iter().map(String::as_str).collect()),
+                Requirement::Exists(k) | Requirement::DoesNotExist(k) => (k, vec![]),
+            };
+            if !valid_key(key) {
+                return Err(format!("unable to parse requirement: invalid label key \"{key}\""));
+            }
+            if let Some(bad) = values.iter().find(|v| !valid_value(v)) {
+                return Err(format!("unable to parse requirement: invalid label value: \"{bad}\""));
+            }
+            requirements.push(requirement);
+        }
+        Ok(Self { requirements })
+    }
+
+    /// From a `matchLabels`/`matchExpressions` object (as in a Deployment's `spec.selector`).
+    pub fn from_object(selector: &Value) -> Self {
+        let mut requirements = Vec::new();
+        if let Some(labels) = selector["matchLabels"].as_object() {
+            for (k, v) in labels {
+                requirements.push(Requirement::Equals(k.clone(), v.as_str().unwrap_or_default().into()));
+            }
+        }
+        for expr in selector["matchExpressions"].as_array().into_iter().flatten() {
+            let key = expr["key"].as_str().unwrap_or_default().to_string();
+            let values: Vec<String> =
+                expr["values"].as_array().into_iter().flatten().filter_map(|v| v.as_str().map(str::to_string)).collect();
+            requirements.push(match expr["operator"].as_str() {
+                Some("In") => Requirement::In(key, values),
+                Some("NotIn") => Requirement::NotIn(key, values),
+                Some("Exists") => Requirement::Exists(key),
+                _ => Requirement::DoesNotExist(key),
+            });
+        }
+        Self { requirements }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.requirements.is_empty()
+    }
+
+    pub fn matches(&self, labels: &Value) -> bool {
+        let get = |k: &str| labels.get(k).and_then(Value::as_str);
+        self.requirements.iter().all(|r| match r {
+            Requirement::Equals(k, v) => get(k) == Some(v.as_str()),
+            Requirement::NotEquals(k, v) => get(k) != Some(v.as_str()),
+            Requirement::In(k, vs) => get(k).is_some_and(|x| vs.iter().any(|v| v == x)),
+            Requirement::NotIn(k, vs) => get(k).is_none_or(|x| vs.iter().all(|v| v != x)),
+            Requirement::Exists(k) => get(k).is_some(),
+            Requirement::DoesNotExist(k) => get(k).is_none(),
+        })
+    }
+}
+
+fn set_values(rest: &str) -> Result<Vec<String>, String> {
+    let inner = rest
+        .trim()
+        .strip_prefix('(')
+        .and_then(|r| r.strip_suffix(')'))
+        .ok_or_else(|| format!("unable to parse requirement: found '{}', expected: '('", rest.trim()))?;
+    Ok(inner.split(',').map(|v| v.trim().to_string()).filter(|v| !v.is_empty()).collect())
+}
+
+/// A parsed `fieldSelector` (`metadata.name=x,spec.nodeName!=y`).
+#[derive(Debug, Clone, Default)]
+pub struct FieldSelector {
+    terms: Vec<(String, bool, String)>,
+}
+
+impl FieldSelector {
+    pub fn parse(text: &str) -> Result<Self, String> {
+        let mut terms = Vec::new();
+        for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+            let (path, negate, value) = if let Some((p, v)) = part.split_once("!=") {
+                (p, true, v)
+            } else if let Some((p, v)) = part.split_once("==").or_else(|| part.split_once('=')) {
+                (p, false, v)
+            } else {
+                return Err(format!("invalid selector: '{part}'; can't understand '{part}'"));
+            };
+            terms.push((path.trim().to_string(), negate, value.trim().to_string()));
+        }
+        Ok(Self { terms })
+    }
+
+    pub fn matches(&self, object: &Value) -> bool {
+        self.terms.iter().all(|(path, negate, value)| {
+            let mut current = object;
+            for part in path.split('.') {
+                current = &current[part];
+            }
+            let actual = match current {
+                Value::String(s) => s.clone(),
+                Value::Null => String::new(),
+                other => other.to_string(),
+            };
+            (actual == *value) != *negate
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn set_based_and_equality_requirements() {
+        let labels = json!({"tier": "gpu", "topology.kubernetes.io/zone": "ap-northeast-2a"});
+        let yes = ["tier=gpu", "tier==gpu", "tier!=primary", "tier in (gpu,cpu)", "tier,!spot", "topology.kubernetes.io/zone notin (ap-northeast-2c)"];
+        for s in yes {
+            assert!(LabelSelector::parse(s).unwrap().matches(&labels), "{s}");
+        }
+        for s in ["tier=primary", "spot", "tier notin (gpu)"] {
+            assert!(!LabelSelector::parse(s).unwrap().matches(&labels), "{s}");
+        }
+        assert!(LabelSelector::parse("tier in gpu").is_err());
+        assert!(LabelSelector::parse("ti er=x").is_err());
+    }
+
+    #[test]
+    fn field_selectors_walk_paths() {
+        let pod = json!({"metadata": {"name": "p"}, "spec": {"nodeName": "n1"}, "status": {"phase": "Running"}});
+        assert!(FieldSelector::parse("spec.nodeName=n1,status.phase!=Pending").unwrap().matches(&pod));
+        assert!(!FieldSelector::parse("metadata.name=q").unwrap().matches(&pod));
+        assert!(FieldSelector::parse("nonsense").is_err());
+    }
+}

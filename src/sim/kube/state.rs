@@ -1,0 +1,130 @@
+//! The Kubernetes half of the twin's world: the registry, the store, pod runtimes, health
+//! switches and the timers controllers ask for.
+
+use std::collections::{BTreeSet, HashMap};
+use std::time::Duration;
+
+use serde_json::Value;
+
+use super::programs::{Context, Output};
+use super::resources::{Registry, ResourceType};
+use super::store::Store;
+
+/// Something a controller wants to happen later on the virtual clock.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Timer {
+    /// A pod's containers have started.
+    PodStarted { namespace: String, name: String, uid: String },
+    /// A pod's program has finished.
+    PodFinished { namespace: String, name: String, uid: String },
+    /// A Job's `activeDeadlineSeconds` has passed.
+    JobDeadline { namespace: String, name: String, uid: String },
+}
+
+/// What a container's program does in the twin: its output, how long it runs, its exit code.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProgramRun {
+    pub stdout: String,
+    pub exit_code: i32,
+    /// `None`: it runs until the pod is deleted.
+    pub duration: Option<Duration>,
+}
+
+/// The log of one container, stamped with the virtual time of each line.
+#[derive(Debug, Clone, Default)]
+pub struct ContainerLog {
+    pub lines: Vec<(Duration, String)>,
+}
+
+pub struct KubeState {
+    pub registry: Registry,
+    pub store: Store,
+    pub now: Duration,
+    /// Health checks made to fail, by name (`etcd`), for `/readyz` and `/livez`.
+    pub failing_checks: BTreeSet<String>,
+    pub timers: Vec<(Duration, Timer)>,
+    /// Logs by (namespace, pod, container).
+    pub logs: HashMap<(String, String, String), ContainerLog>,
+    /// Decides what a container runs; the GPU side adds programs such as `nvidia-smi`.
+    pub programs: Box<dyn Fn(&Value, &Value, &KubeState) -> ProgramRun + Send + Sync>,
+    /// Answers exec requests (`kubectl exec`, `k8s::exec`).
+    pub exec: Box<dyn Fn(&[String], &Context<'_>, &KubeState) -> Output + Send + Sync>,
+    /// Exit codes of running containers by pod uid, in container order, until they finish.
+    pub exit_codes: HashMap<String, Vec<i32>>,
+    name_sequence: u64,
+}
+
+impl Default for KubeState {
+    fn default() -> Self {
+        Self {
+            registry: Registry::default(),
+            store: Store::default(),
+            now: Duration::ZERO,
+            failing_checks: BTreeSet::new(),
+            timers: Vec::new(),
+            logs: HashMap::new(),
+            programs: Box::new(super::programs::container_program),
+            exec: Box::new(|argv, context, _| super::programs::run(argv, context)),
+            exit_codes: HashMap::new(),
+            name_sequence: 0,
+        }
+    }
+}
+
+/// The store key of a resource type: `group/plural`, the same for every version.
+pub fn store_key(resource: &ResourceType) -> String {
+    format!("{}/{}", resource.group, resource.plural)
+}
+
+impl KubeState {
+    pub fn resource(&self, api_version: &str, kind: &str) -> Option<ResourceType> {
+        self.registry.by_kind(api_version, kind).cloned()
+    }
+
+    /// A built-in type that the controllers use (panics only on a typo in this crate).
+    pub fn built_in(&self, plural: &str) -> ResourceType {
+        self.registry
+            .all()
+            .iter()
+            .find(|t| t.plural == plural && matches!(t.group.as_str(), "" | "apps" | "batch"))
+            .cloned()
+            .unwrap_or_else(|| panic!("built-in resource {plural} is registered"))
+    }
+
+    pub fn objects(&self, plural: &str, namespace: Option<&str>) -> Vec<Value> {
+        let key = store_key(&self.built_in(plural));
+        self.store.list(&key, namespace).cloned().collect()
+    }
+
+    pub fn object(&self, plural: &str, namespace: &str, name: &str) -> Option<Value> {
+        let key = store_key(&self.built_in(plural));
+        self.store.get(&key, namespace, name).cloned()
+    }
+
+    /// A short deterministic suffix for generated names (`coredns-5d8f7-x2k9q`).
+    pub fn next_suffix(&mut self, length: usize) -> String {
+        const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
+        self.name_sequence += 1;
+        let mut n = self.name_sequence.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 7;
+        (0..length)
+            .map(|_| {
+                let c = ALPHABET[(n % ALPHABET.len() as u64) as usize] as char;
+                n /= ALPHABET.len() as u64;
+                c
+            })
+            .collect()
+    }
+
+    pub fn schedule(&mut self, after: Duration, timer: Timer) {
+        self.timers.push((self.now + after, timer));
+    }
+
+    pub fn log_line(&mut self, namespace: &str, pod: &str, container: &str, line: &str) {
+        let now = self.now;
+        self.logs
+            .entry((namespace.into(), pod.into(), container.into()))
+            .or_default()
+            .lines
+            .push((now, line.to_string()));
+    }
+}

@@ -1,0 +1,186 @@
+//! The object store: every object by resource, namespace and name, with resource versions, a
+//! bounded event history for watches, and a broadcast of changes.
+
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::sync::broadcast;
+
+use crate::sim::timestamps::rfc3339;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChangeType {
+    Added,
+    Modified,
+    Deleted,
+}
+
+impl ChangeType {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ChangeType::Added => "ADDED",
+            ChangeType::Modified => "MODIFIED",
+            ChangeType::Deleted => "DELETED",
+        }
+    }
+}
+
+/// One change, as watches deliver it.
+#[derive(Debug, Clone)]
+pub struct Change {
+    pub resource_version: u64,
+    pub change: ChangeType,
+    /// `group/plural` (`/pods`, `apps/deployments`).
+    pub resource: String,
+    pub namespace: String,
+    pub object: Arc<Value>,
+}
+
+/// How many past changes a watch can resume from before it gets 410 Gone.
+const HISTORY: usize = 20_000;
+
+pub struct Store {
+    resource_version: u64,
+    next_uid: u64,
+    objects: HashMap<String, BTreeMap<(String, String), Value>>,
+    history: VecDeque<Change>,
+    changes: broadcast::Sender<Change>,
+}
+
+impl Default for Store {
+    fn default() -> Self {
+        Self {
+            resource_version: 1000,
+            next_uid: 1,
+            objects: HashMap::new(),
+            history: VecDeque::new(),
+            changes: broadcast::channel(8192).0,
+        }
+    }
+}
+
+pub fn name_of(object: &Value) -> &str {
+    object["metadata"]["name"].as_str().unwrap_or_default()
+}
+
+pub fn namespace_of(object: &Value) -> &str {
+    object["metadata"]["namespace"].as_str().unwrap_or_default()
+}
+
+impl Store {
+    pub fn resource_version(&self) -> u64 {
+        self.resource_version
+    }
+
+    pub fn get(&self, resource: &str, namespace: &str, name: &str) -> Option<&Value> {
+        self.objects.get(resource)?.get(&(namespace.to_string(), name.to_string()))
+    }
+
+    /// Objects of a resource, in one namespace or all, ordered by namespace then name.
+    pub fn list<'a>(&'a self, resource: &str, namespace: Option<&'a str>) -> impl Iterator<Item = &'a Value> + 'a {
+        self.objects
+            .get(resource)
+            .into_iter()
+            .flat_map(|m| m.iter())
+            .filter(move |((ns, _), _)| namespace.is_none_or(|want| ns == want))
+            .map(|(_, v)| v)
+    }
+
+    pub fn count(&self, resource: &str) -> usize {
+        self.objects.get(resource).map_or(0, BTreeMap::len)
+    }
+
+    fn bump(&mut self) -> u64 {
+        self.resource_version += 1;
+        self.resource_version
+    }
+
+    /// A deterministic uid: the same run always names things the same.
+    fn uid(&mut self) -> String {
+        let n = self.next_uid;
+        self.next_uid += 1;
+        format!("{:08x}-0000-4000-8000-{:012x}", n, n.wrapping_mul(0x9e37_79b9) & 0xffff_ffff_ffff)
+    }
+
+    /// Stores a new object: uid, resourceVersion, generation and creationTimestamp are set here.
+    pub fn create(&mut self, resource: &str, mut object: Value, now: Duration) -> Value {
+        let rv = self.bump();
+        let uid = self.uid();
+        let metadata = object["metadata"].as_object_mut().expect("objects are validated before storing");
+        metadata.insert("uid".into(), json!(uid));
+        metadata.insert("resourceVersion".into(), json!(rv.to_string()));
+        metadata.insert("creationTimestamp".into(), json!(rfc3339(now)));
+        if object.get("spec").is_some() {
+            object["metadata"]["generation"] = json!(1);
+        }
+        self.put(resource, object.clone(), ChangeType::Added, rv);
+        object
+    }
+
+    /// Replaces a stored object, keeping what the server owns; bumps `generation` when the spec
+    /// changed.
+    pub fn update(&mut self, resource: &str, mut object: Value) -> Value {
+        let key = (namespace_of(&object).to_string(), name_of(&object).to_string());
+        let old = self.objects.get(resource).and_then(|m| m.get(&key)).cloned().unwrap_or(Value::Null);
+        for field in ["uid", "creationTimestamp"] {
+            if !old["metadata"][field].is_null() {
+                object["metadata"][field] = old["metadata"][field].clone();
+            }
+        }
+        let generation = old["metadata"]["generation"].as_i64().unwrap_or(0);
+        if object.get("spec").is_some() {
+            let next = if old["spec"] != object["spec"] { generation + 1 } else { generation.max(1) };
+            object["metadata"]["generation"] = json!(next);
+        }
+        if old == object {
+            return object;
+        }
+        let rv = self.bump();
+        object["metadata"]["resourceVersion"] = json!(rv.to_string());
+        self.put(resource, object.clone(), ChangeType::Modified, rv);
+        object
+    }
+
+    pub fn remove(&mut self, resource: &str, namespace: &str, name: &str) -> Option<Value> {
+        let mut object = self.objects.get_mut(resource)?.remove(&(namespace.to_string(), name.to_string()))?;
+        let rv = self.bump();
+        object["metadata"]["resourceVersion"] = json!(rv.to_string());
+        self.record(Change {
+            resource_version: rv,
+            change: ChangeType::Deleted,
+            resource: resource.to_string(),
+            namespace: namespace.to_string(),
+            object: Arc::new(object.clone()),
+        });
+        Some(object)
+    }
+
+    fn put(&mut self, resource: &str, object: Value, change: ChangeType, rv: u64) {
+        let key = (namespace_of(&object).to_string(), name_of(&object).to_string());
+        let shared = Arc::new(object.clone());
+        self.objects.entry(resource.to_string()).or_default().insert(key.clone(), object);
+        self.record(Change { resource_version: rv, change, resource: resource.to_string(), namespace: key.0, object: shared });
+    }
+
+    fn record(&mut self, change: Change) {
+        if self.history.len() == HISTORY {
+            self.history.pop_front();
+        }
+        self.history.push_back(change.clone());
+        // No receivers is fine: nobody watches right now.
+        let _ = self.changes.send(change);
+    }
+
+    /// Changes after `resource_version`, and a receiver for those that follow, taken together so
+    /// that none falls between. Err when history no longer reaches back that far.
+    pub fn watch_from(&self, resource_version: u64) -> Result<(Vec<Change>, broadcast::Receiver<Change>), u64> {
+        let oldest = self.history.front().map_or(self.resource_version, |c| c.resource_version - 1);
+        if resource_version < oldest {
+            return Err(oldest);
+        }
+        let past = self.history.iter().filter(|c| c.resource_version > resource_version).cloned().collect();
+        Ok((past, self.changes.subscribe()))
+    }
+}

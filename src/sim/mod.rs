@@ -1,0 +1,10 @@
+//! The lab twin: a simulator of the lab's AWS account and EKS cluster that speaks the real
+//! wire protocols on loopback, on a virtual clock. It depends on the clock, the lab's facts
+//! and wire formats only, never on the script host, the bindings or the clients.
+
+pub mod kube;
+pub mod scenario;
+pub mod timestamps;
+pub mod twin;
+
+pub use twin::Twin;

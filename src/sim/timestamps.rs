@@ -1,0 +1,89 @@
+//! Wall-clock timestamps for virtual time: the twin's world starts at a fixed instant, so the
+//! same runbook always sees the same `creationTimestamp`s.
+
+use std::time::Duration;
+
+/// 2026-01-01T00:00:00Z, the twin's virtual time zero.
+pub const EPOCH_UNIX_SECONDS: i64 = 1_767_225_600;
+
+/// RFC 3339 (`2026-01-01T00:09:24Z`) of a virtual instant.
+pub fn rfc3339(virtual_time: Duration) -> String {
+    let secs = EPOCH_UNIX_SECONDS + i64::try_from(virtual_time.as_secs()).unwrap_or(0);
+    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    let (year, month, day) = civil_from_days(days);
+    format!("{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z", rem / 3600, rem % 3600 / 60, rem % 60)
+}
+
+/// Unix seconds of a virtual instant.
+pub fn unix_seconds(virtual_time: Duration) -> i64 {
+    EPOCH_UNIX_SECONDS + i64::try_from(virtual_time.as_secs()).unwrap_or(0)
+}
+
+/// Parses what [`rfc3339`] writes back into virtual time (None before the epoch or malformed).
+pub fn parse_rfc3339(text: &str) -> Option<Duration> {
+    let b = text.as_bytes();
+    if b.len() < 20 {
+        return None;
+    }
+    let num = |r: std::ops::Range<usize>| text.get(r)?.parse::<i64>().ok();
+    let days = days_from_civil(num(0..4)?, num(5..7)?, num(8..10)?);
+    let secs = days * 86_400 + num(11..13)? * 3600 + num(14..16)? * 60 + num(17..19)?;
+    u64::try_from(secs - EPOCH_UNIX_SECONDS).ok().map(Duration::from_secs)
+}
+
+// Howard Hinnant's civil-date algorithms.
+fn civil_from_days(z: i64) -> (i64, i64, i64) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    (yoe + era * 400 + i64::from(month <= 2), month, day)
+}
+
+fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
+    let y = if month <= 2 { year - 1 } else { year };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = if month > 2 { month - 3 } else { month + 9 };
+    let doy = (153 * mp + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+/// kubectl's AGE column: `87s`, `3m`, `2m5s`, `5h`, `3d`.
+pub fn human_age(age: Duration) -> String {
+    let s = age.as_secs();
+    match s {
+        0..=119 => format!("{s}s"),
+        120..=599 if s % 60 != 0 => format!("{}m{}s", s / 60, s % 60),
+        120..=10_799 => format!("{}m", s / 60),
+        10_800..=172_799 => format!("{}h", s / 3600),
+        _ => format!("{}d", s / 86_400),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn epoch_and_offsets_format_and_parse() {
+        assert_eq!(rfc3339(Duration::ZERO), "2026-01-01T00:00:00Z");
+        assert_eq!(rfc3339(Duration::from_secs(564)), "2026-01-01T00:09:24Z");
+        assert_eq!(rfc3339(Duration::from_secs(86_400 * 59)), "2026-03-01T00:00:00Z");
+        assert_eq!(parse_rfc3339("2026-01-01T00:09:24Z"), Some(Duration::from_secs(564)));
+        assert_eq!(parse_rfc3339("2025-12-31T23:59:59Z"), None);
+    }
+
+    #[test]
+    fn ages_read_like_kubectl() {
+        assert_eq!(human_age(Duration::from_secs(87)), "87s");
+        assert_eq!(human_age(Duration::from_secs(125)), "2m5s");
+        assert_eq!(human_age(Duration::from_secs(180)), "3m");
+        assert_eq!(human_age(Duration::from_secs(4 * 3600)), "4h");
+    }
+}
