@@ -8,7 +8,9 @@
 //! - [`clock`]: real time and the virtual discrete-event clock
 
 pub mod app;
+pub mod bindings;
 pub mod cli;
+pub mod clients;
 pub mod clock;
 pub mod error;
 pub mod lab;

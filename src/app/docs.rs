@@ -3,7 +3,7 @@
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
-use super::{AppResult, runtime};
+use super::{AppResult, runtime, target};
 use crate::cli::DocsArgs;
 use crate::clock::VirtualClock;
 use crate::error::{Error, Exit};
@@ -28,7 +28,7 @@ pub(crate) fn execute(args: &DocsArgs) -> AppResult {
         Interrupt::new(),
         runtime.handle().clone(),
     );
-    let engine = build_engine(&host, &[]);
+    let engine = build_engine(&host, &target::documentation_extensions(&runtime));
     let docs = function_docs(&engine);
     let module_of = |m: &str| {
         if m.is_empty() {

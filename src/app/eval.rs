@@ -2,15 +2,15 @@
 
 use std::sync::Arc;
 
-use super::{AppResult, runtime};
+use super::{AppResult, runtime, target};
 use crate::cli::EvalArgs;
-use crate::clock::VirtualClock;
 use crate::error::Exit;
 use crate::report::PrintSink;
 use crate::script::{self, Host, HostConfig, Interrupt, to_json};
 
 pub(crate) fn execute(args: &EvalArgs) -> AppResult {
     let runtime = runtime::build()?;
+    let target = target::connect(&runtime, &args.target, None)?;
     let host = Host::new(
         HostConfig {
             runbook: "<eval>".into(),
@@ -19,14 +19,14 @@ pub(crate) fn execute(args: &EvalArgs) -> AppResult {
             snapshot_dir: std::env::temp_dir().join("runbook-eval-snapshots"),
             update_snapshots: false,
         },
-        Arc::new(VirtualClock::new()),
+        target.clock.clone(),
         Arc::new(PrintSink::new(std::io::stderr())),
         Interrupt::new(),
         runtime.handle().clone(),
     );
     let (h, snippet) = (host.clone(), args.script.clone());
     let outcome = runtime::run_script(&runtime, move || {
-        script::eval_snippet(&h, &snippet, Vec::new())
+        script::eval_snippet(&h, &snippet, target.extensions.clone())
     })?;
     if let Some(diagnostic) = &outcome.diagnostic {
         eprint!("{}", diagnostic.render(&host.sources));

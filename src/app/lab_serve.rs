@@ -17,23 +17,41 @@ const TICK: Duration = Duration::from_millis(20);
 pub(crate) fn execute(args: &ServeArgs) -> AppResult {
     let scenario: Scenario = args.scenario.parse().map_err(Error::Usage)?;
     if !(args.speed.is_finite() && args.speed > 0.0) {
-        return Err(Error::Usage(format!("--speed must be a positive number, got {}", args.speed)));
+        return Err(Error::Usage(format!(
+            "--speed must be a positive number, got {}",
+            args.speed
+        )));
     }
     let runtime = runtime::build()?;
     let twin = Twin::new(Arc::new(VirtualClock::new()));
     scenario::load(&twin, scenario);
     let address = runtime
         .block_on(kube::server::start(twin.clone(), args.port))
-        .map_err(|source| Error::Usage(format!("cannot listen on 127.0.0.1:{}: {source}", args.port)))?;
+        .map_err(|source| {
+            Error::Usage(format!(
+                "cannot listen on 127.0.0.1:{}: {source}",
+                args.port
+            ))
+        })?;
     let server = format!("http://{address}");
     if let Some(path) = &args.write_kubeconfig {
         write_kubeconfig(path, &server)?;
     }
-    println!("lab twin ({:?} scenario) serving the Kubernetes API on {server}", args.scenario);
+    println!(
+        "lab twin ({:?} scenario) serving the Kubernetes API on {server}",
+        args.scenario
+    );
     if let Some(path) = &args.write_kubeconfig {
-        println!("kubeconfig: {}   (kubectl --kubeconfig {} get nodes)", path.display(), path.display());
+        println!(
+            "kubeconfig: {}   (kubectl --kubeconfig {} get nodes)",
+            path.display(),
+            path.display()
+        );
     }
-    println!("virtual clock: {}x; GET {server}/twin/clock, POST {server}/twin/advance?by=5m; Ctrl-C stops", args.speed);
+    println!(
+        "virtual clock: {}x; GET {server}/twin/clock, POST {server}/twin/advance?by=5m; Ctrl-C stops",
+        args.speed
+    );
     let step = TICK.mul_f64(args.speed);
     runtime.block_on(async move {
         let mut ticker = tokio::time::interval(TICK);
@@ -52,5 +70,9 @@ fn write_kubeconfig(path: &Path, server: &str) -> Result<(), Error> {
         "apiVersion: v1\nkind: Config\nclusters:\n- name: {name}\n  cluster:\n    server: {server}\ncontexts:\n- name: {name}\n  context:\n    cluster: {name}\n    user: {name}-twin\ncurrent-context: {name}\npreferences: {{}}\nusers:\n- name: {name}-twin\n  user: {{}}\n",
         name = crate::lab::CLUSTER_NAME
     );
-    std::fs::write(path, text).map_err(|source| Error::Write { path: path.to_path_buf(), what: "the kubeconfig", source })
+    std::fs::write(path, text).map_err(|source| Error::Write {
+        path: path.to_path_buf(),
+        what: "the kubeconfig",
+        source,
+    })
 }

@@ -7,11 +7,34 @@ mod lab_serve;
 mod run;
 mod runtime;
 mod signals;
+mod target;
 
 use clap::Parser;
 
 use crate::cli::{Cli, Command, LabCommand};
 use crate::error::{Error, Exit};
+
+/// A bug in runbook itself ends with one clear line and a request to report it, not a backtrace
+/// (set RUNBOOK_BACKTRACE=1 to see one).
+pub fn install_panic_hook() {
+    if std::env::var_os("RUNBOOK_BACKTRACE").is_some() {
+        return;
+    }
+    std::panic::set_hook(Box::new(|info| {
+        let location = info
+            .location()
+            .map(|l| format!(" at {}:{}", l.file(), l.line()))
+            .unwrap_or_default();
+        let message = info
+            .payload()
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| info.payload().downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "unknown panic".into());
+        eprintln!("internal error: {message}{location}
+  this is a bug in runbook; please report it with the command that caused it (RUNBOOK_BACKTRACE=1 for details)");
+    }));
+}
 
 /// Runs the command line and returns the process exit code.
 pub fn main() -> i32 {

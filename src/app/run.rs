@@ -4,9 +4,8 @@ use std::io::IsTerminal;
 use std::path::Path;
 use std::sync::Arc;
 
-use super::{AppResult, runtime, signals};
-use crate::cli::{ClockKind, Progress, RunArgs, RunConfig};
-use crate::clock::{Clock, RealClock, VirtualClock};
+use super::{AppResult, runtime, signals, target};
+use crate::cli::{Progress, RunArgs, RunConfig};
 use crate::error::{Error, Exit};
 use crate::report::{LiveSink, PlainSink, Report, Sink, to_junit_xml};
 use crate::script::{self, Host, HostConfig, Interrupt, RunOptions};
@@ -19,6 +18,7 @@ pub(crate) fn execute(args: RunArgs) -> AppResult {
         source,
     })?;
     let runtime = runtime::build()?;
+    let target = target::connect(&runtime, &config.target, config.clock)?;
     let runbook = config.file.display().to_string();
     let host = Host::new(
         HostConfig {
@@ -32,7 +32,7 @@ pub(crate) fn execute(args: RunArgs) -> AppResult {
             snapshot_dir: config.snapshot_dir.clone(),
             update_snapshots: config.update_snapshots,
         },
-        clock(config.clock),
+        target.clock.clone(),
         sink(config.progress),
         Interrupt::new(),
         runtime.handle().clone(),
@@ -46,13 +46,14 @@ pub(crate) fn execute(args: RunArgs) -> AppResult {
     });
 
     let script_host = host.clone();
+    let extensions = target.extensions.clone();
     let outcome = runtime::run_script(&runtime, move || {
         script::run_file(
             &script_host,
             RunOptions {
                 source_name: runbook,
                 text,
-                extensions: Vec::new(),
+                extensions,
             },
         )
     })?;
@@ -65,13 +66,6 @@ pub(crate) fn execute(args: RunArgs) -> AppResult {
         config.junit.as_deref(),
     )?;
     Ok(Exit::from(outcome.report.status))
-}
-
-fn clock(kind: ClockKind) -> Arc<dyn Clock> {
-    match kind {
-        ClockKind::Virtual => Arc::new(VirtualClock::new()),
-        ClockKind::Real => Arc::new(RealClock::new()),
-    }
 }
 
 fn sink(progress: Progress) -> Arc<dyn Sink> {

@@ -91,9 +91,33 @@ pub struct RunArgs {
     /// Live view or plain lines.
     #[arg(long, value_enum, default_value_t = Progress::Auto)]
     pub progress: Progress,
-    /// The clock every wait, sleep and timeout uses.
-    #[arg(long, value_enum, default_value_t = ClockKind::Virtual)]
-    pub clock: ClockKind,
+    /// The clock every wait, sleep and timeout uses [default: virtual on the lab twin, real
+    /// on a cluster from a kubeconfig].
+    #[arg(long, value_enum)]
+    pub clock: Option<ClockKind>,
+    #[command(flatten)]
+    pub target: TargetArgs,
+}
+
+/// Where runbooks act: the embedded lab twin (default) or a cluster from a kubeconfig.
+#[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "Target")]
+pub struct TargetArgs {
+    /// Use the cluster of this kubeconfig (a real cluster, or `runbook lab serve`) instead of
+    /// the embedded lab twin.
+    #[arg(long, value_name = "PATH", global = true)]
+    pub kubeconfig: Option<PathBuf>,
+    /// The kubeconfig context to use [default: its current context].
+    #[arg(long, value_name = "NAME", requires = "kubeconfig", global = true)]
+    pub context: Option<String>,
+    /// The lab twin's starting state: `deployed` (after the lab's Terraform apply) or `empty`.
+    #[arg(
+        long,
+        default_value = "deployed",
+        conflicts_with = "kubeconfig",
+        global = true
+    )]
+    pub scenario: String,
 }
 
 #[derive(Debug, Args)]
@@ -110,6 +134,8 @@ pub struct EvalArgs {
     /// Print the result as JSON.
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub target: TargetArgs,
 }
 
 #[derive(Debug, Args)]

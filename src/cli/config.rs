@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 use std::path::{Component, Path, PathBuf};
 
-use super::args::{ClockKind, Progress, RunArgs};
+use super::args::{ClockKind, Progress, RunArgs, TargetArgs};
 use crate::error::Error;
 
 #[derive(Debug, Clone)]
@@ -15,7 +15,8 @@ pub struct RunConfig {
     pub update_snapshots: bool,
     pub snapshot_dir: PathBuf,
     pub progress: Progress,
-    pub clock: ClockKind,
+    pub clock: Option<ClockKind>,
+    pub target: TargetArgs,
 }
 
 impl RunConfig {
@@ -34,6 +35,7 @@ impl RunConfig {
             snapshot_dir,
             progress: args.progress,
             clock: args.clock,
+            target: args.target,
         })
     }
 }

@@ -21,6 +21,11 @@ pub trait Clock: Send + Sync {
     fn now(&self) -> Duration;
     /// Waits `duration` on this clock. A virtual clock returns at once, having moved time on.
     fn sleep(&self, duration: Duration) -> Sleep;
+    /// Waits for the world to change, at most until `deadline` (time since the epoch). A virtual
+    /// clock jumps to its next scheduled event or to the deadline, whichever comes first.
+    fn idle_until(&self, deadline: Duration) -> Sleep {
+        self.sleep(deadline.saturating_sub(self.now()))
+    }
     /// Whether time here is virtual (reports then show virtual durations as the primary ones).
     fn is_virtual(&self) -> bool;
 }

@@ -129,6 +129,14 @@ impl Clock for VirtualClock {
         Box::pin(std::future::ready(()))
     }
 
+    fn idle_until(&self, deadline: Duration) -> Sleep {
+        let target = self
+            .next_event_at()
+            .map_or(deadline, |next| next.min(deadline));
+        self.advance_to(target.max(self.now()));
+        Box::pin(std::future::ready(()))
+    }
+
     fn is_virtual(&self) -> bool {
         true
     }

@@ -48,7 +48,10 @@ pub const ZONES: [(&str, &str); 3] = [
 ];
 
 pub fn zone_id(zone: &str) -> &'static str {
-    ZONES.iter().find(|(z, _)| *z == zone).map_or("apne2-az1", |(_, id)| id)
+    ZONES
+        .iter()
+        .find(|(z, _)| *z == zone)
+        .map_or("apne2-az1", |(_, id)| id)
 }
 
 /// The AMIs of the node groups (terraform outputs).
@@ -67,7 +70,10 @@ pub const ADDONS: [(&str, &str); 7] = [
 ];
 
 pub fn addon_version(name: &str) -> &'static str {
-    ADDONS.iter().find(|(n, _)| *n == name).map_or("", |(_, v)| v)
+    ADDONS
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map_or("", |(_, v)| v)
 }
 
 /// The ECR registry EKS add-on images come from in the lab's region.

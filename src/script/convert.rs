@@ -122,7 +122,7 @@ pub fn is_truthy(value: &Dynamic) -> bool {
 }
 
 /// A duration argument: a string such as `"9m24s"`, or a number of seconds.
-pub(crate) fn duration_arg(
+pub fn duration_arg(
     value: &Dynamic,
     what: &str,
     position: Position,

@@ -228,6 +228,13 @@ fn classify(error: &EvalAltResult) -> (FaultKind, String, Option<Missing>) {
             if value.is_string() {
                 return (FaultKind::Failure, value.to_string(), None);
             }
+            // Errors from the bindings are maps with a reason and a message.
+            if let Some(map) = value.read_lock::<rhai::Map>()
+                && let Some(message) = map.get("message")
+            {
+                let reason = map.get("reason").map(|r| format!("{r}: ")).unwrap_or_default();
+                return (FaultKind::Failure, format!("{reason}{message}"), None);
+            }
             (FaultKind::Failure, format!("thrown: {value}"), None)
         }
         E::ErrorTerminated(..) => (FaultKind::Interrupted, "interrupted by Ctrl-C".into(), None),

@@ -15,6 +15,14 @@ pub trait Extension: Send + Sync {
     fn install(&self, engine: &mut Engine, host: &Arc<Host>);
 }
 
+/// A function registration with its signature and doc comment, as `runbook docs` shows them.
+pub fn documented(name: &str, params: &[&str], comment: &str) -> rhai::FuncRegistration {
+    let comment: Vec<String> = comment.lines().map(|l| format!("/// {l}")).collect();
+    rhai::FuncRegistration::new(name)
+        .with_params_info(params)
+        .with_comments([comment.join("\n")])
+}
+
 /// Limits that keep a broken runbook from hanging or exhausting the machine. Runbooks spend
 /// their time in host calls, which operation counts do not see, so these stay generous.
 const MAX_OPERATIONS: u64 = 20_000_000;

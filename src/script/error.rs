@@ -27,6 +27,6 @@ pub fn usage_error(message: impl Into<String>, position: Position) -> Box<EvalAl
 }
 
 /// Builds the error a host function returns when the world is not as the runbook expects.
-pub(crate) fn failure(message: impl Into<String>, position: Position) -> Box<EvalAltResult> {
+pub fn failure(message: impl Into<String>, position: Position) -> Box<EvalAltResult> {
     EvalAltResult::ErrorRuntime(Dynamic::from(message.into()), position).into()
 }

@@ -63,6 +63,7 @@ pub struct Host {
     sink: Arc<dyn Sink>,
     cleaning_up: AtomicBool,
     wall_start: Instant,
+    virtual_start: Duration,
     state: Mutex<RunState>,
 }
 
@@ -74,6 +75,7 @@ impl Host {
         interrupt: Interrupt,
         runtime: tokio::runtime::Handle,
     ) -> Arc<Self> {
+        let virtual_start = clock.now();
         Arc::new(Self {
             clock,
             runtime,
@@ -83,6 +85,7 @@ impl Host {
             sink,
             cleaning_up: AtomicBool::new(false),
             wall_start: Instant::now(),
+            virtual_start,
             state: Mutex::new(RunState::default()),
         })
     }
@@ -99,6 +102,11 @@ impl Host {
 
     pub fn log(&self, line: &str) {
         self.emit(&Event::Log { line });
+    }
+
+    /// Virtual time since the run started (the twin's scenario may have run before it).
+    pub fn virtual_elapsed(&self) -> Duration {
+        self.clock.now().saturating_sub(self.virtual_start)
     }
 
     pub fn wall_elapsed(&self) -> Duration {

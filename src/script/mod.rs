@@ -16,11 +16,12 @@ mod sources;
 mod stdlib;
 mod suggest;
 
+pub use convert::duration_arg as duration_value;
 pub use convert::{from_json, is_truthy, to_json};
 pub use diagnostic::{Diagnostic, FaultKind, Location};
 pub use docs::{FunctionDoc, function_docs};
-pub use engine::{Extension, build_engine};
-pub use error::{ScriptError, usage_error};
+pub use engine::{Extension, build_engine, documented};
+pub use error::{ScriptError, failure as failure_error, usage_error};
 pub use host::{Host, HostConfig};
 pub use interrupt::Interrupt;
 pub use runner::{RunOptions, RunOutcome, check_file, eval_snippet, report, run_file, summary};

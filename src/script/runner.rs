@@ -182,7 +182,7 @@ pub fn report(host: &Host, diagnostic: Option<&Diagnostic>) -> Report {
         defers: recorded.defers,
         snapshots: recorded.snapshots,
         error: diagnostic.map(Diagnostic::one_line),
-        virtual_ms: millis(host.clock.now()),
+        virtual_ms: millis(host.virtual_elapsed()),
         wall_ms: millis(host.wall_elapsed()),
     }
 }

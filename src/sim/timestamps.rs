@@ -11,7 +11,12 @@ pub fn rfc3339(virtual_time: Duration) -> String {
     let secs = EPOCH_UNIX_SECONDS + i64::try_from(virtual_time.as_secs()).unwrap_or(0);
     let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
     let (year, month, day) = civil_from_days(days);
-    format!("{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z", rem / 3600, rem % 3600 / 60, rem % 60)
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
 }
 
 /// Unix seconds of a virtual instant.
@@ -28,7 +33,9 @@ pub fn parse_rfc3339(text: &str) -> Option<Duration> {
     let num = |r: std::ops::Range<usize>| text.get(r)?.parse::<i64>().ok();
     let days = days_from_civil(num(0..4)?, num(5..7)?, num(8..10)?);
     let secs = days * 86_400 + num(11..13)? * 3600 + num(14..16)? * 60 + num(17..19)?;
-    u64::try_from(secs - EPOCH_UNIX_SECONDS).ok().map(Duration::from_secs)
+    u64::try_from(secs - EPOCH_UNIX_SECONDS)
+        .ok()
+        .map(Duration::from_secs)
 }
 
 // Howard Hinnant's civil-date algorithms.
@@ -59,7 +66,7 @@ pub fn human_age(age: Duration) -> String {
     let s = age.as_secs();
     match s {
         0..=119 => format!("{s}s"),
-        120..=599 if s % 60 != 0 => format!("{}m{}s", s / 60, s % 60),
+        120..=599 if !s.is_multiple_of(60) => format!("{}m{}s", s / 60, s % 60),
         120..=10_799 => format!("{}m", s / 60),
         10_800..=172_799 => format!("{}h", s / 3600),
         _ => format!("{}d", s / 86_400),
@@ -74,8 +81,14 @@ mod tests {
     fn epoch_and_offsets_format_and_parse() {
         assert_eq!(rfc3339(Duration::ZERO), "2026-01-01T00:00:00Z");
         assert_eq!(rfc3339(Duration::from_secs(564)), "2026-01-01T00:09:24Z");
-        assert_eq!(rfc3339(Duration::from_secs(86_400 * 59)), "2026-03-01T00:00:00Z");
-        assert_eq!(parse_rfc3339("2026-01-01T00:09:24Z"), Some(Duration::from_secs(564)));
+        assert_eq!(
+            rfc3339(Duration::from_secs(86_400 * 59)),
+            "2026-03-01T00:00:00Z"
+        );
+        assert_eq!(
+            parse_rfc3339("2026-01-01T00:09:24Z"),
+            Some(Duration::from_secs(564))
+        );
         assert_eq!(parse_rfc3339("2025-12-31T23:59:59Z"), None);
     }
 

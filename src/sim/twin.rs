@@ -16,11 +16,17 @@ pub struct Twin {
 
 impl Twin {
     pub fn new(clock: Arc<VirtualClock>) -> Arc<Self> {
-        Arc::new_cyclic(|this| Self { clock, kube: Mutex::new(KubeState::default()), this: this.clone() })
+        Arc::new_cyclic(|this| Self {
+            clock,
+            kube: Mutex::new(KubeState::default()),
+            this: this.clone(),
+        })
     }
 
     fn lock(&self) -> MutexGuard<'_, KubeState> {
-        self.kube.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+        self.kube
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// Changes the Kubernetes world, then lets the controllers react.

@@ -24,8 +24,5 @@ pub(crate) fn register_all(engine: &mut Engine, host: &Arc<Host>) {
 
 /// Shortens the registration of a documented function.
 fn doc(name: &str, params: &[&str], comment: &str) -> rhai::FuncRegistration {
-    let comment: Vec<String> = comment.lines().map(|l| format!("/// {l}")).collect();
-    rhai::FuncRegistration::new(name)
-        .with_params_info(params)
-        .with_comments([comment.join("\n")])
+    super::engine::documented(name, params, comment)
 }

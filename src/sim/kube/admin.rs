@@ -11,14 +11,23 @@ use crate::sim::twin::Twin;
 
 pub fn handle(twin: &Twin, method: &Method, path: &str, query: &Query) -> Response<Body> {
     match (method.as_str(), path) {
-        ("GET", "clock") => json_response(200, &json!({"virtual_ms": twin.clock.now().as_millis() as u64})),
+        ("GET", "clock") => json_response(
+            200,
+            &json!({"virtual_ms": twin.clock.now().as_millis() as u64}),
+        ),
         ("POST", "advance") => match query.get("by").map(parse_duration) {
             Some(Ok(by)) => {
                 twin.clock.advance(by);
-                json_response(200, &json!({"virtual_ms": twin.clock.now().as_millis() as u64}))
+                json_response(
+                    200,
+                    &json!({"virtual_ms": twin.clock.now().as_millis() as u64}),
+                )
             }
             Some(Err(e)) => json_response(400, &json!({"error": e.to_string()})),
-            None => json_response(400, &json!({"error": "advance needs ?by=<duration>, e.g. ?by=5m"})),
+            None => json_response(
+                400,
+                &json!({"error": "advance needs ?by=<duration>, e.g. ?by=5m"}),
+            ),
         },
         ("POST", "faults") => {
             let failing = twin.kube(|s| {
@@ -32,6 +41,9 @@ pub fn handle(twin: &Twin, method: &Method, path: &str, query: &Query) -> Respon
             });
             json_response(200, &json!({"failing_checks": failing}))
         }
-        _ => json_response(404, &json!({"error": format!("no twin endpoint {method} /twin/{path}; try GET /twin/clock, POST /twin/advance?by=5m, POST /twin/faults?fail=etcd")})),
+        _ => json_response(
+            404,
+            &json!({"error": format!("no twin endpoint {method} /twin/{path}; try GET /twin/clock, POST /twin/advance?by=5m, POST /twin/faults?fail=etcd")}),
+        ),
     }
 }

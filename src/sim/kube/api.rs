@@ -35,7 +35,11 @@ fn check_namespace(state: &KubeState, resource: &ResourceType, namespace: &str) 
         return Ok(());
     }
     let namespaces = state.built_in("namespaces");
-    if state.store.get(&store_key(&namespaces), "", namespace).is_none() {
+    if state
+        .store
+        .get(&store_key(&namespaces), "", namespace)
+        .is_none()
+    {
         return Err(ApiError::not_found(&namespaces, namespace));
     }
     Ok(())
@@ -44,7 +48,9 @@ fn check_namespace(state: &KubeState, resource: &ResourceType, namespace: &str) 
 /// Checks that the body is an object of this resource, and fills namespace and apiVersion.
 fn normalize(resource: &ResourceType, namespace: &str, mut body: Value) -> ApiResult {
     if !body.is_object() {
-        return Err(ApiError::bad_request("the body of the request was not a JSON object"));
+        return Err(ApiError::bad_request(
+            "the body of the request was not a JSON object",
+        ));
     }
     let api_version = resource.api_version();
     match body["apiVersion"].as_str() {
@@ -82,16 +88,33 @@ fn normalize(resource: &ResourceType, namespace: &str, mut body: Value) -> ApiRe
     Ok(body)
 }
 
-pub fn create(state: &mut KubeState, resource: &ResourceType, namespace: &str, body: Value, dry_run: bool) -> ApiResult {
+pub fn create(
+    state: &mut KubeState,
+    resource: &ResourceType,
+    namespace: &str,
+    body: Value,
+    dry_run: bool,
+) -> ApiResult {
     let mut body = normalize(resource, namespace, body)?;
     check_namespace(state, resource, namespace)?;
     if name_of(&body).is_empty() {
-        let Some(prefix) = body["metadata"]["generateName"].as_str().map(str::to_string) else {
-            return Err(ApiError::invalid(&resource.kind, "", &[("metadata.name", "Required value: name or generateName is required".into())]));
+        let Some(prefix) = body["metadata"]["generateName"]
+            .as_str()
+            .map(str::to_string)
+        else {
+            return Err(ApiError::invalid(
+                &resource.kind,
+                "",
+                &[(
+                    "metadata.name",
+                    "Required value: name or generateName is required".into(),
+                )],
+            ));
         };
         body["metadata"]["name"] = json!(format!("{prefix}{}", state.next_suffix(5)));
     }
     let name = name_of(&body).to_string();
+    body["metadata"]["uid"] = json!(state.store.uid());
     apply_defaults(resource, &mut body);
     validate(state, resource, &body)?;
     let key = store_key(resource);
@@ -100,7 +123,9 @@ pub fn create(state: &mut KubeState, resource: &ResourceType, namespace: &str, b
     }
     if resource.kind == "CustomResourceDefinition" && resource.group == "apiextensions.k8s.io" {
         let mut probe = state.registry.clone();
-        probe.register_crd(&body).map_err(|msg| ApiError::invalid("CustomResourceDefinition", &name, &[("spec", msg)]))?;
+        probe.register_crd(&body).map_err(|msg| {
+            ApiError::invalid("CustomResourceDefinition", &name, &[("spec", msg)])
+        })?;
         if !dry_run {
             state.registry = probe;
             body["status"] = crd_status(&body);
@@ -127,12 +152,21 @@ fn crd_status(crd: &Value) -> Value {
 pub fn get(state: &KubeState, resource: &ResourceType, namespace: &str, name: &str) -> ApiResult {
     state
         .store
-        .get(&store_key(resource), if resource.namespaced { namespace } else { "" }, name)
+        .get(
+            &store_key(resource),
+            if resource.namespaced { namespace } else { "" },
+            name,
+        )
         .cloned()
         .ok_or_else(|| ApiError::not_found(resource, name))
 }
 
-pub fn list(state: &KubeState, resource: &ResourceType, namespace: Option<&str>, options: &ListOptions) -> ApiResult<ListPage> {
+pub fn list(
+    state: &KubeState,
+    resource: &ResourceType,
+    namespace: Option<&str>,
+    options: &ListOptions,
+) -> ApiResult<ListPage> {
     let key = store_key(resource);
     let namespace = namespace.filter(|_| resource.namespaced);
     let start_after = match &options.continue_token {
@@ -142,11 +176,14 @@ pub fn list(state: &KubeState, resource: &ResourceType, namespace: Option<&str>,
     let limit = options.limit.filter(|l| *l > 0).unwrap_or(usize::MAX);
     let (mut items, mut remaining) = (Vec::new(), 0);
     for object in state.store.list(&key, namespace) {
-        let selected = options.labels.as_ref().is_none_or(|s| s.matches(&object["metadata"]["labels"]))
-            && options.fields.as_ref().is_none_or(|s| s.matches(object));
-        let after_token = start_after
+        let selected = options
+            .labels
             .as_ref()
-            .is_none_or(|(ns, name)| (namespace_of(object), name_of(object)) > (ns.as_str(), name.as_str()));
+            .is_none_or(|s| s.matches(&object["metadata"]["labels"]))
+            && options.fields.as_ref().is_none_or(|s| s.matches(object));
+        let after_token = start_after.as_ref().is_none_or(|(ns, name)| {
+            (namespace_of(object), name_of(object)) > (ns.as_str(), name.as_str())
+        });
         if !(selected && after_token) {
             continue;
         }
@@ -190,7 +227,9 @@ pub fn replace(
 ) -> ApiResult {
     let body = normalize(resource, namespace, body)?;
     if name_of(&body) != name {
-        return Err(ApiError::bad_request("the name of the object does not match the name on the URL"));
+        return Err(ApiError::bad_request(
+            "the name of the object does not match the name on the URL",
+        ));
     }
     let existing = get(state, resource, namespace, name)?;
     if let Some(rv) = body["metadata"]["resourceVersion"].as_str()
@@ -202,7 +241,13 @@ pub fn replace(
     store_update(state, resource, &existing, body, subresource)
 }
 
-fn store_update(state: &mut KubeState, resource: &ResourceType, existing: &Value, mut updated: Value, subresource: Option<&str>) -> ApiResult {
+fn store_update(
+    state: &mut KubeState,
+    resource: &ResourceType,
+    existing: &Value,
+    mut updated: Value,
+    subresource: Option<&str>,
+) -> ApiResult {
     match subresource {
         // Writes to /status change only status; writes to the object never change status.
         Some("status") => {
@@ -216,7 +261,8 @@ fn store_update(state: &mut KubeState, resource: &ResourceType, existing: &Value
             updated = object;
         }
         _ => {
-            if resource.subresources.iter().any(|s| s == "status") && !existing["status"].is_null() {
+            if resource.subresources.iter().any(|s| s == "status") && !existing["status"].is_null()
+            {
                 updated["status"] = existing["status"].clone();
             }
         }
@@ -225,7 +271,13 @@ fn store_update(state: &mut KubeState, resource: &ResourceType, existing: &Value
     validate(state, resource, &updated)?;
     if resource.kind == "CustomResourceDefinition" {
         let mut probe = state.registry.clone();
-        probe.register_crd(&updated).map_err(|msg| ApiError::invalid("CustomResourceDefinition", name_of(&updated), &[("spec", msg)]))?;
+        probe.register_crd(&updated).map_err(|msg| {
+            ApiError::invalid(
+                "CustomResourceDefinition",
+                name_of(&updated),
+                &[("spec", msg)],
+            )
+        })?;
         state.registry = probe;
     }
     Ok(state.store.update(&store_key(resource), updated))
@@ -251,11 +303,19 @@ pub fn scale_of(object: &Value) -> Value {
 fn selector_string(selector: &Value) -> String {
     selector["matchLabels"]
         .as_object()
-        .map(|m| m.iter().map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or_default())).collect::<Vec<_>>().join(","))
+        .map(|m| {
+            m.iter()
+                .map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or_default()))
+                .collect::<Vec<_>>()
+                .join(",")
+        })
         .unwrap_or_default()
 }
 
-#[expect(clippy::too_many_arguments, reason = "mirrors the PATCH request's parts one to one")]
+#[expect(
+    clippy::too_many_arguments,
+    reason = "mirrors the PATCH request's parts one to one"
+)]
 pub fn patch(
     state: &mut KubeState,
     resource: &ResourceType,
@@ -280,14 +340,20 @@ pub fn patch(
         Err(error) => return Err(error),
     };
     if kind == PatchType::Apply && name_of(body) != name && !name_of(body).is_empty() {
-        return Err(ApiError::bad_request("the name of the object does not match the name on the URL"));
+        return Err(ApiError::bad_request(
+            "the name of the object does not match the name on the URL",
+        ));
     }
     let base = match subresource {
         Some("scale") => scale_of(&existing),
         _ => existing.clone(),
     };
     let patched = apply_patch(&base, body, kind, built_in).map_err(|msg| {
-        ApiError::new(422, "Invalid", format!("{} \"{name}\" is invalid: {msg}", resource.kind))
+        ApiError::new(
+            422,
+            "Invalid",
+            format!("{} \"{name}\" is invalid: {msg}", resource.kind),
+        )
     })?;
     let patched = match subresource {
         Some("scale") => {
@@ -302,30 +368,61 @@ pub fn patch(
     if dry_run {
         return Ok(patched);
     }
-    let stored = store_update(state, resource, &existing, patched, subresource.filter(|s| *s != "scale"))?;
-    Ok(if subresource == Some("scale") { scale_of(&stored) } else { stored })
+    let stored = store_update(
+        state,
+        resource,
+        &existing,
+        patched,
+        subresource.filter(|s| *s != "scale"),
+    )?;
+    Ok(if subresource == Some("scale") {
+        scale_of(&stored)
+    } else {
+        stored
+    })
 }
 
 /// DELETE: removes the object now (the twin has no finalizers); dependents go in the next
 /// garbage collection unless `orphan` is asked for.
-pub fn delete(state: &mut KubeState, resource: &ResourceType, namespace: &str, name: &str, orphan: bool, dry_run: bool) -> ApiResult {
+pub fn delete(
+    state: &mut KubeState,
+    resource: &ResourceType,
+    namespace: &str,
+    name: &str,
+    orphan: bool,
+    dry_run: bool,
+) -> ApiResult {
     let namespace = if resource.namespaced { namespace } else { "" };
     let existing = get(state, resource, namespace, name)?;
     if dry_run {
         return Ok(existing);
     }
-    let removed = state.store.remove(&store_key(resource), namespace, name).unwrap_or(existing);
+    let removed = state
+        .store
+        .remove(&store_key(resource), namespace, name)
+        .unwrap_or(existing);
     if orphan {
-        let uid = removed["metadata"]["uid"].as_str().unwrap_or_default().to_string();
+        let uid = removed["metadata"]["uid"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
         super::controllers::orphan_dependents(state, &uid);
     }
     if resource.kind == "CustomResourceDefinition" {
-        let group = removed["spec"]["group"].as_str().unwrap_or_default().to_string();
-        let plural = removed["spec"]["names"]["plural"].as_str().unwrap_or_default().to_string();
+        let group = removed["spec"]["group"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        let plural = removed["spec"]["names"]["plural"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
         state.registry.unregister_crd(&group, &plural);
     }
     if resource.kind == "Pod" {
-        state.logs.retain(|(ns, pod, _), _| !(ns == namespace && pod == name));
+        state
+            .logs
+            .retain(|(ns, pod, _), _| !(ns == namespace && pod == name));
     }
     Ok(removed)
 }

@@ -31,7 +31,11 @@ fn pod_spec_defaults(spec: &mut Value) {
     for list in ["containers", "initContainers"] {
         for container in spec[list].as_array_mut().into_iter().flatten() {
             set_default(container, &["imagePullPolicy"], json!("IfNotPresent"));
-            set_default(container, &["terminationMessagePath"], json!("/dev/termination-log"));
+            set_default(
+                container,
+                &["terminationMessagePath"],
+                json!("/dev/termination-log"),
+            );
             set_default(container, &["terminationMessagePolicy"], json!("File"));
             set_default(container, &["resources"], json!({}));
         }
@@ -46,9 +50,15 @@ pub fn apply_defaults(resource: &ResourceType, object: &mut Value) {
         }
         ("", "Pod") => {
             pod_spec_defaults(&mut object["spec"]);
-            let tolerations = object["spec"]["tolerations"].as_array().cloned().unwrap_or_default();
+            let tolerations = object["spec"]["tolerations"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default();
             let mut tolerations = tolerations;
-            for key in ["node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable"] {
+            for key in [
+                "node.kubernetes.io/not-ready",
+                "node.kubernetes.io/unreachable",
+            ] {
                 if !tolerations.iter().any(|t| t["key"] == key) {
                     tolerations.push(json!({"key": key, "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300}));
                 }
@@ -61,7 +71,11 @@ pub fn apply_defaults(resource: &ResourceType, object: &mut Value) {
             set_default(object, &["spec", "replicas"], json!(1));
             set_default(object, &["spec", "revisionHistoryLimit"], json!(10));
             set_default(object, &["spec", "progressDeadlineSeconds"], json!(600));
-            set_default(object, &["spec", "strategy"], json!({"type": "RollingUpdate", "rollingUpdate": {"maxSurge": "25%", "maxUnavailable": "25%"}}));
+            set_default(
+                object,
+                &["spec", "strategy"],
+                json!({"type": "RollingUpdate", "rollingUpdate": {"maxSurge": "25%", "maxUnavailable": "25%"}}),
+            );
             pod_spec_defaults(&mut object["spec"]["template"]["spec"]);
         }
         ("apps", "ReplicaSet") | ("apps", "StatefulSet") => {
@@ -70,7 +84,11 @@ pub fn apply_defaults(resource: &ResourceType, object: &mut Value) {
         }
         ("apps", "DaemonSet") => {
             set_default(object, &["spec", "revisionHistoryLimit"], json!(10));
-            set_default(object, &["spec", "updateStrategy"], json!({"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 1, "maxSurge": 0}}));
+            set_default(
+                object,
+                &["spec", "updateStrategy"],
+                json!({"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 1, "maxSurge": 0}}),
+            );
             pod_spec_defaults(&mut object["spec"]["template"]["spec"]);
         }
         ("batch", "Job") => {
@@ -79,6 +97,23 @@ pub fn apply_defaults(resource: &ResourceType, object: &mut Value) {
             set_default(object, &["spec", "backoffLimit"], json!(6));
             set_default(object, &["spec", "completionMode"], json!("NonIndexed"));
             set_default(object, &["spec", "suspend"], json!(false));
+            // The Job controller's own selector: its pods carry the Job's uid.
+            if let Some(uid) = object["metadata"]["uid"].as_str().map(str::to_string) {
+                let name = object["metadata"]["name"].clone();
+                set_default(
+                    object,
+                    &["spec", "selector"],
+                    json!({"matchLabels": {"batch.kubernetes.io/controller-uid": uid}}),
+                );
+                let labels = &mut object["spec"]["template"]["metadata"]["labels"];
+                if !labels.is_object() {
+                    *labels = json!({});
+                }
+                labels["batch.kubernetes.io/controller-uid"] = json!(uid);
+                labels["controller-uid"] = json!(uid);
+                labels["batch.kubernetes.io/job-name"] = name.clone();
+                labels["job-name"] = name;
+            }
             pod_spec_defaults(&mut object["spec"]["template"]["spec"]);
         }
         ("", "Service") => {

@@ -34,8 +34,10 @@ pub fn group_list(registry: &Registry) -> Value {
         .into_iter()
         .filter(|(group, _)| !group.is_empty())
         .map(|(group, versions)| {
-            let versions: Vec<Value> =
-                versions.iter().map(|v| json!({"groupVersion": format!("{group}/{v}"), "version": v})).collect();
+            let versions: Vec<Value> = versions
+                .iter()
+                .map(|v| json!({"groupVersion": format!("{group}/{v}"), "version": v}))
+                .collect();
             json!({"name": group, "versions": versions, "preferredVersion": versions[0]})
         })
         .collect();
@@ -44,8 +46,13 @@ pub fn group_list(registry: &Registry) -> Value {
 
 pub fn group(registry: &Registry, name: &str) -> Option<Value> {
     let (group, versions) = registry.groups().into_iter().find(|(g, _)| g == name)?;
-    let versions: Vec<Value> = versions.iter().map(|v| json!({"groupVersion": format!("{group}/{v}"), "version": v})).collect();
-    Some(json!({"kind": "APIGroup", "apiVersion": "v1", "name": group, "versions": versions, "preferredVersion": versions[0]}))
+    let versions: Vec<Value> = versions
+        .iter()
+        .map(|v| json!({"groupVersion": format!("{group}/{v}"), "version": v}))
+        .collect();
+    Some(
+        json!({"kind": "APIGroup", "apiVersion": "v1", "name": group, "versions": versions, "preferredVersion": versions[0]}),
+    )
 }
 
 pub fn resource_list(registry: &Registry, group: &str, version: &str) -> Option<Value> {
@@ -58,6 +65,12 @@ pub fn resource_list(registry: &Registry, group: &str, version: &str) -> Option<
     if resources.is_empty() {
         return None;
     }
-    let group_version = if group.is_empty() { version.to_string() } else { format!("{group}/{version}") };
-    Some(json!({"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": group_version, "resources": resources}))
+    let group_version = if group.is_empty() {
+        version.to_string()
+    } else {
+        format!("{group}/{version}")
+    };
+    Some(
+        json!({"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": group_version, "resources": resources}),
+    )
 }

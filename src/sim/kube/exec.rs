@@ -11,7 +11,8 @@ use serde_json::json;
 use tokio_tungstenite::WebSocketStream;
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::tungstenite::handshake::derive_accept_key;
-use tokio_tungstenite::tungstenite::protocol::Role;
+use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
+use tokio_tungstenite::tungstenite::protocol::{CloseFrame, Role};
 
 use super::handlers::error_response;
 use super::programs::{Context, Output};
@@ -22,22 +23,40 @@ use crate::sim::twin::Twin;
 
 const PROTOCOLS: [&str; 2] = ["v5.channel.k8s.io", "v4.channel.k8s.io"];
 
-pub fn handle(twin: &Arc<Twin>, mut request: Request<Incoming>, namespace: &str, pod_name: &str, query: &Query) -> Response<Body> {
+pub fn handle(
+    twin: &Arc<Twin>,
+    mut request: Request<Incoming>,
+    namespace: &str,
+    pod_name: &str,
+    query: &Query,
+) -> Response<Body> {
     let command: Vec<String> = query.all("command").to_vec();
     let outcome = twin.read_kube(|state| -> Result<Output, ApiError> {
         let pods = state.built_in("pods");
-        let pod = state.object("pods", namespace, pod_name).ok_or_else(|| ApiError::not_found(&pods, pod_name))?;
+        let pod = state
+            .object("pods", namespace, pod_name)
+            .ok_or_else(|| ApiError::not_found(&pods, pod_name))?;
         if command.is_empty() {
             return Err(ApiError::bad_request("you must specify at least 1 command"));
         }
-        let containers = pod["spec"]["containers"].as_array().cloned().unwrap_or_default();
+        let containers = pod["spec"]["containers"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
         let container = match query.get("container") {
             Some(name) => containers
                 .iter()
                 .find(|c| c["name"] == name)
                 .cloned()
-                .ok_or_else(|| ApiError::bad_request(format!("container {name} is not valid for pod {pod_name}")))?,
-            None => containers.first().cloned().ok_or_else(|| ApiError::bad_request("the pod has no containers"))?,
+                .ok_or_else(|| {
+                    ApiError::bad_request(format!(
+                        "container {name} is not valid for pod {pod_name}"
+                    ))
+                })?,
+            None => containers
+                .first()
+                .cloned()
+                .ok_or_else(|| ApiError::bad_request("the pod has no containers"))?,
         };
         if pod["status"]["phase"] != "Running" {
             return Err(ApiError::bad_request(format!(
@@ -45,29 +64,51 @@ pub fn handle(twin: &Arc<Twin>, mut request: Request<Incoming>, namespace: &str,
                 container["name"].as_str().unwrap_or_default()
             )));
         }
-        let node = pod["spec"]["nodeName"].as_str().and_then(|n| state.object("nodes", "", n));
-        let context = Context { pod: &pod, container: &container, node: node.as_ref() };
+        let node = pod["spec"]["nodeName"]
+            .as_str()
+            .and_then(|n| state.object("nodes", "", n));
+        let context = Context {
+            pod: &pod,
+            container: &container,
+            node: node.as_ref(),
+        };
         Ok((state.exec)(&command, &context, state))
     });
     let output = match outcome {
         Ok(output) => output,
         Err(error) => return error_response(&error),
     };
-    let offered = request.headers().get("sec-websocket-protocol").and_then(|v| v.to_str().ok()).unwrap_or_default().to_string();
-    let Some(protocol) = PROTOCOLS.iter().find(|p| offered.split(',').any(|o| o.trim() == **p)) else {
+    let offered = request
+        .headers()
+        .get("sec-websocket-protocol")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_string();
+    let Some(protocol) = PROTOCOLS
+        .iter()
+        .find(|p| offered.split(',').any(|o| o.trim() == **p))
+    else {
         return error_response(&ApiError::bad_request(
             "the twin serves exec over WebSocket (v5.channel.k8s.io or v4.channel.k8s.io); SPDY is not supported",
         ));
     };
-    let Some(key) = request.headers().get("sec-websocket-key").map(|k| derive_accept_key(k.as_bytes())) else {
+    let Some(key) = request
+        .headers()
+        .get("sec-websocket-key")
+        .map(|k| derive_accept_key(k.as_bytes()))
+    else {
         return error_response(&ApiError::bad_request("missing Sec-WebSocket-Key"));
     };
     let upgrade = hyper::upgrade::on(&mut request);
     tokio::spawn(async move {
         let Ok(upgraded) = upgrade.await else { return };
-        let mut socket = WebSocketStream::from_raw_socket(TokioIo::new(upgraded), Role::Server, None).await;
+        let mut socket =
+            WebSocketStream::from_raw_socket(TokioIo::new(upgraded), Role::Server, None).await;
         let mut frames = Vec::new();
-        for (channel, data) in [(1u8, output.stdout.as_bytes()), (2u8, output.stderr.as_bytes())] {
+        for (channel, data) in [
+            (1u8, output.stdout.as_bytes()),
+            (2u8, output.stderr.as_bytes()),
+        ] {
             if !data.is_empty() {
                 let mut frame = vec![channel];
                 frame.extend_from_slice(data);
@@ -93,7 +134,11 @@ pub fn handle(twin: &Arc<Twin>, mut request: Request<Incoming>, namespace: &str,
                 return;
             }
         }
-        let _ = socket.close(None).await;
+        let normal = CloseFrame {
+            code: CloseCode::Normal,
+            reason: "".into(),
+        };
+        let _ = socket.close(Some(normal)).await;
     });
     Response::builder()
         .status(101)

@@ -16,11 +16,15 @@ use super::routes::{self, Query, ResourcePath, Route};
 use super::selectors::{FieldSelector, LabelSelector};
 use super::server::{Body, json_response, text_response};
 use super::status::ApiError;
-use super::{admin, discovery, exec, logs, tables, watch};
+use super::{admin, discovery, exec, logs, openapi, tables, watch};
 use crate::sim::twin::Twin;
 
 fn header<'a>(request: &'a Request<Incoming>, name: &str) -> &'a str {
-    request.headers().get(name).and_then(|v| v.to_str().ok()).unwrap_or_default()
+    request
+        .headers()
+        .get(name)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
 }
 
 pub fn error_response(error: &ApiError) -> Response<Body> {
@@ -37,7 +41,9 @@ pub async fn handle(twin: Arc<Twin>, request: Request<Incoming>) -> Response<Bod
     match routes::parse(&path) {
         Route::Version => json_response(200, &discovery::version()),
         Route::CoreVersions => json_response(200, &discovery::core_versions()),
-        Route::GroupList => json_response(200, &twin.read_kube(|s| discovery::group_list(&s.registry))),
+        Route::GroupList => {
+            json_response(200, &twin.read_kube(|s| discovery::group_list(&s.registry)))
+        }
         Route::Group { group } => match twin.read_kube(|s| discovery::group(&s.registry, &group)) {
             Some(doc) => json_response(200, &doc),
             None => not_found_page(),
@@ -51,8 +57,21 @@ pub async fn handle(twin: Arc<Twin>, request: Request<Incoming>) -> Response<Bod
         Route::Health { endpoint, check } => {
             let excludes: Vec<String> = query.all("exclude").to_vec();
             let failing = twin.read_kube(|s| s.failing_checks.clone());
-            let (code, body) = health::answer(endpoint, check.as_deref(), query.has("verbose"), &excludes, &failing);
+            let (code, body) = health::answer(
+                endpoint,
+                check.as_deref(),
+                query.has("verbose"),
+                &excludes,
+                &failing,
+            );
             text_response(code, body)
+        }
+        Route::OpenApiRoot => json_response(200, &twin.read_kube(|s| openapi::root(&s.registry))),
+        Route::OpenApi { path } => {
+            match twin.read_kube(|s| openapi::group_version(&s.registry, &path)) {
+                Some(doc) => json_response(200, &doc),
+                None => not_found_page(),
+            }
         }
         Route::Admin { path } => admin::handle(&twin, request.method(), &path, &query),
         Route::Resource(target) => resource(twin, request, target, query).await,
@@ -70,75 +89,181 @@ async fn read_body(request: Request<Incoming>) -> Result<Value, ApiError> {
     if bytes.is_empty() {
         return Ok(Value::Null);
     }
-    let text = std::str::from_utf8(&bytes).map_err(|_| ApiError::bad_request("the request body is not UTF-8"))?;
+    let text = std::str::from_utf8(&bytes)
+        .map_err(|_| ApiError::bad_request("the request body is not UTF-8"))?;
     serde_json::from_str(text)
         .or_else(|_| serde_saphyr::from_str::<Value>(text))
-        .map_err(|e| ApiError::bad_request(format!("the request body is neither JSON nor YAML: {e}")))
+        .map_err(|e| {
+            ApiError::bad_request(format!("the request body is neither JSON nor YAML: {e}"))
+        })
 }
 
 fn list_options(query: &Query) -> Result<ListOptions, ApiError> {
-    let labels = query.get("labelSelector").filter(|s| !s.is_empty()).map(LabelSelector::parse).transpose().map_err(ApiError::bad_request)?;
-    let fields = query.get("fieldSelector").filter(|s| !s.is_empty()).map(FieldSelector::parse).transpose().map_err(ApiError::bad_request)?;
-    let limit = query.get("limit").map(|l| l.parse::<usize>().map_err(|_| ApiError::bad_request(format!("invalid limit: {l}")))).transpose()?;
-    Ok(ListOptions { labels, fields, limit, continue_token: query.get("continue").filter(|c| !c.is_empty()).map(str::to_string) })
+    let labels = query
+        .get("labelSelector")
+        .filter(|s| !s.is_empty())
+        .map(LabelSelector::parse)
+        .transpose()
+        .map_err(ApiError::bad_request)?;
+    let fields = query
+        .get("fieldSelector")
+        .filter(|s| !s.is_empty())
+        .map(FieldSelector::parse)
+        .transpose()
+        .map_err(ApiError::bad_request)?;
+    let limit = query
+        .get("limit")
+        .map(|l| {
+            l.parse::<usize>()
+                .map_err(|_| ApiError::bad_request(format!("invalid limit: {l}")))
+        })
+        .transpose()?;
+    Ok(ListOptions {
+        labels,
+        fields,
+        limit,
+        continue_token: query
+            .get("continue")
+            .filter(|c| !c.is_empty())
+            .map(str::to_string),
+    })
 }
 
 fn list_kind(resource: &ResourceType) -> String {
     format!("{}List", resource.kind)
 }
 
-async fn resource(twin: Arc<Twin>, request: Request<Incoming>, target: ResourcePath, query: Query) -> Response<Body> {
-    let Some(resource) = twin.read_kube(|s| s.registry.by_plural(&target.group, &target.version, &target.plural).cloned()) else {
-        return error_response(&ApiError::new(404, "NotFound", "the server could not find the requested resource"));
+async fn resource(
+    twin: Arc<Twin>,
+    request: Request<Incoming>,
+    target: ResourcePath,
+    query: Query,
+) -> Response<Body> {
+    let Some(resource) = twin.read_kube(|s| {
+        s.registry
+            .by_plural(&target.group, &target.version, &target.plural)
+            .cloned()
+    }) else {
+        return error_response(&ApiError::new(
+            404,
+            "NotFound",
+            "the server could not find the requested resource",
+        ));
     };
     let namespace = target.namespace.clone().unwrap_or_default();
     if resource.namespaced && target.name.is_some() && target.namespace.is_none() {
-        return error_response(&ApiError::new(404, "NotFound", "the server could not find the requested resource"));
+        return error_response(&ApiError::new(
+            404,
+            "NotFound",
+            "the server could not find the requested resource",
+        ));
     }
     let subresource = target.subresource.as_deref();
     if let Some(sub) = subresource
         && !resource.subresources.iter().any(|s| s == sub)
     {
-        return error_response(&ApiError::new(404, "NotFound", "the server could not find the requested resource"));
+        return error_response(&ApiError::new(
+            404,
+            "NotFound",
+            "the server could not find the requested resource",
+        ));
     }
     let accept = header(&request, "accept").to_string();
     let dry_run = query.get("dryRun") == Some("All");
     let method = request.method().clone();
     let name = target.name.clone();
     let result: Result<(u16, Value), ApiError> = match (method, name.as_deref(), subresource) {
-        (_, Some(pod), Some("exec" | "attach")) => return exec::handle(&twin, request, &namespace, pod, &query),
-        (Method::GET, Some(pod), Some("log")) => return logs::handle(twin, &namespace, pod, &query).await,
-        (Method::GET, Some(name), Some("scale")) => twin.read_kube(|s| api::get(s, &resource, &namespace, name)).map(|o| (200, api::scale_of(&o))),
-        (Method::GET, Some(name), _) => twin.read_kube(|s| api::get(s, &resource, &namespace, name)).map(|o| (200, o)),
-        (Method::GET, None, None) if query.flag("watch") => {
-            return watch::handle(&twin, &resource, target.namespace.as_deref(), &query, tables::wants_table(&accept));
+        (_, Some(pod), Some("exec" | "attach")) => {
+            return exec::handle(&twin, request, &namespace, pod, &query);
         }
-        (Method::GET, None, None) => list(&twin, &resource, target.namespace.as_deref(), &query, &accept),
+        (Method::GET, Some(pod), Some("log")) => {
+            return logs::handle(twin, &namespace, pod, &query).await;
+        }
+        (Method::GET, Some(name), Some("scale")) => twin
+            .read_kube(|s| api::get(s, &resource, &namespace, name))
+            .map(|o| (200, api::scale_of(&o))),
+        (Method::GET, Some(name), _) => twin.read_kube(|s| {
+            let object = api::get(s, &resource, &namespace, name)?;
+            if tables::wants_table(&accept) {
+                let include = query.get("includeObject").unwrap_or("Metadata");
+                return Ok((
+                    200,
+                    tables::table(
+                        &resource,
+                        std::slice::from_ref(&object),
+                        s.now,
+                        include,
+                        s.store.resource_version(),
+                        true,
+                    ),
+                ));
+            }
+            Ok((200, object))
+        }),
+        (Method::GET, None, None) if query.flag("watch") => {
+            return watch::handle(
+                &twin,
+                &resource,
+                target.namespace.as_deref(),
+                &query,
+                tables::wants_table(&accept),
+            );
+        }
+        (Method::GET, None, None) => list(
+            &twin,
+            &resource,
+            target.namespace.as_deref(),
+            &query,
+            &accept,
+        ),
         (Method::POST, None, None) => match read_body(request).await {
-            Ok(body) => twin.kube(|s| api::create(s, &resource, &namespace, body, dry_run)).map(|o| (201, o)),
+            Ok(body) => twin
+                .kube(|s| api::create(s, &resource, &namespace, body, dry_run))
+                .map(|o| (201, o)),
             Err(e) => Err(e),
         },
         (Method::PUT, Some(name), sub) => match read_body(request).await {
-            Ok(body) => twin.kube(|s| api::replace(s, &resource, &namespace, name, body, sub)).map(|o| (200, o)),
+            Ok(body) => twin
+                .kube(|s| api::replace(s, &resource, &namespace, name, body, sub))
+                .map(|o| (200, o)),
             Err(e) => Err(e),
         },
         (Method::PATCH, Some(name), sub) => {
             let content_type = header(&request, "content-type").to_string();
             match PatchType::from_content_type(&content_type) {
-                None => Err(ApiError::new(415, "UnsupportedMediaType", format!("the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml, application/strategic-merge-patch+json (got {content_type:?})"))),
+                None => Err(ApiError::new(
+                    415,
+                    "UnsupportedMediaType",
+                    format!(
+                        "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml, application/strategic-merge-patch+json (got {content_type:?})"
+                    ),
+                )),
                 Some(kind) => match read_body(request).await {
-                    Ok(body) => twin.kube(|s| api::patch(s, &resource, &namespace, name, kind, &body, sub, dry_run)).map(|o| (200, o)),
+                    Ok(body) => twin
+                        .kube(|s| {
+                            api::patch(s, &resource, &namespace, name, kind, &body, sub, dry_run)
+                        })
+                        .map(|o| (200, o)),
                     Err(e) => Err(e),
                 },
             }
         }
         (Method::DELETE, Some(name), None) => {
             let body = read_body(request).await.unwrap_or(Value::Null);
-            let orphan = query.get("propagationPolicy") == Some("Orphan") || body["propagationPolicy"] == "Orphan" || body["orphanDependents"] == true;
-            twin.kube(|s| api::delete(s, &resource, &namespace, name, orphan, dry_run)).map(|o| (200, o))
+            let orphan = query.get("propagationPolicy") == Some("Orphan")
+                || body["propagationPolicy"] == "Orphan"
+                || body["orphanDependents"] == true;
+            twin.kube(|s| api::delete(s, &resource, &namespace, name, orphan, dry_run))
+                .map(|o| (200, o))
         }
-        (Method::DELETE, None, None) => delete_collection(&twin, &resource, target.namespace.as_deref(), &query),
-        _ => Err(ApiError::new(405, "MethodNotAllowed", "the server does not allow this method on the requested resource")),
+        (Method::DELETE, None, None) => {
+            delete_collection(&twin, &resource, target.namespace.as_deref(), &query)
+        }
+        _ => Err(ApiError::new(
+            405,
+            "MethodNotAllowed",
+            "the server does not allow this method on the requested resource",
+        )),
     };
     match result {
         Ok((code, value)) => json_response(code, &value),
@@ -146,12 +271,26 @@ async fn resource(twin: Arc<Twin>, request: Request<Incoming>, target: ResourceP
     }
 }
 
-fn list(twin: &Twin, resource: &ResourceType, namespace: Option<&str>, query: &Query, accept: &str) -> Result<(u16, Value), ApiError> {
+fn list(
+    twin: &Twin,
+    resource: &ResourceType,
+    namespace: Option<&str>,
+    query: &Query,
+    accept: &str,
+) -> Result<(u16, Value), ApiError> {
     let options = list_options(query)?;
-    let (page, now) = twin.read_kube(|s| api::list(s, resource, namespace, &options).map(|p| (p, s.now)))?;
+    let (page, now) =
+        twin.read_kube(|s| api::list(s, resource, namespace, &options).map(|p| (p, s.now)))?;
     if tables::wants_table(accept) {
         let include = query.get("includeObject").unwrap_or("Metadata");
-        let mut table = tables::table(resource, &page.items, now, include, page.resource_version, true);
+        let mut table = tables::table(
+            resource,
+            &page.items,
+            now,
+            include,
+            page.resource_version,
+            true,
+        );
         if let Some(token) = &page.continue_token {
             table["metadata"]["continue"] = json!(token);
         }
@@ -162,21 +301,47 @@ fn list(twin: &Twin, resource: &ResourceType, namespace: Option<&str>, query: &Q
         metadata["continue"] = json!(token);
         metadata["remainingItemCount"] = json!(page.remaining);
     }
-    Ok((200, json!({"kind": list_kind(resource), "apiVersion": resource.api_version(), "metadata": metadata, "items": page.items})))
+    Ok((
+        200,
+        json!({"kind": list_kind(resource), "apiVersion": resource.api_version(), "metadata": metadata, "items": page.items}),
+    ))
 }
 
-fn delete_collection(twin: &Twin, resource: &ResourceType, namespace: Option<&str>, query: &Query) -> Result<(u16, Value), ApiError> {
+fn delete_collection(
+    twin: &Twin,
+    resource: &ResourceType,
+    namespace: Option<&str>,
+    query: &Query,
+) -> Result<(u16, Value), ApiError> {
     let options = list_options(query)?;
     let deleted = twin.kube(|s| -> Result<Vec<Value>, ApiError> {
-        let page = api::list(s, resource, namespace, &ListOptions { limit: None, continue_token: None, ..options })?;
+        let page = api::list(
+            s,
+            resource,
+            namespace,
+            &ListOptions {
+                limit: None,
+                continue_token: None,
+                ..options
+            },
+        )?;
         page.items
             .iter()
             .map(|o| {
-                let ns = o["metadata"]["namespace"].as_str().unwrap_or_default().to_string();
-                let name = o["metadata"]["name"].as_str().unwrap_or_default().to_string();
+                let ns = o["metadata"]["namespace"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string();
+                let name = o["metadata"]["name"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string();
                 api::delete(s, resource, &ns, &name, false, false)
             })
             .collect()
     })?;
-    Ok((200, json!({"kind": list_kind(resource), "apiVersion": resource.api_version(), "metadata": {}, "items": deleted})))
+    Ok((
+        200,
+        json!({"kind": list_kind(resource), "apiVersion": resource.api_version(), "metadata": {}, "items": deleted}),
+    ))
 }

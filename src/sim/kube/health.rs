@@ -63,7 +63,10 @@ impl Endpoint {
     }
 
     fn checks(self) -> impl Iterator<Item = &'static str> {
-        READYZ_CHECKS.iter().copied().filter(move |c| self == Endpoint::Readyz || !READY_ONLY.contains(c))
+        READYZ_CHECKS
+            .iter()
+            .copied()
+            .filter(move |c| self == Endpoint::Readyz || !READY_ONLY.contains(c))
     }
 }
 
@@ -80,14 +83,20 @@ pub fn answer(
             return (404, "404 page not found\n".into());
         }
         return if failing.contains(check) {
-            (500, format!("internal server error: {check} failed: reason withheld\n"))
+            (
+                500,
+                format!("internal server error: {check} failed: reason withheld\n"),
+            )
         } else {
             (200, "ok".into())
         };
     }
     let mut lines = Vec::new();
     let mut failed = false;
-    for check in endpoint.checks().filter(|c| !excludes.iter().any(|e| e == c)) {
+    for check in endpoint
+        .checks()
+        .filter(|c| !excludes.iter().any(|e| e == c))
+    {
         if failing.contains(check) {
             failed = true;
             lines.push(format!("[-]{check} failed: reason withheld"));
@@ -95,10 +104,16 @@ pub fn answer(
             lines.push(format!("[+]{check} ok"));
         }
     }
-    let unknown: Vec<&String> = excludes.iter().filter(|e| !endpoint.checks().any(|c| c == e.as_str())).collect();
+    let unknown: Vec<&String> = excludes
+        .iter()
+        .filter(|e| !endpoint.checks().any(|c| c == e.as_str()))
+        .collect();
     if !unknown.is_empty() {
         let names: Vec<String> = unknown.iter().map(|e| format!("{e:?}")).collect();
-        lines.push(format!("warn: some health checks cannot be excluded: no matches for {}", names.join(", ")));
+        lines.push(format!(
+            "warn: some health checks cannot be excluded: no matches for {}",
+            names.join(", ")
+        ));
     }
     let name = endpoint.name();
     if failed {
@@ -129,6 +144,10 @@ mod tests {
         assert!(body.contains("[-]etcd failed: reason withheld\n"));
         let (code, _) = answer(Endpoint::Readyz, None, false, &["etcd".into()], &failing);
         assert_eq!(code, 200);
-        assert!(!answer(Endpoint::Livez, None, true, &[], &BTreeSet::new()).1.contains("informer-sync"));
+        assert!(
+            !answer(Endpoint::Livez, None, true, &[], &BTreeSet::new())
+                .1
+                .contains("[+]informer-sync ok")
+        );
     }
 }

@@ -22,14 +22,29 @@ use crate::sim::twin::Twin;
 const FOLLOW_POLL: Duration = Duration::from_millis(50);
 
 /// The container a log request means, or the apiserver's error.
-fn choose_container(state: &KubeState, namespace: &str, pod_name: &str, wanted: Option<&str>) -> Result<(Value, String), ApiError> {
+fn choose_container(
+    state: &KubeState,
+    namespace: &str,
+    pod_name: &str,
+    wanted: Option<&str>,
+) -> Result<(Value, String), ApiError> {
     let pods = state.built_in("pods");
-    let pod = state.object("pods", namespace, pod_name).ok_or_else(|| ApiError::not_found(&pods, pod_name))?;
-    let names: Vec<String> =
-        pod["spec"]["containers"].as_array().into_iter().flatten().filter_map(|c| c["name"].as_str().map(str::to_string)).collect();
+    let pod = state
+        .object("pods", namespace, pod_name)
+        .ok_or_else(|| ApiError::not_found(&pods, pod_name))?;
+    let names: Vec<String> = pod["spec"]["containers"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|c| c["name"].as_str().map(str::to_string))
+        .collect();
     let container = match wanted {
         Some(name) if names.iter().any(|n| n == name) => name.to_string(),
-        Some(name) => return Err(ApiError::bad_request(format!("container {name} is not valid for pod {pod_name}"))),
+        Some(name) => {
+            return Err(ApiError::bad_request(format!(
+                "container {name} is not valid for pod {pod_name}"
+            )));
+        }
         None if names.len() == 1 => names[0].clone(),
         None => {
             return Err(ApiError::bad_request(format!(
@@ -49,28 +64,50 @@ fn choose_container(state: &KubeState, namespace: &str, pod_name: &str, wanted: 
 fn render(lines: &[(Duration, String)], timestamps: bool) -> String {
     lines
         .iter()
-        .map(|(at, text)| if timestamps { format!("{} {text}\n", rfc3339(*at)) } else { format!("{text}\n") })
+        .map(|(at, text)| {
+            if timestamps {
+                format!("{} {text}\n", rfc3339(*at))
+            } else {
+                format!("{text}\n")
+            }
+        })
         .collect()
 }
 
-pub async fn handle(twin: Arc<Twin>, namespace: &str, pod_name: &str, query: &Query) -> Response<Body> {
+pub async fn handle(
+    twin: Arc<Twin>,
+    namespace: &str,
+    pod_name: &str,
+    query: &Query,
+) -> Response<Body> {
     let timestamps = query.flag("timestamps");
     let tail: Option<usize> = query.get("tailLines").and_then(|t| t.parse().ok());
     let since: Option<u64> = query.get("sinceSeconds").and_then(|t| t.parse().ok());
-    let picked = twin.read_kube(|state| -> Result<(String, Vec<(Duration, String)>), ApiError> {
-        let (_, container) = choose_container(state, namespace, pod_name, query.get("container"))?;
-        let key = (namespace.to_string(), pod_name.to_string(), container.clone());
-        let mut lines = state.logs.get(&key).map(|l| l.lines.clone()).unwrap_or_default();
-        if let Some(seconds) = since {
-            let from = state.now.saturating_sub(Duration::from_secs(seconds));
-            lines.retain(|(at, _)| *at >= from);
-        }
-        if let Some(n) = tail {
-            let skip = lines.len().saturating_sub(n);
-            lines.drain(..skip);
-        }
-        Ok((container, lines))
-    });
+    let picked = twin.read_kube(
+        |state| -> Result<(String, Vec<(Duration, String)>), ApiError> {
+            let (_, container) =
+                choose_container(state, namespace, pod_name, query.get("container"))?;
+            let key = (
+                namespace.to_string(),
+                pod_name.to_string(),
+                container.clone(),
+            );
+            let mut lines = state
+                .logs
+                .get(&key)
+                .map(|l| l.lines.clone())
+                .unwrap_or_default();
+            if let Some(seconds) = since {
+                let from = state.now.saturating_sub(Duration::from_secs(seconds));
+                lines.retain(|(at, _)| *at >= from);
+            }
+            if let Some(n) = tail {
+                let skip = lines.len().saturating_sub(n);
+                lines.drain(..skip);
+            }
+            Ok((container, lines))
+        },
+    );
     let (container, lines) = match picked {
         Ok(found) => found,
         Err(error) => return error_response(&error),
@@ -84,9 +121,15 @@ pub async fn handle(twin: Arc<Twin>, namespace: &str, pod_name: &str, query: &Qu
     let follow = futures::stream::unfold((twin, key, sent), move |(twin, key, sent)| async move {
         loop {
             let (new, done) = twin.read_kube(|s| {
-                let all = s.logs.get(&key).map(|l| l.lines.clone()).unwrap_or_default();
+                let all = s
+                    .logs
+                    .get(&key)
+                    .map(|l| l.lines.clone())
+                    .unwrap_or_default();
                 let pod = s.object("pods", &key.0, &key.1);
-                let done = pod.is_none_or(|p| matches!(p["status"]["phase"].as_str(), Some("Succeeded" | "Failed")));
+                let done = pod.is_none_or(|p| {
+                    matches!(p["status"]["phase"].as_str(), Some("Succeeded" | "Failed"))
+                });
                 (all.get(sent..).map(<[_]>::to_vec).unwrap_or_default(), done)
             });
             if !new.is_empty() {
@@ -99,7 +142,9 @@ pub async fn handle(twin: Arc<Twin>, namespace: &str, pod_name: &str, query: &Qu
             tokio::time::sleep(FOLLOW_POLL).await;
         }
     });
-    let stream = futures::stream::iter([first]).chain(follow).map(|b| Ok::<_, std::io::Error>(Frame::data(b)));
+    let stream = futures::stream::iter([first])
+        .chain(follow)
+        .map(|b| Ok::<_, std::io::Error>(Frame::data(b)));
     Response::builder()
         .status(200)
         .header("content-type", "text/plain")

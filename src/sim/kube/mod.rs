@@ -10,6 +10,7 @@ pub mod exec;
 pub mod handlers;
 pub mod health;
 pub mod logs;
+pub mod openapi;
 pub mod patch;
 pub mod programs;
 pub mod resources;

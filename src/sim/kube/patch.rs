@@ -17,14 +17,21 @@ impl PatchType {
             "application/merge-patch+json" => Some(Self::Merge),
             "application/json-patch+json" => Some(Self::Json),
             "application/strategic-merge-patch+json" => Some(Self::Strategic),
-            "application/apply-patch+yaml" | "application/apply-patch+json" | "application/apply-patch+cbor" => Some(Self::Apply),
+            "application/apply-patch+yaml"
+            | "application/apply-patch+json"
+            | "application/apply-patch+cbor" => Some(Self::Apply),
             _ => None,
         }
     }
 }
 
 /// Applies `patch` to `target`; errors are messages for a 422/400 Status.
-pub fn apply_patch(target: &Value, patch: &Value, kind: PatchType, built_in: bool) -> Result<Value, String> {
+pub fn apply_patch(
+    target: &Value,
+    patch: &Value,
+    kind: PatchType,
+    built_in: bool,
+) -> Result<Value, String> {
     match kind {
         PatchType::Merge => Ok(merge(target, patch)),
         PatchType::Json => {
@@ -43,7 +50,9 @@ pub fn apply_patch(target: &Value, patch: &Value, kind: PatchType, built_in: boo
 
 /// RFC 7386: maps merge, `null` deletes, everything else replaces.
 pub fn merge(target: &Value, patch: &Value) -> Value {
-    let Value::Object(patch_map) = patch else { return patch.clone() };
+    let Value::Object(patch_map) = patch else {
+        return patch.clone();
+    };
     let mut out = match target {
         Value::Object(m) => m.clone(),
         _ => Map::new(),
@@ -64,7 +73,12 @@ pub fn merge(target: &Value, patch: &Value) -> Value {
 fn merge_key(path: &str) -> Option<&'static str> {
     let last = path.rsplit('.').next().unwrap_or(path);
     Some(match last {
-        "containers" | "initContainers" | "ephemeralContainers" | "volumes" | "env" | "imagePullSecrets" => "name",
+        "containers"
+        | "initContainers"
+        | "ephemeralContainers"
+        | "volumes"
+        | "env"
+        | "imagePullSecrets" => "name",
         "volumeMounts" => "mountPath",
         "volumeDevices" => "devicePath",
         "ports" if path.contains("containers") => "containerPort",
@@ -108,7 +122,13 @@ pub fn strategic(target: &Value, patch: &Value, path: &str) -> Value {
         }
         Value::Array(items) => match (merge_key(path), target) {
             (Some(key), Value::Array(existing)) => merge_list(existing, items, key, path),
-            _ => Value::Array(items.iter().filter(|i| i.get("$patch").is_none()).cloned().collect()),
+            _ => Value::Array(
+                items
+                    .iter()
+                    .filter(|i| i.get("$patch").is_none())
+                    .cloned()
+                    .collect(),
+            ),
         },
         other => other.clone(),
     }
@@ -140,20 +160,41 @@ mod tests {
     #[test]
     fn merge_patch_deletes_with_null() {
         let target = json!({"metadata": {"labels": {"a": "1", "b": "2"}}});
-        let patched = merge(&target, &json!({"metadata": {"labels": {"a": null, "c": "3"}}}));
-        assert_eq!(patched, json!({"metadata": {"labels": {"b": "2", "c": "3"}}}));
+        let patched = merge(
+            &target,
+            &json!({"metadata": {"labels": {"a": null, "c": "3"}}}),
+        );
+        assert_eq!(
+            patched,
+            json!({"metadata": {"labels": {"b": "2", "c": "3"}}})
+        );
     }
 
     #[test]
     fn strategic_merge_merges_taints_by_key_and_containers_by_name() {
         let node = json!({"spec": {"taints": [{"key": "a", "effect": "NoSchedule"}]}});
-        let patched = strategic(&node, &json!({"spec": {"taints": [{"key": "b", "effect": "NoExecute"}]}}), "");
+        let patched = strategic(
+            &node,
+            &json!({"spec": {"taints": [{"key": "b", "effect": "NoExecute"}]}}),
+            "",
+        );
         assert_eq!(patched["spec"]["taints"].as_array().unwrap().len(), 2);
-        let removed = strategic(&patched, &json!({"spec": {"taints": [{"key": "a", "$patch": "delete"}]}}), "");
-        assert_eq!(removed["spec"]["taints"], json!([{"key": "b", "effect": "NoExecute"}]));
+        let removed = strategic(
+            &patched,
+            &json!({"spec": {"taints": [{"key": "a", "$patch": "delete"}]}}),
+            "",
+        );
+        assert_eq!(
+            removed["spec"]["taints"],
+            json!([{"key": "b", "effect": "NoExecute"}])
+        );
 
         let deploy = json!({"spec": {"template": {"spec": {"containers": [{"name": "app", "image": "v1"}, {"name": "side", "image": "s"}]}}}});
-        let patched = strategic(&deploy, &json!({"spec": {"template": {"spec": {"containers": [{"name": "app", "image": "v2"}]}}}}), "");
+        let patched = strategic(
+            &deploy,
+            &json!({"spec": {"template": {"spec": {"containers": [{"name": "app", "image": "v2"}]}}}}),
+            "",
+        );
         assert_eq!(
             patched["spec"]["template"]["spec"]["containers"],
             json!([{"name": "app", "image": "v2"}, {"name": "side", "image": "s"}])
@@ -162,9 +203,20 @@ mod tests {
 
     #[test]
     fn json_patch_reports_bad_paths() {
-        let err = apply_patch(&json!({"a": 1}), &json!([{"op": "remove", "path": "/b"}]), PatchType::Json, true).unwrap_err();
+        let err = apply_patch(
+            &json!({"a": 1}),
+            &json!([{"op": "remove", "path": "/b"}]),
+            PatchType::Json,
+            true,
+        )
+        .unwrap_err();
         assert!(!err.is_empty());
-        let ok = apply_patch(&json!({"a": 1}), &json!([{"op": "replace", "path": "/a", "value": 2}]), PatchType::Json, true);
+        let ok = apply_patch(
+            &json!({"a": 1}),
+            &json!([{"op": "replace", "path": "/a", "value": 2}]),
+            PatchType::Json,
+            true,
+        );
         assert_eq!(ok.unwrap(), json!({"a": 2}));
     }
 }

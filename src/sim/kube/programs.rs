@@ -29,7 +29,11 @@ pub struct Context<'a> {
 /// The argv of a container: `command` + `args`, or what the image would run.
 pub fn container_argv(container: &Value) -> Vec<String> {
     let strings = |v: &Value| -> Vec<String> {
-        v.as_array().into_iter().flatten().filter_map(|s| s.as_str().map(str::to_string)).collect()
+        v.as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|s| s.as_str().map(str::to_string))
+            .collect()
     };
     let mut argv = strings(&container["command"]);
     argv.extend(strings(&container["args"]));
@@ -39,17 +43,35 @@ pub fn container_argv(container: &Value) -> Vec<String> {
 /// What a pod's container does over its life (the default decider of [`KubeState`]).
 pub fn container_program(pod: &Value, container: &Value, state: &KubeState) -> ProgramRun {
     let argv = container_argv(container);
-    let node = pod["spec"]["nodeName"].as_str().and_then(|n| state.object("nodes", "", n));
-    let context = Context { pod, container, node: node.as_ref() };
+    let node = pod["spec"]["nodeName"]
+        .as_str()
+        .and_then(|n| state.object("nodes", "", n));
+    let context = Context {
+        pod,
+        container,
+        node: node.as_ref(),
+    };
     if argv.is_empty() {
         // Image defaults: servers run until deleted; in a Job an image without a command
         // stands for a batch program that finishes.
-        let in_job = pod["metadata"]["ownerReferences"].as_array().into_iter().flatten().any(|o| o["kind"] == "Job");
+        let in_job = pod["metadata"]["ownerReferences"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|o| o["kind"] == "Job");
         let duration = in_job.then_some(Duration::from_secs(5));
-        return ProgramRun { stdout: String::new(), exit_code: 0, duration };
+        return ProgramRun {
+            stdout: String::new(),
+            exit_code: 0,
+            duration,
+        };
     }
     let output = run(&argv, &context);
-    ProgramRun { stdout: format!("{}{}", output.stdout, output.stderr), exit_code: output.exit_code, duration: output.duration }
+    ProgramRun {
+        stdout: format!("{}{}", output.stdout, output.stderr),
+        exit_code: output.exit_code,
+        duration: output.duration,
+    }
 }
 
 /// Runs one command line.
@@ -58,26 +80,48 @@ pub fn run(argv: &[String], context: &Context<'_>) -> Output {
         return Output::default();
     };
     let name = program.rsplit('/').next().unwrap_or(program);
-    let ok = |stdout: String| Output { stdout, stderr: String::new(), exit_code: 0, duration: Some(Duration::ZERO) };
+    let ok = |stdout: String| Output {
+        stdout,
+        stderr: String::new(),
+        exit_code: 0,
+        duration: Some(Duration::ZERO),
+    };
     match name {
         "echo" => {
             let (newline, words) = match args.first().map(String::as_str) {
                 Some("-n") => (false, &args[1..]),
                 _ => (true, args),
             };
-            ok(format!("{}{}", words.join(" "), if newline { "\n" } else { "" }))
+            ok(format!(
+                "{}{}",
+                words.join(" "),
+                if newline { "\n" } else { "" }
+            ))
         }
         "true" => ok(String::new()),
-        "false" => Output { exit_code: 1, duration: Some(Duration::ZERO), ..Output::default() },
+        "false" => Output {
+            exit_code: 1,
+            duration: Some(Duration::ZERO),
+            ..Output::default()
+        },
         "sleep" => match args.first().map(String::as_str) {
-            Some("infinity") => Output { duration: None, ..Output::default() },
+            Some("infinity") => Output {
+                duration: None,
+                ..Output::default()
+            },
             Some(n) => match n.trim_end_matches('s').parse::<f64>() {
-                Ok(secs) if secs >= 0.0 => Output { duration: Some(Duration::from_secs_f64(secs)), ..Output::default() },
+                Ok(secs) if secs >= 0.0 => Output {
+                    duration: Some(Duration::from_secs_f64(secs)),
+                    ..Output::default()
+                },
                 _ => failure(1, format!("sleep: invalid time interval '{n}'\n")),
             },
             None => failure(1, "sleep: missing operand\n".into()),
         },
-        "hostname" => ok(format!("{}\n", context.pod["metadata"]["name"].as_str().unwrap_or_default())),
+        "hostname" => ok(format!(
+            "{}\n",
+            context.pod["metadata"]["name"].as_str().unwrap_or_default()
+        )),
         "env" | "printenv" => ok(environment(context).join("\n") + "\n"),
         "cat" => cat(args, context),
         "uname" => ok(if args.iter().any(|a| a == "-a") {
@@ -85,7 +129,10 @@ pub fn run(argv: &[String], context: &Context<'_>) -> Output {
         } else {
             "Linux\n".into()
         }),
-        "tail" if args.iter().any(|a| a == "-f") => Output { duration: None, ..Output::default() },
+        "tail" if args.iter().any(|a| a == "-f") => Output {
+            duration: None,
+            ..Output::default()
+        },
         "sh" | "bash" | "/bin/sh" if args.first().is_some_and(|a| a == "-c") => {
             shell(args.get(1).map(String::as_str).unwrap_or_default(), context)
         }
@@ -99,22 +146,34 @@ pub fn run(argv: &[String], context: &Context<'_>) -> Output {
 }
 
 fn failure(exit_code: i32, stderr: String) -> Output {
-    Output { stdout: String::new(), stderr, exit_code, duration: Some(Duration::ZERO) }
+    Output {
+        stdout: String::new(),
+        stderr,
+        exit_code,
+        duration: Some(Duration::ZERO),
+    }
 }
 
 /// `sh -c` with `;`, `&&`, `||` and `exit N` over the commands above.
 fn shell(script: &str, context: &Context<'_>) -> Output {
-    let mut total = Output { duration: Some(Duration::ZERO), ..Output::default() };
+    let mut total = Output {
+        duration: Some(Duration::ZERO),
+        ..Output::default()
+    };
     let mut skip_next = false;
     let mut rest = script;
     while !rest.trim().is_empty() {
         let (segment, separator, remainder) = next_segment(rest);
         rest = remainder;
         if skip_next {
-            skip_next = (separator == "&&" && total.exit_code != 0) || (separator == "||" && total.exit_code == 0);
+            skip_next = (separator == "&&" && total.exit_code != 0)
+                || (separator == "||" && total.exit_code == 0);
             continue;
         }
-        let words: Vec<String> = segment.split_whitespace().map(|w| w.trim_matches(|c| c == '"' || c == '\'').to_string()).collect();
+        let words: Vec<String> = segment
+            .split_whitespace()
+            .map(|w| w.trim_matches(|c| c == '"' || c == '\'').to_string())
+            .collect();
         if words.first().is_some_and(|w| w == "exit") {
             total.exit_code = words.get(1).and_then(|n| n.parse().ok()).unwrap_or(0);
             return total;
@@ -130,14 +189,18 @@ fn shell(script: &str, context: &Context<'_>) -> Output {
         if total.duration.is_none() {
             return total;
         }
-        skip_next = (separator == "&&" && total.exit_code != 0) || (separator == "||" && total.exit_code == 0);
+        skip_next = (separator == "&&" && total.exit_code != 0)
+            || (separator == "||" && total.exit_code == 0);
     }
     total
 }
 
 fn next_segment(text: &str) -> (&str, &str, &str) {
     let candidates = [";", "&&", "||", "\n"];
-    let found = candidates.iter().filter_map(|sep| text.find(sep).map(|i| (i, *sep))).min();
+    let found = candidates
+        .iter()
+        .filter_map(|sep| text.find(sep).map(|i| (i, *sep)))
+        .min();
     match found {
         Some((i, sep)) => (&text[..i], sep, &text[i + sep.len()..]),
         None => (text, "", ""),
@@ -147,7 +210,10 @@ fn next_segment(text: &str) -> (&str, &str, &str) {
 fn environment(context: &Context<'_>) -> Vec<String> {
     let mut env = vec![
         "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin".to_string(),
-        format!("HOSTNAME={}", context.pod["metadata"]["name"].as_str().unwrap_or_default()),
+        format!(
+            "HOSTNAME={}",
+            context.pod["metadata"]["name"].as_str().unwrap_or_default()
+        ),
     ];
     for var in context.container["env"].as_array().into_iter().flatten() {
         if let (Some(name), Some(value)) = (var["name"].as_str(), var["value"].as_str()) {
@@ -169,21 +235,38 @@ fn cat(args: &[String], context: &Context<'_>) -> Output {
     for path in args {
         match path.as_str() {
             "/etc/os-release" => out.push_str(OS_RELEASE),
-            "/etc/hostname" => out.push_str(&format!("{}\n", context.pod["metadata"]["name"].as_str().unwrap_or_default())),
+            "/etc/hostname" => out.push_str(&format!(
+                "{}\n",
+                context.pod["metadata"]["name"].as_str().unwrap_or_default()
+            )),
             "/proc/cpuinfo" => out.push_str(&cpuinfo(context.node)),
             other => return failure(1, format!("cat: {other}: No such file or directory\n")),
         }
     }
-    Output { stdout: out, stderr: String::new(), exit_code: 0, duration: Some(Duration::ZERO) }
+    Output {
+        stdout: out,
+        stderr: String::new(),
+        exit_code: 0,
+        duration: Some(Duration::ZERO),
+    }
 }
 
 /// `/proc/cpuinfo` for the node's instance type (processor model and vCPU count of the type).
 fn cpuinfo(node: Option<&Value>) -> String {
-    let instance_type = node.and_then(|n| n["metadata"]["labels"]["node.kubernetes.io/instance-type"].as_str()).unwrap_or("t3.medium");
+    let instance_type = node
+        .and_then(|n| n["metadata"]["labels"]["node.kubernetes.io/instance-type"].as_str())
+        .unwrap_or("t3.medium");
     let (vendor, family, model, model_name, mhz, vcpus) = match instance_type {
         "g5.xlarge" => ("AuthenticAMD", 23, 49, "AMD EPYC 7R32", "2799.998", 4),
         "g5.2xlarge" => ("AuthenticAMD", 23, 49, "AMD EPYC 7R32", "2799.998", 8),
-        _ => ("GenuineIntel", 6, 85, "Intel(R) Xeon(R) Platinum 8259CL CPU @ 2.50GHz", "2499.998", 2),
+        _ => (
+            "GenuineIntel",
+            6,
+            85,
+            "Intel(R) Xeon(R) Platinum 8259CL CPU @ 2.50GHz",
+            "2499.998",
+            2,
+        ),
     };
     (0..vcpus)
         .map(|i| {
@@ -205,7 +288,14 @@ mod tests {
         let pod = json!({"metadata": {"name": "p-1"}});
         let container = json!({"name": "c", "env": [{"name": "A", "value": "b"}]});
         let argv: Vec<String> = argv.iter().map(|s| s.to_string()).collect();
-        run(&argv, &Context { pod: &pod, container: &container, node: None })
+        run(
+            &argv,
+            &Context {
+                pod: &pod,
+                container: &container,
+                node: None,
+            },
+        )
     }
 
     #[test]
@@ -214,7 +304,10 @@ mod tests {
         assert_eq!(out.stdout, "hello\ndone\n");
         assert_eq!(out.exit_code, 3);
         assert_eq!(out.duration, Some(Duration::from_secs(2)));
-        assert_eq!(run_line(&["sh", "-c", "false || echo recovered"]).stdout, "recovered\n");
+        assert_eq!(
+            run_line(&["sh", "-c", "false || echo recovered"]).stdout,
+            "recovered\n"
+        );
         assert_eq!(run_line(&["nvidia-smi"]).exit_code, 127);
         assert_eq!(run_line(&["sleep", "infinity"]).duration, None);
         assert!(run_line(&["env"]).stdout.contains("A=b\n"));

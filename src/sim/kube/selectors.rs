@@ -33,17 +33,26 @@ fn split_top_level(text: &str) -> Vec<&str> {
         }
     }
     parts.push(&text[start..]);
-    parts.into_iter().map(str::trim).filter(|p| !p.is_empty()).collect()
+    parts
+        .into_iter()
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+        .collect()
 }
 
 fn valid_key(key: &str) -> bool {
     !key.is_empty()
         && key.len() <= 317
-        && key.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '/'))
+        && key
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '/'))
 }
 
 fn valid_value(value: &str) -> bool {
-    value.len() <= 63 && value.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+    value.len() <= 63
+        && value
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
 }
 
 impl LabelSelector {
@@ -58,21 +67,29 @@ impl LabelSelector {
                 Requirement::In(key.trim().into(), set_values(rest)?)
             } else if let Some((key, value)) = part.split_once("!=") {
                 Requirement::NotEquals(key.trim().into(), value.trim().into())
-            } else if let Some((key, value)) = part.split_once("==").or_else(|| part.split_once('=')) {
+            } else if let Some((key, value)) =
+                part.split_once("==").or_else(|| part.split_once('='))
+            {
                 Requirement::Equals(key.trim().into(), value.trim().into())
             } else {
                 Requirement::Exists(part.to_string())
             };
             let (key, values): (&str, Vec<&str>) = match &requirement {
                 Requirement::Equals(k, v) | Requirement::NotEquals(k, v) => (k, vec![v.as_str()]),
-                Requirement::In(k, vs) | Requirement::NotIn(k, vs) => (k, vs.iter().map(String::as_str).collect()),
+                Requirement::In(k, vs) | Requirement::NotIn(k, vs) => {
+                    (k, vs.iter().map(String::as_str).collect())
+                }
                 Requirement::Exists(k) | Requirement::DoesNotExist(k) => (k, vec![]),
             };
             if !valid_key(key) {
-                return Err(format!("unable to parse requirement: invalid label key \"{key}\""));
+                return Err(format!(
+                    "unable to parse requirement: invalid label key \"{key}\""
+                ));
             }
             if let Some(bad) = values.iter().find(|v| !valid_value(v)) {
-                return Err(format!("unable to parse requirement: invalid label value: \"{bad}\""));
+                return Err(format!(
+                    "unable to parse requirement: invalid label value: \"{bad}\""
+                ));
             }
             requirements.push(requirement);
         }
@@ -84,13 +101,24 @@ impl LabelSelector {
         let mut requirements = Vec::new();
         if let Some(labels) = selector["matchLabels"].as_object() {
             for (k, v) in labels {
-                requirements.push(Requirement::Equals(k.clone(), v.as_str().unwrap_or_default().into()));
+                requirements.push(Requirement::Equals(
+                    k.clone(),
+                    v.as_str().unwrap_or_default().into(),
+                ));
             }
         }
-        for expr in selector["matchExpressions"].as_array().into_iter().flatten() {
+        for expr in selector["matchExpressions"]
+            .as_array()
+            .into_iter()
+            .flatten()
+        {
             let key = expr["key"].as_str().unwrap_or_default().to_string();
-            let values: Vec<String> =
-                expr["values"].as_array().into_iter().flatten().filter_map(|v| v.as_str().map(str::to_string)).collect();
+            let values: Vec<String> = expr["values"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|v| v.as_str().map(str::to_string))
+                .collect();
             requirements.push(match expr["operator"].as_str() {
                 Some("In") => Requirement::In(key, values),
                 Some("NotIn") => Requirement::NotIn(key, values),
@@ -123,8 +151,17 @@ fn set_values(rest: &str) -> Result<Vec<String>, String> {
         .trim()
         .strip_prefix('(')
         .and_then(|r| r.strip_suffix(')'))
-        .ok_or_else(|| format!("unable to parse requirement: found '{}', expected: '('", rest.trim()))?;
-    Ok(inner.split(',').map(|v| v.trim().to_string()).filter(|v| !v.is_empty()).collect())
+        .ok_or_else(|| {
+            format!(
+                "unable to parse requirement: found '{}', expected: '('",
+                rest.trim()
+            )
+        })?;
+    Ok(inner
+        .split(',')
+        .map(|v| v.trim().to_string())
+        .filter(|v| !v.is_empty())
+        .collect())
 }
 
 /// A parsed `fieldSelector` (`metadata.name=x,spec.nodeName!=y`).
@@ -142,7 +179,9 @@ impl FieldSelector {
             } else if let Some((p, v)) = part.split_once("==").or_else(|| part.split_once('=')) {
                 (p, false, v)
             } else {
-                return Err(format!("invalid selector: '{part}'; can't understand '{part}'"));
+                return Err(format!(
+                    "invalid selector: '{part}'; can't understand '{part}'"
+                ));
             };
             terms.push((path.trim().to_string(), negate, value.trim().to_string()));
         }
@@ -173,7 +212,14 @@ mod tests {
     #[test]
     fn set_based_and_equality_requirements() {
         let labels = json!({"tier": "gpu", "topology.kubernetes.io/zone": "ap-northeast-2a"});
-        let yes = ["tier=gpu", "tier==gpu", "tier!=primary", "tier in (gpu,cpu)", "tier,!spot", "topology.kubernetes.io/zone notin (ap-northeast-2c)"];
+        let yes = [
+            "tier=gpu",
+            "tier==gpu",
+            "tier!=primary",
+            "tier in (gpu,cpu)",
+            "tier,!spot",
+            "topology.kubernetes.io/zone notin (ap-northeast-2c)",
+        ];
         for s in yes {
             assert!(LabelSelector::parse(s).unwrap().matches(&labels), "{s}");
         }
@@ -187,8 +233,16 @@ mod tests {
     #[test]
     fn field_selectors_walk_paths() {
         let pod = json!({"metadata": {"name": "p"}, "spec": {"nodeName": "n1"}, "status": {"phase": "Running"}});
-        assert!(FieldSelector::parse("spec.nodeName=n1,status.phase!=Pending").unwrap().matches(&pod));
-        assert!(!FieldSelector::parse("metadata.name=q").unwrap().matches(&pod));
+        assert!(
+            FieldSelector::parse("spec.nodeName=n1,status.phase!=Pending")
+                .unwrap()
+                .matches(&pod)
+        );
+        assert!(
+            !FieldSelector::parse("metadata.name=q")
+                .unwrap()
+                .matches(&pod)
+        );
         assert!(FieldSelector::parse("nonsense").is_err());
     }
 }

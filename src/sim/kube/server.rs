@@ -21,7 +21,9 @@ use crate::sim::twin::Twin;
 pub type Body = BoxBody<Bytes, std::io::Error>;
 
 pub fn full(bytes: impl Into<Bytes>) -> Body {
-    Full::new(bytes.into()).map_err(|never| match never {}).boxed()
+    Full::new(bytes.into())
+        .map_err(|never| match never {})
+        .boxed()
 }
 
 pub fn json_response(status: u16, value: &Value) -> Response<Body> {
@@ -45,7 +47,9 @@ pub fn text_response(status: u16, text: String) -> Response<Body> {
 /// Serves the API on `listener` until the task is dropped.
 pub async fn serve(twin: Arc<Twin>, listener: TcpListener) {
     loop {
-        let Ok((stream, _)) = listener.accept().await else { continue };
+        let Ok((stream, _)) = listener.accept().await else {
+            continue;
+        };
         let twin = twin.clone();
         tokio::spawn(async move {
             let service = service_fn(move |request: Request<Incoming>| {
@@ -53,7 +57,10 @@ pub async fn serve(twin: Arc<Twin>, listener: TcpListener) {
                 async move { Ok::<_, Infallible>(handlers::handle(twin, request).await) }
             });
             // A client that hangs up mid-request is its own business.
-            let _ = http1::Builder::new().serve_connection(TokioIo::new(stream), service).with_upgrades().await;
+            let _ = http1::Builder::new()
+                .serve_connection(TokioIo::new(stream), service)
+                .with_upgrades()
+                .await;
         });
     }
 }

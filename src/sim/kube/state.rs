@@ -14,11 +14,23 @@ use super::store::Store;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Timer {
     /// A pod's containers have started.
-    PodStarted { namespace: String, name: String, uid: String },
+    PodStarted {
+        namespace: String,
+        name: String,
+        uid: String,
+    },
     /// A pod's program has finished.
-    PodFinished { namespace: String, name: String, uid: String },
+    PodFinished {
+        namespace: String,
+        name: String,
+        uid: String,
+    },
     /// A Job's `activeDeadlineSeconds` has passed.
-    JobDeadline { namespace: String, name: String, uid: String },
+    JobDeadline {
+        namespace: String,
+        name: String,
+        uid: String,
+    },
 }
 
 /// What a container's program does in the twin: its output, how long it runs, its exit code.
@@ -36,6 +48,11 @@ pub struct ContainerLog {
     pub lines: Vec<(Duration, String)>,
 }
 
+/// Decides what a pod's container runs: `(pod, container, world) -> run`.
+pub type ProgramDecider = Box<dyn Fn(&Value, &Value, &KubeState) -> ProgramRun + Send + Sync>;
+/// Answers an exec: `(argv, where, world) -> output`.
+pub type ExecAnswer = Box<dyn Fn(&[String], &Context<'_>, &KubeState) -> Output + Send + Sync>;
+
 pub struct KubeState {
     pub registry: Registry,
     pub store: Store,
@@ -46,9 +63,9 @@ pub struct KubeState {
     /// Logs by (namespace, pod, container).
     pub logs: HashMap<(String, String, String), ContainerLog>,
     /// Decides what a container runs; the GPU side adds programs such as `nvidia-smi`.
-    pub programs: Box<dyn Fn(&Value, &Value, &KubeState) -> ProgramRun + Send + Sync>,
+    pub programs: ProgramDecider,
     /// Answers exec requests (`kubectl exec`, `k8s::exec`).
-    pub exec: Box<dyn Fn(&[String], &Context<'_>, &KubeState) -> Output + Send + Sync>,
+    pub exec: ExecAnswer,
     /// Exit codes of running containers by pod uid, in container order, until they finish.
     pub exit_codes: HashMap<String, Vec<i32>>,
     name_sequence: u64,

@@ -14,17 +14,30 @@ pub struct ApiError {
 
 impl ApiError {
     pub fn new(code: u16, reason: &'static str, message: impl Into<String>) -> Self {
-        Self { code, reason, message: message.into(), details: Value::Null }
+        Self {
+            code,
+            reason,
+            message: message.into(),
+            details: Value::Null,
+        }
     }
 
     pub fn not_found(resource: &ResourceType, name: &str) -> Self {
-        let mut error = Self::new(404, "NotFound", format!("{} \"{name}\" not found", resource.qualified_plural()));
+        let mut error = Self::new(
+            404,
+            "NotFound",
+            format!("{} \"{name}\" not found", resource.qualified_plural()),
+        );
         error.details = json!({"name": name, "group": resource.group, "kind": resource.plural});
         error
     }
 
     pub fn already_exists(resource: &ResourceType, name: &str) -> Self {
-        let mut error = Self::new(409, "AlreadyExists", format!("{} \"{name}\" already exists", resource.qualified_plural()));
+        let mut error = Self::new(
+            409,
+            "AlreadyExists",
+            format!("{} \"{name}\" already exists", resource.qualified_plural()),
+        );
         error.details = json!({"name": name, "group": resource.group, "kind": resource.plural});
         error
     }
@@ -41,7 +54,10 @@ impl ApiError {
     }
 
     pub fn invalid(kind: &str, name: &str, causes: &[(&str, String)]) -> Self {
-        let detail: Vec<String> = causes.iter().map(|(field, msg)| format!("{field}: {msg}")).collect();
+        let detail: Vec<String> = causes
+            .iter()
+            .map(|(field, msg)| format!("{field}: {msg}"))
+            .collect();
         let mut error = Self::new(
             422,
             "Invalid",

@@ -75,11 +75,17 @@ impl Store {
     }
 
     pub fn get(&self, resource: &str, namespace: &str, name: &str) -> Option<&Value> {
-        self.objects.get(resource)?.get(&(namespace.to_string(), name.to_string()))
+        self.objects
+            .get(resource)?
+            .get(&(namespace.to_string(), name.to_string()))
     }
 
     /// Objects of a resource, in one namespace or all, ordered by namespace then name.
-    pub fn list<'a>(&'a self, resource: &str, namespace: Option<&'a str>) -> impl Iterator<Item = &'a Value> + 'a {
+    pub fn list<'a>(
+        &'a self,
+        resource: &str,
+        namespace: Option<&'a str>,
+    ) -> impl Iterator<Item = &'a Value> + 'a {
         self.objects
             .get(resource)
             .into_iter()
@@ -98,17 +104,26 @@ impl Store {
     }
 
     /// A deterministic uid: the same run always names things the same.
-    fn uid(&mut self) -> String {
+    pub fn uid(&mut self) -> String {
         let n = self.next_uid;
         self.next_uid += 1;
-        format!("{:08x}-0000-4000-8000-{:012x}", n, n.wrapping_mul(0x9e37_79b9) & 0xffff_ffff_ffff)
+        format!(
+            "{:08x}-0000-4000-8000-{:012x}",
+            n,
+            n.wrapping_mul(0x9e37_79b9) & 0xffff_ffff_ffff
+        )
     }
 
     /// Stores a new object: uid, resourceVersion, generation and creationTimestamp are set here.
     pub fn create(&mut self, resource: &str, mut object: Value, now: Duration) -> Value {
         let rv = self.bump();
-        let uid = self.uid();
-        let metadata = object["metadata"].as_object_mut().expect("objects are validated before storing");
+        let uid = match object["metadata"]["uid"].as_str() {
+            Some(uid) if !uid.is_empty() => uid.to_string(),
+            _ => self.uid(),
+        };
+        let metadata = object["metadata"]
+            .as_object_mut()
+            .expect("objects are validated before storing");
         metadata.insert("uid".into(), json!(uid));
         metadata.insert("resourceVersion".into(), json!(rv.to_string()));
         metadata.insert("creationTimestamp".into(), json!(rfc3339(now)));
@@ -122,8 +137,16 @@ impl Store {
     /// Replaces a stored object, keeping what the server owns; bumps `generation` when the spec
     /// changed.
     pub fn update(&mut self, resource: &str, mut object: Value) -> Value {
-        let key = (namespace_of(&object).to_string(), name_of(&object).to_string());
-        let old = self.objects.get(resource).and_then(|m| m.get(&key)).cloned().unwrap_or(Value::Null);
+        let key = (
+            namespace_of(&object).to_string(),
+            name_of(&object).to_string(),
+        );
+        let old = self
+            .objects
+            .get(resource)
+            .and_then(|m| m.get(&key))
+            .cloned()
+            .unwrap_or(Value::Null);
         for field in ["uid", "creationTimestamp"] {
             if !old["metadata"][field].is_null() {
                 object["metadata"][field] = old["metadata"][field].clone();
@@ -131,7 +154,11 @@ impl Store {
         }
         let generation = old["metadata"]["generation"].as_i64().unwrap_or(0);
         if object.get("spec").is_some() {
-            let next = if old["spec"] != object["spec"] { generation + 1 } else { generation.max(1) };
+            let next = if old["spec"] != object["spec"] {
+                generation + 1
+            } else {
+                generation.max(1)
+            };
             object["metadata"]["generation"] = json!(next);
         }
         if old == object {
@@ -144,7 +171,10 @@ impl Store {
     }
 
     pub fn remove(&mut self, resource: &str, namespace: &str, name: &str) -> Option<Value> {
-        let mut object = self.objects.get_mut(resource)?.remove(&(namespace.to_string(), name.to_string()))?;
+        let mut object = self
+            .objects
+            .get_mut(resource)?
+            .remove(&(namespace.to_string(), name.to_string()))?;
         let rv = self.bump();
         object["metadata"]["resourceVersion"] = json!(rv.to_string());
         self.record(Change {
@@ -158,10 +188,22 @@ impl Store {
     }
 
     fn put(&mut self, resource: &str, object: Value, change: ChangeType, rv: u64) {
-        let key = (namespace_of(&object).to_string(), name_of(&object).to_string());
+        let key = (
+            namespace_of(&object).to_string(),
+            name_of(&object).to_string(),
+        );
         let shared = Arc::new(object.clone());
-        self.objects.entry(resource.to_string()).or_default().insert(key.clone(), object);
-        self.record(Change { resource_version: rv, change, resource: resource.to_string(), namespace: key.0, object: shared });
+        self.objects
+            .entry(resource.to_string())
+            .or_default()
+            .insert(key.clone(), object);
+        self.record(Change {
+            resource_version: rv,
+            change,
+            resource: resource.to_string(),
+            namespace: key.0,
+            object: shared,
+        });
     }
 
     fn record(&mut self, change: Change) {
@@ -175,12 +217,23 @@ impl Store {
 
     /// Changes after `resource_version`, and a receiver for those that follow, taken together so
     /// that none falls between. Err when history no longer reaches back that far.
-    pub fn watch_from(&self, resource_version: u64) -> Result<(Vec<Change>, broadcast::Receiver<Change>), u64> {
-        let oldest = self.history.front().map_or(self.resource_version, |c| c.resource_version - 1);
+    pub fn watch_from(
+        &self,
+        resource_version: u64,
+    ) -> Result<(Vec<Change>, broadcast::Receiver<Change>), u64> {
+        let oldest = self
+            .history
+            .front()
+            .map_or(self.resource_version, |c| c.resource_version - 1);
         if resource_version < oldest {
             return Err(oldest);
         }
-        let past = self.history.iter().filter(|c| c.resource_version > resource_version).cloned().collect();
+        let past = self
+            .history
+            .iter()
+            .filter(|c| c.resource_version > resource_version)
+            .cloned()
+            .collect();
         Ok((past, self.changes.subscribe()))
     }
 }

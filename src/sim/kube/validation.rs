@@ -12,7 +12,9 @@ use super::store::name_of;
 fn dns_subdomain(name: &str) -> Option<String> {
     let ok = !name.is_empty()
         && name.len() <= 253
-        && name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '.')
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '.')
         && name.starts_with(|c: char| c.is_ascii_alphanumeric())
         && name.ends_with(|c: char| c.is_ascii_alphanumeric());
     (!ok).then(|| {
@@ -29,10 +31,16 @@ fn pod_spec_errors(spec: &Value, path: &str, errors: &mut Vec<(String, String)>)
     }
     for (i, container) in containers.into_iter().flatten().enumerate() {
         if container["name"].as_str().is_none_or(str::is_empty) {
-            errors.push((format!("{path}.containers[{i}].name"), "Required value".into()));
+            errors.push((
+                format!("{path}.containers[{i}].name"),
+                "Required value".into(),
+            ));
         }
         if container["image"].as_str().is_none_or(str::is_empty) {
-            errors.push((format!("{path}.containers[{i}].image"), "Required value".into()));
+            errors.push((
+                format!("{path}.containers[{i}].image"),
+                "Required value".into(),
+            ));
         }
     }
 }
@@ -45,7 +53,10 @@ fn template_errors(object: &Value, errors: &mut Vec<(String, String)>) {
         let selector = LabelSelector::from_object(&spec["selector"]);
         let labels = &spec["template"]["metadata"]["labels"];
         if selector.is_empty() {
-            errors.push(("spec.selector".into(), "Invalid value: empty selector is invalid for deployment".into()));
+            errors.push((
+                "spec.selector".into(),
+                "Invalid value: empty selector is invalid for deployment".into(),
+            ));
         } else if !selector.matches(labels) {
             errors.push((
                 "spec.template.metadata.labels".into(),
@@ -56,7 +67,11 @@ fn template_errors(object: &Value, errors: &mut Vec<(String, String)>) {
     pod_spec_errors(&spec["template"]["spec"], "spec.template.spec", errors);
 }
 
-pub fn validate(_state: &KubeState, resource: &ResourceType, object: &Value) -> Result<(), ApiError> {
+pub fn validate(
+    _state: &KubeState,
+    resource: &ResourceType,
+    object: &Value,
+) -> Result<(), ApiError> {
     let name = name_of(object);
     let mut errors: Vec<(String, String)> = Vec::new();
     if let Some(message) = dns_subdomain(name) {
@@ -65,16 +80,27 @@ pub fn validate(_state: &KubeState, resource: &ResourceType, object: &Value) -> 
     if let Some(labels) = object["metadata"]["labels"].as_object() {
         for (key, value) in labels {
             if !value.is_string() {
-                errors.push((format!("metadata.labels[{key}]"), "Invalid value: label values must be strings".into()));
+                errors.push((
+                    format!("metadata.labels[{key}]"),
+                    "Invalid value: label values must be strings".into(),
+                ));
             }
         }
     }
     match (resource.group.as_str(), resource.kind.as_str()) {
         ("", "Pod") => pod_spec_errors(&object["spec"], "spec", &mut errors),
-        ("apps", "Deployment" | "ReplicaSet" | "DaemonSet" | "StatefulSet") => template_errors(object, &mut errors),
+        ("apps", "Deployment" | "ReplicaSet" | "DaemonSet" | "StatefulSet") => {
+            template_errors(object, &mut errors)
+        }
         ("batch", "Job") => {
-            pod_spec_errors(&object["spec"]["template"]["spec"], "spec.template.spec", &mut errors);
-            let policy = object["spec"]["template"]["spec"]["restartPolicy"].as_str().unwrap_or("Always");
+            pod_spec_errors(
+                &object["spec"]["template"]["spec"],
+                "spec.template.spec",
+                &mut errors,
+            );
+            let policy = object["spec"]["template"]["spec"]["restartPolicy"]
+                .as_str()
+                .unwrap_or("Always");
             if !matches!(policy, "OnFailure" | "Never") {
                 errors.push((
                     "spec.template.spec.restartPolicy".into(),
@@ -83,7 +109,10 @@ pub fn validate(_state: &KubeState, resource: &ResourceType, object: &Value) -> 
             }
             for field in ["parallelism", "completions", "backoffLimit"] {
                 if object["spec"][field].as_i64().is_some_and(|n| n < 0) {
-                    errors.push((format!("spec.{field}"), "Invalid value: must be greater than or equal to 0".into()));
+                    errors.push((
+                        format!("spec.{field}"),
+                        "Invalid value: must be greater than or equal to 0".into(),
+                    ));
                 }
             }
         }
@@ -92,6 +121,9 @@ pub fn validate(_state: &KubeState, resource: &ResourceType, object: &Value) -> 
     if errors.is_empty() {
         return Ok(());
     }
-    let causes: Vec<(&str, String)> = errors.iter().map(|(f, m)| (f.as_str(), m.clone())).collect();
+    let causes: Vec<(&str, String)> = errors
+        .iter()
+        .map(|(f, m)| (f.as_str(), m.clone()))
+        .collect();
     Err(ApiError::invalid(&resource.kind, name, &causes))
 }

@@ -36,25 +36,53 @@ struct Filter {
 impl Filter {
     fn matches(&self, change: &Change) -> bool {
         change.resource == self.key
-            && self.namespace.as_ref().is_none_or(|ns| *ns == change.namespace)
-            && self.labels.as_ref().is_none_or(|s| s.matches(&change.object["metadata"]["labels"]))
-            && self.fields.as_ref().is_none_or(|s| s.matches(&change.object))
+            && self
+                .namespace
+                .as_ref()
+                .is_none_or(|ns| *ns == change.namespace)
+            && self
+                .labels
+                .as_ref()
+                .is_none_or(|s| s.matches(&change.object["metadata"]["labels"]))
+            && self
+                .fields
+                .as_ref()
+                .is_none_or(|s| s.matches(&change.object))
     }
 }
 
 fn line(kind: &str, object: Value) -> Bytes {
-    let mut text = serde_json::to_string(&json!({"type": kind, "object": object})).unwrap_or_default();
+    let mut text =
+        serde_json::to_string(&json!({"type": kind, "object": object})).unwrap_or_default();
     text.push('\n');
     Bytes::from(text)
 }
 
-pub fn handle(twin: &Arc<Twin>, resource: &ResourceType, namespace: Option<&str>, query: &Query, as_table: bool) -> Response<Body> {
+pub fn handle(
+    twin: &Arc<Twin>,
+    resource: &ResourceType,
+    namespace: Option<&str>,
+    query: &Query,
+    as_table: bool,
+) -> Response<Body> {
     let parse = || -> Result<Filter, ApiError> {
         Ok(Filter {
             key: store_key(resource),
-            namespace: namespace.filter(|_| resource.namespaced).map(str::to_string),
-            labels: query.get("labelSelector").filter(|s| !s.is_empty()).map(LabelSelector::parse).transpose().map_err(ApiError::bad_request)?,
-            fields: query.get("fieldSelector").filter(|s| !s.is_empty()).map(FieldSelector::parse).transpose().map_err(ApiError::bad_request)?,
+            namespace: namespace
+                .filter(|_| resource.namespaced)
+                .map(str::to_string),
+            labels: query
+                .get("labelSelector")
+                .filter(|s| !s.is_empty())
+                .map(LabelSelector::parse)
+                .transpose()
+                .map_err(ApiError::bad_request)?,
+            fields: query
+                .get("fieldSelector")
+                .filter(|s| !s.is_empty())
+                .map(FieldSelector::parse)
+                .transpose()
+                .map_err(ApiError::bad_request)?,
         })
     };
     let filter = match parse() {
@@ -63,7 +91,10 @@ pub fn handle(twin: &Arc<Twin>, resource: &ResourceType, namespace: Option<&str>
     };
     let requested = query.get("resourceVersion").unwrap_or_default();
     let bookmarks = query.flag("allowWatchBookmarks");
-    let timeout = query.get("timeoutSeconds").and_then(|t| t.parse().ok()).map_or(DEFAULT_TIMEOUT, Duration::from_secs);
+    let timeout = query
+        .get("timeoutSeconds")
+        .and_then(|t| t.parse().ok())
+        .map_or(DEFAULT_TIMEOUT, Duration::from_secs);
     let include = query.get("includeObject").unwrap_or("Metadata").to_string();
     let resource = resource.clone();
 
@@ -72,8 +103,20 @@ pub fn handle(twin: &Arc<Twin>, resource: &ResourceType, namespace: Option<&str>
         let mut first: Vec<Bytes> = Vec::new();
         let from = if requested.is_empty() || requested == "0" {
             for object in state.store.list(&filter.key, filter.namespace.as_deref()) {
-                let change = Change { resource_version: current, change: ChangeType::Added, resource: filter.key.clone(), namespace: String::new(), object: Arc::new(object.clone()) };
-                let change = Change { namespace: object["metadata"]["namespace"].as_str().unwrap_or_default().to_string(), ..change };
+                let change = Change {
+                    resource_version: current,
+                    change: ChangeType::Added,
+                    resource: filter.key.clone(),
+                    namespace: String::new(),
+                    object: Arc::new(object.clone()),
+                };
+                let change = Change {
+                    namespace: object["metadata"]["namespace"]
+                        .as_str()
+                        .unwrap_or_default()
+                        .to_string(),
+                    ..change
+                };
                 if filter.matches(&change) {
                     first.push(line("ADDED", object.clone()));
                 }
@@ -84,17 +127,28 @@ pub fn handle(twin: &Arc<Twin>, resource: &ResourceType, namespace: Option<&str>
         };
         match state.store.watch_from(from) {
             Ok((past, receiver)) => {
-                first.extend(past.iter().filter(|c| filter.matches(c)).map(|c| line(c.change.as_str(), (*c.object).clone())));
+                first.extend(
+                    past.iter()
+                        .filter(|c| filter.matches(c))
+                        .map(|c| line(c.change.as_str(), (*c.object).clone())),
+                );
                 (first, Some(receiver), state.now)
             }
             Err(_) => {
-                let status = ApiError::gone(format!("too old resource version: {from} ({})", state.store.resource_version())).to_status();
+                let status = ApiError::gone(format!(
+                    "too old resource version: {from} ({})",
+                    state.store.resource_version()
+                ))
+                .to_status();
                 (vec![line("ERROR", status)], None, state.now)
             }
         }
     });
     if as_table {
-        first = first.into_iter().map(|bytes| to_table_line(&bytes, &resource, now, &include)).collect();
+        first = first
+            .into_iter()
+            .map(|bytes| to_table_line(&bytes, &resource, now, &include))
+            .collect();
     }
 
     let twin = twin.clone();
@@ -102,8 +156,14 @@ pub fn handle(twin: &Arc<Twin>, resource: &ResourceType, namespace: Option<&str>
         (receiver, tokio::time::Instant::now() + timeout),
         move |(receiver, deadline)| {
             let twin = twin.clone();
-            let (filter_key, resource, include) = (filter.key.clone(), resource.clone(), include.clone());
-            let filter = Filter { key: filter_key, namespace: filter.namespace.clone(), labels: filter.labels.clone(), fields: filter.fields.clone() };
+            let (filter_key, resource, include) =
+                (filter.key.clone(), resource.clone(), include.clone());
+            let filter = Filter {
+                key: filter_key,
+                namespace: filter.namespace.clone(),
+                labels: filter.labels.clone(),
+                fields: filter.fields.clone(),
+            };
             async move {
                 let mut receiver = receiver?;
                 loop {
@@ -132,7 +192,9 @@ pub fn handle(twin: &Arc<Twin>, resource: &ResourceType, namespace: Option<&str>
             }
         },
     );
-    let stream = futures::stream::iter(first).chain(live).map(|bytes| Ok::<_, std::io::Error>(Frame::data(bytes)));
+    let stream = futures::stream::iter(first)
+        .chain(live)
+        .map(|bytes| Ok::<_, std::io::Error>(Frame::data(bytes)));
     Response::builder()
         .status(200)
         .header("content-type", "application/json")
@@ -143,12 +205,24 @@ pub fn handle(twin: &Arc<Twin>, resource: &ResourceType, namespace: Option<&str>
 
 /// Rewrites an event line so its object is a one-row Table (what `kubectl get -w` asks for).
 fn to_table_line(bytes: &Bytes, resource: &ResourceType, now: Duration, include: &str) -> Bytes {
-    let Ok(event) = serde_json::from_slice::<Value>(bytes) else { return bytes.clone() };
+    let Ok(event) = serde_json::from_slice::<Value>(bytes) else {
+        return bytes.clone();
+    };
     let kind = event["type"].as_str().unwrap_or_default();
     if kind == "ERROR" || kind == "BOOKMARK" {
         return bytes.clone();
     }
-    let rv = event["object"]["metadata"]["resourceVersion"].as_str().and_then(|v| v.parse().ok()).unwrap_or(0);
-    let table = tables::table(resource, std::slice::from_ref(&event["object"]), now, include, rv, true);
+    let rv = event["object"]["metadata"]["resourceVersion"]
+        .as_str()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    let table = tables::table(
+        resource,
+        std::slice::from_ref(&event["object"]),
+        now,
+        include,
+        rv,
+        true,
+    );
     line(kind, table)
 }

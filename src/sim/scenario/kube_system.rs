@@ -10,7 +10,10 @@ use crate::sim::kube::state::KubeState;
 
 fn create(state: &mut KubeState, plural: &str, object: Value) {
     let resource = state.built_in(plural);
-    let namespace = object["metadata"]["namespace"].as_str().unwrap_or_default().to_string();
+    let namespace = object["metadata"]["namespace"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
     if let Err(error) = api::create(state, &resource, &namespace, object, false) {
         // Scenario data is fixed: an error here is a bug in this file.
         panic!("scenario object rejected: {}", error.message);
@@ -19,12 +22,20 @@ fn create(state: &mut KubeState, plural: &str, object: Value) {
 
 pub(super) fn namespaces(state: &mut KubeState) {
     for name in ["default", "kube-system", "kube-public", "kube-node-lease"] {
-        create(state, "namespaces", json!({"metadata": {"name": name, "labels": {"kubernetes.io/metadata.name": name}}}));
+        create(
+            state,
+            "namespaces",
+            json!({"metadata": {"name": name, "labels": {"kubernetes.io/metadata.name": name}}}),
+        );
     }
-    create(state, "services", json!({
-        "metadata": {"name": "kubernetes", "namespace": "default", "labels": {"component": "apiserver", "provider": "kubernetes"}},
-        "spec": {"clusterIP": "10.100.0.1", "ports": [{"name": "https", "port": 443, "protocol": "TCP", "targetPort": 443}]},
-    }));
+    create(
+        state,
+        "services",
+        json!({
+            "metadata": {"name": "kubernetes", "namespace": "default", "labels": {"component": "apiserver", "provider": "kubernetes"}},
+            "spec": {"clusterIP": "10.100.0.1", "ports": [{"name": "https", "port": 443, "protocol": "TCP", "targetPort": 443}]},
+        }),
+    );
 }
 
 /// The primary node group's two t3.medium nodes, in 2a and 2c.
@@ -37,7 +48,14 @@ fn image(repository: &str, addon: &str) -> String {
     format!("{ECR}/eks/{repository}:{}", lab::addon_version(addon))
 }
 
-fn workload(kind: &str, namespace: &str, name: &str, app_label: (&str, &str), container: Value, extra_spec: Value) -> Value {
+fn workload(
+    kind: &str,
+    namespace: &str,
+    name: &str,
+    app_label: (&str, &str),
+    container: Value,
+    extra_spec: Value,
+) -> Value {
     let (label_key, label_value) = app_label;
     let mut pod_spec = json!({
         "containers": [container],
@@ -87,48 +105,162 @@ pub(super) fn deployed(state: &mut KubeState) {
         create(state, "nodes", node);
     }
     for name in ["cert-manager", "external-dns"] {
-        create(state, "namespaces", json!({"metadata": {"name": name, "labels": {"kubernetes.io/metadata.name": name}}}));
+        create(
+            state,
+            "namespaces",
+            json!({"metadata": {"name": name, "labels": {"kubernetes.io/metadata.name": name}}}),
+        );
     }
 
-    create(state, "daemonsets", workload("DaemonSet", "kube-system", "aws-node", ("k8s-app", "aws-node"),
-        container("aws-node", format!("{ECR}/amazon-k8s-cni:{}", lab::addon_version("vpc-cni")), "25m", "0"), json!({"hostNetwork": true})));
-    create(state, "daemonsets", workload("DaemonSet", "kube-system", "kube-proxy", ("k8s-app", "kube-proxy"),
-        container("kube-proxy", image("kube-proxy", "kube-proxy"), "100m", "0"), json!({"hostNetwork": true})));
-    create(state, "daemonsets", workload("DaemonSet", "kube-system", "eks-pod-identity-agent", ("app.kubernetes.io/name", "eks-pod-identity-agent"),
-        container("eks-pod-identity-agent", image("eks-pod-identity-agent", "eks-pod-identity-agent"), "25m", "0"), json!({"hostNetwork": true})));
+    create(
+        state,
+        "daemonsets",
+        workload(
+            "DaemonSet",
+            "kube-system",
+            "aws-node",
+            ("k8s-app", "aws-node"),
+            container(
+                "aws-node",
+                format!("{ECR}/amazon-k8s-cni:{}", lab::addon_version("vpc-cni")),
+                "25m",
+                "0",
+            ),
+            json!({"hostNetwork": true}),
+        ),
+    );
+    create(
+        state,
+        "daemonsets",
+        workload(
+            "DaemonSet",
+            "kube-system",
+            "kube-proxy",
+            ("k8s-app", "kube-proxy"),
+            container("kube-proxy", image("kube-proxy", "kube-proxy"), "100m", "0"),
+            json!({"hostNetwork": true}),
+        ),
+    );
+    create(
+        state,
+        "daemonsets",
+        workload(
+            "DaemonSet",
+            "kube-system",
+            "eks-pod-identity-agent",
+            ("app.kubernetes.io/name", "eks-pod-identity-agent"),
+            container(
+                "eks-pod-identity-agent",
+                image("eks-pod-identity-agent", "eks-pod-identity-agent"),
+                "25m",
+                "0",
+            ),
+            json!({"hostNetwork": true}),
+        ),
+    );
 
     let spread = json!({
         "topologySpreadConstraints": [{"maxSkew": 1, "topologyKey": "topology.kubernetes.io/zone", "whenUnsatisfiable": "ScheduleAnyway", "labelSelector": {"matchLabels": {"k8s-app": "kube-dns"}}}],
         "tolerations": [{"key": "CriticalAddonsOnly", "operator": "Exists"}, {"key": "node-role.kubernetes.io/control-plane", "effect": "NoSchedule"}],
         "priorityClassName": "system-cluster-critical",
     });
-    create(state, "deployments", workload("Deployment", "kube-system", "coredns", ("k8s-app", "kube-dns"),
-        container("coredns", image("coredns", "coredns"), "100m", "70Mi"), spread));
-    create(state, "deployments", workload("Deployment", "kube-system", "metrics-server", ("k8s-app", "metrics-server"),
-        container("metrics-server", image("metrics-server", "metrics-server"), "100m", "200Mi"), json!({"priorityClassName": "system-cluster-critical"})));
-    for name in ["cert-manager", "cert-manager-cainjector", "cert-manager-webhook"] {
-        let mut deployment = workload("Deployment", "cert-manager", name, ("app.kubernetes.io/name", name),
-            container(name, format!("quay.io/jetstack/{}:v1.19.1", name.replace("cert-manager", "cert-manager-controller").replace("-controller-", "-")), "10m", "32Mi"), json!({}));
+    create(
+        state,
+        "deployments",
+        workload(
+            "Deployment",
+            "kube-system",
+            "coredns",
+            ("k8s-app", "kube-dns"),
+            container("coredns", image("coredns", "coredns"), "100m", "70Mi"),
+            spread,
+        ),
+    );
+    create(
+        state,
+        "deployments",
+        workload(
+            "Deployment",
+            "kube-system",
+            "metrics-server",
+            ("k8s-app", "metrics-server"),
+            container(
+                "metrics-server",
+                image("metrics-server", "metrics-server"),
+                "100m",
+                "200Mi",
+            ),
+            json!({"priorityClassName": "system-cluster-critical"}),
+        ),
+    );
+    for name in [
+        "cert-manager",
+        "cert-manager-cainjector",
+        "cert-manager-webhook",
+    ] {
+        let mut deployment = workload(
+            "Deployment",
+            "cert-manager",
+            name,
+            ("app.kubernetes.io/name", name),
+            container(
+                name,
+                format!(
+                    "quay.io/jetstack/{}:v1.19.1",
+                    name.replace("cert-manager", "cert-manager-controller")
+                        .replace("-controller-", "-")
+                ),
+                "10m",
+                "32Mi",
+            ),
+            json!({}),
+        );
         deployment["spec"]["replicas"] = json!(1);
         create(state, "deployments", deployment);
     }
-    let mut external_dns = workload("Deployment", "external-dns", "external-dns", ("app.kubernetes.io/name", "external-dns"),
-        container("external-dns", "registry.k8s.io/external-dns/external-dns:v0.20.0".into(), "10m", "32Mi"), json!({}));
+    let mut external_dns = workload(
+        "Deployment",
+        "external-dns",
+        "external-dns",
+        ("app.kubernetes.io/name", "external-dns"),
+        container(
+            "external-dns",
+            "registry.k8s.io/external-dns/external-dns:v0.20.0".into(),
+            "10m",
+            "32Mi",
+        ),
+        json!({}),
+    );
     external_dns["spec"]["replicas"] = json!(1);
     create(state, "deployments", external_dns);
 
-    let vpc_cni: serde_json::Map<String, Value> = lab::VPC_CNI_CONFIG.iter().map(|(k, v)| ((*k).to_string(), json!(v))).collect();
-    create(state, "configmaps", json!({"metadata": {"name": "amazon-vpc-cni", "namespace": "kube-system", "labels": {"app.kubernetes.io/name": "aws-node"}}, "data": vpc_cni}));
-    create(state, "configmaps", json!({
-        "metadata": {"name": "kube-proxy-config", "namespace": "kube-system", "labels": {"eks.amazonaws.com/component": "kube-proxy", "k8s-app": "kube-proxy"}},
-        "data": {"config": "apiVersion: kubeproxy.config.k8s.io/v1alpha1\nbindAddress: 0.0.0.0\nclientConnection:\n  kubeconfig: /var/lib/kube-proxy/kubeconfig\nclusterCIDR: \"\"\nconntrack:\n  maxPerCore: 32768\n  min: 131072\nkind: KubeProxyConfiguration\nmetricsBindAddress: 0.0.0.0:10249\nmode: \"iptables\"\niptables:\n  masqueradeAll: false\n  syncPeriod: 30s\n"},
-    }));
-    create(state, "services", json!({
-        "metadata": {"name": "kube-dns", "namespace": "kube-system", "labels": {"k8s-app": "kube-dns", "eks.amazonaws.com/component": "kube-dns"}},
-        "spec": {"clusterIP": "10.100.0.10", "selector": {"k8s-app": "kube-dns"}, "ports": [
-            {"name": "dns", "port": 53, "protocol": "UDP", "targetPort": 53},
-            {"name": "dns-tcp", "port": 53, "protocol": "TCP", "targetPort": 53},
-            {"name": "metrics", "port": 9153, "protocol": "TCP", "targetPort": 9153},
-        ]},
-    }));
+    let vpc_cni: serde_json::Map<String, Value> = lab::VPC_CNI_CONFIG
+        .iter()
+        .map(|(k, v)| ((*k).to_string(), json!(v)))
+        .collect();
+    create(
+        state,
+        "configmaps",
+        json!({"metadata": {"name": "amazon-vpc-cni", "namespace": "kube-system", "labels": {"app.kubernetes.io/name": "aws-node"}}, "data": vpc_cni}),
+    );
+    create(
+        state,
+        "configmaps",
+        json!({
+            "metadata": {"name": "kube-proxy-config", "namespace": "kube-system", "labels": {"eks.amazonaws.com/component": "kube-proxy", "k8s-app": "kube-proxy"}},
+            "data": {"config": "apiVersion: kubeproxy.config.k8s.io/v1alpha1\nbindAddress: 0.0.0.0\nclientConnection:\n  kubeconfig: /var/lib/kube-proxy/kubeconfig\nclusterCIDR: \"\"\nconntrack:\n  maxPerCore: 32768\n  min: 131072\nkind: KubeProxyConfiguration\nmetricsBindAddress: 0.0.0.0:10249\nmode: \"iptables\"\niptables:\n  masqueradeAll: false\n  syncPeriod: 30s\n"},
+        }),
+    );
+    create(
+        state,
+        "services",
+        json!({
+            "metadata": {"name": "kube-dns", "namespace": "kube-system", "labels": {"k8s-app": "kube-dns", "eks.amazonaws.com/component": "kube-dns"}},
+            "spec": {"clusterIP": "10.100.0.10", "selector": {"k8s-app": "kube-dns"}, "ports": [
+                {"name": "dns", "port": 53, "protocol": "UDP", "targetPort": 53},
+                {"name": "dns-tcp", "port": 53, "protocol": "TCP", "targetPort": 53},
+                {"name": "metrics", "port": 9153, "protocol": "TCP", "targetPort": 9153},
+            ]},
+        }),
+    );
 }

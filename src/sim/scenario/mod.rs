@@ -24,7 +24,9 @@ impl FromStr for Scenario {
         match text {
             "empty" => Ok(Self::Empty),
             "deployed" => Ok(Self::Deployed),
-            other => Err(format!("unknown scenario `{other}`; choose `deployed` or `empty`")),
+            other => Err(format!(
+                "unknown scenario `{other}`; choose `deployed` or `empty`"
+            )),
         }
     }
 }

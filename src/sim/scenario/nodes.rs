@@ -21,7 +21,11 @@ pub struct NodeSpec<'a> {
 
 /// `ip-192-168-13-45.ap-northeast-2.compute.internal`.
 pub(super) fn node_name(private_ip: &str) -> String {
-    format!("ip-{}.{}.compute.internal", private_ip.replace('.', "-"), lab::REGION)
+    format!(
+        "ip-{}.{}.compute.internal",
+        private_ip.replace('.', "-"),
+        lab::REGION
+    )
 }
 
 pub fn node_object(spec: &NodeSpec<'_>) -> Value {
@@ -48,7 +52,11 @@ pub fn node_object(spec: &NodeSpec<'_>) -> Value {
     for (key, value) in spec.labels {
         labels[*key] = json!(value);
     }
-    let taints: Vec<Value> = spec.taints.iter().map(|(k, v, e)| json!({"key": k, "value": v, "effect": e})).collect();
+    let taints: Vec<Value> = spec
+        .taints
+        .iter()
+        .map(|(k, v, e)| json!({"key": k, "value": v, "effect": e}))
+        .collect();
     let ready = if spec.ready { "True" } else { "False" };
     json!({
         "apiVersion": "v1",

@@ -23,7 +23,11 @@ fn with_daemon_tolerations(spec: &Value) -> Value {
         "node.kubernetes.io/pid-pressure",
         "node.kubernetes.io/unschedulable",
     ] {
-        let effect = if key.ends_with("not-ready") || key.ends_with("unreachable") { "NoExecute" } else { "NoSchedule" };
+        let effect = if key.ends_with("not-ready") || key.ends_with("unreachable") {
+            "NoExecute"
+        } else {
+            "NoSchedule"
+        };
         tolerations.push(json!({"key": key, "operator": "Exists", "effect": effect}));
     }
     json!(tolerations)
@@ -36,9 +40,15 @@ fn reconcile(state: &mut KubeState, mut ds: Value, nodes: &[Value]) {
     let tolerations = with_daemon_tolerations(&spec);
     let eligible: Vec<&Value> = nodes
         .iter()
-        .filter(|n| shared::node_matches(&spec, n) && shared::untolerated_taints(n, &tolerations).is_empty())
+        .filter(|n| {
+            shared::node_matches(&spec, n) && shared::untolerated_taints(n, &tolerations).is_empty()
+        })
         .collect();
-    let pods: Vec<Value> = state.objects("pods", Some(&namespace)).into_iter().filter(|p| shared::is_owned_by(p, &uid)).collect();
+    let pods: Vec<Value> = state
+        .objects("pods", Some(&namespace))
+        .into_iter()
+        .filter(|p| shared::is_owned_by(p, &uid))
+        .collect();
     for node in &eligible {
         let node_name = shared::name(node);
         if pods.iter().any(|p| p["spec"]["nodeName"] == node_name) {
@@ -49,16 +59,29 @@ fn reconcile(state: &mut KubeState, mut ds: Value, nodes: &[Value]) {
         pod["spec"]["nodeName"] = json!(node_name);
         pod["spec"]["tolerations"] = tolerations.clone();
         if shared::create(state, "pods", pod).is_some() {
-            events::record(state, &ds, false, "SuccessfulCreate", &format!("Created pod: {name}"), "daemonset-controller");
+            events::record(
+                state,
+                &ds,
+                false,
+                "SuccessfulCreate",
+                &format!("Created pod: {name}"),
+                "daemonset-controller",
+            );
         }
     }
     for pod in &pods {
-        let on_eligible = eligible.iter().any(|n| pod["spec"]["nodeName"] == shared::name(n));
+        let on_eligible = eligible
+            .iter()
+            .any(|n| pod["spec"]["nodeName"] == shared::name(n));
         if !on_eligible {
             shared::remove(state, "pods", pod);
         }
     }
-    let pods: Vec<Value> = state.objects("pods", Some(&namespace)).into_iter().filter(|p| shared::is_owned_by(p, &uid)).collect();
+    let pods: Vec<Value> = state
+        .objects("pods", Some(&namespace))
+        .into_iter()
+        .filter(|p| shared::is_owned_by(p, &uid))
+        .collect();
     let ready = pods.iter().filter(|p| shared::pod_ready(p)).count();
     ds["status"] = json!({
         "desiredNumberScheduled": eligible.len(),
@@ -72,10 +95,10 @@ fn reconcile(state: &mut KubeState, mut ds: Value, nodes: &[Value]) {
     if pods.len() > ready {
         ds["status"]["numberUnavailable"] = json!(pods.len() - ready);
     }
-    if ready == 0 {
-        if let Some(status) = ds["status"].as_object_mut() {
-            status.remove("numberAvailable");
-        }
+    if ready == 0
+        && let Some(status) = ds["status"].as_object_mut()
+    {
+        status.remove("numberAvailable");
     }
     shared::update(state, "daemonsets", ds);
 }

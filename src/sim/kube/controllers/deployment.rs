@@ -13,13 +13,19 @@ pub(super) fn run(state: &mut KubeState) {
 }
 
 fn reconcile(state: &mut KubeState, mut deployment: Value) {
-    let (namespace, name, uid) =
-        (shared::namespace(&deployment).to_string(), shared::name(&deployment).to_string(), shared::uid(&deployment).to_string());
+    let (namespace, name, uid) = (
+        shared::namespace(&deployment).to_string(),
+        shared::name(&deployment).to_string(),
+        shared::uid(&deployment).to_string(),
+    );
     let replicas = deployment["spec"]["replicas"].as_i64().unwrap_or(1);
     let hash = shared::template_hash(&deployment["spec"]["template"]);
     let rs_name = format!("{name}-{hash}");
-    let owned: Vec<Value> =
-        state.objects("replicasets", Some(&namespace)).into_iter().filter(|rs| shared::is_owned_by(rs, &uid)).collect();
+    let owned: Vec<Value> = state
+        .objects("replicasets", Some(&namespace))
+        .into_iter()
+        .filter(|rs| shared::is_owned_by(rs, &uid))
+        .collect();
 
     if !owned.iter().any(|rs| shared::name(rs) == rs_name) {
         let mut template = deployment["spec"]["template"].clone();
@@ -40,21 +46,45 @@ fn reconcile(state: &mut KubeState, mut deployment: Value) {
         });
         if shared::create(state, "replicasets", rs).is_some() {
             let message = format!("Scaled up replica set {rs_name} from 0 to {replicas}");
-            events::record(state, &deployment, false, "ScalingReplicaSet", &message, "deployment-controller");
+            events::record(
+                state,
+                &deployment,
+                false,
+                "ScalingReplicaSet",
+                &message,
+                "deployment-controller",
+            );
         }
     }
-    let owned: Vec<Value> =
-        state.objects("replicasets", Some(&namespace)).into_iter().filter(|rs| shared::is_owned_by(rs, &uid)).collect();
+    let owned: Vec<Value> = state
+        .objects("replicasets", Some(&namespace))
+        .into_iter()
+        .filter(|rs| shared::is_owned_by(rs, &uid))
+        .collect();
     let (mut total, mut ready, mut updated) = (0, 0, 0);
     for mut rs in owned {
-        let want = if shared::name(&rs) == rs_name { replicas } else { 0 };
+        let want = if shared::name(&rs) == rs_name {
+            replicas
+        } else {
+            0
+        };
         if rs["spec"]["replicas"].as_i64() != Some(want) {
             let from = rs["spec"]["replicas"].as_i64().unwrap_or(0);
             rs["spec"]["replicas"] = json!(want);
             let verb = if want > from { "up" } else { "down" };
-            let message = format!("Scaled {verb} replica set {} from {from} to {want}", shared::name(&rs));
+            let message = format!(
+                "Scaled {verb} replica set {} from {from} to {want}",
+                shared::name(&rs)
+            );
             rs = shared::update(state, "replicasets", rs);
-            events::record(state, &deployment, false, "ScalingReplicaSet", &message, "deployment-controller");
+            events::record(
+                state,
+                &deployment,
+                false,
+                "ScalingReplicaSet",
+                &message,
+                "deployment-controller",
+            );
         }
         total += rs["status"]["replicas"].as_i64().unwrap_or(0);
         ready += rs["status"]["readyReplicas"].as_i64().unwrap_or(0);
@@ -82,9 +112,15 @@ fn reconcile(state: &mut KubeState, mut deployment: Value) {
         &now,
     );
     let (progress_reason, progress_message) = if complete {
-        ("NewReplicaSetAvailable", format!("ReplicaSet \"{rs_name}\" has successfully progressed."))
+        (
+            "NewReplicaSetAvailable",
+            format!("ReplicaSet \"{rs_name}\" has successfully progressed."),
+        )
     } else {
-        ("ReplicaSetUpdated", format!("ReplicaSet \"{rs_name}\" is progressing."))
+        (
+            "ReplicaSetUpdated",
+            format!("ReplicaSet \"{rs_name}\" is progressing."),
+        )
     };
     shared::set_condition(
         &mut deployment,
@@ -92,10 +128,10 @@ fn reconcile(state: &mut KubeState, mut deployment: Value) {
         &now,
     );
     for key in ["readyReplicas", "availableReplicas", "unavailableReplicas"] {
-        if deployment["status"][key] == 0 {
-            if let Some(status) = deployment["status"].as_object_mut() {
-                status.remove(key);
-            }
+        if deployment["status"][key] == 0
+            && let Some(status) = deployment["status"].as_object_mut()
+        {
+            status.remove(key);
         }
     }
     let _ = name;

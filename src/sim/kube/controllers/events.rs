@@ -6,7 +6,14 @@ use super::shared;
 use crate::sim::kube::state::KubeState;
 use crate::sim::timestamps::rfc3339;
 
-pub(super) fn record(state: &mut KubeState, involved: &Value, warning: bool, reason: &str, message: &str, component: &str) {
+pub(super) fn record(
+    state: &mut KubeState,
+    involved: &Value,
+    warning: bool,
+    reason: &str,
+    message: &str,
+    component: &str,
+) {
     let namespace = match shared::namespace(involved) {
         "" => "default".to_string(),
         ns => ns.to_string(),

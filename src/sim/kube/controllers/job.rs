@@ -29,34 +29,82 @@ fn reconcile(state: &mut KubeState, mut job: Value) {
         job["status"]["startTime"] = json!(now);
         if let Some(seconds) = spec["activeDeadlineSeconds"].as_u64() {
             let (namespace, name) = (namespace.clone(), shared::name(&job).to_string());
-            state.schedule(Duration::from_secs(seconds), Timer::JobDeadline { namespace, name, uid: uid.clone() });
+            state.schedule(
+                Duration::from_secs(seconds),
+                Timer::JobDeadline {
+                    namespace,
+                    name,
+                    uid: uid.clone(),
+                },
+            );
         }
     }
-    let pods: Vec<Value> = state.objects("pods", Some(&namespace)).into_iter().filter(|p| shared::is_owned_by(p, &uid)).collect();
-    let succeeded = pods.iter().filter(|p| p["status"]["phase"] == "Succeeded").count() as i64;
-    let failed = pods.iter().filter(|p| p["status"]["phase"] == "Failed").count() as i64;
+    let pods: Vec<Value> = state
+        .objects("pods", Some(&namespace))
+        .into_iter()
+        .filter(|p| shared::is_owned_by(p, &uid))
+        .collect();
+    let succeeded = pods
+        .iter()
+        .filter(|p| p["status"]["phase"] == "Succeeded")
+        .count() as i64;
+    let failed = pods
+        .iter()
+        .filter(|p| p["status"]["phase"] == "Failed")
+        .count() as i64;
     let mut active: Vec<&Value> = pods.iter().filter(|p| !shared::is_terminal(p)).collect();
 
     if succeeded >= completions {
         job["status"]["completionTime"] = json!(now);
-        shared::set_condition(&mut job, json!({"type": "SuccessCriteriaMet", "status": "True", "reason": "CompletionsReached", "message": "Reached expected number of succeeded pods", "lastProbeTime": now}), &now);
-        shared::set_condition(&mut job, json!({"type": "Complete", "status": "True", "reason": "CompletionsReached", "message": "Reached expected number of succeeded pods", "lastProbeTime": now}), &now);
-        events::record(state, &job, false, "Completed", "Job completed", "job-controller");
+        shared::set_condition(
+            &mut job,
+            json!({"type": "SuccessCriteriaMet", "status": "True", "reason": "CompletionsReached", "message": "Reached expected number of succeeded pods", "lastProbeTime": now}),
+            &now,
+        );
+        shared::set_condition(
+            &mut job,
+            json!({"type": "Complete", "status": "True", "reason": "CompletionsReached", "message": "Reached expected number of succeeded pods", "lastProbeTime": now}),
+            &now,
+        );
+        events::record(
+            state,
+            &job,
+            false,
+            "Completed",
+            "Job completed",
+            "job-controller",
+        );
     } else if failed > backoff_limit {
-        fail(state, &mut job, &active, "BackoffLimitExceeded", "Job has reached the specified backoff limit");
+        fail(
+            state,
+            &mut job,
+            &active,
+            "BackoffLimitExceeded",
+            "Job has reached the specified backoff limit",
+        );
         active.clear();
     } else {
         let want = parallelism.min(completions - succeeded).max(0) as usize;
         while active.len() < want {
             let name = format!("{}-{}", shared::name(&job), state.next_suffix(5));
-            let labels = [("batch.kubernetes.io/job-name", shared::name(&job)), ("job-name", shared::name(&job))];
+            let labels = [
+                ("batch.kubernetes.io/job-name", shared::name(&job)),
+                ("job-name", shared::name(&job)),
+            ];
             let mut pod = shared::pod_from_template(&job, name.clone(), &labels);
             pod["metadata"]["labels"]["batch.kubernetes.io/controller-uid"] = json!(uid);
             pod["metadata"]["labels"]["controller-uid"] = json!(uid);
             if shared::create(state, "pods", pod).is_none() {
                 break;
             }
-            events::record(state, &job, false, "SuccessfulCreate", &format!("Created pod: {name}"), "job-controller");
+            events::record(
+                state,
+                &job,
+                false,
+                "SuccessfulCreate",
+                &format!("Created pod: {name}"),
+                "job-controller",
+            );
             active.push(&Value::Null);
         }
     }
@@ -82,15 +130,28 @@ fn fail(state: &mut KubeState, job: &mut Value, active: &[&Value], reason: &str,
     for pod in active.iter().filter(|p| !p.is_null()) {
         shared::remove(state, "pods", pod);
     }
-    shared::set_condition(job, json!({"type": "FailureTarget", "status": "True", "reason": reason, "message": message, "lastProbeTime": now}), &now);
-    shared::set_condition(job, json!({"type": "Failed", "status": "True", "reason": reason, "message": message, "lastProbeTime": now}), &now);
+    shared::set_condition(
+        job,
+        json!({"type": "FailureTarget", "status": "True", "reason": reason, "message": message, "lastProbeTime": now}),
+        &now,
+    );
+    shared::set_condition(
+        job,
+        json!({"type": "Failed", "status": "True", "reason": reason, "message": message, "lastProbeTime": now}),
+        &now,
+    );
     events::record(state, job, true, reason, message, "job-controller");
 }
 
 /// The Job's deadline passed: fail it if it is still running.
 pub(super) fn deadline_passed(state: &mut KubeState, namespace: &str, name: &str, uid: &str) {
-    let Some(mut job) = state.object("jobs", namespace, name) else { return };
-    if shared::uid(&job) != uid || shared::condition_true(&job, "Complete") || shared::condition_true(&job, "Failed") {
+    let Some(mut job) = state.object("jobs", namespace, name) else {
+        return;
+    };
+    if shared::uid(&job) != uid
+        || shared::condition_true(&job, "Complete")
+        || shared::condition_true(&job, "Failed")
+    {
         return;
     }
     let pods: Vec<Value> = state
@@ -99,7 +160,13 @@ pub(super) fn deadline_passed(state: &mut KubeState, namespace: &str, name: &str
         .filter(|p| shared::is_owned_by(p, uid) && !shared::is_terminal(p))
         .collect();
     let active: Vec<&Value> = pods.iter().collect();
-    fail(state, &mut job, &active, "DeadlineExceeded", "Job was active longer than specified deadline");
+    fail(
+        state,
+        &mut job,
+        &active,
+        "DeadlineExceeded",
+        "Job was active longer than specified deadline",
+    );
     job["status"]["active"] = json!(0);
     if let Some(status) = job["status"].as_object_mut() {
         status.remove("active");

@@ -18,15 +18,34 @@ pub(super) fn run(state: &mut KubeState) {
     let bound: Vec<Value> = state
         .objects("pods", None)
         .into_iter()
-        .filter(|p| p["spec"]["nodeName"].is_string() && p["status"]["phase"] == "Pending" && p["status"]["startTime"].is_null())
+        .filter(|p| {
+            p["spec"]["nodeName"].is_string()
+                && p["status"]["phase"] == "Pending"
+                && p["status"]["startTime"].is_null()
+        })
         .collect();
     for mut pod in bound {
-        let node = state.object("nodes", "", pod["spec"]["nodeName"].as_str().unwrap_or_default());
+        let node = state.object(
+            "nodes",
+            "",
+            pod["spec"]["nodeName"].as_str().unwrap_or_default(),
+        );
         pod["status"]["startTime"] = json!(rfc3339(state.now));
-        pod["status"]["hostIP"] = node.as_ref().map_or(Value::Null, |n| internal_ip(n));
-        let (namespace, name, uid) = (shared::namespace(&pod).to_string(), shared::name(&pod).to_string(), shared::uid(&pod).to_string());
+        pod["status"]["hostIP"] = node.as_ref().map_or(Value::Null, internal_ip);
+        let (namespace, name, uid) = (
+            shared::namespace(&pod).to_string(),
+            shared::name(&pod).to_string(),
+            shared::uid(&pod).to_string(),
+        );
         shared::update(state, "pods", pod);
-        state.schedule(START_DELAY, Timer::PodStarted { namespace, name, uid });
+        state.schedule(
+            START_DELAY,
+            Timer::PodStarted {
+                namespace,
+                name,
+                uid,
+            },
+        );
     }
 }
 
@@ -42,20 +61,36 @@ fn internal_ip(node: &Value) -> Value {
 /// Runs what a timer stands for.
 pub fn fire_timer(state: &mut KubeState, timer: &Timer) {
     match timer {
-        Timer::PodStarted { namespace, name, uid } => start(state, namespace, name, uid),
-        Timer::PodFinished { namespace, name, uid } => finish(state, namespace, name, uid),
-        Timer::JobDeadline { namespace, name, uid } => job::deadline_passed(state, namespace, name, uid),
+        Timer::PodStarted {
+            namespace,
+            name,
+            uid,
+        } => start(state, namespace, name, uid),
+        Timer::PodFinished {
+            namespace,
+            name,
+            uid,
+        } => finish(state, namespace, name, uid),
+        Timer::JobDeadline {
+            namespace,
+            name,
+            uid,
+        } => job::deadline_passed(state, namespace, name, uid),
     }
 }
 
 fn live_pod(state: &KubeState, namespace: &str, name: &str, uid: &str) -> Option<Value> {
-    state.object("pods", namespace, name).filter(|p| shared::uid(p) == uid)
+    state
+        .object("pods", namespace, name)
+        .filter(|p| shared::uid(p) == uid)
 }
 
 /// A pod IP in the node's subnet, stable for the pod's name.
 fn pod_ip(host_ip: &str, name: &str) -> String {
     let parts: Vec<&str> = host_ip.split('.').collect();
-    let hash = name.bytes().fold(7u32, |h, b| h.wrapping_mul(31).wrapping_add(u32::from(b)));
+    let hash = name
+        .bytes()
+        .fold(7u32, |h, b| h.wrapping_mul(31).wrapping_add(u32::from(b)));
     match parts.as_slice() {
         [a, b, c, _] => format!("{a}.{b}.{c}.{}", 10 + hash % 240),
         _ => format!("10.0.0.{}", 10 + hash % 240),
@@ -63,20 +98,32 @@ fn pod_ip(host_ip: &str, name: &str) -> String {
 }
 
 fn start(state: &mut KubeState, namespace: &str, name: &str, uid: &str) {
-    let Some(mut pod) = live_pod(state, namespace, name, uid) else { return };
+    let Some(mut pod) = live_pod(state, namespace, name, uid) else {
+        return;
+    };
     if pod["status"]["phase"] != "Pending" {
         return;
     }
     let now = rfc3339(state.now);
-    let host_ip = pod["status"]["hostIP"].as_str().unwrap_or("192.168.0.10").to_string();
+    let host_ip = pod["status"]["hostIP"]
+        .as_str()
+        .unwrap_or("192.168.0.10")
+        .to_string();
     pod["status"]["phase"] = json!("Running");
-    let ip = if pod["spec"]["hostNetwork"] == true { host_ip.clone() } else { pod_ip(&host_ip, name) };
+    let ip = if pod["spec"]["hostNetwork"] == true {
+        host_ip.clone()
+    } else {
+        pod_ip(&host_ip, name)
+    };
     pod["status"]["podIP"] = json!(ip);
     pod["status"]["podIPs"] = json!([{"ip": pod["status"]["podIP"]}]);
     let mut statuses = Vec::new();
     let mut exit_codes = Vec::new();
     let mut longest: Option<Duration> = Some(Duration::ZERO);
-    let containers = pod["spec"]["containers"].as_array().cloned().unwrap_or_default();
+    let containers = pod["spec"]["containers"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
     for container in &containers {
         let run = (state.programs)(&pod, container, state);
         let container_name = container["name"].as_str().unwrap_or_default().to_string();
@@ -102,27 +149,59 @@ fn start(state: &mut KubeState, namespace: &str, name: &str, uid: &str) {
     }
     pod["status"]["containerStatuses"] = json!(statuses);
     state.exit_codes.insert(uid.to_string(), exit_codes);
-    for kind in ["PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady", "PodScheduled"] {
-        shared::set_condition(&mut pod, json!({"type": kind, "status": "True", "lastProbeTime": null}), &now);
+    for kind in [
+        "PodReadyToStartContainers",
+        "Initialized",
+        "Ready",
+        "ContainersReady",
+        "PodScheduled",
+    ] {
+        shared::set_condition(
+            &mut pod,
+            json!({"type": kind, "status": "True", "lastProbeTime": null}),
+            &now,
+        );
     }
     let pod = shared::update(state, "pods", pod);
-    let node = pod["spec"]["nodeName"].as_str().unwrap_or_default().to_string();
+    let node = pod["spec"]["nodeName"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
     for container in &containers {
         let container_name = container["name"].as_str().unwrap_or_default();
-        events::record(state, &pod, false, "Started", &format!("Started container {container_name}"), &format!("kubelet, {node}"));
+        events::record(
+            state,
+            &pod,
+            false,
+            "Started",
+            &format!("Started container {container_name}"),
+            &format!("kubelet, {node}"),
+        );
     }
     if let Some(after) = longest {
-        state.schedule(after, Timer::PodFinished { namespace: namespace.into(), name: name.into(), uid: uid.into() });
+        state.schedule(
+            after,
+            Timer::PodFinished {
+                namespace: namespace.into(),
+                name: name.into(),
+                uid: uid.into(),
+            },
+        );
     }
 }
 
 fn finish(state: &mut KubeState, namespace: &str, name: &str, uid: &str) {
-    let Some(mut pod) = live_pod(state, namespace, name, uid) else { return };
+    let Some(mut pod) = live_pod(state, namespace, name, uid) else {
+        return;
+    };
     if pod["status"]["phase"] != "Running" {
         return;
     }
     let now = rfc3339(state.now);
-    let mut statuses = pod["status"]["containerStatuses"].as_array().cloned().unwrap_or_default();
+    let mut statuses = pod["status"]["containerStatuses"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
     let exit_codes = state.exit_codes.remove(uid).unwrap_or_default();
     let failed = exit_codes.iter().any(|code| *code != 0);
     let restart = match pod["spec"]["restartPolicy"].as_str() {
@@ -154,14 +233,29 @@ fn finish(state: &mut KubeState, namespace: &str, name: &str, uid: &str) {
     if restart {
         // Pending again without a start time: the kubelet pass starts it after the back-off.
         pod["status"]["phase"] = json!("Pending");
-        shared::set_condition(&mut pod, json!({"type": "Ready", "status": "False", "reason": "ContainersNotReady", "lastProbeTime": null}), &now);
+        shared::set_condition(
+            &mut pod,
+            json!({"type": "Ready", "status": "False", "reason": "ContainersNotReady", "lastProbeTime": null}),
+            &now,
+        );
         shared::update(state, "pods", pod);
-        state.schedule(RESTART_DELAY, Timer::PodStarted { namespace: namespace.into(), name: name.into(), uid: uid.into() });
+        state.schedule(
+            RESTART_DELAY,
+            Timer::PodStarted {
+                namespace: namespace.into(),
+                name: name.into(),
+                uid: uid.into(),
+            },
+        );
         return;
     }
     pod["status"]["phase"] = json!(if failed { "Failed" } else { "Succeeded" });
     for kind in ["Ready", "ContainersReady"] {
-        shared::set_condition(&mut pod, json!({"type": kind, "status": "False", "reason": "PodCompleted", "lastProbeTime": null}), &now);
+        shared::set_condition(
+            &mut pod,
+            json!({"type": kind, "status": "False", "reason": "PodCompleted", "lastProbeTime": null}),
+            &now,
+        );
     }
     shared::update(state, "pods", pod);
 }

@@ -26,7 +26,18 @@ fn deletion_rank(pod: &Value) -> (u8, u8, u8, i64, std::cmp::Reverse<String>) {
         .as_str()
         .and_then(|c| c.parse().ok())
         .unwrap_or(0);
-    (assigned, phase, ready, cost, std::cmp::Reverse(pod["metadata"]["creationTimestamp"].as_str().unwrap_or_default().to_string()))
+    (
+        assigned,
+        phase,
+        ready,
+        cost,
+        std::cmp::Reverse(
+            pod["metadata"]["creationTimestamp"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string(),
+        ),
+    )
 }
 
 fn reconcile(state: &mut KubeState, mut rs: Value) {
@@ -40,8 +51,21 @@ fn reconcile(state: &mut KubeState, mut rs: Value) {
         .collect();
     while pods.len() < replicas {
         let name = format!("{}-{}", shared::name(&rs), state.next_suffix(5));
-        let Some(pod) = shared::create(state, "pods", shared::pod_from_template(&rs, name.clone(), &[])) else { break };
-        events::record(state, &rs, false, "SuccessfulCreate", &format!("Created pod: {name}"), "replicaset-controller");
+        let Some(pod) = shared::create(
+            state,
+            "pods",
+            shared::pod_from_template(&rs, name.clone(), &[]),
+        ) else {
+            break;
+        };
+        events::record(
+            state,
+            &rs,
+            false,
+            "SuccessfulCreate",
+            &format!("Created pod: {name}"),
+            "replicaset-controller",
+        );
         pods.push(pod);
     }
     if pods.len() > replicas {
@@ -49,7 +73,14 @@ fn reconcile(state: &mut KubeState, mut rs: Value) {
         let excess = pods.len() - replicas;
         for pod in pods.drain(..excess) {
             shared::remove(state, "pods", &pod);
-            events::record(state, &rs, false, "SuccessfulDelete", &format!("Deleted pod: {}", shared::name(&pod)), "replicaset-controller");
+            events::record(
+                state,
+                &rs,
+                false,
+                "SuccessfulDelete",
+                &format!("Deleted pod: {}", shared::name(&pod)),
+                "replicaset-controller",
+            );
         }
     }
     let ready = pods.iter().filter(|p| shared::pod_ready(p)).count();
@@ -60,11 +91,11 @@ fn reconcile(state: &mut KubeState, mut rs: Value) {
         "availableReplicas": ready,
         "observedGeneration": rs["metadata"]["generation"],
     });
-    if ready == 0 {
-        if let Some(status) = rs["status"].as_object_mut() {
-            status.remove("readyReplicas");
-            status.remove("availableReplicas");
-        }
+    if ready == 0
+        && let Some(status) = rs["status"].as_object_mut()
+    {
+        status.remove("readyReplicas");
+        status.remove("availableReplicas");
     }
     shared::update(state, "replicasets", rs);
 }

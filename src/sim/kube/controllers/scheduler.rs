@@ -25,14 +25,28 @@ pub(super) fn run(state: &mut KubeState) {
 pub(crate) fn quantity_milli(text: &str) -> i128 {
     let text = text.trim();
     let suffixes: [(&str, i128); 13] = [
-        ("Ki", 1 << 10), ("Mi", 1 << 20), ("Gi", 1 << 30), ("Ti", 1 << 40), ("Pi", 1 << 50), ("Ei", 1 << 60),
-        ("k", 1_000), ("M", 1_000_000), ("G", 1_000_000_000), ("T", 1_000_000_000_000), ("P", 1_000_000_000_000_000),
-        ("E", 1_000_000_000_000_000_000), ("m", 0),
+        ("Ki", 1 << 10),
+        ("Mi", 1 << 20),
+        ("Gi", 1 << 30),
+        ("Ti", 1 << 40),
+        ("Pi", 1 << 50),
+        ("Ei", 1 << 60),
+        ("k", 1_000),
+        ("M", 1_000_000),
+        ("G", 1_000_000_000),
+        ("T", 1_000_000_000_000),
+        ("P", 1_000_000_000_000_000),
+        ("E", 1_000_000_000_000_000_000),
+        ("m", 0),
     ];
     for (suffix, factor) in suffixes {
         if let Some(number) = text.strip_suffix(suffix) {
             let value: f64 = number.parse().unwrap_or(0.0);
-            return if factor == 0 { value as i128 } else { (value * 1000.0) as i128 * factor };
+            return if factor == 0 {
+                value as i128
+            } else {
+                (value * 1000.0) as i128 * factor
+            };
         }
     }
     (text.parse::<f64>().unwrap_or(0.0) * 1000.0) as i128
@@ -51,12 +65,24 @@ pub(crate) fn pod_requests(spec: &Value) -> BTreeMap<String, i128> {
     let mut total = BTreeMap::new();
     for container in spec["containers"].as_array().into_iter().flatten() {
         let resources = &container["resources"];
-        let mut names: Vec<String> = resources["requests"].as_object().map(|m| m.keys().cloned().collect()).unwrap_or_default();
-        names.extend(resources["limits"].as_object().map(|m| m.keys().cloned().collect::<Vec<_>>()).unwrap_or_default());
+        let mut names: Vec<String> = resources["requests"]
+            .as_object()
+            .map(|m| m.keys().cloned().collect())
+            .unwrap_or_default();
+        names.extend(
+            resources["limits"]
+                .as_object()
+                .map(|m| m.keys().cloned().collect::<Vec<_>>())
+                .unwrap_or_default(),
+        );
         names.sort();
         names.dedup();
         for name in names {
-            let value = if resources["requests"][&name].is_null() { &resources["limits"][&name] } else { &resources["requests"][&name] };
+            let value = if resources["requests"][&name].is_null() {
+                &resources["limits"][&name]
+            } else {
+                &resources["requests"][&name]
+            };
             *total.entry(name).or_insert(0) += value_milli(value);
         }
     }
@@ -72,7 +98,13 @@ struct Verdict {
     reasons: Vec<String>,
 }
 
-fn evaluate(state: &KubeState, pod: &Value, node: &Value, used: &BTreeMap<String, i128>, pods_on_node: usize) -> Verdict {
+fn evaluate(
+    state: &KubeState,
+    pod: &Value,
+    node: &Value,
+    used: &BTreeMap<String, i128>,
+    pods_on_node: usize,
+) -> Verdict {
     let spec = &pod["spec"];
     let mut reasons = Vec::new();
     if !node_ready(node) {
@@ -86,10 +118,15 @@ fn evaluate(state: &KubeState, pod: &Value, node: &Value, used: &BTreeMap<String
     }
     for taint in shared::untolerated_taints(node, &spec["tolerations"]) {
         let value = taint["value"].as_str().unwrap_or_default();
-        reasons.push(format!("node(s) had untolerated taint {{{}: {value}}}", taint["key"].as_str().unwrap_or_default()));
+        reasons.push(format!(
+            "node(s) had untolerated taint {{{}: {value}}}",
+            taint["key"].as_str().unwrap_or_default()
+        ));
     }
     let allocatable = &node["status"]["allocatable"];
-    let max_pods = allocatable["pods"].as_str().map_or(110, |p| p.parse().unwrap_or(110));
+    let max_pods = allocatable["pods"]
+        .as_str()
+        .map_or(110, |p| p.parse().unwrap_or(110));
     if pods_on_node >= max_pods {
         reasons.push("Too many pods".to_string());
     }
@@ -100,7 +137,10 @@ fn evaluate(state: &KubeState, pod: &Value, node: &Value, used: &BTreeMap<String
         }
     }
     let _ = state;
-    Verdict { fits: reasons.is_empty(), reasons }
+    Verdict {
+        fits: reasons.is_empty(),
+        reasons,
+    }
 }
 
 fn owner_uid(pod: &Value) -> Option<&str> {
@@ -115,7 +155,10 @@ fn schedule(state: &mut KubeState, mut pod: Value) {
     let mut tally: BTreeMap<String, usize> = BTreeMap::new();
     for node in &nodes {
         let node_name = shared::name(node);
-        let on_node: Vec<&Value> = pods.iter().filter(|p| p["spec"]["nodeName"] == node_name && !shared::is_terminal(p)).collect();
+        let on_node: Vec<&Value> = pods
+            .iter()
+            .filter(|p| p["spec"]["nodeName"] == node_name && !shared::is_terminal(p))
+            .collect();
         let mut used: BTreeMap<String, i128> = BTreeMap::new();
         for p in &on_node {
             for (k, v) in pod_requests(&p["spec"]) {
@@ -124,14 +167,27 @@ fn schedule(state: &mut KubeState, mut pod: Value) {
         }
         let verdict = evaluate(state, &pod, node, &used, on_node.len());
         if verdict.fits {
-            let zone = node["metadata"]["labels"]["topology.kubernetes.io/zone"].as_str().unwrap_or_default().to_string();
+            let zone = node["metadata"]["labels"]["topology.kubernetes.io/zone"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string();
             let siblings_in_zone = pods
                 .iter()
-                .filter(|p| owner_uid(p).is_some() && owner_uid(p) == owner_uid(&pod) && !shared::is_terminal(p))
                 .filter(|p| {
-                    p["spec"]["nodeName"].as_str().and_then(|n| nodes.iter().find(|x| shared::name(x) == n)).is_some_and(|n| {
-                        n["metadata"]["labels"]["topology.kubernetes.io/zone"].as_str().unwrap_or_default() == zone
-                    })
+                    owner_uid(p).is_some()
+                        && owner_uid(p) == owner_uid(&pod)
+                        && !shared::is_terminal(p)
+                })
+                .filter(|p| {
+                    p["spec"]["nodeName"]
+                        .as_str()
+                        .and_then(|n| nodes.iter().find(|x| shared::name(x) == n))
+                        .is_some_and(|n| {
+                            n["metadata"]["labels"]["topology.kubernetes.io/zone"]
+                                .as_str()
+                                .unwrap_or_default()
+                                == zone
+                        })
                 })
                 .count();
             candidates.push((siblings_in_zone, on_node.len(), node_name.to_string()));
@@ -146,10 +202,25 @@ fn schedule(state: &mut KubeState, mut pod: Value) {
         Some((_, _, node_name)) => {
             let node_name = node_name.clone();
             pod["spec"]["nodeName"] = json!(node_name);
-            shared::set_condition(&mut pod, json!({"type": "PodScheduled", "status": "True", "lastProbeTime": null}), &now);
+            shared::set_condition(
+                &mut pod,
+                json!({"type": "PodScheduled", "status": "True", "lastProbeTime": null}),
+                &now,
+            );
             let pod = shared::update(state, "pods", pod);
-            let message = format!("Successfully assigned {}/{} to {node_name}", shared::namespace(&pod), shared::name(&pod));
-            events::record(state, &pod, false, "Scheduled", &message, "default-scheduler");
+            let message = format!(
+                "Successfully assigned {}/{} to {node_name}",
+                shared::namespace(&pod),
+                shared::name(&pod)
+            );
+            events::record(
+                state,
+                &pod,
+                false,
+                "Scheduled",
+                &message,
+                "default-scheduler",
+            );
         }
         None => {
             let message = unschedulable_message(nodes.len(), &tally);
@@ -165,7 +236,14 @@ fn schedule(state: &mut KubeState, mut pod: Value) {
                     &now,
                 );
                 let pod = shared::update(state, "pods", pod);
-                events::record(state, &pod, true, "FailedScheduling", &message, "default-scheduler");
+                events::record(
+                    state,
+                    &pod,
+                    true,
+                    "FailedScheduling",
+                    &message,
+                    "default-scheduler",
+                );
             }
         }
     }
@@ -176,7 +254,10 @@ fn unschedulable_message(node_count: usize, tally: &BTreeMap<String, usize>) -> 
     if node_count == 0 {
         return "no nodes available to schedule pods".to_string();
     }
-    let parts: Vec<String> = tally.iter().map(|(reason, n)| format!("{n} {reason}")).collect();
+    let parts: Vec<String> = tally
+        .iter()
+        .map(|(reason, n)| format!("{n} {reason}"))
+        .collect();
     format!(
         "0/{node_count} nodes are available: {}. preemption: 0/{node_count} nodes are available: {node_count} Preemption is not helpful for scheduling.",
         parts.join(", ")

@@ -29,15 +29,26 @@ pub(super) fn owner_reference(owner: &Value) -> Value {
 }
 
 pub(super) fn is_owned_by(object: &Value, owner_uid: &str) -> bool {
-    object["metadata"]["ownerReferences"].as_array().into_iter().flatten().any(|r| r["uid"] == owner_uid)
+    object["metadata"]["ownerReferences"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .any(|r| r["uid"] == owner_uid)
 }
 
 pub(super) fn is_terminal(pod: &Value) -> bool {
-    matches!(pod["status"]["phase"].as_str(), Some("Succeeded" | "Failed"))
+    matches!(
+        pod["status"]["phase"].as_str(),
+        Some("Succeeded" | "Failed")
+    )
 }
 
 pub(super) fn condition_true(object: &Value, kind: &str) -> bool {
-    object["status"]["conditions"].as_array().into_iter().flatten().any(|c| c["type"] == kind && c["status"] == "True")
+    object["status"]["conditions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .any(|c| c["type"] == kind && c["status"] == "True")
 }
 
 pub(super) fn pod_ready(pod: &Value) -> bool {
@@ -46,9 +57,15 @@ pub(super) fn pod_ready(pod: &Value) -> bool {
 
 /// Sets (or replaces) a condition, keeping its transition time when the status is unchanged.
 pub(super) fn set_condition(object: &mut Value, condition: Value, now: &str) {
-    let mut conditions = object["status"]["conditions"].as_array().cloned().unwrap_or_default();
+    let mut conditions = object["status"]["conditions"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
     let mut condition = condition;
-    match conditions.iter_mut().find(|c| c["type"] == condition["type"]) {
+    match conditions
+        .iter_mut()
+        .find(|c| c["type"] == condition["type"])
+    {
         Some(existing) if existing["status"] == condition["status"] => {
             condition["lastTransitionTime"] = existing["lastTransitionTime"].clone();
             *existing = condition;
@@ -68,7 +85,10 @@ pub(super) fn set_condition(object: &mut Value, condition: Value, now: &str) {
 /// Creates a built-in object through the API (validation and defaults included).
 pub(super) fn create(state: &mut KubeState, plural: &str, object: Value) -> Option<Value> {
     let resource = state.built_in(plural);
-    let namespace = object["metadata"]["namespace"].as_str().unwrap_or_default().to_string();
+    let namespace = object["metadata"]["namespace"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
     api::create(state, &resource, &namespace, object, false).ok()
 }
 
@@ -83,7 +103,9 @@ pub(super) fn remove(state: &mut KubeState, plural: &str, object: &Value) {
     let (namespace, name) = (namespace(object).to_string(), name(object).to_string());
     state.store.remove(&key, &namespace, &name);
     if plural == "pods" {
-        state.logs.retain(|(ns, pod, _), _| !(*ns == namespace && *pod == name));
+        state
+            .logs
+            .retain(|(ns, pod, _), _| !(*ns == namespace && *pod == name));
     }
 }
 
@@ -105,7 +127,11 @@ pub(super) fn template_hash(template: &Value) -> String {
 }
 
 /// A pod from a workload's template, owned by `owner`.
-pub(super) fn pod_from_template(owner: &Value, name: String, extra_labels: &[(&str, &str)]) -> Value {
+pub(super) fn pod_from_template(
+    owner: &Value,
+    name: String,
+    extra_labels: &[(&str, &str)],
+) -> Value {
     let template = &owner["spec"]["template"];
     let mut labels = template["metadata"]["labels"].clone();
     if !labels.is_object() {
@@ -131,10 +157,18 @@ pub(super) fn pod_from_template(owner: &Value, name: String, extra_labels: &[(&s
 /// Whether a pod's tolerations tolerate a node's taint.
 pub(super) fn tolerates(tolerations: &Value, taint: &Value) -> bool {
     tolerations.as_array().into_iter().flatten().any(|t| {
-        let effect_ok = t["effect"].as_str().is_none_or(|e| e.is_empty() || Some(e) == taint["effect"].as_str());
+        let effect_ok = t["effect"]
+            .as_str()
+            .is_none_or(|e| e.is_empty() || Some(e) == taint["effect"].as_str());
         let key_ok = match t["operator"].as_str().unwrap_or("Equal") {
-            "Exists" => t["key"].as_str().is_none_or(|k| k.is_empty() || Some(k) == taint["key"].as_str()),
-            _ => t["key"] == taint["key"] && t["value"].as_str().unwrap_or_default() == taint["value"].as_str().unwrap_or_default(),
+            "Exists" => t["key"]
+                .as_str()
+                .is_none_or(|k| k.is_empty() || Some(k) == taint["key"].as_str()),
+            _ => {
+                t["key"] == taint["key"]
+                    && t["value"].as_str().unwrap_or_default()
+                        == taint["value"].as_str().unwrap_or_default()
+            }
         };
         effect_ok && key_ok
     })
@@ -157,20 +191,30 @@ pub(super) fn node_matches(spec: &Value, node: &Value) -> bool {
     let selector_ok = spec["nodeSelector"]
         .as_object()
         .is_none_or(|m| m.iter().all(|(k, v)| labels[k.as_str()] == *v));
-    let terms = &spec["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"];
+    let terms = &spec["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+        ["nodeSelectorTerms"];
     let affinity_ok = terms.as_array().is_none_or(|terms| {
         terms.iter().any(|term| {
-            term["matchExpressions"].as_array().into_iter().flatten().all(|e| {
-                let value = labels[e["key"].as_str().unwrap_or_default()].as_str();
-                let values: Vec<&str> = e["values"].as_array().into_iter().flatten().filter_map(Value::as_str).collect();
-                match e["operator"].as_str() {
-                    Some("In") => value.is_some_and(|v| values.contains(&v)),
-                    Some("NotIn") => value.is_none_or(|v| !values.contains(&v)),
-                    Some("Exists") => value.is_some(),
-                    Some("DoesNotExist") => value.is_none(),
-                    _ => false,
-                }
-            })
+            term["matchExpressions"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .all(|e| {
+                    let value = labels[e["key"].as_str().unwrap_or_default()].as_str();
+                    let values: Vec<&str> = e["values"]
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .filter_map(Value::as_str)
+                        .collect();
+                    match e["operator"].as_str() {
+                        Some("In") => value.is_some_and(|v| values.contains(&v)),
+                        Some("NotIn") => value.is_none_or(|v| !values.contains(&v)),
+                        Some("Exists") => value.is_some(),
+                        Some("DoesNotExist") => value.is_none(),
+                        _ => false,
+                    }
+                })
         })
     });
     selector_ok && affinity_ok

@@ -1,0 +1,85 @@
+//! Where a run acts: the embedded lab twin on a virtual clock (the default), or a cluster from
+//! a kubeconfig on the real clock. Builds the clock, the clients and the bindings for either.
+
+use std::sync::Arc;
+
+use crate::bindings::KubeBindings;
+use crate::cli::{ClockKind, TargetArgs};
+use crate::clients::kube::KubeClient;
+use crate::clock::{Clock, RealClock, VirtualClock};
+use crate::error::Error;
+use crate::script::Extension;
+use crate::sim::scenario::{self, Scenario};
+use crate::sim::{Twin, kube};
+
+pub(crate) struct Target {
+    pub(crate) clock: Arc<dyn Clock>,
+    pub(crate) extensions: Vec<Arc<dyn Extension>>,
+    /// Keeps the in-process twin alive for the run.
+    _twin: Option<Arc<Twin>>,
+}
+
+pub(crate) fn connect(
+    runtime: &tokio::runtime::Runtime,
+    args: &TargetArgs,
+    clock: Option<ClockKind>,
+) -> Result<Target, Error> {
+    // kube's client spawns its buffer task on the current runtime.
+    let _entered = runtime.enter();
+    match &args.kubeconfig {
+        None => {
+            if clock == Some(ClockKind::Real) {
+                return Err(Error::Usage(
+                    "the lab twin runs on the virtual clock; --clock real needs --kubeconfig"
+                        .into(),
+                ));
+            }
+            let scenario: Scenario = args.scenario.parse().map_err(Error::Usage)?;
+            let virtual_clock = Arc::new(VirtualClock::new());
+            let twin = Twin::new(virtual_clock.clone());
+            scenario::load(&twin, scenario);
+            let address = runtime
+                .block_on(kube::server::start(twin.clone(), 0))
+                .map_err(|e| {
+                    Error::Usage(format!("cannot start the lab twin on 127.0.0.1: {e}"))
+                })?;
+            let client = KubeClient::for_endpoint(&format!("http://{address}"))
+                .map_err(|e| Error::Usage(e.to_string()))?;
+            Ok(Target {
+                clock: virtual_clock,
+                extensions: vec![Arc::new(KubeBindings::new(Arc::new(client)))],
+                _twin: Some(twin),
+            })
+        }
+        Some(path) => {
+            if clock == Some(ClockKind::Virtual) {
+                return Err(Error::Usage(
+                    "a cluster from a kubeconfig runs on the real clock; drop --clock virtual"
+                        .into(),
+                ));
+            }
+            let client = runtime
+                .block_on(KubeClient::from_kubeconfig(
+                    Some(path),
+                    args.context.as_deref(),
+                ))
+                .map_err(|e| Error::Usage(e.to_string()))?;
+            Ok(Target {
+                clock: Arc::new(RealClock::new()),
+                extensions: vec![Arc::new(KubeBindings::new(Arc::new(client)))],
+                _twin: None,
+            })
+        }
+    }
+}
+
+/// Extensions for listing docs: real bindings over a client that is never called.
+pub(crate) fn documentation_extensions(
+    runtime: &tokio::runtime::Runtime,
+) -> Vec<Arc<dyn Extension>> {
+    let _entered = runtime.enter();
+    match KubeClient::for_endpoint("http://127.0.0.1:9") {
+        Ok(client) => vec![Arc::new(KubeBindings::new(Arc::new(client)))],
+        Err(_) => Vec::new(),
+    }
+}

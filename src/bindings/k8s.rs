@@ -1,0 +1,469 @@
+//! `k8s::`: the cluster as plain maps and arrays, with the fields kubectl users know.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use kube::api::LogParams;
+use rhai::{Array, Dynamic, Engine, EvalAltResult, Map, Module, NativeCallContext, Position};
+use serde::Serialize;
+
+use super::args::{command, known_options, kube_error, selector, string_option};
+use crate::clients::kube::{
+    Condition, KubeClient, KubeError, ListOptions, NodeSummary, NodeWait, PodSummary,
+};
+use crate::script::{Extension, Host, documented as doc, from_json, to_json, usage_error};
+
+type Result<T = Dynamic> = std::result::Result<T, Box<EvalAltResult>>;
+
+pub struct KubeBindings {
+    client: Arc<KubeClient>,
+}
+
+impl KubeBindings {
+    pub fn new(client: Arc<KubeClient>) -> Self {
+        Self { client }
+    }
+}
+
+fn encode(value: &impl Serialize) -> Dynamic {
+    from_json(&serde_json::to_value(value).unwrap_or_default())
+}
+
+/// Runs one client call on the host's runtime and turns its error into a script error.
+fn call<T>(
+    host: &Host,
+    position: Position,
+    future: impl Future<Output = std::result::Result<T, KubeError>>,
+) -> Result<T> {
+    host.block_on(position, future)?
+        .map_err(|e| kube_error(e, position))
+}
+
+fn timeout_of(
+    options: &Map,
+    function: &str,
+    default: Duration,
+    position: Position,
+) -> Result<Duration> {
+    match options.get("timeout") {
+        None => Ok(default),
+        Some(value) => {
+            crate::script::duration_value(value, &format!("{function}: `timeout`"), position)
+        }
+    }
+}
+
+fn list_options(options: &Map, function: &str, position: Position) -> Result<ListOptions> {
+    known_options(
+        options,
+        function,
+        &["namespace", "labels", "fields"],
+        position,
+    )?;
+    Ok(ListOptions {
+        namespace: string_option(options, "namespace", function, position)?,
+        labels: match options.get("labels") {
+            Some(v) => selector(v, function, position)?,
+            None => None,
+        },
+        fields: string_option(options, "fields", function, position)?,
+    })
+}
+
+/// Objects to apply: a map, an array of maps, or YAML text (several documents allowed).
+fn objects(value: &Dynamic, position: Position) -> Result<Vec<serde_json::Value>> {
+    if let Some(text) = value.read_lock::<rhai::ImmutableString>() {
+        let mut options = serde_saphyr::Options::default();
+        options.strict_booleans = true;
+        let documents: Vec<serde_json::Value> =
+            serde_saphyr::from_multiple_with_options(&text, options).map_err(|e| {
+                crate::script::failure_error(format!("apply: invalid YAML: {e}"), position)
+            })?;
+        return Ok(documents.into_iter().filter(|d| !d.is_null()).collect());
+    }
+    match to_json(value) {
+        serde_json::Value::Array(items) => Ok(items),
+        object @ serde_json::Value::Object(_) => Ok(vec![object]),
+        _ => Err(usage_error(
+            format!(
+                "apply takes a map, an array of maps or YAML text, got {}",
+                value.type_name()
+            ),
+            position,
+        )),
+    }
+}
+
+impl Extension for KubeBindings {
+    fn install(&self, engine: &mut Engine, host: &Arc<Host>) {
+        let mut m = Module::new();
+        let (c, h) = (self.client.clone(), host.clone());
+
+        macro_rules! clone {
+            () => {
+                (c.clone(), h.clone())
+            };
+        }
+
+        let (client, host) = clone!();
+        doc(
+            "readyz",
+            &["Map"],
+            "The API server's /readyz?verbose: #{ ok, checks: [#{name, ok}], failed: [names] }.",
+        )
+        .set_into_module(&mut m, move |ctx: NativeCallContext| -> Result {
+            let health = call(&host, ctx.call_position(), client.health("readyz"))?;
+            Ok(health_map(&health))
+        });
+        let (client, host) = clone!();
+        doc(
+            "livez",
+            &["Map"],
+            "The API server's /livez?verbose, like readyz().",
+        )
+        .set_into_module(&mut m, move |ctx: NativeCallContext| -> Result {
+            Ok(health_map(&call(
+                &host,
+                ctx.call_position(),
+                client.health("livez"),
+            )?))
+        });
+        let (client, host) = clone!();
+        doc(
+            "version",
+            &["Map"],
+            "The server version: #{ major, minor, gitVersion, platform, ... }.",
+        )
+        .set_into_module(&mut m, move |ctx: NativeCallContext| -> Result {
+            Ok(from_json(&call(
+                &host,
+                ctx.call_position(),
+                client.version(),
+            )?))
+        });
+
+        let (client, host) = clone!();
+        doc("get", &["kind: &str", "name: &str", "Map"], "One object by kind (\"Node\", \"deploy\", \"apps/v1/Deployment\") and name, in namespace default.")
+            .set_into_module(&mut m, move |ctx: NativeCallContext, kind: &str, name: &str| -> Result {
+                Ok(from_json(&call(&host, ctx.call_position(), client.get(kind, name, None))?))
+            });
+        let (client, host) = clone!();
+        doc(
+            "get",
+            &["kind: &str", "name: &str", "namespace: &str", "Map"],
+            "One object in a namespace.",
+        )
+        .set_into_module(
+            &mut m,
+            move |ctx: NativeCallContext, kind: &str, name: &str, namespace: &str| -> Result {
+                Ok(from_json(&call(
+                    &host,
+                    ctx.call_position(),
+                    client.get(kind, name, Some(namespace)),
+                )?))
+            },
+        );
+        let (client, host) = clone!();
+        doc(
+            "list",
+            &["kind: &str", "Array"],
+            "Every object of a kind, in all namespaces.",
+        )
+        .set_into_module(
+            &mut m,
+            move |ctx: NativeCallContext, kind: &str| -> Result {
+                Ok(encode(&call(
+                    &host,
+                    ctx.call_position(),
+                    client.list(kind, &ListOptions::default()),
+                )?))
+            },
+        );
+        let (client, host) = clone!();
+        doc(
+            "list",
+            &["kind: &str", "options: Map", "Array"],
+            "Objects of a kind; options `namespace`, `labels` (\"tier=gpu\" or a map), `fields`.",
+        )
+        .set_into_module(
+            &mut m,
+            move |ctx: NativeCallContext, kind: &str, options: Map| -> Result {
+                let position = ctx.call_position();
+                let options = list_options(&options, "k8s::list", position)?;
+                Ok(encode(&call(&host, position, client.list(kind, &options))?))
+            },
+        );
+
+        let (client, host) = clone!();
+        doc("apply", &["objects: Dynamic", "Array"], "Server-side apply (field manager `runbook`) of a map, an array of maps or YAML text; returns the applied objects.")
+            .set_into_module(&mut m, move |ctx: NativeCallContext, value: Dynamic| -> Result {
+                let position = ctx.call_position();
+                let objects = objects(&value, position)?;
+                Ok(encode(&call(&host, position, client.apply(&objects, None))?))
+            });
+        let (client, host) = clone!();
+        doc(
+            "apply",
+            &["objects: Dynamic", "options: Map", "Array"],
+            "The same; option `namespace` for objects that name none.",
+        )
+        .set_into_module(
+            &mut m,
+            move |ctx: NativeCallContext, value: Dynamic, options: Map| -> Result {
+                let position = ctx.call_position();
+                known_options(&options, "k8s::apply", &["namespace"], position)?;
+                let namespace = string_option(&options, "namespace", "k8s::apply", position)?;
+                let objects = objects(&value, position)?;
+                Ok(encode(&call(
+                    &host,
+                    position,
+                    client.apply(&objects, namespace.as_deref()),
+                )?))
+            },
+        );
+
+        let (client, host) = clone!();
+        doc(
+            "patch",
+            &["kind: &str", "name: &str", "patch: Map", "Map"],
+            "A JSON merge patch of one object in namespace default.",
+        )
+        .set_into_module(
+            &mut m,
+            move |ctx: NativeCallContext, kind: &str, name: &str, patch: Map| -> Result {
+                let patch = to_json(&Dynamic::from_map(patch));
+                Ok(from_json(&call(
+                    &host,
+                    ctx.call_position(),
+                    client.patch(kind, name, None, &patch, "merge"),
+                )?))
+            },
+        );
+        let (client, host) = clone!();
+        doc(
+            "patch",
+            &[
+                "kind: &str",
+                "name: &str",
+                "patch: Dynamic",
+                "options: Map",
+                "Map",
+            ],
+            "A patch with options `namespace` and `type` (merge, strategic, json).",
+        )
+        .set_into_module(
+            &mut m,
+            move |ctx: NativeCallContext,
+                  kind: &str,
+                  name: &str,
+                  patch: Dynamic,
+                  options: Map|
+                  -> Result {
+                let position = ctx.call_position();
+                known_options(&options, "k8s::patch", &["namespace", "type"], position)?;
+                let namespace = string_option(&options, "namespace", "k8s::patch", position)?;
+                let kind_of_patch = string_option(&options, "type", "k8s::patch", position)?
+                    .unwrap_or_else(|| "merge".into());
+                Ok(from_json(&call(
+                    &host,
+                    position,
+                    client.patch(
+                        kind,
+                        name,
+                        namespace.as_deref(),
+                        &to_json(&patch),
+                        &kind_of_patch,
+                    ),
+                )?))
+            },
+        );
+
+        let (client, host) = clone!();
+        doc(
+            "delete",
+            &["kind: &str", "name: &str", "()"],
+            "Deletes one object in namespace default (dependents follow in the background).",
+        )
+        .set_into_module(
+            &mut m,
+            move |ctx: NativeCallContext, kind: &str, name: &str| -> Result<()> {
+                call(&host, ctx.call_position(), client.delete(kind, name, None))
+            },
+        );
+        let (client, host) = clone!();
+        doc(
+            "delete",
+            &["kind: &str", "name: &str", "namespace: &str", "()"],
+            "Deletes one object in a namespace.",
+        )
+        .set_into_module(
+            &mut m,
+            move |ctx: NativeCallContext, kind: &str, name: &str, namespace: &str| -> Result<()> {
+                call(
+                    &host,
+                    ctx.call_position(),
+                    client.delete(kind, name, Some(namespace)),
+                )
+            },
+        );
+
+        let (client, host) = clone!();
+        doc("nodes", &["Array"], "Every node: #{ name, status, ready, version, internal_ip, zone, instance_type, nodegroup, labels, taints, capacity, allocatable }.")
+            .set_into_module(&mut m, move |ctx: NativeCallContext| -> Result {
+                let nodes = call(&host, ctx.call_position(), client.list("Node", &ListOptions::default()))?;
+                Ok(encode(&nodes.iter().map(NodeSummary::from_object).collect::<Vec<_>>()))
+            });
+        let (client, host) = clone!();
+        doc(
+            "nodes",
+            &["labels: Dynamic", "Array"],
+            "Nodes matching a label selector (\"tier=gpu\" or #{ tier: \"gpu\" }).",
+        )
+        .set_into_module(
+            &mut m,
+            move |ctx: NativeCallContext, labels: Dynamic| -> Result {
+                let position = ctx.call_position();
+                let options = ListOptions {
+                    labels: selector(&labels, "k8s::nodes", position)?,
+                    ..Default::default()
+                };
+                let nodes = call(&host, position, client.list("Node", &options))?;
+                Ok(encode(
+                    &nodes
+                        .iter()
+                        .map(NodeSummary::from_object)
+                        .collect::<Vec<_>>(),
+                ))
+            },
+        );
+        let (client, host) = clone!();
+        doc("pods", &["options: Map", "Array"], "Pods as kubectl shows them: #{ name, namespace, ready, status, phase, restarts, node, ip, labels }; options `namespace`, `labels`, `fields`.")
+            .set_into_module(&mut m, move |ctx: NativeCallContext, options: Map| -> Result {
+                let position = ctx.call_position();
+                let options = list_options(&options, "k8s::pods", position)?;
+                let pods = call(&host, position, client.list("Pod", &options))?;
+                Ok(encode(&pods.iter().map(PodSummary::from_object).collect::<Vec<_>>()))
+            });
+
+        let (client, host) = clone!();
+        doc(
+            "logs",
+            &["pod: &str", "options: Map", "String"],
+            "A pod's log; options `namespace`, `container`, `tail` (lines), `since` (a duration).",
+        )
+        .set_into_module(
+            &mut m,
+            move |ctx: NativeCallContext, pod: &str, options: Map| -> Result<String> {
+                let position = ctx.call_position();
+                known_options(
+                    &options,
+                    "k8s::logs",
+                    &["namespace", "container", "tail", "since"],
+                    position,
+                )?;
+                let namespace = string_option(&options, "namespace", "k8s::logs", position)?;
+                let mut params = LogParams {
+                    container: string_option(&options, "container", "k8s::logs", position)?,
+                    ..Default::default()
+                };
+                if let Some(tail) = options.get("tail") {
+                    params.tail_lines = Some(tail.as_int().map_err(|t| {
+                        usage_error(
+                            format!("k8s::logs: `tail` must be an integer, got {t}"),
+                            position,
+                        )
+                    })?);
+                }
+                if let Some(since) = options.get("since") {
+                    params.since_seconds = Some(
+                        crate::script::duration_value(since, "k8s::logs: `since`", position)?
+                            .as_secs() as i64,
+                    );
+                }
+                call(
+                    &host,
+                    position,
+                    client.logs(pod, namespace.as_deref(), &params),
+                )
+            },
+        );
+
+        let (client, host) = clone!();
+        doc("exec", &["pod: &str", "command: Dynamic", "options: Map", "Map"], "Runs a command in a pod: #{ stdout, stderr, exit_code }; options `namespace`, `container`.")
+            .set_into_module(&mut m, move |ctx: NativeCallContext, pod: &str, cmd: Dynamic, options: Map| -> Result {
+                let position = ctx.call_position();
+                known_options(&options, "k8s::exec", &["namespace", "container"], position)?;
+                let namespace = string_option(&options, "namespace", "k8s::exec", position)?;
+                let container = string_option(&options, "container", "k8s::exec", position)?;
+                let argv = command(&cmd, position)?;
+                Ok(encode(&call(&host, position, client.exec(pod, namespace.as_deref(), &argv, container.as_deref()))?))
+            });
+
+        let (client, host) = clone!();
+        doc(
+            "wait",
+            &["kind: &str", "name: &str", "condition: &str", "options: Map", "Dynamic"],
+            "Waits on the run's clock until an object meets a condition, as kubectl wait: \"condition=Available\",\n\"condition=Ready=False\", \"delete\", \"create\", \"jsonpath={.status.phase}=Running\". Options `timeout`\n(default \"5m\"), `namespace`. Returns the object (() after delete).",
+        )
+        .set_into_module(&mut m, move |ctx: NativeCallContext, kind: &str, name: &str, condition: &str, options: Map| -> Result {
+            let position = ctx.call_position();
+            known_options(&options, "k8s::wait", &["namespace", "timeout"], position)?;
+            let namespace = string_option(&options, "namespace", "k8s::wait", position)?;
+            let timeout = timeout_of(&options, "k8s::wait", Duration::from_secs(300), position)?;
+            let condition = Condition::parse(condition).map_err(|e| usage_error(e.to_string(), position))?;
+            let clock = host.clock.clone();
+            let object = call(&host, position, client.wait(kind, name, namespace.as_deref(), &condition, timeout, clock.as_ref()))?;
+            Ok(object.map_or(Dynamic::UNIT, |o| from_json(&o)))
+        });
+
+        let (client, host) = clone!();
+        doc("wait_nodes", &["options: Map", "Array"], "Waits until `count` nodes match `labels` (and are Ready when `ready`), within `timeout`; returns them as nodes() does.")
+            .set_into_module(&mut m, move |ctx: NativeCallContext, options: Map| -> Result {
+                let position = ctx.call_position();
+                known_options(&options, "k8s::wait_nodes", &["labels", "count", "ready", "timeout"], position)?;
+                let wait = NodeWait {
+                    labels: match options.get("labels") {
+                        Some(v) => selector(v, "k8s::wait_nodes", position)?,
+                        None => None,
+                    },
+                    count: options.get("count").map_or(Ok(1), |c| c.as_int()).map_err(|t| usage_error(format!("k8s::wait_nodes: `count` must be an integer, got {t}"), position))?.max(0) as usize,
+                    ready: options.get("ready").map_or(Ok(true), |r| r.as_bool()).map_err(|t| usage_error(format!("k8s::wait_nodes: `ready` must be true or false, got {t}"), position))?,
+                    timeout: timeout_of(&options, "k8s::wait_nodes", Duration::from_secs(900), position)?,
+                };
+                let clock = host.clock.clone();
+                Ok(encode(&call(&host, position, client.wait_nodes(&wait, clock.as_ref()))?))
+            });
+
+        let (client, host) = clone!();
+        doc("rollout_status", &["kind: &str", "name: &str", "options: Map", "Map"], "Waits until a Deployment or DaemonSet has rolled out; options `namespace`, `timeout` (default \"5m\").")
+            .set_into_module(&mut m, move |ctx: NativeCallContext, kind: &str, name: &str, options: Map| -> Result {
+                let position = ctx.call_position();
+                known_options(&options, "k8s::rollout_status", &["namespace", "timeout"], position)?;
+                let namespace = string_option(&options, "namespace", "k8s::rollout_status", position)?;
+                let timeout = timeout_of(&options, "k8s::rollout_status", Duration::from_secs(300), position)?;
+                let clock = host.clock.clone();
+                Ok(from_json(&call(&host, position, client.rollout_status(kind, name, namespace.as_deref(), timeout, clock.as_ref()))?))
+            });
+
+        let _ = (&c, &h);
+        engine.register_static_module("k8s", m.into());
+    }
+}
+
+fn health_map(health: &crate::clients::kube::Health) -> Dynamic {
+    let checks: Array = health
+        .checks
+        .iter()
+        .map(|(name, ok)| {
+            let mut check = Map::new();
+            check.insert("name".into(), Dynamic::from(name.clone()));
+            check.insert("ok".into(), Dynamic::from_bool(*ok));
+            Dynamic::from_map(check)
+        })
+        .collect();
+    let mut map = Map::new();
+    map.insert("ok".into(), Dynamic::from_bool(health.ok));
+    map.insert("checks".into(), Dynamic::from_array(checks));
+    map.insert("failed".into(), encode(&health.failed));
+    Dynamic::from_map(map)
+}

@@ -1,0 +1,257 @@
+//! The client: built from the twin's endpoint or a kubeconfig; every call takes kinds by name.
+
+use std::path::Path;
+
+use http::Request;
+use http_body_util::BodyExt;
+use k8s_openapi::api::core::v1::Pod;
+use kube::api::{Api, DeleteParams, DynamicObject, ListParams, LogParams, Patch, PatchParams};
+use kube::config::{KubeConfigOptions, Kubeconfig};
+use kube::discovery::Discovery;
+use serde_json::Value;
+use tokio::sync::Mutex;
+
+use super::error::KubeError;
+use super::health::{Health, parse_health};
+use super::kinds::{self, Kind};
+
+/// The field manager of everything runbooks apply.
+pub(super) const FIELD_MANAGER: &str = "runbook";
+
+#[derive(Debug, Clone, Default)]
+pub struct ListOptions {
+    pub namespace: Option<String>,
+    pub labels: Option<String>,
+    pub fields: Option<String>,
+}
+
+pub struct KubeClient {
+    client: kube::Client,
+    discovery: Mutex<Option<Discovery>>,
+    /// Where it points, for messages (`http://127.0.0.1:40123`, or the kubeconfig context).
+    pub endpoint: String,
+}
+
+impl KubeClient {
+    /// A client for an endpoint without TLS or credentials (the twin on loopback).
+    pub fn for_endpoint(url: &str) -> Result<Self, KubeError> {
+        let uri = url
+            .parse()
+            .map_err(|e| KubeError::Config(format!("`{url}` is not a URL: {e}")))?;
+        let config = kube::Config::new(uri);
+        let client =
+            kube::Client::try_from(config).map_err(|e| KubeError::Config(e.to_string()))?;
+        Ok(Self {
+            client,
+            discovery: Mutex::new(None),
+            endpoint: url.to_string(),
+        })
+    }
+
+    /// A client from a kubeconfig file (or the default chain when `path` is None) and context.
+    pub async fn from_kubeconfig(
+        path: Option<&Path>,
+        context: Option<&str>,
+    ) -> Result<Self, KubeError> {
+        let options = KubeConfigOptions {
+            context: context.map(str::to_string),
+            ..Default::default()
+        };
+        let config = match path {
+            Some(path) => {
+                let kubeconfig = Kubeconfig::read_from(path)
+                    .map_err(|e| KubeError::Config(format!("{}: {e}", path.display())))?;
+                kube::Config::from_custom_kubeconfig(kubeconfig, &options).await
+            }
+            None => kube::Config::from_kubeconfig(&options).await,
+        }
+        .map_err(|e| KubeError::Config(e.to_string()))?;
+        let endpoint = config.cluster_url.to_string();
+        let client =
+            kube::Client::try_from(config).map_err(|e| KubeError::Config(e.to_string()))?;
+        Ok(Self {
+            client,
+            discovery: Mutex::new(None),
+            endpoint,
+        })
+    }
+
+    /// Resolves a kind, running discovery again once if it is unknown (a CRD may be new).
+    pub(super) async fn kind(&self, wanted: &str) -> Result<Kind, KubeError> {
+        let mut cached = self.discovery.lock().await;
+        if let Some(discovery) = cached.as_ref()
+            && let Some(kind) = kinds::resolve(discovery, wanted)
+        {
+            return Ok(kind);
+        }
+        let discovery = Discovery::new(self.client.clone()).run().await?;
+        let found =
+            kinds::resolve(&discovery, wanted).ok_or_else(|| kinds::unknown(wanted, &discovery));
+        *cached = Some(discovery);
+        found
+    }
+
+    pub(super) fn api(&self, kind: &Kind, namespace: Option<&str>) -> Api<DynamicObject> {
+        match (kind.namespaced, namespace) {
+            (true, Some(ns)) => Api::namespaced_with(self.client.clone(), ns, &kind.resource),
+            (true, None) => Api::all_with(self.client.clone(), &kind.resource),
+            (false, _) => Api::all_with(self.client.clone(), &kind.resource),
+        }
+    }
+
+    pub(super) fn raw(&self) -> &kube::Client {
+        &self.client
+    }
+
+    /// GET a health endpoint with `?verbose`; a failing check is a result, not an error.
+    pub async fn health(&self, endpoint: &str) -> Result<Health, KubeError> {
+        let request = Request::get(format!("/{endpoint}?verbose"))
+            .body(Vec::new())
+            .map_err(|e| KubeError::Invalid(e.to_string()))?;
+        let response = self
+            .client
+            .send(request.map(kube::client::Body::from))
+            .await?;
+        let ok = response.status().is_success();
+        let bytes = response
+            .into_body()
+            .collect()
+            .await
+            .map_err(|e| KubeError::Connection(e.to_string()))?
+            .to_bytes();
+        Ok(parse_health(&String::from_utf8_lossy(&bytes), ok))
+    }
+
+    pub async fn version(&self) -> Result<Value, KubeError> {
+        let info = self.client.apiserver_version().await?;
+        serde_json::to_value(info).map_err(|e| KubeError::Invalid(e.to_string()))
+    }
+
+    pub async fn get(
+        &self,
+        kind: &str,
+        name: &str,
+        namespace: Option<&str>,
+    ) -> Result<Value, KubeError> {
+        let kind = self.kind(kind).await?;
+        let api = self.api(&kind, Some(namespace.unwrap_or("default")));
+        to_value(api.get(name).await?)
+    }
+
+    /// `get` that answers `None` for NotFound.
+    pub async fn get_opt(
+        &self,
+        kind: &str,
+        name: &str,
+        namespace: Option<&str>,
+    ) -> Result<Option<Value>, KubeError> {
+        match self.get(kind, name, namespace).await {
+            Ok(object) => Ok(Some(object)),
+            Err(KubeError::Api { code: 404, .. }) => Ok(None),
+            Err(error) => Err(error),
+        }
+    }
+
+    pub async fn list(&self, kind: &str, options: &ListOptions) -> Result<Vec<Value>, KubeError> {
+        let kind = self.kind(kind).await?;
+        let api = self.api(&kind, options.namespace.as_deref());
+        let mut params = ListParams::default();
+        if let Some(labels) = &options.labels {
+            params = params.labels(labels);
+        }
+        if let Some(fields) = &options.fields {
+            params = params.fields(fields);
+        }
+        let list = api.list(&params).await?;
+        list.items.into_iter().map(to_value).collect()
+    }
+
+    /// Server-side apply of each object (field manager `runbook`, conflicts forced).
+    pub async fn apply(
+        &self,
+        objects: &[Value],
+        namespace: Option<&str>,
+    ) -> Result<Vec<Value>, KubeError> {
+        let mut applied = Vec::new();
+        for object in objects {
+            let api_version = object["apiVersion"].as_str().unwrap_or_default();
+            let kind_name = object["kind"].as_str().unwrap_or_default();
+            let name = object["metadata"]["name"].as_str().unwrap_or_default();
+            if api_version.is_empty() || kind_name.is_empty() || name.is_empty() {
+                return Err(KubeError::Invalid(format!(
+                    "cannot apply an object without apiVersion, kind and metadata.name (got apiVersion={api_version:?}, kind={kind_name:?}, name={name:?})"
+                )));
+            }
+            let kind = self.kind(&format!("{api_version}/{kind_name}")).await?;
+            let ns = object["metadata"]["namespace"]
+                .as_str()
+                .or(namespace)
+                .unwrap_or("default");
+            let api = self.api(&kind, Some(ns));
+            let params = PatchParams::apply(FIELD_MANAGER).force();
+            applied.push(to_value(
+                api.patch(name, &params, &Patch::Apply(object)).await?,
+            )?);
+        }
+        Ok(applied)
+    }
+
+    /// PATCH with a JSON merge patch (`merge`), a strategic merge patch or a JSON patch.
+    pub async fn patch(
+        &self,
+        kind: &str,
+        name: &str,
+        namespace: Option<&str>,
+        patch: &Value,
+        patch_type: &str,
+    ) -> Result<Value, KubeError> {
+        let kind = self.kind(kind).await?;
+        let api = self.api(&kind, Some(namespace.unwrap_or("default")));
+        let params = PatchParams {
+            field_manager: Some(FIELD_MANAGER.into()),
+            ..Default::default()
+        };
+        let patched = match patch_type {
+            "merge" => api.patch(name, &params, &Patch::Merge(patch)).await?,
+            "strategic" => api.patch(name, &params, &Patch::Strategic(patch)).await?,
+            "json" => {
+                let operations: json_patch::Patch = serde_json::from_value(patch.clone())
+                    .map_err(|e| KubeError::Invalid(format!("invalid JSON patch: {e}")))?;
+                api.patch(name, &params, &Patch::<Value>::Json(operations))
+                    .await?
+            }
+            other => {
+                return Err(KubeError::Invalid(format!(
+                    "unknown patch type `{other}`: use merge, strategic or json"
+                )));
+            }
+        };
+        to_value(patched)
+    }
+
+    pub async fn delete(
+        &self,
+        kind: &str,
+        name: &str,
+        namespace: Option<&str>,
+    ) -> Result<(), KubeError> {
+        let kind = self.kind(kind).await?;
+        let api = self.api(&kind, Some(namespace.unwrap_or("default")));
+        api.delete(name, &DeleteParams::background()).await?;
+        Ok(())
+    }
+
+    pub async fn logs(
+        &self,
+        pod: &str,
+        namespace: Option<&str>,
+        params: &LogParams,
+    ) -> Result<String, KubeError> {
+        let api: Api<Pod> = Api::namespaced(self.client.clone(), namespace.unwrap_or("default"));
+        Ok(api.logs(pod, params).await?)
+    }
+}
+
+fn to_value(object: DynamicObject) -> Result<Value, KubeError> {
+    serde_json::to_value(object).map_err(|e| KubeError::Invalid(e.to_string()))
+}

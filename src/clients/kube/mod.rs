@@ -1,0 +1,17 @@
+//! The Kubernetes client: any kind by name, server-side apply, logs, exec over WebSocket,
+//! health, and waits that run on the run's clock.
+
+mod client;
+mod error;
+mod exec;
+mod health;
+mod kinds;
+mod summaries;
+mod wait;
+
+pub use client::{KubeClient, ListOptions};
+pub use error::KubeError;
+pub use exec::ExecOutput;
+pub use health::{Health, parse_health};
+pub use summaries::{NodeSummary, PodSummary};
+pub use wait::{Condition, NodeWait};

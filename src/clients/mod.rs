@@ -1,0 +1,4 @@
+//! Typed async clients over kube-rs (and, later, the AWS SDKs): what the bindings call. No
+//! Rhai here, and nothing that knows whether the other end is the twin or a real cluster.
+
+pub mod kube;
