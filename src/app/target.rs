@@ -28,12 +28,6 @@ pub(crate) fn connect(
     let _entered = runtime.enter();
     match &args.kubeconfig {
         None => {
-            if clock == Some(ClockKind::Real) {
-                return Err(Error::Usage(
-                    "the lab twin runs on the virtual clock; --clock real needs --kubeconfig"
-                        .into(),
-                ));
-            }
             let scenario: Scenario = args.scenario.parse().map_err(Error::Usage)?;
             let virtual_clock = Arc::new(VirtualClock::new());
             let twin = Twin::new(virtual_clock.clone());
@@ -45,8 +39,15 @@ pub(crate) fn connect(
                 })?;
             let client = KubeClient::for_endpoint(&format!("http://{address}"))
                 .map_err(|e| Error::Usage(e.to_string()))?;
+            let clock: Arc<dyn Clock> = if clock == Some(ClockKind::Real) {
+                // The twin's world then follows the wall clock, as under `lab serve --speed 1`.
+                runtime.spawn(follow_wall_clock(virtual_clock));
+                Arc::new(RealClock::new())
+            } else {
+                virtual_clock
+            };
             Ok(Target {
-                clock: virtual_clock,
+                clock,
                 extensions: vec![Arc::new(KubeBindings::new(Arc::new(client)))],
                 _twin: Some(twin),
             })
@@ -70,6 +71,15 @@ pub(crate) fn connect(
                 _twin: None,
             })
         }
+    }
+}
+
+async fn follow_wall_clock(clock: Arc<VirtualClock>) {
+    let tick = std::time::Duration::from_millis(20);
+    let mut ticker = tokio::time::interval(tick);
+    loop {
+        ticker.tick().await;
+        clock.advance(tick);
     }
 }
 

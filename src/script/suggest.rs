@@ -45,11 +45,13 @@ fn function_names(engine: &Engine, script: Option<&str>) -> BTreeSet<String> {
 }
 
 fn signatures_named(engine: &Engine, name: &str) -> Vec<String> {
-    engine
+    let mut signatures: Vec<String> = engine
         .gen_fn_signatures(true)
         .into_iter()
         .filter(|sig| sig.split('(').next().map(str::trim) == Some(name))
-        .collect()
+        .collect();
+    signatures.sort();
+    signatures
 }
 
 pub(crate) fn for_function(engine: &Engine, script: Option<&str>, signature: &str) -> Vec<String> {
