@@ -37,21 +37,21 @@ pub(crate) fn execute(args: &ServeArgs) -> AppResult {
     if let Some(path) = &args.write_kubeconfig {
         write_kubeconfig(path, &server)?;
     }
-    println!(
+    say(format!(
         "lab twin ({:?} scenario) serving the Kubernetes API on {server}",
         args.scenario
-    );
+    ));
     if let Some(path) = &args.write_kubeconfig {
-        println!(
+        say(format!(
             "kubeconfig: {}   (kubectl --kubeconfig {} get nodes)",
             path.display(),
             path.display()
-        );
+        ));
     }
-    println!(
+    say(format!(
         "virtual clock: {}x; GET {server}/twin/clock, POST {server}/twin/advance?by=5m; Ctrl-C stops",
         args.speed
-    );
+    ));
     let step = TICK.mul_f64(args.speed);
     runtime.block_on(async move {
         let mut ticker = tokio::time::interval(TICK);
@@ -63,6 +63,14 @@ pub(crate) fn execute(args: &ServeArgs) -> AppResult {
         }
     });
     Ok(Exit::Passed)
+}
+
+/// Prints a line; a closed stdout (the reader went away) must not stop the server.
+fn say(line: String) {
+    use std::io::Write;
+    let mut out = std::io::stdout();
+    let _ = writeln!(out, "{line}");
+    let _ = out.flush();
 }
 
 fn write_kubeconfig(path: &Path, server: &str) -> Result<(), Error> {

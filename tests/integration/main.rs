@@ -8,5 +8,6 @@ mod bad_input;
 mod cli;
 mod core_runbooks;
 mod interrupt;
+mod kubectl;
 mod snapshots;
 mod support;

@@ -124,3 +124,97 @@ macro_rules! with_snapshots {
         }, $body)
     };
 }
+
+/// `runbook lab serve` in the background, with its kubeconfig; stopped when dropped.
+pub struct LabServer {
+    child: std::process::Child,
+    pub url: String,
+    pub kubeconfig: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl LabServer {
+    pub fn start(speed: &str) -> Self {
+        use std::io::BufRead;
+        let dir = tempfile::tempdir().expect("temp dir");
+        let kubeconfig = dir.path().join("kubeconfig");
+        let mut child = Runbook::new()
+            .args([
+                "lab",
+                "serve",
+                "--port",
+                "0",
+                "--speed",
+                speed,
+                "--write-kubeconfig",
+            ])
+            .arg(&kubeconfig)
+            .command()
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::inherit())
+            .spawn()
+            .expect("lab serve starts");
+        let stdout = child.stdout.take().expect("piped");
+        let mut reader = std::io::BufReader::new(stdout);
+        let mut first = String::new();
+        reader
+            .read_line(&mut first)
+            .expect("lab serve prints where it listens");
+        // Keep draining what it prints later, so it never writes into a closed pipe.
+        std::thread::spawn(move || std::io::copy(&mut reader, &mut std::io::sink()));
+        let url = first
+            .split_whitespace()
+            .find(|w| w.starts_with("http://"))
+            .expect("a URL in the first line")
+            .to_string();
+        Self {
+            child,
+            url,
+            kubeconfig,
+            _dir: dir,
+        }
+    }
+
+    /// POST to the twin's admin endpoint (`advance?by=5m`, `faults?fail=etcd`).
+    pub fn admin(&self, path_and_query: &str) {
+        let status = std::process::Command::new("curl")
+            .args([
+                "-sf",
+                "-X",
+                "POST",
+                &format!("{}/twin/{path_and_query}", self.url),
+            ])
+            .stdout(std::process::Stdio::null())
+            .status()
+            .expect("curl runs");
+        assert!(status.success(), "POST /twin/{path_and_query} failed");
+    }
+}
+
+impl Drop for LabServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A kubectl binary: the machine's 1.32, or 1.35 from scripts/install-tools.sh. None (with a
+/// message) when it is not installed, unless RUNBOOK_REQUIRE_TOOLS is set (CI), which fails.
+pub fn kubectl(version: &str) -> Option<PathBuf> {
+    let path = match version {
+        "1.35" => repo_root().join(".tools/bin/kubectl"),
+        _ => PathBuf::from("/usr/bin/kubectl"),
+    };
+    if path.exists() {
+        return Some(path);
+    }
+    let message = format!(
+        "kubectl {version} not found at {} (run scripts/install-tools.sh)",
+        path.display()
+    );
+    if std::env::var_os("RUNBOOK_REQUIRE_TOOLS").is_some() {
+        panic!("{message}");
+    }
+    eprintln!("skipped: {message}");
+    None
+}
