@@ -8,6 +8,7 @@ mod bad_input;
 mod cli;
 mod core_runbooks;
 mod interrupt;
+mod k8s_runbooks;
 mod kubectl;
 mod snapshots;
 mod support;
