@@ -28,6 +28,8 @@ pub struct ListOptions {
 pub struct KubeClient {
     client: kube::Client,
     discovery: Mutex<Option<Discovery>>,
+    /// Kinds already resolved, by what the runbook called them.
+    resolved: std::sync::Mutex<std::collections::HashMap<String, Kind>>,
     /// Where it points, for messages (`http://127.0.0.1:40123`, or the kubeconfig context).
     pub endpoint: String,
 }
@@ -44,6 +46,7 @@ impl KubeClient {
         Ok(Self {
             client,
             discovery: Mutex::new(None),
+            resolved: Default::default(),
             endpoint: url.to_string(),
         })
     }
@@ -72,12 +75,26 @@ impl KubeClient {
         Ok(Self {
             client,
             discovery: Mutex::new(None),
+            resolved: Default::default(),
             endpoint,
         })
     }
 
     /// Resolves a kind, running discovery again once if it is unknown (a CRD may be new).
     pub(super) async fn kind(&self, wanted: &str) -> Result<Kind, KubeError> {
+        if let Some(kind) = self.resolved_kinds().get(wanted) {
+            return Ok(kind.clone());
+        }
+        let kind = self.discover(wanted).await?;
+        self.resolved_kinds().insert(wanted.to_string(), kind.clone());
+        Ok(kind)
+    }
+
+    fn resolved_kinds(&self) -> std::sync::MutexGuard<'_, std::collections::HashMap<String, Kind>> {
+        self.resolved.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    async fn discover(&self, wanted: &str) -> Result<Kind, KubeError> {
         let mut cached = self.discovery.lock().await;
         if let Some(discovery) = cached.as_ref()
             && let Some(kind) = kinds::resolve(discovery, wanted)
@@ -135,7 +152,11 @@ impl KubeClient {
     ) -> Result<Value, KubeError> {
         let kind = self.kind(kind).await?;
         let api = self.api(&kind, Some(namespace.unwrap_or("default")));
-        to_value(api.get(name).await?)
+        // Straight into JSON: a typed detour through DynamicObject would parse twice.
+        let request = kube::core::Request::new(api.resource_url())
+            .get(name, &Default::default())
+            .map_err(|e| KubeError::Invalid(e.to_string()))?;
+        Ok(self.client.request::<Value>(request).await?)
     }
 
     /// `get` that answers `None` for NotFound.
@@ -162,8 +183,14 @@ impl KubeClient {
         if let Some(fields) = &options.fields {
             params = params.fields(fields);
         }
-        let list = api.list(&params).await?;
-        list.items.into_iter().map(to_value).collect()
+        let request = kube::core::Request::new(api.resource_url())
+            .list(&params)
+            .map_err(|e| KubeError::Invalid(e.to_string()))?;
+        let mut list: Value = self.client.request(request).await?;
+        match list["items"].take() {
+            Value::Array(items) => Ok(items),
+            _ => Ok(Vec::new()),
+        }
     }
 
     /// Server-side apply of each object (field manager `runbook`, conflicts forced).

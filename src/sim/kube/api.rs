@@ -15,8 +15,8 @@ use super::validation::validate;
 pub type ApiResult<T = Value> = Result<T, ApiError>;
 
 /// What a list returns: items, the store's version, and the continue token of the next page.
-pub struct ListPage {
-    pub items: Vec<Value>,
+pub struct ListPage<T = Value> {
+    pub items: Vec<T>,
     pub resource_version: u64,
     pub continue_token: Option<String>,
     pub remaining: Option<usize>,
@@ -167,6 +167,26 @@ pub fn list(
     namespace: Option<&str>,
     options: &ListOptions,
 ) -> ApiResult<ListPage> {
+    select(state, resource, namespace, options, |object, _| object.clone())
+}
+
+/// A list page with each item as the JSON the store keeps: no copy of the objects.
+pub fn list_json(
+    state: &KubeState,
+    resource: &ResourceType,
+    namespace: Option<&str>,
+    options: &ListOptions,
+) -> ApiResult<ListPage<bytes::Bytes>> {
+    select(state, resource, namespace, options, |_, json| json.clone())
+}
+
+fn select<T>(
+    state: &KubeState,
+    resource: &ResourceType,
+    namespace: Option<&str>,
+    options: &ListOptions,
+    take: impl Fn(&Value, &bytes::Bytes) -> T,
+) -> ApiResult<ListPage<T>> {
     let key = store_key(resource);
     let namespace = namespace.filter(|_| resource.namespaced);
     let start_after = match &options.continue_token {
@@ -174,8 +194,8 @@ pub fn list(
         None => None,
     };
     let limit = options.limit.filter(|l| *l > 0).unwrap_or(usize::MAX);
-    let (mut items, mut remaining) = (Vec::new(), 0);
-    for object in state.store.list(&key, namespace) {
+    let (mut items, mut remaining, mut last) = (Vec::new(), 0, None);
+    for (object, json) in state.store.list_with_json(&key, namespace) {
         let selected = options
             .labels
             .as_ref()
@@ -188,15 +208,15 @@ pub fn list(
             continue;
         }
         if items.len() < limit {
-            items.push(object.clone());
+            items.push(take(object, json));
+            last = Some(object);
         } else {
             remaining += 1;
         }
     }
-    let continue_token = (remaining > 0).then(|| {
-        let last = items.last().expect("a full page has a last item");
-        encode_continue(namespace_of(last), name_of(last))
-    });
+    let continue_token = (remaining > 0)
+        .then(|| last.map(|o| encode_continue(namespace_of(o), name_of(o))))
+        .flatten();
     Ok(ListPage {
         items,
         resource_version: state.store.resource_version(),

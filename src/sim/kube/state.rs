@@ -69,6 +69,8 @@ pub struct KubeState {
     /// Exit codes of running containers by pod uid, in container order, until they finish.
     pub exit_codes: HashMap<String, Vec<i32>>,
     name_sequence: u64,
+    /// The store's resource version when the controllers last came to rest.
+    pub settled_at: u64,
 }
 
 impl Default for KubeState {
@@ -84,8 +86,19 @@ impl Default for KubeState {
             exec: Box::new(|argv, context, _| super::programs::run(argv, context)),
             exit_codes: HashMap::new(),
             name_sequence: 0,
+            settled_at: 0,
         }
     }
+}
+
+/// The store key of a built-in resource the controllers use, without a registry lookup.
+pub fn built_in_key(plural: &str) -> String {
+    let group = match plural {
+        "deployments" | "replicasets" | "daemonsets" | "statefulsets" => "apps",
+        "jobs" | "cronjobs" => "batch",
+        _ => "",
+    };
+    format!("{group}/{plural}")
 }
 
 /// The store key of a resource type: `group/plural`, the same for every version.
@@ -109,13 +122,22 @@ impl KubeState {
     }
 
     pub fn objects(&self, plural: &str, namespace: Option<&str>) -> Vec<Value> {
-        let key = store_key(&self.built_in(plural));
-        self.store.list(&key, namespace).cloned().collect()
+        self.store.list(&built_in_key(plural), namespace).cloned().collect()
+    }
+
+    /// Only the objects that match, so controllers do not copy the whole store on every pass.
+    pub fn objects_where(&self, plural: &str, namespace: Option<&str>, keep: impl Fn(&Value) -> bool) -> Vec<Value> {
+        self.store.list(&built_in_key(plural), namespace).filter(|o| keep(o)).cloned().collect()
+    }
+
+    /// Built-in objects owned by `owner_uid` (a ReplicaSet's pods, a Deployment's ReplicaSets).
+    pub fn owned(&self, plural: &str, owner_uid: &str) -> Vec<Value> {
+        let key = built_in_key(plural);
+        self.store.owned_by(&key, owner_uid).cloned().collect()
     }
 
     pub fn object(&self, plural: &str, namespace: &str, name: &str) -> Option<Value> {
-        let key = store_key(&self.built_in(plural));
-        self.store.get(&key, namespace, name).cloned()
+        self.store.get(&built_in_key(plural), namespace, name).cloned()
     }
 
     /// A short deterministic suffix for generated names (`coredns-5d8f7-x2k9q`).

@@ -41,22 +41,34 @@ pub struct Change {
 /// How many past changes a watch can resume from before it gets 410 Gone.
 const HISTORY: usize = 20_000;
 
+/// A stored object and its JSON, serialized once when written: lists are mostly reads.
+struct Entry {
+    value: Value,
+    json: bytes::Bytes,
+}
+
 pub struct Store {
     resource_version: u64,
+    deletions: u64,
     next_uid: u64,
-    objects: HashMap<String, BTreeMap<(String, String), Value>>,
+    objects: HashMap<String, BTreeMap<(String, String), Entry>>,
     history: VecDeque<Change>,
     changes: broadcast::Sender<Change>,
+    /// Owner uid -> the keys of the objects that name it in their ownerReferences, so that
+    /// controllers find a ReplicaSet's pods without scanning every pod.
+    owned: HashMap<String, std::collections::BTreeSet<(String, String, String)>>,
 }
 
 impl Default for Store {
     fn default() -> Self {
         Self {
             resource_version: 1000,
+            deletions: 0,
             next_uid: 1,
             objects: HashMap::new(),
             history: VecDeque::new(),
             changes: broadcast::channel(8192).0,
+            owned: HashMap::new(),
         }
     }
 }
@@ -78,6 +90,7 @@ impl Store {
         self.objects
             .get(resource)?
             .get(&(namespace.to_string(), name.to_string()))
+            .map(|e| &e.value)
     }
 
     /// Objects of a resource, in one namespace or all, ordered by namespace then name.
@@ -91,7 +104,46 @@ impl Store {
             .into_iter()
             .flat_map(|m| m.iter())
             .filter(move |((ns, _), _)| namespace.is_none_or(|want| ns == want))
-            .map(|(_, v)| v)
+            .map(|(_, e)| &e.value)
+    }
+
+    /// Like [`Store::list`], with each object's JSON as stored.
+    pub fn list_with_json<'a>(
+        &'a self,
+        resource: &str,
+        namespace: Option<&'a str>,
+    ) -> impl Iterator<Item = (&'a Value, &'a bytes::Bytes)> + 'a {
+        self.objects
+            .get(resource)
+            .into_iter()
+            .flat_map(|m| m.iter())
+            .filter(move |((ns, _), _)| namespace.is_none_or(|want| ns == want))
+            .map(|(_, e)| (&e.value, &e.json))
+    }
+
+    /// Objects of `resource` that list `owner_uid` among their owners.
+    pub fn owned_by<'a>(&'a self, resource: &'a str, owner_uid: &str) -> impl Iterator<Item = &'a Value> + 'a {
+        self.owned
+            .get(owner_uid)
+            .into_iter()
+            .flatten()
+            .filter(move |(r, _, _)| r == resource)
+            .filter_map(move |(r, ns, name)| self.get(r, ns, name))
+    }
+
+    fn index_owners(&mut self, resource: &str, object: &Value, add: bool) {
+        let key = (resource.to_string(), namespace_of(object).to_string(), name_of(object).to_string());
+        for owner in object["metadata"]["ownerReferences"].as_array().into_iter().flatten() {
+            let Some(uid) = owner["uid"].as_str() else { continue };
+            if add {
+                self.owned.entry(uid.to_string()).or_default().insert(key.clone());
+            } else if let Some(set) = self.owned.get_mut(uid) {
+                set.remove(&key);
+                if set.is_empty() {
+                    self.owned.remove(uid);
+                }
+            }
+        }
     }
 
     pub fn count(&self, resource: &str) -> usize {
@@ -145,7 +197,7 @@ impl Store {
             .objects
             .get(resource)
             .and_then(|m| m.get(&key))
-            .cloned()
+            .map(|e| e.value.clone())
             .unwrap_or(Value::Null);
         for field in ["uid", "creationTimestamp"] {
             if !old["metadata"][field].is_null() {
@@ -170,11 +222,19 @@ impl Store {
         object
     }
 
+    /// How many objects have been deleted so far (garbage collection runs only after one).
+    pub fn deletions(&self) -> u64 {
+        self.deletions
+    }
+
     pub fn remove(&mut self, resource: &str, namespace: &str, name: &str) -> Option<Value> {
         let mut object = self
             .objects
             .get_mut(resource)?
-            .remove(&(namespace.to_string(), name.to_string()))?;
+            .remove(&(namespace.to_string(), name.to_string()))?
+            .value;
+        self.index_owners(resource, &object, false);
+        self.deletions += 1;
         let rv = self.bump();
         object["metadata"]["resourceVersion"] = json!(rv.to_string());
         self.record(Change {
@@ -193,10 +253,15 @@ impl Store {
             name_of(&object).to_string(),
         );
         let shared = Arc::new(object.clone());
+        let json = bytes::Bytes::from(serde_json::to_vec(&object).unwrap_or_default());
+        if let Some(previous) = self.get(resource, &key.0, &key.1).cloned() {
+            self.index_owners(resource, &previous, false);
+        }
+        self.index_owners(resource, &object, true);
         self.objects
             .entry(resource.to_string())
             .or_default()
-            .insert(key.clone(), object);
+            .insert(key.clone(), Entry { value: object, json });
         self.record(Change {
             resource_version: rv,
             change,
@@ -213,6 +278,14 @@ impl Store {
         self.history.push_back(change.clone());
         // No receivers is fine: nobody watches right now.
         let _ = self.changes.send(change);
+    }
+
+    /// The changes after `resource_version`, oldest first; None when history no longer reaches
+    /// back that far.
+    pub fn changes_since(&self, resource_version: u64) -> Option<impl Iterator<Item = &Change>> {
+        let oldest = self.history.front().map_or(self.resource_version, |c| c.resource_version - 1);
+        let start = self.history.partition_point(|c| c.resource_version <= resource_version);
+        (resource_version >= oldest).then(|| self.history.range(start..))
     }
 
     /// Changes after `resource_version`, and a receiver for those that follow, taken together so

@@ -2,12 +2,13 @@
 
 use serde_json::{Value, json};
 
+use super::dirty::Dirty;
 use super::{events, shared};
 use crate::sim::kube::state::KubeState;
 
-pub(super) fn run(state: &mut KubeState) {
+pub(super) fn run(state: &mut KubeState, dirty: &Dirty) {
     let nodes = state.objects("nodes", None);
-    for ds in state.objects("daemonsets", None) {
+    for ds in state.objects_where("daemonsets", None, |o| dirty.nodes_changed || dirty.touches(o)) {
         reconcile(state, ds, &nodes);
     }
 }
@@ -34,7 +35,6 @@ fn with_daemon_tolerations(spec: &Value) -> Value {
 }
 
 fn reconcile(state: &mut KubeState, mut ds: Value, nodes: &[Value]) {
-    let namespace = shared::namespace(&ds).to_string();
     let uid = shared::uid(&ds).to_string();
     let spec = ds["spec"]["template"]["spec"].clone();
     let tolerations = with_daemon_tolerations(&spec);
@@ -44,11 +44,7 @@ fn reconcile(state: &mut KubeState, mut ds: Value, nodes: &[Value]) {
             shared::node_matches(&spec, n) && shared::untolerated_taints(n, &tolerations).is_empty()
         })
         .collect();
-    let pods: Vec<Value> = state
-        .objects("pods", Some(&namespace))
-        .into_iter()
-        .filter(|p| shared::is_owned_by(p, &uid))
-        .collect();
+    let pods: Vec<Value> = state.owned("pods", &uid);
     for node in &eligible {
         let node_name = shared::name(node);
         if pods.iter().any(|p| p["spec"]["nodeName"] == node_name) {
@@ -77,11 +73,7 @@ fn reconcile(state: &mut KubeState, mut ds: Value, nodes: &[Value]) {
             shared::remove(state, "pods", pod);
         }
     }
-    let pods: Vec<Value> = state
-        .objects("pods", Some(&namespace))
-        .into_iter()
-        .filter(|p| shared::is_owned_by(p, &uid))
-        .collect();
+    let pods: Vec<Value> = state.owned("pods", &uid);
     let ready = pods.iter().filter(|p| shared::pod_ready(p)).count();
     ds["status"] = json!({
         "desiredNumberScheduled": eligible.len(),

@@ -2,12 +2,13 @@
 
 use serde_json::{Value, json};
 
+use super::dirty::Dirty;
 use super::{events, shared};
 use crate::sim::kube::state::KubeState;
 use crate::sim::timestamps::rfc3339;
 
-pub(super) fn run(state: &mut KubeState) {
-    for deployment in state.objects("deployments", None) {
+pub(super) fn run(state: &mut KubeState, dirty: &Dirty) {
+    for deployment in state.objects_where("deployments", None, |o| dirty.touches(o)) {
         reconcile(state, deployment);
     }
 }
@@ -21,11 +22,7 @@ fn reconcile(state: &mut KubeState, mut deployment: Value) {
     let replicas = deployment["spec"]["replicas"].as_i64().unwrap_or(1);
     let hash = shared::template_hash(&deployment["spec"]["template"]);
     let rs_name = format!("{name}-{hash}");
-    let owned: Vec<Value> = state
-        .objects("replicasets", Some(&namespace))
-        .into_iter()
-        .filter(|rs| shared::is_owned_by(rs, &uid))
-        .collect();
+    let owned: Vec<Value> = state.owned("replicasets", &uid);
 
     if !owned.iter().any(|rs| shared::name(rs) == rs_name) {
         let mut template = deployment["spec"]["template"].clone();
@@ -56,11 +53,7 @@ fn reconcile(state: &mut KubeState, mut deployment: Value) {
             );
         }
     }
-    let owned: Vec<Value> = state
-        .objects("replicasets", Some(&namespace))
-        .into_iter()
-        .filter(|rs| shared::is_owned_by(rs, &uid))
-        .collect();
+    let owned: Vec<Value> = state.owned("replicasets", &uid);
     let (mut total, mut ready, mut updated) = (0, 0, 0);
     for mut rs in owned {
         let want = if shared::name(&rs) == rs_name {

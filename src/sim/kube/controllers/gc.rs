@@ -46,15 +46,11 @@ pub(super) fn run(state: &mut KubeState) {
         .iter()
         .map(|n| shared::name(n).to_string())
         .collect();
-    let stranded: Vec<Value> = state
-        .objects("pods", None)
-        .into_iter()
-        .filter(|p| {
+    let stranded: Vec<Value> = state.objects_where("pods", None, |p| {
             p["spec"]["nodeName"]
                 .as_str()
                 .is_some_and(|n| !nodes.contains(n))
-        })
-        .collect();
+        });
     for pod in stranded {
         shared::remove(state, "pods", &pod);
     }

@@ -4,12 +4,13 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
+use super::dirty::Dirty;
 use super::{events, shared};
 use crate::sim::kube::state::{KubeState, Timer};
 use crate::sim::timestamps::rfc3339;
 
-pub(super) fn run(state: &mut KubeState) {
-    for job in state.objects("jobs", None) {
+pub(super) fn run(state: &mut KubeState, dirty: &Dirty) {
+    for job in state.objects_where("jobs", None, |o| dirty.touches(o)) {
         if !(shared::condition_true(&job, "Complete") || shared::condition_true(&job, "Failed")) {
             reconcile(state, job);
         }
@@ -39,11 +40,7 @@ fn reconcile(state: &mut KubeState, mut job: Value) {
             );
         }
     }
-    let pods: Vec<Value> = state
-        .objects("pods", Some(&namespace))
-        .into_iter()
-        .filter(|p| shared::is_owned_by(p, &uid))
-        .collect();
+    let pods: Vec<Value> = state.owned("pods", &uid);
     let succeeded = pods
         .iter()
         .filter(|p| p["status"]["phase"] == "Succeeded")
@@ -154,11 +151,7 @@ pub(super) fn deadline_passed(state: &mut KubeState, namespace: &str, name: &str
     {
         return;
     }
-    let pods: Vec<Value> = state
-        .objects("pods", Some(namespace))
-        .into_iter()
-        .filter(|p| shared::is_owned_by(p, uid) && !shared::is_terminal(p))
-        .collect();
+    let pods: Vec<Value> = state.owned("pods", &uid).into_iter().filter(|p| !shared::is_terminal(p)).collect();
     let active: Vec<&Value> = pods.iter().collect();
     fail(
         state,

@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
+use super::dirty::Dirty;
 use super::{events, job, shared};
 use crate::sim::kube::state::{KubeState, Timer};
 use crate::sim::timestamps::rfc3339;
@@ -14,9 +15,9 @@ const START_DELAY: Duration = Duration::from_secs(3);
 /// The wait before a finished container of an always-restarting pod runs again.
 const RESTART_DELAY: Duration = Duration::from_secs(10);
 
-pub(super) fn run(state: &mut KubeState) {
-    let bound: Vec<Value> = state
-        .objects("pods", None)
+pub(super) fn run(state: &mut KubeState, dirty: &Dirty) {
+    let bound: Vec<Value> = dirty
+        .changed_objects(state, "pods")
         .into_iter()
         .filter(|p| {
             p["spec"]["nodeName"].is_string()

@@ -3,6 +3,7 @@
 
 mod daemonset;
 mod deployment;
+mod dirty;
 mod events;
 mod gc;
 mod job;
@@ -15,20 +16,25 @@ pub use gc::orphan_dependents;
 pub use kubelet::fire_timer;
 
 use super::state::KubeState;
+use dirty::Dirty;
 
-/// Runs every controller until none changes anything (bounded, in case two disagree).
+/// Runs the controllers on what changed until nothing changes any more (bounded, in case two
+/// disagree).
 pub fn reconcile(state: &mut KubeState) {
     for _ in 0..20 {
-        let before = state.store.resource_version();
-        gc::run(state);
-        deployment::run(state);
-        replicaset::run(state);
-        daemonset::run(state);
-        job::run(state);
-        scheduler::run(state);
-        kubelet::run(state);
-        if state.store.resource_version() == before {
+        let dirty = Dirty::since(state, state.settled_at);
+        state.settled_at = state.store.resource_version();
+        if dirty.is_empty() {
             return;
         }
+        if dirty.deleted {
+            gc::run(state);
+        }
+        deployment::run(state, &dirty);
+        replicaset::run(state, &dirty);
+        daemonset::run(state, &dirty);
+        job::run(state, &dirty);
+        scheduler::run(state, &dirty);
+        kubelet::run(state, &dirty);
     }
 }

@@ -4,11 +4,12 @@
 
 use serde_json::{Value, json};
 
+use super::dirty::Dirty;
 use super::{events, shared};
 use crate::sim::kube::state::KubeState;
 
-pub(super) fn run(state: &mut KubeState) {
-    for rs in state.objects("replicasets", None) {
+pub(super) fn run(state: &mut KubeState, dirty: &Dirty) {
+    for rs in state.objects_where("replicasets", None, |o| dirty.touches(o)) {
         reconcile(state, rs);
     }
 }
@@ -41,14 +42,9 @@ fn deletion_rank(pod: &Value) -> (u8, u8, u8, i64, std::cmp::Reverse<String>) {
 }
 
 fn reconcile(state: &mut KubeState, mut rs: Value) {
-    let namespace = shared::namespace(&rs).to_string();
     let uid = shared::uid(&rs).to_string();
     let replicas = rs["spec"]["replicas"].as_i64().unwrap_or(1).max(0) as usize;
-    let mut pods: Vec<Value> = state
-        .objects("pods", Some(&namespace))
-        .into_iter()
-        .filter(|p| shared::is_owned_by(p, &uid) && !shared::is_terminal(p))
-        .collect();
+    let mut pods: Vec<Value> = state.owned("pods", &uid).into_iter().filter(|p| !shared::is_terminal(p)).collect();
     while pods.len() < replicas {
         let name = format!("{}-{}", shared::name(&rs), state.next_suffix(5));
         let Some(pod) = shared::create(

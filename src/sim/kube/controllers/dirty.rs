@@ -1,0 +1,81 @@
+//! What changed since the controllers last came to rest: they look only at that, so a world of
+//! thousands of pods costs a change, not a scan of everything, per request.
+
+use std::collections::HashSet;
+
+use serde_json::Value;
+
+use crate::sim::kube::state::KubeState;
+
+#[derive(Default)]
+pub(super) struct Dirty {
+    /// Everything may have changed (the history no longer reaches back): look at all.
+    pub(super) all: bool,
+    /// Uids of changed objects, and of the owners named by changed objects.
+    uids: HashSet<String>,
+    /// `(store key, namespace, name)` of changed objects that still exist.
+    pub(super) changed: Vec<(String, String, String)>,
+    pub(super) nodes_changed: bool,
+    /// A pod was deleted or finished: capacity was freed.
+    pub(super) capacity_freed: bool,
+    pub(super) deleted: bool,
+}
+
+impl Dirty {
+    pub(super) fn since(state: &KubeState, resource_version: u64) -> Self {
+        let Some(changes) = state.store.changes_since(resource_version) else {
+            return Self { all: true, nodes_changed: true, capacity_freed: true, deleted: true, ..Self::default() };
+        };
+        let mut dirty = Self::default();
+        for change in changes {
+            let object: &Value = &change.object;
+            let metadata = &object["metadata"];
+            if let Some(uid) = metadata["uid"].as_str() {
+                dirty.uids.insert(uid.to_string());
+            }
+            for owner in metadata["ownerReferences"].as_array().into_iter().flatten() {
+                if let Some(uid) = owner["uid"].as_str() {
+                    dirty.uids.insert(uid.to_string());
+                }
+            }
+            let deleted = change.change == crate::sim::kube::store::ChangeType::Deleted;
+            match change.resource.as_str() {
+                "/nodes" => dirty.nodes_changed = true,
+                "/pods" if deleted || matches!(object["status"]["phase"].as_str(), Some("Succeeded" | "Failed")) => {
+                    dirty.capacity_freed = true;
+                }
+                _ => {}
+            }
+            dirty.deleted |= deleted;
+            if !deleted {
+                let name = metadata["name"].as_str().unwrap_or_default().to_string();
+                dirty.changed.push((change.resource.clone(), change.namespace.clone(), name));
+            }
+        }
+        dirty.changed.sort();
+        dirty.changed.dedup();
+        dirty
+    }
+
+    pub(super) fn is_empty(&self) -> bool {
+        !self.all && self.uids.is_empty() && self.changed.is_empty() && !self.deleted
+    }
+
+    /// Whether an object, or something it owns, changed.
+    pub(super) fn touches(&self, object: &Value) -> bool {
+        self.all || object["metadata"]["uid"].as_str().is_some_and(|uid| self.uids.contains(uid))
+    }
+
+    /// The changed objects of one built-in resource, as they are now.
+    pub(super) fn changed_objects(&self, state: &KubeState, plural: &str) -> Vec<Value> {
+        let key = crate::sim::kube::state::built_in_key(plural);
+        if self.all {
+            return state.objects(plural, None);
+        }
+        self.changed
+            .iter()
+            .filter(|(resource, _, _)| *resource == key)
+            .filter_map(|(resource, namespace, name)| state.store.get(resource, namespace, name).cloned())
+            .collect()
+    }
+}
