@@ -145,7 +145,7 @@ impl Extension for KubeBindings {
         let (client, host) = clone!();
         doc("get", &["kind: &str", "name: &str", "Map"], "One object by kind (\"Node\", \"deploy\", \"apps/v1/Deployment\") and name, in namespace default.")
             .set_into_module(&mut m, move |ctx: NativeCallContext, kind: &str, name: &str| -> Result {
-                Ok(from_json(&call(&host, ctx.call_position(), client.get(kind, name, None))?))
+                call(&host, ctx.call_position(), client.get_as::<Dynamic>(kind, name, None))
             });
         let (client, host) = clone!();
         doc(
@@ -156,11 +156,11 @@ impl Extension for KubeBindings {
         .set_into_module(
             &mut m,
             move |ctx: NativeCallContext, kind: &str, name: &str, namespace: &str| -> Result {
-                Ok(from_json(&call(
+                call(
                     &host,
                     ctx.call_position(),
-                    client.get(kind, name, Some(namespace)),
-                )?))
+                    client.get_as::<Dynamic>(kind, name, Some(namespace)),
+                )
             },
         );
         let (client, host) = clone!();
@@ -172,11 +172,12 @@ impl Extension for KubeBindings {
         .set_into_module(
             &mut m,
             move |ctx: NativeCallContext, kind: &str| -> Result {
-                Ok(encode(&call(
+                let list = call(
                     &host,
                     ctx.call_position(),
-                    client.list(kind, &ListOptions::default()),
-                )?))
+                    client.list_as::<Dynamic>(kind, &ListOptions::default()),
+                )?;
+                Ok(Dynamic::from_array(list))
             },
         );
         let (client, host) = clone!();
@@ -190,7 +191,11 @@ impl Extension for KubeBindings {
             move |ctx: NativeCallContext, kind: &str, options: Map| -> Result {
                 let position = ctx.call_position();
                 let options = list_options(&options, "k8s::list", position)?;
-                Ok(encode(&call(&host, position, client.list(kind, &options))?))
+                Ok(Dynamic::from_array(call(
+                    &host,
+                    position,
+                    client.list_as::<Dynamic>(kind, &options),
+                )?))
             },
         );
 

@@ -86,12 +86,15 @@ impl KubeClient {
             return Ok(kind.clone());
         }
         let kind = self.discover(wanted).await?;
-        self.resolved_kinds().insert(wanted.to_string(), kind.clone());
+        self.resolved_kinds()
+            .insert(wanted.to_string(), kind.clone());
         Ok(kind)
     }
 
     fn resolved_kinds(&self) -> std::sync::MutexGuard<'_, std::collections::HashMap<String, Kind>> {
-        self.resolved.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+        self.resolved
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     async fn discover(&self, wanted: &str) -> Result<Kind, KubeError> {
@@ -150,13 +153,23 @@ impl KubeClient {
         name: &str,
         namespace: Option<&str>,
     ) -> Result<Value, KubeError> {
+        self.get_as(kind, name, namespace).await
+    }
+
+    /// One object deserialized straight into `T`.
+    pub async fn get_as<T: serde::de::DeserializeOwned>(
+        &self,
+        kind: &str,
+        name: &str,
+        namespace: Option<&str>,
+    ) -> Result<T, KubeError> {
         let kind = self.kind(kind).await?;
         let api = self.api(&kind, Some(namespace.unwrap_or("default")));
         // Straight into JSON: a typed detour through DynamicObject would parse twice.
         let request = kube::core::Request::new(api.resource_url())
             .get(name, &Default::default())
             .map_err(|e| KubeError::Invalid(e.to_string()))?;
-        Ok(self.client.request::<Value>(request).await?)
+        Ok(self.client.request::<T>(request).await?)
     }
 
     /// `get` that answers `None` for NotFound.
@@ -174,6 +187,16 @@ impl KubeClient {
     }
 
     pub async fn list(&self, kind: &str, options: &ListOptions) -> Result<Vec<Value>, KubeError> {
+        self.list_as(kind, options).await
+    }
+
+    /// A list deserialized straight into `T` (JSON values, or a script's own value type), so
+    /// that thousands of items are parsed once.
+    pub async fn list_as<T: serde::de::DeserializeOwned>(
+        &self,
+        kind: &str,
+        options: &ListOptions,
+    ) -> Result<Vec<T>, KubeError> {
         let kind = self.kind(kind).await?;
         let api = self.api(&kind, options.namespace.as_deref());
         let mut params = ListParams::default();
@@ -186,11 +209,13 @@ impl KubeClient {
         let request = kube::core::Request::new(api.resource_url())
             .list(&params)
             .map_err(|e| KubeError::Invalid(e.to_string()))?;
-        let mut list: Value = self.client.request(request).await?;
-        match list["items"].take() {
-            Value::Array(items) => Ok(items),
-            _ => Ok(Vec::new()),
+        #[derive(serde::Deserialize)]
+        struct Page<T> {
+            #[serde(default = "Vec::new")]
+            items: Vec<T>,
         }
+        let page: Page<T> = self.client.request(request).await?;
+        Ok(page.items)
     }
 
     /// Server-side apply of each object (field manager `runbook`, conflicts forced).

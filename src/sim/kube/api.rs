@@ -167,7 +167,9 @@ pub fn list(
     namespace: Option<&str>,
     options: &ListOptions,
 ) -> ApiResult<ListPage> {
-    select(state, resource, namespace, options, |object, _| object.clone())
+    select(state, resource, namespace, options, |object, _| {
+        object.clone()
+    })
 }
 
 /// A list page with each item as the JSON the store keeps: no copy of the objects.

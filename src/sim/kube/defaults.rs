@@ -29,7 +29,8 @@ fn pod_spec_defaults(spec: &mut Value) {
         set_default(spec, path, value);
     }
     for list in ["containers", "initContainers"] {
-        for container in spec[list].as_array_mut().into_iter().flatten() {
+        let containers = spec.get_mut(list).and_then(Value::as_array_mut);
+        for container in containers.into_iter().flatten() {
             set_default(container, &["imagePullPolicy"], json!("IfNotPresent"));
             set_default(
                 container,

@@ -210,8 +210,14 @@ async fn resource(
             );
         }
         (Method::GET, None, None) => {
-            return list(&twin, &resource, target.namespace.as_deref(), &query, &accept)
-                .unwrap_or_else(|e| error_response(&e));
+            return list(
+                &twin,
+                &resource,
+                target.namespace.as_deref(),
+                &query,
+                &accept,
+            )
+            .unwrap_or_else(|e| error_response(&e));
         }
         (Method::POST, None, None) => match read_body(request).await {
             Ok(body) => twin
@@ -280,7 +286,14 @@ fn list(
         let (page, now) =
             twin.read_kube(|s| api::list(s, resource, namespace, &options).map(|p| (p, s.now)))?;
         let include = query.get("includeObject").unwrap_or("Metadata");
-        let mut table = tables::table(resource, &page.items, now, include, page.resource_version, true);
+        let mut table = tables::table(
+            resource,
+            &page.items,
+            now,
+            include,
+            page.resource_version,
+            true,
+        );
         if let Some(token) = &page.continue_token {
             table["metadata"]["continue"] = json!(token);
         }

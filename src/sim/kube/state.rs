@@ -122,12 +122,24 @@ impl KubeState {
     }
 
     pub fn objects(&self, plural: &str, namespace: Option<&str>) -> Vec<Value> {
-        self.store.list(&built_in_key(plural), namespace).cloned().collect()
+        self.store
+            .list(&built_in_key(plural), namespace)
+            .cloned()
+            .collect()
     }
 
     /// Only the objects that match, so controllers do not copy the whole store on every pass.
-    pub fn objects_where(&self, plural: &str, namespace: Option<&str>, keep: impl Fn(&Value) -> bool) -> Vec<Value> {
-        self.store.list(&built_in_key(plural), namespace).filter(|o| keep(o)).cloned().collect()
+    pub fn objects_where(
+        &self,
+        plural: &str,
+        namespace: Option<&str>,
+        keep: impl Fn(&Value) -> bool,
+    ) -> Vec<Value> {
+        self.store
+            .list(&built_in_key(plural), namespace)
+            .filter(|o| keep(o))
+            .cloned()
+            .collect()
     }
 
     /// Built-in objects owned by `owner_uid` (a ReplicaSet's pods, a Deployment's ReplicaSets).
@@ -137,7 +149,9 @@ impl KubeState {
     }
 
     pub fn object(&self, plural: &str, namespace: &str, name: &str) -> Option<Value> {
-        self.store.get(&built_in_key(plural), namespace, name).cloned()
+        self.store
+            .get(&built_in_key(plural), namespace, name)
+            .cloned()
     }
 
     /// A short deterministic suffix for generated names (`coredns-5d8f7-x2k9q`).

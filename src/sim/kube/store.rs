@@ -122,7 +122,11 @@ impl Store {
     }
 
     /// Objects of `resource` that list `owner_uid` among their owners.
-    pub fn owned_by<'a>(&'a self, resource: &'a str, owner_uid: &str) -> impl Iterator<Item = &'a Value> + 'a {
+    pub fn owned_by<'a>(
+        &'a self,
+        resource: &'a str,
+        owner_uid: &str,
+    ) -> impl Iterator<Item = &'a Value> + 'a {
         self.owned
             .get(owner_uid)
             .into_iter()
@@ -132,11 +136,24 @@ impl Store {
     }
 
     fn index_owners(&mut self, resource: &str, object: &Value, add: bool) {
-        let key = (resource.to_string(), namespace_of(object).to_string(), name_of(object).to_string());
-        for owner in object["metadata"]["ownerReferences"].as_array().into_iter().flatten() {
-            let Some(uid) = owner["uid"].as_str() else { continue };
+        let key = (
+            resource.to_string(),
+            namespace_of(object).to_string(),
+            name_of(object).to_string(),
+        );
+        for owner in object["metadata"]["ownerReferences"]
+            .as_array()
+            .into_iter()
+            .flatten()
+        {
+            let Some(uid) = owner["uid"].as_str() else {
+                continue;
+            };
             if add {
-                self.owned.entry(uid.to_string()).or_default().insert(key.clone());
+                self.owned
+                    .entry(uid.to_string())
+                    .or_default()
+                    .insert(key.clone());
             } else if let Some(set) = self.owned.get_mut(uid) {
                 set.remove(&key);
                 if set.is_empty() {
@@ -261,7 +278,13 @@ impl Store {
         self.objects
             .entry(resource.to_string())
             .or_default()
-            .insert(key.clone(), Entry { value: object, json });
+            .insert(
+                key.clone(),
+                Entry {
+                    value: object,
+                    json,
+                },
+            );
         self.record(Change {
             resource_version: rv,
             change,
@@ -283,8 +306,13 @@ impl Store {
     /// The changes after `resource_version`, oldest first; None when history no longer reaches
     /// back that far.
     pub fn changes_since(&self, resource_version: u64) -> Option<impl Iterator<Item = &Change>> {
-        let oldest = self.history.front().map_or(self.resource_version, |c| c.resource_version - 1);
-        let start = self.history.partition_point(|c| c.resource_version <= resource_version);
+        let oldest = self
+            .history
+            .front()
+            .map_or(self.resource_version, |c| c.resource_version - 1);
+        let start = self
+            .history
+            .partition_point(|c| c.resource_version <= resource_version);
         (resource_version >= oldest).then(|| self.history.range(start..))
     }
 

@@ -8,7 +8,9 @@ use crate::sim::kube::state::KubeState;
 
 pub(super) fn run(state: &mut KubeState, dirty: &Dirty) {
     let nodes = state.objects("nodes", None);
-    for ds in state.objects_where("daemonsets", None, |o| dirty.nodes_changed || dirty.touches(o)) {
+    for ds in state.objects_where("daemonsets", None, |o| {
+        dirty.nodes_changed || dirty.touches(o)
+    }) {
         reconcile(state, ds, &nodes);
     }
 }

@@ -24,7 +24,13 @@ pub(super) struct Dirty {
 impl Dirty {
     pub(super) fn since(state: &KubeState, resource_version: u64) -> Self {
         let Some(changes) = state.store.changes_since(resource_version) else {
-            return Self { all: true, nodes_changed: true, capacity_freed: true, deleted: true, ..Self::default() };
+            return Self {
+                all: true,
+                nodes_changed: true,
+                capacity_freed: true,
+                deleted: true,
+                ..Self::default()
+            };
         };
         let mut dirty = Self::default();
         for change in changes {
@@ -41,7 +47,13 @@ impl Dirty {
             let deleted = change.change == crate::sim::kube::store::ChangeType::Deleted;
             match change.resource.as_str() {
                 "/nodes" => dirty.nodes_changed = true,
-                "/pods" if deleted || matches!(object["status"]["phase"].as_str(), Some("Succeeded" | "Failed")) => {
+                "/pods"
+                    if deleted
+                        || matches!(
+                            object["status"]["phase"].as_str(),
+                            Some("Succeeded" | "Failed")
+                        ) =>
+                {
                     dirty.capacity_freed = true;
                 }
                 _ => {}
@@ -49,7 +61,9 @@ impl Dirty {
             dirty.deleted |= deleted;
             if !deleted {
                 let name = metadata["name"].as_str().unwrap_or_default().to_string();
-                dirty.changed.push((change.resource.clone(), change.namespace.clone(), name));
+                dirty
+                    .changed
+                    .push((change.resource.clone(), change.namespace.clone(), name));
             }
         }
         dirty.changed.sort();
@@ -63,7 +77,10 @@ impl Dirty {
 
     /// Whether an object, or something it owns, changed.
     pub(super) fn touches(&self, object: &Value) -> bool {
-        self.all || object["metadata"]["uid"].as_str().is_some_and(|uid| self.uids.contains(uid))
+        self.all
+            || object["metadata"]["uid"]
+                .as_str()
+                .is_some_and(|uid| self.uids.contains(uid))
     }
 
     /// The changed objects of one built-in resource, as they are now.
@@ -75,7 +92,9 @@ impl Dirty {
         self.changed
             .iter()
             .filter(|(resource, _, _)| *resource == key)
-            .filter_map(|(resource, namespace, name)| state.store.get(resource, namespace, name).cloned())
+            .filter_map(|(resource, namespace, name)| {
+                state.store.get(resource, namespace, name).cloned()
+            })
             .collect()
     }
 }

@@ -47,10 +47,10 @@ pub(super) fn run(state: &mut KubeState) {
         .map(|n| shared::name(n).to_string())
         .collect();
     let stranded: Vec<Value> = state.objects_where("pods", None, |p| {
-            p["spec"]["nodeName"]
-                .as_str()
-                .is_some_and(|n| !nodes.contains(n))
-        });
+        p["spec"]["nodeName"]
+            .as_str()
+            .is_some_and(|n| !nodes.contains(n))
+    });
     for pod in stranded {
         shared::remove(state, "pods", &pod);
     }

@@ -151,7 +151,11 @@ pub(super) fn deadline_passed(state: &mut KubeState, namespace: &str, name: &str
     {
         return;
     }
-    let pods: Vec<Value> = state.owned("pods", &uid).into_iter().filter(|p| !shared::is_terminal(p)).collect();
+    let pods: Vec<Value> = state
+        .owned("pods", uid)
+        .into_iter()
+        .filter(|p| !shared::is_terminal(p))
+        .collect();
     let active: Vec<&Value> = pods.iter().collect();
     fail(
         state,

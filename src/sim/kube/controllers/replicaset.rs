@@ -44,7 +44,11 @@ fn deletion_rank(pod: &Value) -> (u8, u8, u8, i64, std::cmp::Reverse<String>) {
 fn reconcile(state: &mut KubeState, mut rs: Value) {
     let uid = shared::uid(&rs).to_string();
     let replicas = rs["spec"]["replicas"].as_i64().unwrap_or(1).max(0) as usize;
-    let mut pods: Vec<Value> = state.owned("pods", &uid).into_iter().filter(|p| !shared::is_terminal(p)).collect();
+    let mut pods: Vec<Value> = state
+        .owned("pods", &uid)
+        .into_iter()
+        .filter(|p| !shared::is_terminal(p))
+        .collect();
     while pods.len() < replicas {
         let name = format!("{}-{}", shared::name(&rs), state.next_suffix(5));
         let Some(pod) = shared::create(

@@ -12,13 +12,18 @@ use crate::sim::kube::state::KubeState;
 use crate::sim::timestamps::rfc3339;
 
 pub(super) fn run(state: &mut KubeState, dirty: &Dirty) {
-    let is_pending = |p: &Value| p["spec"]["nodeName"].is_null() && p["status"]["phase"] == "Pending";
+    let is_pending =
+        |p: &Value| p["spec"]["nodeName"].is_null() && p["status"]["phase"] == "Pending";
     // A pod that did not fit may fit once a node joins or capacity frees up; otherwise only
     // new and changed pods need a place.
     let pending: Vec<Value> = if dirty.nodes_changed || dirty.capacity_freed {
         state.objects_where("pods", None, is_pending)
     } else {
-        dirty.changed_objects(state, "pods").into_iter().filter(is_pending).collect()
+        dirty
+            .changed_objects(state, "pods")
+            .into_iter()
+            .filter(is_pending)
+            .collect()
     };
     for pod in pending {
         schedule(state, pod);
