@@ -14,6 +14,7 @@ pub mod clients;
 pub mod clock;
 pub mod error;
 pub mod lab;
+pub mod repl;
 pub mod report;
 pub mod script;
 pub mod sim;

@@ -4,6 +4,7 @@ mod check;
 mod docs;
 mod eval;
 mod lab_serve;
+mod repl;
 mod run;
 mod runtime;
 mod signals;
@@ -45,6 +46,7 @@ pub fn main() -> i32 {
         Command::Eval(args) => eval::execute(&args),
         Command::Docs(args) => docs::execute(&args),
         Command::Lab(LabCommand::Serve(args)) => lab_serve::execute(&args),
+        Command::Repl(args) => repl::execute(&args),
     };
     match result {
         Ok(exit) => exit.code(),

@@ -15,6 +15,10 @@ use crate::sim::{Twin, kube};
 pub(crate) struct Target {
     pub(crate) clock: Arc<dyn Clock>,
     pub(crate) extensions: Vec<Arc<dyn Extension>>,
+    /// The twin's clock, when the target is the twin.
+    pub(crate) virtual_clock: Option<Arc<VirtualClock>>,
+    /// Where calls go, in words.
+    pub(crate) description: String,
     /// Keeps the in-process twin alive for the run.
     _twin: Option<Arc<Twin>>,
 }
@@ -39,6 +43,11 @@ pub(crate) fn connect(
                 })?;
             let client = KubeClient::for_endpoint(&format!("http://{address}"))
                 .map_err(|e| Error::Usage(e.to_string()))?;
+            let description = format!(
+                "the lab twin ({} scenario) at http://{address}",
+                args.scenario
+            );
+            let twin_clock = virtual_clock.clone();
             let clock: Arc<dyn Clock> = if clock == Some(ClockKind::Real) {
                 // The twin's world then follows the wall clock, as under `lab serve --speed 1`.
                 runtime.spawn(follow_wall_clock(virtual_clock));
@@ -49,6 +58,8 @@ pub(crate) fn connect(
             Ok(Target {
                 clock,
                 extensions: vec![Arc::new(KubeBindings::new(Arc::new(client)))],
+                virtual_clock: Some(twin_clock),
+                description,
                 _twin: Some(twin),
             })
         }
@@ -68,6 +79,15 @@ pub(crate) fn connect(
             Ok(Target {
                 clock: Arc::new(RealClock::new()),
                 extensions: vec![Arc::new(KubeBindings::new(Arc::new(client)))],
+                virtual_clock: None,
+                description: format!(
+                    "the cluster of {}{}",
+                    path.display(),
+                    args.context
+                        .as_ref()
+                        .map(|c| format!(" (context {c})"))
+                        .unwrap_or_default()
+                ),
                 _twin: None,
             })
         }

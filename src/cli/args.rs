@@ -26,6 +26,8 @@ pub enum Command {
     Eval(EvalArgs),
     /// List host functions with their signatures and docs.
     Docs(DocsArgs),
+    /// An interactive session with every module loaded, on the lab twin or a cluster.
+    Repl(ReplArgs),
     /// The lab twin as a server, for kubectl and the aws CLI.
     #[command(subcommand)]
     Lab(LabCommand),
@@ -134,6 +136,15 @@ pub struct EvalArgs {
     /// Print the result as JSON.
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub target: TargetArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct ReplArgs {
+    /// The clock waits and sleeps use [default: virtual on the lab twin].
+    #[arg(long, value_enum)]
+    pub clock: Option<ClockKind>,
     #[command(flatten)]
     pub target: TargetArgs,
 }

@@ -151,6 +151,8 @@ impl Host {
 
     /// Sleeps on the run's clock (virtual time jumps; real time waits).
     pub fn sleep(&self, duration: Duration, position: Position) -> Result<(), Box<EvalAltResult>> {
+        // Timers belong to the runtime; the REPL calls in from a thread outside it.
+        let _entered = self.runtime.enter();
         let sleep = self.clock.sleep(duration);
         self.block_on(position, sleep)
     }
@@ -235,9 +237,17 @@ impl Host {
         });
     }
 
+    /// How many cleanups are registered and not yet run.
+    pub fn pending_defers(&self) -> usize {
+        self.state().pending_defers.len()
+    }
+
     /// The next cleanup to run (last registered first), marked as running.
-    pub(crate) fn pop_defer(&self) -> Option<PendingDefer> {
+    pub(crate) fn pop_defer(&self, keep: usize) -> Option<PendingDefer> {
         let mut state = self.state();
+        if state.pending_defers.len() <= keep {
+            return None;
+        }
         let next = state.pending_defers.pop();
         state.running_defer = next.as_ref().map(|d| d.name.clone());
         next

@@ -26,6 +26,11 @@ impl Interrupt {
         count
     }
 
+    /// Forgets earlier interrupts (the REPL: Ctrl-C stopped one evaluation, not the session).
+    pub fn reset(&self) {
+        self.signals.send_replace(0);
+    }
+
     pub fn count(&self) -> u32 {
         *self.signals.borrow()
     }

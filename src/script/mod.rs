@@ -24,5 +24,7 @@ pub use engine::{Extension, build_engine, documented};
 pub use error::{ScriptError, failure as failure_error, usage_error};
 pub use host::{Host, HostConfig};
 pub use interrupt::Interrupt;
-pub use runner::{RunOptions, RunOutcome, check_file, eval_snippet, report, run_file, summary};
+pub use runner::{
+    RunOptions, RunOutcome, check_file, eval_snippet, report, run_cleanups, run_file, summary,
+};
 pub use sources::SourceMap;

@@ -82,7 +82,7 @@ pub fn run_file(host: &Arc<Host>, options: RunOptions) -> RunOutcome {
     }
 
     host.start_cleanup();
-    run_defers(host, &engine, &ast);
+    run_cleanups(host, &engine, &ast, 0);
     finish(host, diagnostic, value)
 }
 
@@ -118,8 +118,9 @@ pub fn eval_snippet(
     )
 }
 
-fn run_defers(host: &Host, engine: &Engine, ast: &AST) {
-    while let Some(defer) = host.pop_defer() {
+/// Runs the cleanups registered after the first `keep`, last first.
+pub fn run_cleanups(host: &Host, engine: &Engine, ast: &AST, keep: usize) {
+    while let Some(defer) = host.pop_defer(keep) {
         host.emit(&Event::DeferStarted { name: &defer.name });
         let (virtual_start, wall_start) = (host.clock.now(), Instant::now());
         let result = defer.body.call::<Dynamic>(engine, ast, ());

@@ -10,5 +10,6 @@ mod core_runbooks;
 mod interrupt;
 mod k8s_runbooks;
 mod kubectl;
+mod repl;
 mod snapshots;
 mod support;

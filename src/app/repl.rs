@@ -1,0 +1,48 @@
+//! `runbook repl`: the interactive session.
+
+use std::sync::Arc;
+
+use super::{AppResult, runtime, target};
+use crate::cli::ReplArgs;
+use crate::error::Exit;
+use crate::repl::{Repl, ReplTarget};
+use crate::report::LiveSink;
+use crate::script::{Host, HostConfig, Interrupt};
+
+pub(crate) fn execute(args: &ReplArgs) -> AppResult {
+    let runtime = runtime::build()?;
+    let target = target::connect(&runtime, &args.target, args.clock)?;
+    let interrupt = Interrupt::new();
+    let host = Host::new(
+        HostConfig {
+            runbook: "<repl>".into(),
+            base_dir: std::env::current_dir().unwrap_or_default(),
+            sets: Default::default(),
+            snapshot_dir: std::path::PathBuf::from("snapshots/repl"),
+            update_snapshots: false,
+        },
+        target.clock.clone(),
+        Arc::new(LiveSink::new()),
+        interrupt.clone(),
+        runtime.handle().clone(),
+    );
+    // Ctrl-C while an evaluation runs stops it; the session goes on. (While a line is being
+    // edited the terminal is raw and Ctrl-C reaches the editor as a key instead.)
+    runtime.spawn(async move {
+        while tokio::signal::ctrl_c().await.is_ok() {
+            interrupt.raise();
+        }
+    });
+    let mut repl = Repl::new(
+        host,
+        ReplTarget {
+            clock: target.clock.clone(),
+            virtual_clock: target.virtual_clock.clone(),
+            extensions: target.extensions.clone(),
+            description: target.description.clone(),
+        },
+    );
+    repl.run();
+    drop(target);
+    Ok(Exit::Passed)
+}
