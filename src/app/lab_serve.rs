@@ -34,13 +34,33 @@ pub(crate) fn execute(args: &ServeArgs) -> AppResult {
             ))
         })?;
     let server = format!("http://{address}");
+    let aws_address = runtime
+        .block_on(crate::sim::aws::server::start(twin.clone(), args.aws_port))
+        .map_err(|source| {
+            Error::Usage(format!(
+                "cannot listen on 127.0.0.1:{}: {source}",
+                args.aws_port
+            ))
+        })?;
+    let aws = format!("http://{aws_address}");
+    if let Some(path) = &args.write_env {
+        write_env(path, &aws)?;
+    }
     if let Some(path) = &args.write_kubeconfig {
         write_kubeconfig(path, &server)?;
     }
     say(format!(
-        "lab twin ({:?} scenario) serving the Kubernetes API on {server}",
+        "lab twin ({:?} scenario) serving the Kubernetes API on {server} and AWS (EKS, EC2, IAM) on {aws}",
         args.scenario
     ));
+    if let Some(path) = &args.write_env {
+        say(format!(
+            "aws env: {}   (set -a; . {}; set +a; aws eks describe-cluster --name {})",
+            path.display(),
+            path.display(),
+            crate::lab::CLUSTER_NAME
+        ));
+    }
     if let Some(path) = &args.write_kubeconfig {
         say(format!(
             "kubeconfig: {}   (kubectl --kubeconfig {} get nodes)",
@@ -71,6 +91,18 @@ fn say(line: String) {
     let mut out = std::io::stdout();
     let _ = writeln!(out, "{line}");
     let _ = out.flush();
+}
+
+fn write_env(path: &Path, endpoint: &str) -> Result<(), Error> {
+    let text = format!(
+        "AWS_ENDPOINT_URL={endpoint}\nAWS_REGION={region}\nAWS_DEFAULT_REGION={region}\nAWS_ACCESS_KEY_ID=AKIDLABTWIN\nAWS_SECRET_ACCESS_KEY=lab-twin-secret\nAWS_EC2_METADATA_DISABLED=true\nNO_PROXY=127.0.0.1,localhost\n",
+        region = crate::lab::REGION
+    );
+    std::fs::write(path, text).map_err(|source| Error::Write {
+        path: path.to_path_buf(),
+        what: "the env file",
+        source,
+    })
 }
 
 fn write_kubeconfig(path: &Path, server: &str) -> Result<(), Error> {

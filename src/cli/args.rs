@@ -50,6 +50,13 @@ pub struct ServeArgs {
     /// Write a kubeconfig for the twin to PATH (kubectl --kubeconfig PATH).
     #[arg(long, value_name = "PATH")]
     pub write_kubeconfig: Option<PathBuf>,
+    /// Port of the AWS endpoint (EKS, EC2, IAM) (0: any free port).
+    #[arg(long, default_value_t = 0)]
+    pub aws_port: u16,
+    /// Write an env file for the aws CLI and SDKs to PATH (AWS_ENDPOINT_URL, region, dummy
+    /// credentials): `set -a; . PATH; set +a`.
+    #[arg(long, value_name = "PATH")]
+    pub write_env: Option<PathBuf>,
     /// Virtual seconds per wall second (outside clients cannot say when they are idle).
     #[arg(long, default_value_t = 60.0)]
     pub speed: f64,

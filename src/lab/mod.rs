@@ -2,5 +2,7 @@
 //! for the twin's scenarios and for the runbooks' expectations. Pure data, no I/O.
 
 mod facts;
+mod network;
 
 pub use facts::*;
+pub use network::*;

@@ -1,17 +1,26 @@
-//! The twin as one object: the virtual clock and the world it drives. Every change runs the
-//! controllers to rest and arms the timers they asked for on the clock.
+//! The twin as one object: the virtual clock and the world it drives (Kubernetes and AWS).
+//! Every change runs the controllers to rest and arms the timers they asked for on the clock.
 
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::time::Duration;
 
 use crate::clock::{Clock, VirtualClock};
+use crate::lab;
 
+use super::aws::state::{AwsState, AwsTimer};
 use super::kube::controllers::{fire_timer, reconcile};
-use super::kube::state::{KubeState, Timer};
+use super::kube::state::{KubeState, Timer, built_in_key};
+use super::scenario::{NodeSpec, node_object};
 
 pub struct Twin {
     pub clock: Arc<VirtualClock>,
     kube: Mutex<KubeState>,
+    aws: Mutex<AwsState>,
     this: Weak<Twin>,
+}
+
+fn unpoison<T>(result: std::sync::LockResult<MutexGuard<'_, T>>) -> MutexGuard<'_, T> {
+    result.unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 impl Twin {
@@ -19,42 +28,25 @@ impl Twin {
         Arc::new_cyclic(|this| Self {
             clock,
             kube: Mutex::new(KubeState::default()),
+            aws: Mutex::new(AwsState::default()),
             this: this.clone(),
         })
-    }
-
-    fn lock(&self) -> MutexGuard<'_, KubeState> {
-        self.kube
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// Changes the Kubernetes world, then lets the controllers react.
     pub fn kube<R>(&self, change: impl FnOnce(&mut KubeState) -> R) -> R {
         let (result, timers) = {
-            let mut state = self.lock();
+            let mut state = unpoison(self.kube.lock());
             state.now = self.clock.now();
             let result = change(&mut state);
             reconcile(&mut state);
             (result, std::mem::take(&mut state.timers))
         };
-        self.arm(timers);
+        self.arm_kube(timers);
         result
     }
 
-    /// Reads the Kubernetes world as it is now.
-    pub fn read_kube<R>(&self, read: impl FnOnce(&KubeState) -> R) -> R {
-        let mut state = self.lock();
-        state.now = self.clock.now();
-        read(&state)
-    }
-
-    /// Virtual time now.
-    pub fn clock_now(&self) -> std::time::Duration {
-        self.clock.now()
-    }
-
-    fn arm(&self, timers: Vec<(std::time::Duration, Timer)>) {
+    fn arm_kube(&self, timers: Vec<(Duration, Timer)>) {
         for (at, timer) in timers {
             let this = self.this.clone();
             self.clock.schedule_at(at, move |_| {
@@ -62,6 +54,143 @@ impl Twin {
                     twin.kube(|state| fire_timer(state, &timer));
                 }
             });
+        }
+    }
+
+    /// Reads the Kubernetes world as it is now.
+    pub fn read_kube<R>(&self, read: impl FnOnce(&KubeState) -> R) -> R {
+        let mut state = unpoison(self.kube.lock());
+        state.now = self.clock.now();
+        read(&state)
+    }
+
+    /// Changes (or reads) the AWS world; timers it asks for are armed on the clock.
+    pub fn aws<R>(&self, change: impl FnOnce(&mut AwsState) -> R) -> R {
+        let (result, timers) = {
+            let mut state = unpoison(self.aws.lock());
+            state.now = self.clock.now();
+            let result = change(&mut state);
+            (result, std::mem::take(&mut state.timers))
+        };
+        self.arm_aws(timers);
+        result
+    }
+
+    fn arm_aws(&self, timers: Vec<(Duration, AwsTimer)>) {
+        for (at, timer) in timers {
+            let this = self.this.clone();
+            self.clock.schedule_at(at, move |_| {
+                if let Some(twin) = this.upgrade() {
+                    twin.fire_aws(&timer);
+                }
+            });
+        }
+    }
+
+    /// Virtual time now.
+    pub fn clock_now(&self) -> Duration {
+        self.clock.now()
+    }
+
+    /// What an AWS timer does, in both worlds: a booted instance's Node joins the cluster, a
+    /// terminated one's Node leaves, a finished update turns Successful.
+    fn fire_aws(&self, timer: &AwsTimer) {
+        match timer {
+            AwsTimer::InstanceJoins { instance } => {
+                let joined = self.aws(|state| {
+                    let nodegroup_name = state.instances.get(instance)?.nodegroup.clone();
+                    if state.failing_joins.contains(&nodegroup_name) {
+                        return None;
+                    }
+                    let instance = state.instances.get_mut(instance)?;
+                    instance.state = "running".into();
+                    let instance = instance.clone();
+                    let nodegroup = state
+                        .nodegroups
+                        .values()
+                        .find(|n| n.name == nodegroup_name)?
+                        .clone();
+                    Some((instance, nodegroup))
+                });
+                if let Some((instance, nodegroup)) = joined {
+                    let shape = if instance.instance_type == lab::G5_XLARGE.instance_type {
+                        &lab::G5_XLARGE
+                    } else {
+                        &lab::T3_MEDIUM
+                    };
+                    let labels: Vec<(&str, &str)> = nodegroup
+                        .labels
+                        .iter()
+                        .map(|(k, v)| (k.as_str(), v.as_str()))
+                        .collect();
+                    let taints: Vec<(&str, &str, &str)> = nodegroup
+                        .taints
+                        .iter()
+                        .map(|(k, v, e)| (k.as_str(), v.as_str(), e.as_str()))
+                        .collect();
+                    let node = node_object(&NodeSpec {
+                        nodegroup: &nodegroup.name,
+                        instance_id: &instance.id,
+                        zone: &instance.zone,
+                        private_ip: &instance.private_ip,
+                        shape,
+                        ami: &instance.ami,
+                        labels: &labels,
+                        taints: &taints,
+                        ready: true,
+                    });
+                    self.kube(|state| {
+                        let now = state.now;
+                        state.store.create(&built_in_key("nodes"), node, now);
+                    });
+                }
+            }
+            AwsTimer::InstanceTerminated { instance } => {
+                let ip = self.aws(|state| {
+                    let instance = state.instances.get_mut(instance)?;
+                    instance.state = "terminated".into();
+                    Some(instance.private_ip.clone())
+                });
+                if let Some(ip) = ip {
+                    let name = format!(
+                        "ip-{}.{}.compute.internal",
+                        ip.replace('.', "-"),
+                        lab::REGION
+                    );
+                    self.kube(|state| state.store.remove(&built_in_key("nodes"), "", &name));
+                }
+            }
+            AwsTimer::UpdateDone { update } => self.aws(|state| {
+                let Some(record) = state.updates.get(update).cloned() else {
+                    return;
+                };
+                let Some(nodegroup) = record.nodegroup.clone() else {
+                    return;
+                };
+                let stuck = state
+                    .instances
+                    .values()
+                    .any(|i| i.nodegroup == nodegroup && i.state == "pending");
+                if let Some(u) = state.updates.get_mut(update) {
+                    u.status = if stuck {
+                        "Failed".into()
+                    } else {
+                        "Successful".into()
+                    };
+                }
+                let now = state.now;
+                if let Some(ng) = state
+                    .nodegroups
+                    .get_mut(&(record.cluster.clone(), nodegroup))
+                {
+                    ng.status = if stuck {
+                        "DEGRADED".into()
+                    } else {
+                        "ACTIVE".into()
+                    };
+                    ng.modified_at = now;
+                }
+            }),
         }
     }
 }

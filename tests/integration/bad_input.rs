@@ -34,7 +34,7 @@ fn expectation(path: &str, text: &str) -> Expectation {
 }
 
 fn assert_no_crash(what: &str, ran: &Ran) {
-    let all = ran.stdout() + &ran.stderr();
+    let all = ran.stdout() + ran.stderr().as_str();
     for sign in ["panicked", "stack backtrace", "RUST_BACKTRACE"] {
         assert!(!all.contains(sign), "{what}: `{sign}` in output:\n{all}");
     }

@@ -4,6 +4,7 @@
     reason = "a test binary has no public API; `pub` here means shared between its modules"
 )]
 
+mod aws_cli;
 mod bad_input;
 mod cli;
 mod core_runbooks;

@@ -157,7 +157,10 @@ fn load_runs_a_runbook_into_the_session_and_its_cleanups_when_it_ends() {
     let (mut p, _data) = start(&[]);
     type_line(&mut p, ":load runbooks/core/defer-order.rhai");
     let output = wait_for(&mut p, "loaded runbooks/core/defer-order.rhai");
-    assert!(output.contains("cleanup: third") && output.contains("cleanup: first"), "the load's cleanups ran: {output}");
+    assert!(
+        output.contains("cleanup: third") && output.contains("cleanup: first"),
+        "the load's cleanups ran: {output}"
+    );
     type_line(&mut p, "p.outcome + \"-kept\"");
     let _ = wait_for(&mut p, "pass-kept");
     type_line(&mut p, ":help k8s::wait_nodes");

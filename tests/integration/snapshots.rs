@@ -20,7 +20,7 @@ fn run(dir: &Path, extra: &[&str], code: i32) -> (serde_json::Value, String) {
         .args(extra)
         .run()
         .expect_code(code);
-    (read_report(&report), ran.stdout() + &ran.stderr())
+    (read_report(&report), ran.stdout() + ran.stderr().as_str())
 }
 
 fn outcomes(report: &serde_json::Value) -> Vec<String> {

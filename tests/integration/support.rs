@@ -130,6 +130,8 @@ pub struct LabServer {
     child: std::process::Child,
     pub url: String,
     pub kubeconfig: PathBuf,
+    /// `KEY=VALUE` lines for the aws CLI (endpoint, region, dummy credentials).
+    pub aws_env: Vec<(String, String)>,
     _dir: tempfile::TempDir,
 }
 
@@ -138,6 +140,7 @@ impl LabServer {
         use std::io::BufRead;
         let dir = tempfile::tempdir().expect("temp dir");
         let kubeconfig = dir.path().join("kubeconfig");
+        let env_file = dir.path().join("aws.env");
         let mut child = Runbook::new()
             .args([
                 "lab",
@@ -149,6 +152,8 @@ impl LabServer {
                 "--write-kubeconfig",
             ])
             .arg(&kubeconfig)
+            .arg("--write-env")
+            .arg(&env_file)
             .command()
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::inherit())
@@ -167,10 +172,19 @@ impl LabServer {
             .find(|w| w.starts_with("http://"))
             .expect("a URL in the first line")
             .to_string();
+        let aws_env = std::fs::read_to_string(&env_file)
+            .expect("lab serve wrote its env file")
+            .lines()
+            .filter_map(|l| {
+                l.split_once('=')
+                    .map(|(k, v)| (k.to_string(), v.to_string()))
+            })
+            .collect();
         Self {
             child,
             url,
             kubeconfig,
+            aws_env,
             _dir: dir,
         }
     }

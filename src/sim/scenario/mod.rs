@@ -1,6 +1,7 @@
 //! Starting states of the twin: `empty` (nothing exists yet) and `deployed` (the lab right
 //! after its Terraform apply).
 
+mod aws;
 mod kube_system;
 mod nodes;
 
@@ -39,6 +40,7 @@ pub const SETTLE: Duration = Duration::from_secs(90);
 pub fn load(twin: &Twin, scenario: Scenario) {
     twin.kube(kube_system::namespaces);
     if scenario == Scenario::Deployed {
+        twin.aws(aws::deployed);
         twin.kube(kube_system::deployed);
         twin.clock.advance(SETTLE);
     }

@@ -1,0 +1,255 @@
+//! EKS over rest-json: clusters, node groups (with scaling), updates and add-ons.
+
+use std::collections::BTreeMap;
+
+use serde_json::{Value, json};
+
+use super::error::AwsError;
+use super::nodegroups;
+use super::state::{AwsState, Cluster, Nodegroup, Update};
+use super::wire::epoch;
+use crate::lab;
+
+fn cluster_arn(name: &str) -> String {
+    format!(
+        "arn:aws:eks:{}:{}:cluster/{name}",
+        lab::REGION,
+        lab::ACCOUNT_ID
+    )
+}
+
+fn cluster<'a>(state: &'a AwsState, name: &str) -> Result<&'a Cluster, AwsError> {
+    state
+        .clusters
+        .get(name)
+        .ok_or_else(|| AwsError::not_found(format!("No cluster found for name: {name}.")))
+}
+
+fn nodegroup<'a>(
+    state: &'a AwsState,
+    cluster_name: &str,
+    name: &str,
+) -> Result<&'a Nodegroup, AwsError> {
+    cluster(state, cluster_name)?;
+    state
+        .nodegroups
+        .get(&(cluster_name.to_string(), name.to_string()))
+        .ok_or_else(|| AwsError::not_found(format!("No node group found for name: {name}.")))
+}
+
+fn cluster_json(c: &Cluster) -> Value {
+    json!({
+        "name": c.name,
+        "arn": cluster_arn(&c.name),
+        "createdAt": epoch(c.created_at),
+        "version": c.version,
+        "endpoint": c.endpoint,
+        "roleArn": format!("arn:aws:iam::{}:role/{}-cluster-role", lab::ACCOUNT_ID, c.name),
+        "resourcesVpcConfig": {
+            "subnetIds": c.subnets,
+            "securityGroupIds": c.security_groups,
+            "clusterSecurityGroupId": c.cluster_security_group,
+            "vpcId": c.vpc_id,
+            "endpointPublicAccess": true,
+            "endpointPrivateAccess": true,
+            "publicAccessCidrs": ["0.0.0.0/0"],
+        },
+        "kubernetesNetworkConfig": {"serviceIpv4Cidr": "10.100.0.0/16", "ipFamily": "ipv4"},
+        "logging": {"clusterLogging": [
+            {"types": ["api", "scheduler"], "enabled": true},
+            {"types": ["audit", "authenticator", "controllerManager"], "enabled": false},
+        ]},
+        "identity": {"oidc": {"issuer": c.oidc_issuer}},
+        "status": c.status,
+        "certificateAuthority": {"data": "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCnR3aW4KLS0tLS1FTkQgQ0VSVElGSUNBVEUtLS0tLQo="},
+        "platformVersion": c.platform_version,
+        "tags": {"terraform-aws-modules": "eks", "Name": c.name},
+        "health": {"issues": []},
+        "accessConfig": {"authenticationMode": "API_AND_CONFIG_MAP"},
+    })
+}
+
+pub(super) fn nodegroup_json(state: &AwsState, ng: &Nodegroup) -> Value {
+    let labels: serde_json::Map<String, Value> = ng
+        .labels
+        .iter()
+        .map(|(k, v)| (k.clone(), json!(v)))
+        .collect();
+    let taints: Vec<Value> = ng
+        .taints
+        .iter()
+        .map(|(k, v, e)| json!({"key": k, "value": v, "effect": e.replace("NoSchedule", "NO_SCHEDULE").replace("NoExecute", "NO_EXECUTE")}))
+        .collect();
+    let _ = state;
+    json!({
+        "nodegroupName": ng.name,
+        "nodegroupArn": format!("arn:aws:eks:{}:{}:nodegroup/{}/{}/{}", lab::REGION, lab::ACCOUNT_ID, ng.cluster, ng.name, ng.uuid),
+        "clusterName": ng.cluster,
+        "version": lab::KUBERNETES_VERSION,
+        "releaseVersion": "1.35.3-20260320",
+        "createdAt": epoch(ng.created_at),
+        "modifiedAt": epoch(ng.modified_at),
+        "status": ng.status,
+        "capacityType": "ON_DEMAND",
+        "scalingConfig": {"minSize": ng.min, "maxSize": ng.max, "desiredSize": ng.desired},
+        "instanceTypes": [ng.instance_type],
+        "subnets": ng.subnets,
+        "amiType": ng.ami_type,
+        "nodeRole": format!("arn:aws:iam::{}:role/{}-{}-node-role", lab::ACCOUNT_ID, ng.cluster, ng.name),
+        "labels": labels,
+        "taints": taints,
+        "resources": {"autoScalingGroups": [{"name": format!("eks-{}-{}", ng.name, ng.uuid)}]},
+        "diskSize": 20,
+        "health": {"issues": []},
+        "updateConfig": {"maxUnavailable": 1},
+        "tags": {},
+    })
+}
+
+fn update_json(update: &Update) -> Value {
+    json!({
+        "id": update.id,
+        "status": update.status,
+        "type": update.kind,
+        "params": update.params.iter().map(|(t, v)| json!({"type": t, "value": v})).collect::<Vec<_>>(),
+        "createdAt": epoch(update.created_at),
+        "errors": [],
+    })
+}
+
+fn addon_json(cluster: &Cluster, name: &str) -> Result<Value, AwsError> {
+    let addon = cluster.addons.get(name).ok_or_else(|| {
+        AwsError::not_found(format!(
+            "No addon: {name} found in cluster: {}",
+            cluster.name
+        ))
+    })?;
+    Ok(json!({
+        "addonName": addon.name,
+        "clusterName": cluster.name,
+        "status": addon.status,
+        "addonVersion": addon.version,
+        "health": {"issues": []},
+        "addonArn": format!("arn:aws:eks:{}:{}:addon/{}/{}/{}", lab::REGION, lab::ACCOUNT_ID, cluster.name, addon.name, "a1b2c3d4"),
+        "createdAt": epoch(addon.created_at),
+        "modifiedAt": epoch(addon.created_at),
+        "tags": {},
+    }))
+}
+
+fn int_field(body: &Value, path: &[&str]) -> Result<Option<i64>, AwsError> {
+    let mut current = body;
+    for key in path {
+        current = &current[*key];
+    }
+    match current {
+        Value::Null => Ok(None),
+        Value::Number(n) => n.as_i64().map(Some).ok_or_else(|| {
+            AwsError::invalid_parameter(format!("{} must be an integer", path.join(".")))
+        }),
+        _ => Err(AwsError::invalid_parameter(format!(
+            "{} must be an integer",
+            path.join(".")
+        ))),
+    }
+}
+
+/// Serves one EKS request: `(HTTP status, JSON body)` or an error.
+pub fn handle(
+    state: &mut AwsState,
+    method: &str,
+    path: &str,
+    query: &BTreeMap<String, String>,
+    body: &Value,
+) -> Result<(u16, Value), AwsError> {
+    let segments: Vec<&str> = path.trim_matches('/').split('/').collect();
+    match (method, segments.as_slice()) {
+        ("GET", ["clusters"]) => Ok((
+            200,
+            json!({"clusters": state.clusters.keys().collect::<Vec<_>>()}),
+        )),
+        ("GET", ["clusters", name]) => {
+            Ok((200, json!({"cluster": cluster_json(cluster(state, name)?)})))
+        }
+        ("GET", ["clusters", name, "node-groups"]) => {
+            cluster(state, name)?;
+            let names: Vec<&String> = state
+                .nodegroups
+                .keys()
+                .filter(|(c, _)| c == name)
+                .map(|(_, n)| n)
+                .collect();
+            Ok((200, json!({"nodegroups": names})))
+        }
+        ("GET", ["clusters", name, "node-groups", ng]) => {
+            let ng = nodegroup(state, name, ng)?.clone();
+            Ok((200, json!({"nodegroup": nodegroup_json(state, &ng)})))
+        }
+        ("POST", ["clusters", name, "node-groups", ng, "update-config"]) => {
+            nodegroup(state, name, ng)?;
+            let desired = int_field(body, &["scalingConfig", "desiredSize"])?;
+            let min = int_field(body, &["scalingConfig", "minSize"])?;
+            let max = int_field(body, &["scalingConfig", "maxSize"])?;
+            if desired.is_none()
+                && min.is_none()
+                && max.is_none()
+                && body["labels"].is_null()
+                && body["taints"].is_null()
+            {
+                return Err(AwsError::invalid_parameter("No changes needed"));
+            }
+            let update = nodegroups::update_config(state, name, ng, desired, min, max)?;
+            Ok((200, json!({"update": update_json(&update)})))
+        }
+        ("GET", ["clusters", name, "updates"]) => {
+            cluster(state, name)?;
+            let wanted = query.get("nodegroupName");
+            if let Some(ng) = wanted {
+                nodegroup(state, name, ng)?;
+            }
+            let ids: Vec<&String> = state
+                .updates
+                .values()
+                .filter(|u| u.cluster == *name && u.nodegroup.as_ref() == wanted)
+                .map(|u| &u.id)
+                .collect();
+            Ok((200, json!({"updateIds": ids})))
+        }
+        ("GET", ["clusters", name, "updates", id]) => {
+            cluster(state, name)?;
+            let update = state
+                .updates
+                .get(*id)
+                .filter(|u| u.cluster == *name)
+                .ok_or_else(|| AwsError::not_found(format!("No update found for ID: {id}")))?;
+            Ok((200, json!({"update": update_json(update)})))
+        }
+        ("GET", ["clusters", name, "addons"]) => {
+            let c = cluster(state, name)?;
+            Ok((200, json!({"addons": c.addons.keys().collect::<Vec<_>>()})))
+        }
+        ("GET", ["clusters", name, "addons", addon]) => Ok((
+            200,
+            json!({"addon": addon_json(cluster(state, name)?, addon)?}),
+        )),
+        ("GET", ["addons", "supported-versions"]) => {
+            let addons: Vec<Value> = lab::ADDONS
+                .iter()
+                .filter(|(name, _)| query.get("addonName").is_none_or(|n| n == name))
+                .map(|(name, version)| {
+                    json!({"addonName": name, "type": "networking", "addonVersions": [{
+                        "addonVersion": version,
+                        "architecture": ["amd64", "arm64"],
+                        "compatibilities": [{"clusterVersion": lab::KUBERNETES_VERSION, "platformVersions": ["*"], "defaultVersion": true}],
+                    }]})
+                })
+                .collect();
+            Ok((200, json!({"addons": addons})))
+        }
+        _ => Err(AwsError::new(
+            404,
+            "UnknownOperationException",
+            format!("the lab twin does not serve EKS {method} {path}"),
+        )),
+    }
+}

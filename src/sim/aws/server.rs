@@ -1,0 +1,138 @@
+//! The AWS endpoint on loopback: one port for EKS (rest-json), EC2 and IAM (query/XML), routed
+//! by the service in the SigV4 credential scope, as the aws CLI and the SDKs sign requests.
+
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use http::{Request, Response};
+use http_body_util::BodyExt;
+use hyper::body::Incoming;
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper_util::rt::TokioIo;
+use serde_json::{Value, json};
+use tokio::net::TcpListener;
+
+use super::error::AwsError;
+use super::wire::{Xml, escape, form};
+use super::{ec2, eks, iam};
+use crate::sim::kube::server::{Body, full};
+use crate::sim::twin::Twin;
+
+const REQUEST_ID: &str = "7a62c49f-347e-4fc4-9331-6e8eEXAMPLE";
+
+fn respond(
+    status: u16,
+    content_type: &str,
+    body: String,
+    error_type: Option<&str>,
+) -> Response<Body> {
+    let mut builder = Response::builder()
+        .status(status)
+        .header("content-type", content_type)
+        .header("x-amzn-requestid", REQUEST_ID);
+    if let Some(code) = error_type {
+        builder = builder.header("x-amzn-errortype", code);
+    }
+    builder.body(full(body)).expect("static headers are valid")
+}
+
+/// The service a request is signed for: `.../{service}/aws4_request` in the Authorization header.
+fn service(request: &Request<Incoming>) -> Option<String> {
+    let authorization = request.headers().get("authorization")?.to_str().ok()?;
+    let credential = authorization.split("Credential=").nth(1)?;
+    credential
+        .split(',')
+        .next()?
+        .split('/')
+        .nth(3)
+        .map(str::to_string)
+}
+
+async fn handle(twin: Arc<Twin>, request: Request<Incoming>) -> Response<Body> {
+    let service = service(&request);
+    let method = request.method().to_string();
+    let path = request.uri().path().to_string();
+    let query = form(request.uri().query().unwrap_or_default());
+    let bytes = match request.into_body().collect().await {
+        Ok(collected) => collected.to_bytes(),
+        Err(e) => {
+            return respond(
+                400,
+                "text/plain",
+                format!("cannot read the request: {e}"),
+                None,
+            );
+        }
+    };
+    let text = String::from_utf8_lossy(&bytes).into_owned();
+    match service.as_deref() {
+        Some("eks") => {
+            let body: Value = if text.trim().is_empty() { json!({}) } else { serde_json::from_str(&text).unwrap_or(Value::Null) };
+            match twin.aws(|state| eks::handle(state, &method, &path, &query, &body)) {
+                Ok((status, value)) => respond(status, "application/json", value.to_string(), None),
+                Err(error) => respond(error.status, "application/json", json!({"message": error.message}).to_string(), Some(error.code)),
+            }
+        }
+        Some(service @ ("ec2" | "iam")) => {
+            let mut params = query.clone();
+            params.extend(form(&text));
+            let action = params.get("Action").cloned().unwrap_or_default();
+            let mut xml = Xml::new();
+            let outcome = twin.aws(|state| if service == "ec2" { ec2::handle(state, &action, &params, &mut xml) } else { iam::handle(state, &action, &params, &mut xml) });
+            let body = xml.finish();
+            match (service, outcome) {
+                ("ec2", Ok(())) => respond(200, "text/xml;charset=UTF-8", format!(
+                    "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<{action}Response xmlns=\"http://ec2.amazonaws.com/doc/2016-11-15/\"><requestId>{REQUEST_ID}</requestId>{body}</{action}Response>"
+                ), None),
+                ("ec2", Err(error)) => respond(error.status, "text/xml;charset=UTF-8", ec2_error(&error), None),
+                (_, Ok(())) => respond(200, "text/xml", format!(
+                    "<{action}Response xmlns=\"https://iam.amazonaws.com/doc/2010-05-08/\"><{action}Result>{body}</{action}Result><ResponseMetadata><RequestId>{REQUEST_ID}</RequestId></ResponseMetadata></{action}Response>"
+                ), None),
+                (_, Err(error)) => respond(error.status, "text/xml", format!(
+                    "<ErrorResponse xmlns=\"https://iam.amazonaws.com/doc/2010-05-08/\"><Error><Type>Sender</Type><Code>{}</Code><Message>{}</Message></Error><RequestId>{REQUEST_ID}</RequestId></ErrorResponse>",
+                    error.code, escape(&error.message)
+                ), None),
+            }
+        }
+        other => respond(
+            400,
+            "application/json",
+            json!({"message": format!("the lab twin serves eks, ec2 and iam, routed by the SigV4 credential scope; got {}", other.unwrap_or("an unsigned request"))}).to_string(),
+            Some("UnrecognizedClientException"),
+        ),
+    }
+}
+
+fn ec2_error(error: &AwsError) -> String {
+    format!(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Response><Errors><Error><Code>{}</Code><Message>{}</Message></Error></Errors><RequestID>{REQUEST_ID}</RequestID></Response>",
+        error.code,
+        escape(&error.message)
+    )
+}
+
+/// Binds 127.0.0.1 (port 0: an ephemeral port) and serves in the background.
+pub async fn start(twin: Arc<Twin>, port: u16) -> std::io::Result<SocketAddr> {
+    let listener = TcpListener::bind(("127.0.0.1", port)).await?;
+    let address = listener.local_addr()?;
+    tokio::spawn(async move {
+        loop {
+            let Ok((stream, _)) = listener.accept().await else {
+                continue;
+            };
+            let twin = twin.clone();
+            tokio::spawn(async move {
+                let service = service_fn(move |request| {
+                    let twin = twin.clone();
+                    async move { Ok::<_, Infallible>(handle(twin, request).await) }
+                });
+                let _ = http1::Builder::new()
+                    .serve_connection(TokioIo::new(stream), service)
+                    .await;
+            });
+        }
+    });
+    Ok(address)
+}

@@ -1,0 +1,260 @@
+//! The AWS half of the twin's world: VPC, subnets, security groups and rules, instances, the
+//! EKS cluster with its node groups, add-ons and updates, and the IAM OIDC provider.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use crate::lab;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rule {
+    pub id: String,
+    pub group_id: String,
+    pub egress: bool,
+    /// `tcp`, `udp`, `icmp` or `-1` (all).
+    pub protocol: String,
+    pub from_port: i32,
+    pub to_port: i32,
+    pub cidr: Option<String>,
+    pub referenced_group: Option<String>,
+    pub description: String,
+}
+
+impl Rule {
+    /// Same permission (what AWS compares for duplicates), whatever the id and description.
+    pub fn same_permission(&self, other: &Rule) -> bool {
+        (
+            self.group_id.as_str(),
+            self.egress,
+            self.protocol.as_str(),
+            self.from_port,
+            self.to_port,
+            &self.cidr,
+            &self.referenced_group,
+        ) == (
+            other.group_id.as_str(),
+            other.egress,
+            other.protocol.as_str(),
+            other.from_port,
+            other.to_port,
+            &other.cidr,
+            &other.referenced_group,
+        )
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct SecurityGroup {
+    pub id: String,
+    pub name: String,
+    pub description: String,
+    pub vpc_id: String,
+}
+
+#[derive(Debug, Clone)]
+pub struct Subnet {
+    pub id: String,
+    pub cidr: String,
+    pub zone: String,
+    pub public: bool,
+    pub name: String,
+}
+
+#[derive(Debug, Clone)]
+pub struct Instance {
+    pub id: String,
+    pub nodegroup: String,
+    pub instance_type: String,
+    pub subnet: String,
+    pub zone: String,
+    pub private_ip: String,
+    /// `pending`, `running`, `shutting-down`, `terminated`.
+    pub state: String,
+    pub groups: Vec<String>,
+    pub ami: String,
+    pub launched_at: Duration,
+}
+
+#[derive(Debug, Clone)]
+pub struct Nodegroup {
+    pub cluster: String,
+    pub name: String,
+    pub uuid: String,
+    pub ami_type: String,
+    pub instance_type: String,
+    pub desired: i64,
+    pub min: i64,
+    pub max: i64,
+    pub labels: Vec<(String, String)>,
+    pub taints: Vec<(String, String, String)>,
+    pub subnets: Vec<String>,
+    pub status: String,
+    pub created_at: Duration,
+    pub modified_at: Duration,
+}
+
+#[derive(Debug, Clone)]
+pub struct Update {
+    pub id: String,
+    pub cluster: String,
+    pub nodegroup: Option<String>,
+    pub kind: String,
+    pub status: String,
+    pub params: Vec<(String, String)>,
+    pub created_at: Duration,
+}
+
+#[derive(Debug, Clone)]
+pub struct Addon {
+    pub name: String,
+    pub version: String,
+    pub status: String,
+    pub created_at: Duration,
+}
+
+#[derive(Debug, Clone)]
+pub struct Cluster {
+    pub name: String,
+    pub status: String,
+    pub version: String,
+    pub platform_version: String,
+    pub endpoint: String,
+    pub created_at: Duration,
+    pub subnets: Vec<String>,
+    pub security_groups: Vec<String>,
+    pub cluster_security_group: String,
+    pub vpc_id: String,
+    pub oidc_issuer: String,
+    pub addons: BTreeMap<String, Addon>,
+}
+
+#[derive(Debug, Clone)]
+pub struct OidcProvider {
+    pub url: String,
+    pub client_ids: Vec<String>,
+    pub thumbprints: Vec<String>,
+    pub created_at: Duration,
+}
+
+impl OidcProvider {
+    pub fn arn(&self) -> String {
+        format!(
+            "arn:aws:iam::{}:oidc-provider/{}",
+            lab::ACCOUNT_ID,
+            self.url
+        )
+    }
+}
+
+/// What the AWS side wants to happen later on the virtual clock.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AwsTimer {
+    /// An instance has booted: it runs and its Node joins the cluster.
+    InstanceJoins { instance: String },
+    /// An instance has shut down.
+    InstanceTerminated { instance: String },
+    /// A node group update has finished.
+    UpdateDone { update: String },
+}
+
+/// How long an instance of a type takes from launch to a Ready node (virtual).
+pub fn join_delay(instance_type: &str) -> Duration {
+    if instance_type.starts_with('g') || instance_type.starts_with('p') {
+        Duration::from_secs(150)
+    } else {
+        Duration::from_secs(90)
+    }
+}
+
+/// How long a terminating instance takes to shut down.
+pub const SHUTDOWN_DELAY: Duration = Duration::from_secs(30);
+
+#[derive(Default)]
+pub struct AwsState {
+    pub now: Duration,
+    pub clusters: BTreeMap<String, Cluster>,
+    /// By (cluster, node group).
+    pub nodegroups: BTreeMap<(String, String), Nodegroup>,
+    pub updates: BTreeMap<String, Update>,
+    pub subnets: BTreeMap<String, Subnet>,
+    pub groups: BTreeMap<String, SecurityGroup>,
+    pub rules: Vec<Rule>,
+    pub instances: BTreeMap<String, Instance>,
+    pub oidc_providers: Vec<OidcProvider>,
+    pub timers: Vec<(Duration, AwsTimer)>,
+    /// Node groups whose new instances never join (a fault for drills), by name.
+    pub failing_joins: std::collections::BTreeSet<String>,
+    sequence: u64,
+}
+
+impl AwsState {
+    /// A deterministic id with a prefix: `i-0f00000000000001`, `sgr-0f00000000000001`.
+    pub fn next_id(&mut self, prefix: &str) -> String {
+        self.sequence += 1;
+        format!("{prefix}-0f{:015x}", self.sequence)
+    }
+
+    /// A deterministic UUID (node group ids, update ids).
+    pub fn next_uuid(&mut self) -> String {
+        self.sequence += 1;
+        let n = self.sequence;
+        format!(
+            "{:08x}-{:04x}-4{:03x}-8{:03x}-{:012x}",
+            n.wrapping_mul(2_654_435_761) & 0xffff_ffff,
+            n & 0xffff,
+            n & 0xfff,
+            (n >> 3) & 0xfff,
+            n.wrapping_mul(40_503)
+        )
+    }
+
+    pub fn schedule(&mut self, after: Duration, timer: AwsTimer) {
+        self.timers.push((self.now + after, timer));
+    }
+
+    /// The live instances of a node group (not shutting down or terminated).
+    pub fn live_instances(&self, nodegroup: &str) -> Vec<&Instance> {
+        self.instances
+            .values()
+            .filter(|i| {
+                i.nodegroup == nodegroup && matches!(i.state.as_str(), "pending" | "running")
+            })
+            .collect()
+    }
+
+    /// A free private address in a subnet, deterministic.
+    pub fn next_private_ip(&mut self, subnet: &str) -> String {
+        let cidr = self
+            .subnets
+            .get(subnet)
+            .map_or("192.168.12.0/22", |s| s.cidr.as_str())
+            .to_string();
+        let base: Vec<u32> = cidr
+            .split('/')
+            .next()
+            .unwrap_or("192.168.12.0")
+            .split('.')
+            .filter_map(|p| p.parse().ok())
+            .collect();
+        let taken: Vec<String> = self
+            .instances
+            .values()
+            .map(|i| i.private_ip.clone())
+            .collect();
+        let mut offset = 0x150 + (self.sequence as u32 % 7) * 37;
+        loop {
+            let third = base.get(2).copied().unwrap_or(12) + offset / 256;
+            let ip = format!(
+                "{}.{}.{}.{}",
+                base.first().copied().unwrap_or(192),
+                base.get(1).copied().unwrap_or(168),
+                third,
+                offset % 256
+            );
+            if !taken.contains(&ip) && !offset.is_multiple_of(256) {
+                return ip;
+            }
+            offset += 1;
+        }
+    }
+}

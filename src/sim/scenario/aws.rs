@@ -1,0 +1,162 @@
+//! The lab's AWS account after its Terraform apply: network, security groups with the exact
+//! baseline rules, the ACTIVE cluster with its node groups and add-ons, the OIDC provider.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use super::kube_system::SYSTEM_NODES;
+use crate::lab;
+use crate::sim::aws::state::{
+    Addon, AwsState, Cluster, Instance, Nodegroup, OidcProvider, Rule, SecurityGroup, Subnet,
+};
+
+pub(super) fn deployed(state: &mut AwsState) {
+    for (id, cidr, zone, public, name) in lab::SUBNETS {
+        state.subnets.insert(
+            id.into(),
+            Subnet {
+                id: id.into(),
+                cidr: cidr.into(),
+                zone: zone.into(),
+                public,
+                name: name.into(),
+            },
+        );
+    }
+    for (id, name, description, rules) in lab::SECURITY_GROUPS {
+        state.groups.insert(
+            id.into(),
+            SecurityGroup {
+                id: id.into(),
+                name: name.into(),
+                description: description.into(),
+                vpc_id: lab::VPC_ID.into(),
+            },
+        );
+        for (rule_id, egress, protocol, from, to, source, rule_description) in rules.iter().copied()
+        {
+            let (cidr, group) = match source {
+                "self" => (None, Some(id.to_string())),
+                s if s.starts_with("sg-") => (None, Some(s.to_string())),
+                s => (Some(s.to_string()), None),
+            };
+            state.rules.push(Rule {
+                id: rule_id.into(),
+                group_id: id.into(),
+                egress,
+                protocol: protocol.into(),
+                from_port: from,
+                to_port: to,
+                cidr,
+                referenced_group: group,
+                description: rule_description.into(),
+            });
+        }
+    }
+    let addons: BTreeMap<String, Addon> = lab::ADDONS
+        .iter()
+        .map(|(name, version)| {
+            let version = if *version == "latest" {
+                format!("{}-eksbuild.1", community_version(name))
+            } else {
+                version.to_string()
+            };
+            (
+                (*name).to_string(),
+                Addon {
+                    name: (*name).into(),
+                    version,
+                    status: "ACTIVE".into(),
+                    created_at: Duration::ZERO,
+                },
+            )
+        })
+        .collect();
+    state.clusters.insert(
+        lab::CLUSTER_NAME.into(),
+        Cluster {
+            name: lab::CLUSTER_NAME.into(),
+            status: "ACTIVE".into(),
+            version: lab::KUBERNETES_VERSION.into(),
+            platform_version: lab::PLATFORM_VERSION.into(),
+            endpoint: lab::CLUSTER_ENDPOINT.into(),
+            created_at: Duration::ZERO,
+            subnets: lab::PRIVATE_SUBNETS
+                .iter()
+                .map(|s| (*s).to_string())
+                .collect(),
+            security_groups: vec![lab::NODE_SG.into()],
+            cluster_security_group: lab::CLUSTER_SG.into(),
+            vpc_id: lab::VPC_ID.into(),
+            oidc_issuer: lab::OIDC_ISSUER.into(),
+            addons,
+        },
+    );
+    for fact in &lab::NODEGROUPS {
+        let uuid = state.next_uuid();
+        state.nodegroups.insert(
+            (lab::CLUSTER_NAME.into(), fact.name.into()),
+            Nodegroup {
+                cluster: lab::CLUSTER_NAME.into(),
+                name: fact.name.into(),
+                uuid,
+                ami_type: fact.ami_type.into(),
+                instance_type: fact.instance_type.into(),
+                desired: fact.desired,
+                min: fact.min,
+                max: fact.max,
+                labels: fact
+                    .labels
+                    .iter()
+                    .map(|(k, v)| ((*k).into(), (*v).into()))
+                    .collect(),
+                taints: fact
+                    .taints
+                    .iter()
+                    .map(|(k, v, e)| ((*k).into(), (*v).into(), (*e).into()))
+                    .collect(),
+                subnets: fact.subnets.iter().map(|s| (*s).to_string()).collect(),
+                status: "ACTIVE".into(),
+                created_at: Duration::ZERO,
+                modified_at: Duration::ZERO,
+            },
+        );
+    }
+    for (instance, zone, ip) in SYSTEM_NODES {
+        let subnet = if zone.ends_with('a') {
+            "subnet-0abc9012"
+        } else {
+            "subnet-0abc0006"
+        };
+        state.instances.insert(
+            instance.into(),
+            Instance {
+                id: instance.into(),
+                nodegroup: "primary".into(),
+                instance_type: lab::T3_MEDIUM.instance_type.into(),
+                subnet: subnet.into(),
+                zone: zone.into(),
+                private_ip: ip.into(),
+                state: "running".into(),
+                groups: vec![lab::NODE_SG.into(), lab::AUX_SG.into()],
+                ami: lab::AMI_STANDARD.into(),
+                launched_at: Duration::ZERO,
+            },
+        );
+    }
+    state.oidc_providers.push(OidcProvider {
+        url: lab::OIDC_ISSUER.trim_start_matches("https://").into(),
+        client_ids: vec!["sts.amazonaws.com".into()],
+        thumbprints: vec![lab::OIDC_THUMBPRINT.into()],
+        created_at: Duration::ZERO,
+    });
+}
+
+/// Versions for the add-ons the seed installed as "latest" (EKS community add-ons).
+fn community_version(name: &str) -> &'static str {
+    match name {
+        "external-dns" => "v0.20.0",
+        "cert-manager" => "v1.19.1",
+        _ => "v0.0.0",
+    }
+}
