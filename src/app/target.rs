@@ -3,8 +3,9 @@
 
 use std::sync::Arc;
 
-use crate::bindings::KubeBindings;
+use crate::bindings::{AwsBindings, KubeBindings};
 use crate::cli::{ClockKind, TargetArgs};
+use crate::clients::aws::AwsClients;
 use crate::clients::kube::KubeClient;
 use crate::clock::{Clock, RealClock, VirtualClock};
 use crate::error::Error;
@@ -43,6 +44,18 @@ pub(crate) fn connect(
                 })?;
             let client = KubeClient::for_endpoint(&format!("http://{address}"))
                 .map_err(|e| Error::Usage(e.to_string()))?;
+            let aws_address = runtime
+                .block_on(crate::sim::aws::server::start(twin.clone(), 0))
+                .map_err(|e| {
+                    Error::Usage(format!(
+                        "cannot start the lab twin's AWS endpoint on 127.0.0.1: {e}"
+                    ))
+                })?;
+            let endpoint = args
+                .aws_endpoint
+                .clone()
+                .unwrap_or_else(|| format!("http://{aws_address}"));
+            let aws = runtime.block_on(AwsClients::for_endpoint(&endpoint, crate::lab::REGION));
             let description = format!(
                 "the lab twin ({} scenario) at http://{address}",
                 args.scenario
@@ -57,7 +70,10 @@ pub(crate) fn connect(
             };
             Ok(Target {
                 clock,
-                extensions: vec![Arc::new(KubeBindings::new(Arc::new(client)))],
+                extensions: vec![
+                    Arc::new(KubeBindings::new(Arc::new(client))),
+                    Arc::new(AwsBindings::new(Arc::new(aws))),
+                ],
                 virtual_clock: Some(twin_clock),
                 description,
                 _twin: Some(twin),
@@ -76,9 +92,22 @@ pub(crate) fn connect(
                     args.context.as_deref(),
                 ))
                 .map_err(|e| Error::Usage(e.to_string()))?;
+            let aws = match &args.aws_endpoint {
+                Some(endpoint) => runtime.block_on(AwsClients::for_endpoint(
+                    endpoint,
+                    args.region.as_deref().unwrap_or(crate::lab::REGION),
+                )),
+                None => runtime.block_on(AwsClients::from_environment(
+                    args.profile.as_deref(),
+                    args.region.as_deref(),
+                )),
+            };
             Ok(Target {
                 clock: Arc::new(RealClock::new()),
-                extensions: vec![Arc::new(KubeBindings::new(Arc::new(client)))],
+                extensions: vec![
+                    Arc::new(KubeBindings::new(Arc::new(client))),
+                    Arc::new(AwsBindings::new(Arc::new(aws))),
+                ],
                 virtual_clock: None,
                 description: format!(
                     "the cluster of {}{}",
@@ -108,8 +137,13 @@ pub(crate) fn documentation_extensions(
     runtime: &tokio::runtime::Runtime,
 ) -> Vec<Arc<dyn Extension>> {
     let _entered = runtime.enter();
-    match KubeClient::for_endpoint("http://127.0.0.1:9") {
-        Ok(client) => vec![Arc::new(KubeBindings::new(Arc::new(client)))],
-        Err(_) => Vec::new(),
+    let aws = runtime.block_on(AwsClients::for_endpoint(
+        "http://127.0.0.1:9",
+        crate::lab::REGION,
+    ));
+    let mut extensions: Vec<Arc<dyn Extension>> = vec![Arc::new(AwsBindings::new(Arc::new(aws)))];
+    if let Ok(client) = KubeClient::for_endpoint("http://127.0.0.1:9") {
+        extensions.push(Arc::new(KubeBindings::new(Arc::new(client))));
     }
+    extensions
 }

@@ -119,6 +119,17 @@ pub struct TargetArgs {
     /// The kubeconfig context to use [default: its current context].
     #[arg(long, value_name = "NAME", requires = "kubeconfig", global = true)]
     pub context: Option<String>,
+    /// Send eks::, ec2:: and iam:: calls to this endpoint with throwaway credentials (another
+    /// process's `runbook lab serve`, or an AWS emulator such as moto_server).
+    #[arg(long, value_name = "URL", global = true)]
+    pub aws_endpoint: Option<String>,
+    /// The AWS profile for eks::, ec2:: and iam:: with --kubeconfig [default: the credential
+    /// chain's].
+    #[arg(long, value_name = "NAME", requires = "kubeconfig", global = true)]
+    pub profile: Option<String>,
+    /// The AWS region with --kubeconfig [default: the profile's].
+    #[arg(long, value_name = "REGION", requires = "kubeconfig", global = true)]
+    pub region: Option<String>,
     /// The lab twin's starting state: `deployed` (after the lab's Terraform apply) or `empty`.
     #[arg(
         long,

@@ -232,7 +232,7 @@ fn classify(error: &EvalAltResult) -> (FaultKind, String, Option<Missing>) {
             if let Some(map) = value.read_lock::<rhai::Map>()
                 && let Some(message) = map.get("message")
             {
-                let reason = map.get("reason").map(|r| format!("{r}: ")).unwrap_or_default();
+                let reason = map.get("reason").or_else(|| map.get("code")).map(|r| format!("{r}: ")).unwrap_or_default();
                 return (FaultKind::Failure, format!("{reason}{message}"), None);
             }
             (FaultKind::Failure, format!("thrown: {value}"), None)

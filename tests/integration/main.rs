@@ -5,12 +5,14 @@
 )]
 
 mod aws_cli;
+mod aws_runbooks;
 mod bad_input;
 mod cli;
 mod core_runbooks;
 mod interrupt;
 mod k8s_runbooks;
 mod kubectl;
+mod moto;
 mod repl;
 mod snapshots;
 mod support;

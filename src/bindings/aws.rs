@@ -1,0 +1,372 @@
+//! `eks::`, `ec2::` and `iam::`: the lab's AWS resources as plain maps with the aws CLI's field
+//! names in snake_case. Errors are catchable by their AWS code (`e.code`).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use rhai::{Dynamic, Engine, EvalAltResult, Map, Module, NativeCallContext, Position};
+
+use super::args::known_options;
+use crate::clients::aws::{AwsClients, AwsError, RuleSpec};
+use crate::script::{
+    Extension, Host, documented as doc, duration_value, from_json, to_json, usage_error,
+};
+
+type Result<T = Dynamic> = std::result::Result<T, Box<EvalAltResult>>;
+
+pub struct AwsBindings {
+    clients: Arc<AwsClients>,
+}
+
+impl AwsBindings {
+    pub fn new(clients: Arc<AwsClients>) -> Self {
+        Self { clients }
+    }
+}
+
+fn aws_error(error: AwsError, position: Position) -> Box<EvalAltResult> {
+    let mut map = Map::new();
+    map.insert("code".into(), Dynamic::from(error.code.clone()));
+    map.insert("reason".into(), Dynamic::from(error.code.clone()));
+    map.insert("operation".into(), Dynamic::from(error.operation.clone()));
+    map.insert("message".into(), Dynamic::from(error.message.clone()));
+    EvalAltResult::ErrorRuntime(Dynamic::from_map(map), position).into()
+}
+
+fn call<T>(
+    host: &Host,
+    position: Position,
+    future: impl Future<Output = std::result::Result<T, AwsError>>,
+) -> Result<T> {
+    host.block_on(position, future)?
+        .map_err(|e| aws_error(e, position))
+}
+
+fn json(value: &serde_json::Value) -> Dynamic {
+    from_json(value)
+}
+
+/// A rule as a map: `#{ direction, protocol, port | ports | from_port + to_port, source,
+/// description }`; `source` is a CIDR, a group id, or `self`. The maps `ec2::rules` returns fit.
+fn rule_spec(group: &str, rule: &Map, position: Position) -> Result<RuleSpec> {
+    known_options(
+        rule,
+        "ec2 rule",
+        &[
+            "id",
+            "direction",
+            "protocol",
+            "port",
+            "ports",
+            "from_port",
+            "to_port",
+            "source",
+            "description",
+        ],
+        position,
+    )?;
+    let text = |key: &str| {
+        rule.get(key)
+            .filter(|v| !v.is_unit())
+            .map(|v| v.to_string())
+    };
+    let direction = text("direction").unwrap_or_else(|| "ingress".into());
+    let egress = match direction.as_str() {
+        "ingress" => false,
+        "egress" => true,
+        other => {
+            return Err(usage_error(
+                format!("ec2 rule: `direction` is ingress or egress, got {other}"),
+                position,
+            ));
+        }
+    };
+    let protocol = match text("protocol")
+        .unwrap_or_else(|| "tcp".into())
+        .to_lowercase()
+        .as_str()
+    {
+        "all" | "-1" => "-1".to_string(),
+        p @ ("tcp" | "udp" | "icmp") => p.to_string(),
+        other => {
+            return Err(usage_error(
+                format!("ec2 rule: `protocol` is tcp, udp, icmp or all, got {other}"),
+                position,
+            ));
+        }
+    };
+    let int = |key: &str| -> Result<Option<i32>> {
+        match rule.get(key) {
+            None => Ok(None),
+            Some(v) => v.as_int().map(|i| Some(i as i32)).map_err(|t| {
+                usage_error(
+                    format!("ec2 rule: `{key}` must be an integer, got {t}"),
+                    position,
+                )
+            }),
+        }
+    };
+    let (from, to) = if let Some(port) = int("port")? {
+        (port, port)
+    } else if let Some(ports) = text("ports") {
+        let (a, b) = ports
+            .split_once('-')
+            .unwrap_or((ports.as_str(), ports.as_str()));
+        let parse = |p: &str| {
+            p.trim().parse::<i32>().map_err(|_| {
+                usage_error(
+                    format!("ec2 rule: `ports` is like \"1025-65535\", got {ports}"),
+                    position,
+                )
+            })
+        };
+        (parse(a)?, parse(b)?)
+    } else {
+        (
+            int("from_port")?.unwrap_or(-1),
+            int("to_port")?.unwrap_or(-1),
+        )
+    };
+    if protocol != "-1" && (from < 0 || to < from || to > 65535) {
+        return Err(usage_error(
+            format!("ec2 rule: a {protocol} rule needs ports within 0-65535, got {from}-{to}"),
+            position,
+        ));
+    }
+    let source = text("source").ok_or_else(|| usage_error("ec2 rule: `source` is required (a CIDR such as \"192.168.0.0/16\", a group id, or \"self\")", position))?;
+    let (cidr, group_source) = match source.as_str() {
+        "self" => (None, Some(group.to_string())),
+        s if s.starts_with("sg-") => (None, Some(s.to_string())),
+        s if s.contains('/') => (Some(s.to_string()), None),
+        other => {
+            return Err(usage_error(
+                format!("ec2 rule: `source` {other} is not a CIDR, a group id or \"self\""),
+                position,
+            ));
+        }
+    };
+    Ok(RuleSpec {
+        egress,
+        protocol,
+        from_port: from,
+        to_port: to,
+        cidr,
+        group: group_source,
+        description: text("description").filter(|d| !d.is_empty()),
+    })
+}
+
+impl Extension for AwsBindings {
+    fn install(&self, engine: &mut Engine, host: &Arc<Host>) {
+        let (c, h) = (self.clients.clone(), host.clone());
+        macro_rules! clone {
+            () => {
+                (c.clone(), h.clone())
+            };
+        }
+
+        let mut eks = Module::new();
+        let (clients, host) = clone!();
+        doc("cluster", &["name: &str", "Map"], "describe-cluster: #{ name, status, version, endpoint, platform_version, identity: #{ oidc: #{ issuer } }, resources_vpc_config, node_security_group, ... }.")
+            .set_into_module(&mut eks, move |ctx: NativeCallContext, name: &str| -> Result {
+                Ok(json(&call(&host, ctx.call_position(), clients.cluster(name))?))
+            });
+        let (clients, host) = clone!();
+        doc(
+            "nodegroups",
+            &["cluster: &str", "Array"],
+            "The names of a cluster's node groups.",
+        )
+        .set_into_module(
+            &mut eks,
+            move |ctx: NativeCallContext, cluster: &str| -> Result {
+                Ok(json(&serde_json::json!(call(
+                    &host,
+                    ctx.call_position(),
+                    clients.nodegroups(cluster)
+                )?)))
+            },
+        );
+        let (clients, host) = clone!();
+        doc("nodegroup", &["cluster: &str", "name: &str", "Map"], "describe-nodegroup: #{ status, scaling_config: #{ min_size, max_size, desired_size }, instance_types, labels, taints, subnets, ... }.")
+            .set_into_module(&mut eks, move |ctx: NativeCallContext, cluster: &str, name: &str| -> Result {
+                Ok(json(&call(&host, ctx.call_position(), clients.nodegroup(cluster, name))?))
+            });
+        let (clients, host) = clone!();
+        doc(
+            "addons",
+            &["cluster: &str", "Map"],
+            "Add-ons by name: #{ \"vpc-cni\": #{ version, status }, ... }.",
+        )
+        .set_into_module(
+            &mut eks,
+            move |ctx: NativeCallContext, cluster: &str| -> Result {
+                Ok(json(&call(
+                    &host,
+                    ctx.call_position(),
+                    clients.addons(cluster),
+                )?))
+            },
+        );
+        let (clients, host) = clone!();
+        doc(
+            "scale_nodegroup",
+            &["cluster: &str", "name: &str", "desired: i64", "Map"],
+            "Sets a node group's desired size and waits (on the run's clock, up to 20m) until the update is\nSuccessful; returns the update #{ id, status }. Waiting for the Nodes is k8s::wait_nodes's job.",
+        )
+        .set_into_module(&mut eks, move |ctx: NativeCallContext, cluster: &str, name: &str, desired: i64| -> Result {
+            scale(&host, &clients, ctx.call_position(), cluster, name, desired, Some(Duration::from_secs(1200)))
+        });
+        let (clients, host) = clone!();
+        doc(
+            "scale_nodegroup",
+            &[
+                "cluster: &str",
+                "name: &str",
+                "desired: i64",
+                "options: Map",
+                "Map",
+            ],
+            "The same; option `wait`: a timeout (\"30m\"), or false to return at once.",
+        )
+        .set_into_module(
+            &mut eks,
+            move |ctx: NativeCallContext,
+                  cluster: &str,
+                  name: &str,
+                  desired: i64,
+                  options: Map|
+                  -> Result {
+                let position = ctx.call_position();
+                known_options(&options, "eks::scale_nodegroup", &["wait"], position)?;
+                let wait = match options.get("wait") {
+                    None => Some(Duration::from_secs(1200)),
+                    Some(v) if v.as_bool() == Ok(false) => None,
+                    Some(v) => Some(duration_value(v, "eks::scale_nodegroup: `wait`", position)?),
+                };
+                scale(&host, &clients, position, cluster, name, desired, wait)
+            },
+        );
+        engine.register_static_module("eks", eks.into());
+
+        let mut ec2 = Module::new();
+        let (clients, host) = clone!();
+        doc("security_group", &["id: &str", "Map"], "A security group: #{ group_id, group_name, description, vpc_id, ingress_permissions, egress_permissions, tags }.")
+            .set_into_module(&mut ec2, move |ctx: NativeCallContext, id: &str| -> Result {
+                Ok(json(&call(&host, ctx.call_position(), clients.security_group(id))?))
+            });
+        let (clients, host) = clone!();
+        doc("rules", &["group: &str", "Array"], "A group's rules in one shape: #{ id, direction, protocol, from_port, to_port, source, description },\nsource a CIDR, a group id or \"self\"; ingress first, ordered by port.")
+            .set_into_module(&mut ec2, move |ctx: NativeCallContext, group: &str| -> Result {
+                Ok(json(&serde_json::json!(call(&host, ctx.call_position(), clients.rules(group))?)))
+            });
+        let (clients, host) = clone!();
+        doc("authorize", &["group: &str", "rule: Map", "String"], "Adds a rule (#{ direction, protocol, port | ports: \"1025-65535\", source, description }); returns its id.")
+            .set_into_module(&mut ec2, move |ctx: NativeCallContext, group: &str, rule: Map| -> Result<String> {
+                let position = ctx.call_position();
+                let spec = rule_spec(group, &rule, position)?;
+                call(&host, position, clients.authorize(group, &spec))
+            });
+        let (clients, host) = clone!();
+        doc("revoke", &["group: &str", "rule: Dynamic", "()"], "Removes a rule, given as a map like authorize's (or one from ec2::rules) or as its id (\"sgr-...\").")
+            .set_into_module(&mut ec2, move |ctx: NativeCallContext, group: &str, rule: Dynamic| -> Result<()> {
+                let position = ctx.call_position();
+                if let Some(id) = rule.read_lock::<rhai::ImmutableString>() {
+                    return call(&host, position, clients.revoke_rule_id(group, &id, false));
+                }
+                let map = rule.read_lock::<Map>().map(|m| m.clone()).ok_or_else(|| usage_error("ec2::revoke takes a rule map or a rule id", position))?;
+                let spec = rule_spec(group, &map, position)?;
+                call(&host, position, clients.revoke(group, &spec))
+            });
+        let (clients, host) = clone!();
+        doc("subnets", &["Array"], "Subnets: #{ subnet_id, cidr_block, availability_zone, vpc_id, map_public_ip_on_launch, name }, by CIDR.")
+            .set_into_module(&mut ec2, move |ctx: NativeCallContext| -> Result {
+                Ok(json(&serde_json::json!(call(&host, ctx.call_position(), clients.subnets())?)))
+            });
+        let (clients, host) = clone!();
+        doc("vpcs", &["Array"], "VPCs: #{ vpc_id, cidr_block, state }.").set_into_module(
+            &mut ec2,
+            move |ctx: NativeCallContext| -> Result {
+                Ok(json(&serde_json::json!(call(
+                    &host,
+                    ctx.call_position(),
+                    clients.vpcs()
+                )?)))
+            },
+        );
+        let (clients, host) = clone!();
+        doc("instances", &["Array"], "Instances: #{ instance_id, state, instance_type, availability_zone, private_ip_address, subnet_id, security_groups, nodegroup }.")
+            .set_into_module(&mut ec2, move |ctx: NativeCallContext| -> Result {
+                Ok(json(&serde_json::json!(call(&host, ctx.call_position(), clients.instances())?)))
+            });
+        engine.register_static_module("ec2", ec2.into());
+
+        let mut iam = Module::new();
+        let (clients, host) = clone!();
+        doc(
+            "oidc_providers",
+            &["Array"],
+            "IAM OIDC providers: #{ arn, url, client_ids, thumbprints }.",
+        )
+        .set_into_module(&mut iam, move |ctx: NativeCallContext| -> Result {
+            Ok(json(&serde_json::json!(call(
+                &host,
+                ctx.call_position(),
+                clients.oidc_providers()
+            )?)))
+        });
+        let (clients, host) = clone!();
+        doc(
+            "oidc_provider_for",
+            &["issuer: &str", "Map"],
+            "The IAM OIDC provider of a cluster's issuer URL; NoSuchEntity when there is none.",
+        )
+        .set_into_module(
+            &mut iam,
+            move |ctx: NativeCallContext, issuer: &str| -> Result {
+                Ok(json(&call(
+                    &host,
+                    ctx.call_position(),
+                    clients.oidc_provider_for(issuer),
+                )?))
+            },
+        );
+        engine.register_static_module("iam", iam.into());
+        let _ = (&c, &h, to_json);
+    }
+}
+
+fn scale(
+    host: &Host,
+    clients: &AwsClients,
+    position: Position,
+    cluster: &str,
+    name: &str,
+    desired: i64,
+    wait: Option<Duration>,
+) -> Result {
+    let desired = i32::try_from(desired).map_err(|_| {
+        usage_error(
+            format!("eks::scale_nodegroup: desired size {desired} is out of range"),
+            position,
+        )
+    })?;
+    let update = call(
+        host,
+        position,
+        clients.scale_nodegroup(cluster, name, desired),
+    )?;
+    let Some(timeout) = wait else {
+        return Ok(json(&update));
+    };
+    let id = update["id"].as_str().unwrap_or_default().to_string();
+    let clock = host.clock.clone();
+    call(
+        host,
+        position,
+        clients.wait_update(cluster, name, &id, timeout, clock.as_ref()),
+    )?;
+    let mut done = update;
+    done["status"] = serde_json::json!("Successful");
+    Ok(json(&done))
+}

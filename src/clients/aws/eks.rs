@@ -1,0 +1,232 @@
+//! EKS: the cluster, node groups and their scaling, add-ons.
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use super::client::AwsClients;
+use super::error::AwsError;
+use crate::clock::{Clock, format_duration};
+
+fn time(value: Option<&aws_smithy_types::DateTime>) -> Value {
+    value.map_or(Value::Null, |t| json!(t.to_string()))
+}
+
+impl AwsClients {
+    /// `describe-cluster`, as snake_case JSON (plus `node_security_group` for runbooks).
+    pub async fn cluster(&self, name: &str) -> Result<Value, AwsError> {
+        let out = self
+            .eks
+            .describe_cluster()
+            .name(name)
+            .send()
+            .await
+            .map_err(|e| AwsError::from_sdk("DescribeCluster", e))?;
+        let c = out.cluster().ok_or_else(|| {
+            AwsError::new(
+                "DescribeCluster",
+                "ResourceNotFoundException",
+                format!("no cluster {name}"),
+            )
+        })?;
+        let vpc = c.resources_vpc_config();
+        let logging: Vec<Value> = c
+            .logging()
+            .map(|l| l.cluster_logging().iter().map(|s| json!({"types": s.types().iter().map(|t| t.as_str()).collect::<Vec<_>>(), "enabled": s.enabled()})).collect())
+            .unwrap_or_default();
+        Ok(json!({
+            "name": c.name(),
+            "arn": c.arn(),
+            "created_at": time(c.created_at()),
+            "version": c.version(),
+            "endpoint": c.endpoint(),
+            "status": c.status().map(|s| s.as_str()),
+            "platform_version": c.platform_version(),
+            "role_arn": c.role_arn(),
+            "resources_vpc_config": {
+                "subnet_ids": vpc.map(|v| v.subnet_ids().to_vec()).unwrap_or_default(),
+                "security_group_ids": vpc.map(|v| v.security_group_ids().to_vec()).unwrap_or_default(),
+                "cluster_security_group_id": vpc.and_then(|v| v.cluster_security_group_id()),
+                "vpc_id": vpc.and_then(|v| v.vpc_id()),
+                "endpoint_public_access": vpc.map(|v| v.endpoint_public_access()),
+                "endpoint_private_access": vpc.map(|v| v.endpoint_private_access()),
+            },
+            "node_security_group": vpc.and_then(|v| v.security_group_ids().first().cloned()),
+            "kubernetes_network_config": {"service_ipv4_cidr": c.kubernetes_network_config().and_then(|k| k.service_ipv4_cidr())},
+            "logging": {"cluster_logging": logging},
+            "identity": {"oidc": {"issuer": c.identity().and_then(|i| i.oidc()).and_then(|o| o.issuer())}},
+            "certificate_authority": {"data": c.certificate_authority().and_then(|a| a.data())},
+            "tags": c.tags(),
+        }))
+    }
+
+    pub async fn nodegroups(&self, cluster: &str) -> Result<Vec<String>, AwsError> {
+        let out = self
+            .eks
+            .list_nodegroups()
+            .cluster_name(cluster)
+            .send()
+            .await
+            .map_err(|e| AwsError::from_sdk("ListNodegroups", e))?;
+        Ok(out.nodegroups().to_vec())
+    }
+
+    pub async fn nodegroup(&self, cluster: &str, name: &str) -> Result<Value, AwsError> {
+        let out = self
+            .eks
+            .describe_nodegroup()
+            .cluster_name(cluster)
+            .nodegroup_name(name)
+            .send()
+            .await
+            .map_err(|e| AwsError::from_sdk("DescribeNodegroup", e))?;
+        let n = out.nodegroup().ok_or_else(|| {
+            AwsError::new(
+                "DescribeNodegroup",
+                "ResourceNotFoundException",
+                format!("no node group {name}"),
+            )
+        })?;
+        let scaling = n.scaling_config();
+        Ok(json!({
+            "nodegroup_name": n.nodegroup_name(),
+            "cluster_name": n.cluster_name(),
+            "status": n.status().map(|s| s.as_str()),
+            "capacity_type": n.capacity_type().map(|c| c.as_str()),
+            "ami_type": n.ami_type().map(|a| a.as_str()),
+            "instance_types": n.instance_types(),
+            "scaling_config": {
+                "min_size": scaling.and_then(|s| s.min_size()),
+                "max_size": scaling.and_then(|s| s.max_size()),
+                "desired_size": scaling.and_then(|s| s.desired_size()),
+            },
+            "subnets": n.subnets(),
+            "labels": n.labels(),
+            "taints": n.taints().iter().map(|t| json!({"key": t.key(), "value": t.value(), "effect": t.effect().map(|e| e.as_str())})).collect::<Vec<_>>(),
+            "version": n.version(),
+            "release_version": n.release_version(),
+            "created_at": time(n.created_at()),
+        }))
+    }
+
+    /// Add-ons by name: `#{ "vpc-cni": #{ version, status } }`.
+    pub async fn addons(&self, cluster: &str) -> Result<Value, AwsError> {
+        let names = self
+            .eks
+            .list_addons()
+            .cluster_name(cluster)
+            .send()
+            .await
+            .map_err(|e| AwsError::from_sdk("ListAddons", e))?;
+        let mut addons = serde_json::Map::new();
+        for name in names.addons() {
+            let out = self
+                .eks
+                .describe_addon()
+                .cluster_name(cluster)
+                .addon_name(name)
+                .send()
+                .await
+                .map_err(|e| AwsError::from_sdk("DescribeAddon", e))?;
+            let addon = out.addon();
+            addons.insert(
+                name.clone(),
+                json!({"version": addon.and_then(|a| a.addon_version()), "status": addon.and_then(|a| a.status()).map(|s| s.as_str())}),
+            );
+        }
+        Ok(Value::Object(addons))
+    }
+
+    /// Starts scaling a node group; returns the update (`id`, `status`).
+    pub async fn scale_nodegroup(
+        &self,
+        cluster: &str,
+        name: &str,
+        desired: i32,
+    ) -> Result<Value, AwsError> {
+        let scaling = aws_sdk_eks::types::NodegroupScalingConfig::builder()
+            .desired_size(desired)
+            .build();
+        let out = self
+            .eks
+            .update_nodegroup_config()
+            .cluster_name(cluster)
+            .nodegroup_name(name)
+            .scaling_config(scaling)
+            .send()
+            .await
+            .map_err(|e| AwsError::from_sdk("UpdateNodegroupConfig", e))?;
+        let update = out.update();
+        Ok(
+            json!({"id": update.and_then(|u| u.id()), "status": update.and_then(|u| u.status()).map(|s| s.as_str()), "type": update.and_then(|u| u.r#type()).map(|t| t.as_str())}),
+        )
+    }
+
+    pub async fn update_status(
+        &self,
+        cluster: &str,
+        nodegroup: &str,
+        id: &str,
+    ) -> Result<String, AwsError> {
+        let out = self
+            .eks
+            .describe_update()
+            .name(cluster)
+            .nodegroup_name(nodegroup)
+            .update_id(id)
+            .send()
+            .await
+            .map_err(|e| AwsError::from_sdk("DescribeUpdate", e))?;
+        Ok(out
+            .update()
+            .and_then(|u| u.status())
+            .map_or("Unknown".to_string(), |s| s.as_str().to_string()))
+    }
+
+    /// Waits on the run's clock until an update is Successful; Failed or Cancelled, or the
+    /// timeout, is an error.
+    pub async fn wait_update(
+        &self,
+        cluster: &str,
+        nodegroup: &str,
+        id: &str,
+        timeout: Duration,
+        clock: &dyn Clock,
+    ) -> Result<(), AwsError> {
+        let deadline = clock.now() + timeout;
+        loop {
+            let status = self.update_status(cluster, nodegroup, id).await?;
+            match status.as_str() {
+                "Successful" => return Ok(()),
+                "Failed" | "Cancelled" => {
+                    return Err(AwsError::new(
+                        "DescribeUpdate",
+                        "UpdateFailed",
+                        format!("update {id} of node group {nodegroup} ended {status}"),
+                    ));
+                }
+                _ => {}
+            }
+            if clock.now() >= deadline {
+                return Err(AwsError::new(
+                    "DescribeUpdate",
+                    "Timeout",
+                    format!(
+                        "update {id} of node group {nodegroup} still {status} after {}",
+                        format_duration(timeout)
+                    ),
+                ));
+            }
+            if clock.is_virtual() {
+                clock.idle_until(deadline).await;
+            } else {
+                tokio::time::sleep(
+                    deadline
+                        .saturating_sub(clock.now())
+                        .min(Duration::from_secs(15)),
+                )
+                .await;
+            }
+        }
+    }
+}

@@ -1,0 +1,54 @@
+//! IAM: the OIDC providers behind IRSA.
+
+use serde_json::{Value, json};
+
+use super::client::AwsClients;
+use super::error::AwsError;
+
+impl AwsClients {
+    pub async fn oidc_providers(&self) -> Result<Vec<Value>, AwsError> {
+        let list = self
+            .iam
+            .list_open_id_connect_providers()
+            .send()
+            .await
+            .map_err(|e| AwsError::from_sdk("ListOpenIDConnectProviders", e))?;
+        let mut providers = Vec::new();
+        for arn in list
+            .open_id_connect_provider_list()
+            .iter()
+            .filter_map(|p| p.arn())
+        {
+            let p = self
+                .iam
+                .get_open_id_connect_provider()
+                .open_id_connect_provider_arn(arn)
+                .send()
+                .await
+                .map_err(|e| AwsError::from_sdk("GetOpenIDConnectProvider", e))?;
+            providers.push(json!({
+                "arn": arn,
+                "url": p.url(),
+                "client_ids": p.client_id_list(),
+                "thumbprints": p.thumbprint_list(),
+            }));
+        }
+        Ok(providers)
+    }
+
+    /// The provider for a cluster's OIDC issuer (`https://oidc.eks...`), or NoSuchEntity.
+    pub async fn oidc_provider_for(&self, issuer: &str) -> Result<Value, AwsError> {
+        let url = issuer.trim_start_matches("https://");
+        self.oidc_providers()
+            .await?
+            .into_iter()
+            .find(|p| p["url"].as_str() == Some(url))
+            .ok_or_else(|| {
+                AwsError::new(
+                    "GetOpenIDConnectProvider",
+                    "NoSuchEntity",
+                    format!("no IAM OIDC provider for {issuer}"),
+                )
+            })
+    }
+}

@@ -1,0 +1,244 @@
+//! Our AWS clients against moto_server, an AWS emulator nobody here wrote: the clients are not
+//! tuned to the twin. Resources are made with the aws CLI, read and changed through runbook.
+
+use std::process::{Child, Command, Stdio};
+
+use crate::support::Runbook;
+
+struct Moto {
+    child: Child,
+    url: String,
+}
+
+impl Drop for Moto {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn moto() -> Option<Moto> {
+    if Command::new("moto_server")
+        .arg("--help")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_err()
+    {
+        assert!(
+            std::env::var_os("RUNBOOK_REQUIRE_TOOLS").is_none(),
+            "moto_server is required (pip install 'moto[server]')"
+        );
+        eprintln!("skipped: moto_server is not installed");
+        return None;
+    }
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .ok()?
+        .local_addr()
+        .ok()?
+        .port();
+    let child = Command::new("moto_server")
+        .args(["-H", "127.0.0.1", "-p", &port.to_string()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .ok()?;
+    let url = format!("http://127.0.0.1:{port}");
+    for _ in 0..100 {
+        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+            return Some(Moto { child, url });
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    panic!("moto_server did not start on {url}");
+}
+
+fn aws(moto: &Moto, args: &[&str]) -> String {
+    let output = Command::new("aws")
+        .args(["--endpoint-url", &moto.url, "--output", "text"])
+        .args(args)
+        .env("AWS_ACCESS_KEY_ID", "testing")
+        .env("AWS_SECRET_ACCESS_KEY", "testing")
+        .env("AWS_DEFAULT_REGION", "ap-northeast-2")
+        .output()
+        .expect("the aws CLI runs");
+    assert!(
+        output.status.success(),
+        "aws {}: {}",
+        args.join(" "),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8_lossy(&output.stdout).trim().to_string()
+}
+
+fn eval(moto: &Moto, script: &str) -> String {
+    let ran = Runbook::new()
+        .args(["eval", "--json", "--aws-endpoint", &moto.url, script])
+        .run();
+    assert_eq!(ran.code(), 0, "{script}\n{}", ran.stderr());
+    ran.stdout()
+}
+
+#[test]
+fn eks_ec2_and_iam_read_and_change_moto_resources() {
+    let Some(moto) = moto() else { return };
+    let vpc = aws(
+        &moto,
+        &[
+            "ec2",
+            "create-vpc",
+            "--cidr-block",
+            "10.0.0.0/16",
+            "--query",
+            "Vpc.VpcId",
+        ],
+    );
+    let subnet = aws(
+        &moto,
+        &[
+            "ec2",
+            "create-subnet",
+            "--vpc-id",
+            &vpc,
+            "--cidr-block",
+            "10.0.1.0/24",
+            "--availability-zone",
+            "ap-northeast-2a",
+            "--query",
+            "Subnet.SubnetId",
+        ],
+    );
+    let group = aws(
+        &moto,
+        &[
+            "ec2",
+            "create-security-group",
+            "--group-name",
+            "drill",
+            "--description",
+            "drill",
+            "--vpc-id",
+            &vpc,
+            "--query",
+            "GroupId",
+        ],
+    );
+    aws(
+        &moto,
+        &[
+            "eks",
+            "create-cluster",
+            "--name",
+            "moto",
+            "--role-arn",
+            "arn:aws:iam::123456789012:role/eks",
+            "--resources-vpc-config",
+            &format!("subnetIds={subnet},securityGroupIds={group}"),
+        ],
+    );
+    aws(
+        &moto,
+        &[
+            "eks",
+            "create-nodegroup",
+            "--cluster-name",
+            "moto",
+            "--nodegroup-name",
+            "gpu",
+            "--node-role",
+            "arn:aws:iam::123456789012:role/node",
+            "--subnets",
+            &subnet,
+            "--scaling-config",
+            "minSize=0,maxSize=2,desiredSize=0",
+        ],
+    );
+    aws(
+        &moto,
+        &[
+            "iam",
+            "create-open-id-connect-provider",
+            "--url",
+            "https://oidc.example.com/id/ABC",
+            "--client-id-list",
+            "sts.amazonaws.com",
+            "--thumbprint-list",
+            "0000000000000000000000000000000000000000",
+        ],
+    );
+
+    let cluster: serde_json::Value = serde_json::from_str(&eval(&moto, r#"let c = eks::cluster("moto"); #{ status: c.status, groups: c.resources_vpc_config.security_group_ids }"#)).expect("json");
+    assert_eq!(
+        cluster,
+        serde_json::json!({"status": "ACTIVE", "groups": [group]})
+    );
+    let nodegroup: serde_json::Value = serde_json::from_str(&eval(
+        &moto,
+        r#"eks::nodegroup("moto", "gpu").scaling_config"#,
+    ))
+    .expect("json");
+    assert_eq!(
+        nodegroup,
+        serde_json::json!({"desired_size": 0, "max_size": 2, "min_size": 0})
+    );
+    let scaled: serde_json::Value = serde_json::from_str(&eval(
+        &moto,
+        r#"eks::scale_nodegroup("moto", "gpu", 2, #{ wait: false }).type"#,
+    ))
+    .expect("json");
+    assert_eq!(scaled, "ConfigUpdate");
+    assert_eq!(
+        aws(
+            &moto,
+            &[
+                "eks",
+                "describe-nodegroup",
+                "--cluster-name",
+                "moto",
+                "--nodegroup-name",
+                "gpu",
+                "--query",
+                "nodegroup.scalingConfig.desiredSize"
+            ]
+        ),
+        "2"
+    );
+
+    let rule = format!(
+        r#"ec2::authorize("{group}", #{{ protocol: "tcp", ports: "1025-65535", source: "self" }}); ec2::rules("{group}").filter(|r| r.direction == "ingress")"#
+    );
+    let rules: serde_json::Value = serde_json::from_str(&eval(&moto, &rule)).expect("json");
+    assert_eq!(
+        (
+            rules[0]["from_port"].as_i64(),
+            rules[0]["to_port"].as_i64(),
+            rules[0]["source"].as_str()
+        ),
+        (Some(1025), Some(65535), Some("self"))
+    );
+    let revoke = format!(
+        r#"ec2::revoke("{group}", #{{ protocol: "tcp", ports: "1025-65535", source: "self" }}); ec2::rules("{group}").filter(|r| r.direction == "ingress").len()"#
+    );
+    assert_eq!(eval(&moto, &revoke).trim(), "0");
+
+    let provider: serde_json::Value = serde_json::from_str(&eval(
+        &moto,
+        r#"iam::oidc_provider_for("https://oidc.example.com/id/ABC").client_ids"#,
+    ))
+    .expect("json");
+    assert_eq!(provider, serde_json::json!(["sts.amazonaws.com"]));
+    let missing = Runbook::new()
+        .args([
+            "eval",
+            "--aws-endpoint",
+            &moto.url,
+            r#"eks::cluster("nope")"#,
+        ])
+        .run()
+        .expect_code(1);
+    assert!(
+        missing.stderr().contains("ResourceNotFoundException"),
+        "{}",
+        missing.stderr()
+    );
+}
