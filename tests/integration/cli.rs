@@ -128,7 +128,7 @@ fn docs_of_an_unknown_module_lists_the_known_ones() {
     let ran = Runbook::new().args(["docs", "nosuch"]).run().expect_code(2);
     assert!(
         ran.stderr()
-            .contains("no module `nosuch`; modules: check, core, json, k8s, yaml"),
+            .contains("no module `nosuch`; modules: check, core, ec2, eks, iam, json, k8s, yaml"),
         "{}",
         ran.stderr()
     );
