@@ -28,11 +28,13 @@ pub(crate) fn execute(args: &ReplArgs) -> AppResult {
     );
     // Ctrl-C while an evaluation runs stops it; the session goes on. (While a line is being
     // edited the terminal is raw and Ctrl-C reaches the editor as a key instead.)
-    runtime.spawn(async move {
-        while tokio::signal::ctrl_c().await.is_ok() {
-            interrupt.raise();
-        }
-    });
+    if let Some(mut signals) = super::signals::interrupts(&runtime) {
+        runtime.spawn(async move {
+            while signals.recv().await.is_some() {
+                interrupt.raise();
+            }
+        });
+    }
     let mut repl = Repl::new(
         host,
         ReplTarget {

@@ -5,6 +5,13 @@ use std::sync::Arc;
 use crate::error::Exit;
 use crate::script::Host;
 
+/// Installs the SIGINT handler now, before the script starts: a Ctrl-C that came before a
+/// spawned listener first ran would otherwise kill the process without its cleanups.
+pub(crate) fn interrupts(runtime: &tokio::runtime::Runtime) -> Option<tokio::signal::unix::Signal> {
+    let _entered = runtime.enter();
+    tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt()).ok()
+}
+
 /// Listens for Ctrl-C for the rest of the run. `on_abort` runs before the process exits on the
 /// second one (to write what can be written).
 pub(crate) fn watch(
@@ -12,9 +19,12 @@ pub(crate) fn watch(
     host: Arc<Host>,
     on_abort: impl Fn(&Host) + Send + 'static,
 ) {
+    let Some(mut signals) = interrupts(runtime) else {
+        return;
+    };
     runtime.spawn(async move {
         loop {
-            if tokio::signal::ctrl_c().await.is_err() {
+            if signals.recv().await.is_none() {
                 return;
             }
             if host.interrupt.raise() == 1 {

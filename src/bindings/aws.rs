@@ -279,6 +279,34 @@ impl Extension for AwsBindings {
                 call(&host, position, clients.revoke(group, &spec))
             });
         let (clients, host) = clone!();
+        doc(
+            "reachable",
+            &["flow: Map", "Map"],
+            "Whether security groups let a flow through: #{ from, to, proto (default \"tcp\"), port }, where from and\nto are instance ids, group ids, or arrays of them. Answers #{ allowed, egress_rules, ingress_rules, reason }.",
+        )
+        .set_into_module(&mut ec2, move |ctx: NativeCallContext, flow: Map| -> Result {
+            let position = ctx.call_position();
+            known_options(&flow, "ec2::reachable", &["from", "to", "proto", "port"], position)?;
+            let ids = |key: &str| -> Result<Vec<String>> {
+                let value = flow.get(key).ok_or_else(|| usage_error(format!("ec2::reachable: `{key}` is required (an instance id, a group id, or an array of them)"), position))?;
+                if let Some(one) = value.read_lock::<rhai::ImmutableString>() {
+                    return Ok(vec![one.to_string()]);
+                }
+                value
+                    .read_lock::<rhai::Array>()
+                    .map(|items| items.iter().map(|i| i.to_string()).collect())
+                    .ok_or_else(|| usage_error(format!("ec2::reachable: `{key}` is an id or an array of ids"), position))
+            };
+            let protocol = flow.get("proto").map_or_else(|| "tcp".to_string(), |p| p.to_string());
+            let port = flow
+                .get("port")
+                .ok_or_else(|| usage_error("ec2::reachable: `port` is required", position))?
+                .as_int()
+                .map_err(|t| usage_error(format!("ec2::reachable: `port` must be an integer, got {t}"), position))?;
+            let verdict = call(&host, position, clients.reachable(&ids("from")?, &ids("to")?, &protocol, port as i32))?;
+            Ok(json(&serde_json::to_value(verdict).unwrap_or_default()))
+        });
+        let (clients, host) = clone!();
         doc("subnets", &["Array"], "Subnets: #{ subnet_id, cidr_block, availability_zone, vpc_id, map_public_ip_on_launch, name }, by CIDR.")
             .set_into_module(&mut ec2, move |ctx: NativeCallContext| -> Result {
                 Ok(json(&serde_json::json!(call(&host, ctx.call_position(), clients.subnets())?)))

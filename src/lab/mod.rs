@@ -1,8 +1,10 @@
 //! The GPU lab's facts (../shared/design/LAB.md, from the seed documents): the single source
-//! for the twin's scenarios and for the runbooks' expectations. Pure data, no I/O.
+//! for the twin's scenarios and for the runbooks' expectations, and the pure logic over
+//! them (security-group reachability). No I/O.
 
 mod facts;
 mod network;
+pub mod reachability;
 
 pub use facts::*;
 pub use network::*;

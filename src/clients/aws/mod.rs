@@ -7,6 +7,7 @@ mod ec2;
 mod eks;
 mod error;
 mod iam;
+mod reachability;
 
 pub use client::AwsClients;
 pub use ec2::RuleSpec;
