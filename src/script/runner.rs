@@ -124,6 +124,11 @@ pub fn run_cleanups(host: &Host, engine: &Engine, ast: &AST, keep: usize) {
         host.emit(&Event::DeferStarted { name: &defer.name });
         let (virtual_start, wall_start) = (host.clock.now(), Instant::now());
         let result = defer.body.call::<Dynamic>(engine, ast, ());
+        if host.interrupt.count() >= 2 {
+            // A second Ctrl-C aborts: this cleanup did not finish, and the signal handler lists
+            // it with the others as skipped while it ends the process.
+            return;
+        }
         let error = result.err().map(|e| {
             Diagnostic::from_eval(&e, &host.config.runbook)
                 .suggest(engine, &host.sources)
