@@ -12,17 +12,17 @@ use crate::script::{self, Diagnostic, FaultKind, Host, HostConfig, Interrupt};
 
 pub(crate) fn execute(args: &CheckArgs) -> AppResult {
     let runtime = runtime::build()?;
+    // The modules runbooks call (k8s::, eks::, ...) are known to the parser, never called.
+    let extensions = super::target::documentation_extensions(&runtime);
     let mut failures = 0;
     for file in &args.files {
         let name = file.display().to_string();
         let host = Host::new(
-            HostConfig {
-                runbook: name.clone(),
-                base_dir: file.parent().map(Path::to_path_buf).unwrap_or_default(),
-                sets: Default::default(),
-                snapshot_dir: std::env::temp_dir(),
-                update_snapshots: false,
-            },
+            HostConfig::scratch(
+                &name,
+                file.parent().map(Path::to_path_buf).unwrap_or_default(),
+                std::env::temp_dir(),
+            ),
             Arc::new(VirtualClock::new()),
             Arc::new(NullSink),
             Interrupt::new(),
@@ -32,7 +32,8 @@ pub(crate) fn execute(args: &CheckArgs) -> AppResult {
             Ok(text) => {
                 let h = host.clone();
                 let n = name.clone();
-                runtime::run_script(&runtime, move || script::check_file(&h, &n, &text))?
+                let ext = extensions.clone();
+                runtime::run_script(&runtime, move || script::check_file(&h, &n, &text, &ext))?
             }
             Err(e) => Err(Box::new(Diagnostic::new(
                 FaultKind::Script,

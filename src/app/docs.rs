@@ -16,13 +16,11 @@ const CORE: &str = "core";
 pub(crate) fn execute(args: &DocsArgs) -> AppResult {
     let runtime = runtime::build()?;
     let host = Host::new(
-        HostConfig {
-            runbook: "<docs>".into(),
-            base_dir: std::env::current_dir().unwrap_or_default(),
-            sets: Default::default(),
-            snapshot_dir: std::env::temp_dir(),
-            update_snapshots: false,
-        },
+        HostConfig::scratch(
+            "<docs>",
+            std::env::current_dir().unwrap_or_default(),
+            std::env::temp_dir(),
+        ),
         Arc::new(VirtualClock::new()),
         Arc::new(NullSink),
         Interrupt::new(),

@@ -12,13 +12,11 @@ pub(crate) fn execute(args: &EvalArgs) -> AppResult {
     let runtime = runtime::build()?;
     let target = target::connect(&runtime, &args.target, None)?;
     let host = Host::new(
-        HostConfig {
-            runbook: "<eval>".into(),
-            base_dir: std::env::current_dir().unwrap_or_default(),
-            sets: Default::default(),
-            snapshot_dir: std::env::temp_dir().join("runbook-eval-snapshots"),
-            update_snapshots: false,
-        },
+        HostConfig::scratch(
+            "<eval>",
+            std::env::current_dir().unwrap_or_default(),
+            std::env::temp_dir().join("runbook-eval-snapshots"),
+        ),
         target.clock.clone(),
         Arc::new(PrintSink::new(std::io::stderr())),
         Interrupt::new(),

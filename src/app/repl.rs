@@ -14,13 +14,11 @@ pub(crate) fn execute(args: &ReplArgs) -> AppResult {
     let target = target::connect(&runtime, &args.target, args.clock)?;
     let interrupt = Interrupt::new();
     let host = Host::new(
-        HostConfig {
-            runbook: "<repl>".into(),
-            base_dir: std::env::current_dir().unwrap_or_default(),
-            sets: Default::default(),
-            snapshot_dir: std::path::PathBuf::from("snapshots/repl"),
-            update_snapshots: false,
-        },
+        HostConfig::scratch(
+            "<repl>",
+            std::env::current_dir().unwrap_or_default(),
+            std::path::PathBuf::from("snapshots/repl"),
+        ),
         target.clock.clone(),
         Arc::new(LiveSink::new()),
         interrupt.clone(),

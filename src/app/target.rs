@@ -55,7 +55,7 @@ pub(crate) fn connect(
                 .aws_endpoint
                 .clone()
                 .unwrap_or_else(|| format!("http://{aws_address}"));
-            let aws = runtime.block_on(AwsClients::for_endpoint(&endpoint, crate::lab::REGION));
+            let aws = AwsClients::for_endpoint(&endpoint, crate::lab::REGION);
             let description = format!(
                 "the lab twin ({} scenario) at http://{address}",
                 args.scenario
@@ -93,14 +93,13 @@ pub(crate) fn connect(
                 ))
                 .map_err(|e| Error::Usage(e.to_string()))?;
             let aws = match &args.aws_endpoint {
-                Some(endpoint) => runtime.block_on(AwsClients::for_endpoint(
+                Some(endpoint) => AwsClients::for_endpoint(
                     endpoint,
                     args.region.as_deref().unwrap_or(crate::lab::REGION),
-                )),
-                None => runtime.block_on(AwsClients::from_environment(
-                    args.profile.as_deref(),
-                    args.region.as_deref(),
-                )),
+                ),
+                None => {
+                    AwsClients::from_environment(args.profile.as_deref(), args.region.as_deref())
+                }
             };
             Ok(Target {
                 clock: Arc::new(RealClock::new()),
@@ -137,10 +136,7 @@ pub(crate) fn documentation_extensions(
     runtime: &tokio::runtime::Runtime,
 ) -> Vec<Arc<dyn Extension>> {
     let _entered = runtime.enter();
-    let aws = runtime.block_on(AwsClients::for_endpoint(
-        "http://127.0.0.1:9",
-        crate::lab::REGION,
-    ));
+    let aws = AwsClients::for_endpoint("http://127.0.0.1:9", crate::lab::REGION);
     let mut extensions: Vec<Arc<dyn Extension>> = vec![Arc::new(AwsBindings::new(Arc::new(aws)))];
     if let Ok(client) = KubeClient::for_endpoint("http://127.0.0.1:9") {
         extensions.push(Arc::new(KubeBindings::new(Arc::new(client))));

@@ -29,6 +29,24 @@ pub struct HostConfig {
     pub update_snapshots: bool,
 }
 
+impl HostConfig {
+    /// For work that is not a runbook file (`eval`, `check`, `docs`, the REPL): no `--set`
+    /// values, imports and `read_text` from `base_dir`, snapshots kept under `snapshot_dir`.
+    pub fn scratch(
+        name: &str,
+        base_dir: std::path::PathBuf,
+        snapshot_dir: std::path::PathBuf,
+    ) -> Self {
+        Self {
+            runbook: name.to_string(),
+            base_dir,
+            sets: BTreeMap::new(),
+            snapshot_dir,
+            update_snapshots: false,
+        }
+    }
+}
+
 struct OpenStep {
     name: String,
     virtual_start: Duration,

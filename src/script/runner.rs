@@ -87,9 +87,14 @@ pub fn run_file(host: &Arc<Host>, options: RunOptions) -> RunOutcome {
 }
 
 /// Parses a runbook and resolves its imports without running it.
-pub fn check_file(host: &Arc<Host>, source_name: &str, text: &str) -> Result<(), Box<Diagnostic>> {
+pub fn check_file(
+    host: &Arc<Host>,
+    source_name: &str,
+    text: &str,
+    extensions: &[Arc<dyn Extension>],
+) -> Result<(), Box<Diagnostic>> {
     host.sources.insert(source_name, text);
-    let engine = build_engine(host, &[]);
+    let engine = build_engine(host, extensions);
     let mut ast = engine.compile(text).map_err(|e| {
         Box::new(Diagnostic::from_parse(&e, source_name).suggest(&engine, &host.sources))
     })?;

@@ -39,18 +39,19 @@ fn eval_loads_the_stdlib_and_runs_cleanups() {
 
 #[test]
 fn check_accepts_every_shipped_runbook() {
-    let mut files: Vec<String> =
-        std::fs::read_dir(crate::support::repo_root().join("runbooks/core"))
-            .expect("runbooks/core exists")
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| p.extension().is_some_and(|x| x == "rhai"))
-            .map(|p| {
-                format!(
-                    "runbooks/core/{}",
-                    p.file_name().unwrap_or_default().to_string_lossy()
-                )
-            })
-            .collect();
+    let root = crate::support::repo_root();
+    let mut files: Vec<String> = Vec::new();
+    for folder in ["runbooks/core", "runbooks/k8s", "runbooks/aws", "benches"] {
+        for entry in std::fs::read_dir(root.join(folder))
+            .expect("the folder exists")
+            .filter_map(Result::ok)
+        {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if name.ends_with(".rhai") {
+                files.push(format!("{folder}/{name}"));
+            }
+        }
+    }
     files.sort();
     let ran = Runbook::new()
         .arg("check")

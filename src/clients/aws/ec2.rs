@@ -52,6 +52,8 @@ fn group_filter(group: &str) -> Filter {
 impl AwsClients {
     pub async fn security_group(&self, id: &str) -> Result<Value, AwsError> {
         let out = self
+            .sdk()
+            .await
             .ec2
             .describe_security_groups()
             .group_ids(id)
@@ -87,6 +89,8 @@ impl AwsClients {
     pub async fn rules(&self, group: &str) -> Result<Vec<Value>, AwsError> {
         self.security_group(group).await?;
         let out = self
+            .sdk()
+            .await
             .ec2
             .describe_security_group_rules()
             .filters(group_filter(group))
@@ -126,6 +130,8 @@ impl AwsClients {
     pub async fn authorize(&self, group: &str, rule: &RuleSpec) -> Result<String, AwsError> {
         let ids: Vec<String> = if rule.egress {
             let out = self
+                .sdk()
+                .await
                 .ec2
                 .authorize_security_group_egress()
                 .group_id(group)
@@ -139,6 +145,8 @@ impl AwsClients {
                 .collect()
         } else {
             let out = self
+                .sdk()
+                .await
                 .ec2
                 .authorize_security_group_ingress()
                 .group_id(group)
@@ -157,7 +165,9 @@ impl AwsClients {
     /// Revokes one rule by its permission.
     pub async fn revoke(&self, group: &str, rule: &RuleSpec) -> Result<(), AwsError> {
         if rule.egress {
-            self.ec2
+            self.sdk()
+                .await
+                .ec2
                 .revoke_security_group_egress()
                 .group_id(group)
                 .ip_permissions(rule.permission())
@@ -165,7 +175,9 @@ impl AwsClients {
                 .await
                 .map_err(|e| AwsError::from_sdk("RevokeSecurityGroupEgress", e))?;
         } else {
-            self.ec2
+            self.sdk()
+                .await
+                .ec2
                 .revoke_security_group_ingress()
                 .group_id(group)
                 .ip_permissions(rule.permission())
@@ -184,7 +196,9 @@ impl AwsClients {
         egress: bool,
     ) -> Result<(), AwsError> {
         if egress {
-            self.ec2
+            self.sdk()
+                .await
+                .ec2
                 .revoke_security_group_egress()
                 .group_id(group)
                 .security_group_rule_ids(id)
@@ -192,7 +206,9 @@ impl AwsClients {
                 .await
                 .map_err(|e| AwsError::from_sdk("RevokeSecurityGroupEgress", e))?;
         } else {
-            self.ec2
+            self.sdk()
+                .await
+                .ec2
                 .revoke_security_group_ingress()
                 .group_id(group)
                 .security_group_rule_ids(id)
@@ -205,6 +221,8 @@ impl AwsClients {
 
     pub async fn subnets(&self) -> Result<Vec<Value>, AwsError> {
         let out = self
+            .sdk()
+            .await
             .ec2
             .describe_subnets()
             .send()
@@ -235,6 +253,8 @@ impl AwsClients {
 
     pub async fn vpcs(&self) -> Result<Vec<Value>, AwsError> {
         let out = self
+            .sdk()
+            .await
             .ec2
             .describe_vpcs()
             .send()
@@ -246,6 +266,8 @@ impl AwsClients {
     /// Instances, with their state, type, zone, address and security groups.
     pub async fn instances(&self) -> Result<Vec<Value>, AwsError> {
         let out = self
+            .sdk()
+            .await
             .ec2
             .describe_instances()
             .send()

@@ -16,6 +16,8 @@ impl AwsClients {
     /// `describe-cluster`, as snake_case JSON (plus `node_security_group` for runbooks).
     pub async fn cluster(&self, name: &str) -> Result<Value, AwsError> {
         let out = self
+            .sdk()
+            .await
             .eks
             .describe_cluster()
             .name(name)
@@ -62,6 +64,8 @@ impl AwsClients {
 
     pub async fn nodegroups(&self, cluster: &str) -> Result<Vec<String>, AwsError> {
         let out = self
+            .sdk()
+            .await
             .eks
             .list_nodegroups()
             .cluster_name(cluster)
@@ -73,6 +77,8 @@ impl AwsClients {
 
     pub async fn nodegroup(&self, cluster: &str, name: &str) -> Result<Value, AwsError> {
         let out = self
+            .sdk()
+            .await
             .eks
             .describe_nodegroup()
             .cluster_name(cluster)
@@ -112,6 +118,8 @@ impl AwsClients {
     /// Add-ons by name: `#{ "vpc-cni": #{ version, status } }`.
     pub async fn addons(&self, cluster: &str) -> Result<Value, AwsError> {
         let names = self
+            .sdk()
+            .await
             .eks
             .list_addons()
             .cluster_name(cluster)
@@ -121,6 +129,8 @@ impl AwsClients {
         let mut addons = serde_json::Map::new();
         for name in names.addons() {
             let out = self
+                .sdk()
+                .await
                 .eks
                 .describe_addon()
                 .cluster_name(cluster)
@@ -148,6 +158,8 @@ impl AwsClients {
             .desired_size(desired)
             .build();
         let out = self
+            .sdk()
+            .await
             .eks
             .update_nodegroup_config()
             .cluster_name(cluster)
@@ -169,6 +181,8 @@ impl AwsClients {
         id: &str,
     ) -> Result<String, AwsError> {
         let out = self
+            .sdk()
+            .await
             .eks
             .describe_update()
             .name(cluster)

@@ -8,6 +8,8 @@ use super::error::AwsError;
 impl AwsClients {
     pub async fn oidc_providers(&self) -> Result<Vec<Value>, AwsError> {
         let list = self
+            .sdk()
+            .await
             .iam
             .list_open_id_connect_providers()
             .send()
@@ -20,6 +22,8 @@ impl AwsClients {
             .filter_map(|p| p.arn())
         {
             let p = self
+                .sdk()
+                .await
                 .iam
                 .get_open_id_connect_provider()
                 .open_id_connect_provider_arn(arn)

@@ -26,6 +26,8 @@ impl AwsClients {
         }
         if !instances.is_empty() {
             let out = self
+                .sdk()
+                .await
                 .ec2
                 .describe_instances()
                 .set_instance_ids(Some(instances.iter().map(|s| s.to_string()).collect()))
@@ -65,6 +67,8 @@ impl AwsClients {
             self.security_group(group).await?;
         }
         let out = self
+            .sdk()
+            .await
             .ec2
             .describe_security_group_rules()
             .filters(
