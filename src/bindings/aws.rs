@@ -8,9 +8,7 @@ use rhai::{Dynamic, Engine, EvalAltResult, Map, Module, NativeCallContext, Posit
 
 use super::args::known_options;
 use crate::clients::aws::{AwsClients, AwsError, RuleSpec};
-use crate::script::{
-    Extension, Host, documented as doc, duration_value, from_json, to_json, usage_error,
-};
+use crate::script::{Extension, Host, documented as doc, duration_value, from_json, usage_error};
 
 type Result<T = Dynamic> = std::result::Result<T, Box<EvalAltResult>>;
 
@@ -360,7 +358,6 @@ impl Extension for AwsBindings {
             },
         );
         engine.register_static_module("iam", iam.into());
-        let _ = (&c, &h, to_json);
     }
 }
 

@@ -450,7 +450,6 @@ impl Extension for KubeBindings {
                 Ok(from_json(&call(&host, position, client.rollout_status(kind, name, namespace.as_deref(), timeout, clock.as_ref()))?))
             });
 
-        let _ = (&c, &h);
         engine.register_static_module("k8s", m.into());
     }
 }

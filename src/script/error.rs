@@ -1,20 +1,6 @@
 //! Errors of the script layer, and the marker for errors that mean "the runbook is wrong".
 
-use std::path::PathBuf;
-
 use rhai::{Dynamic, EvalAltResult, Position};
-
-#[derive(Debug, thiserror::Error)]
-pub enum ScriptError {
-    #[error("cannot read {path}: {source}")]
-    Read {
-        path: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
-    #[error("{0}")]
-    Usage(String),
-}
 
 /// A mistake in how the runbook calls the host (a bad duration, an unknown parameter): thrown as
 /// this value so that the run ends with the "script error" exit code rather than "failed".

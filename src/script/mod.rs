@@ -21,7 +21,7 @@ pub use convert::{from_json, is_truthy, to_json};
 pub use diagnostic::{Diagnostic, FaultKind, Location};
 pub use docs::{FunctionDoc, function_docs};
 pub use engine::{Extension, build_engine, documented};
-pub use error::{ScriptError, failure as failure_error, usage_error};
+pub use error::{failure as failure_error, usage_error};
 pub use host::{Host, HostConfig};
 pub use interrupt::Interrupt;
 pub use runner::{

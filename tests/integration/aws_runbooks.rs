@@ -1,23 +1,12 @@
 //! The `eks::`, `ec2::` and `iam::` runbooks under runbooks/aws/ on the in-process twin, through
 //! the AWS SDKs; reports are snapshots.
 
-use crate::support::{Runbook, read_report};
+use crate::support::{Runbook, read_report, report_of};
 use crate::with_snapshots;
-
-fn report_of(runbook: &str) -> serde_json::Value {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let report = dir.path().join("report.json");
-    Runbook::new()
-        .args(["run", runbook, "--progress", "never", "--report"])
-        .arg(&report)
-        .run()
-        .expect_code(0);
-    read_report(&report)
-}
 
 #[test]
 fn the_lab_baseline_matches_the_seed() {
-    let report = report_of("runbooks/aws/lab-baseline.rhai");
+    let report = report_of("runbooks/aws/lab-baseline.rhai", 0);
     assert!(
         report["snapshots"]
             .as_array()
@@ -29,7 +18,7 @@ fn the_lab_baseline_matches_the_seed() {
 
 #[test]
 fn gpu_nodes_scale_up_join_and_scale_back_to_zero() {
-    let report = report_of("runbooks/aws/gpu-scale.rhai");
+    let report = report_of("runbooks/aws/gpu-scale.rhai", 0);
     let scale_up = &report["steps"][1];
     assert_eq!(
         scale_up["virtual_ms"], 150_000,
@@ -40,7 +29,7 @@ fn gpu_nodes_scale_up_join_and_scale_back_to_zero() {
 
 #[test]
 fn security_group_rules_come_off_and_back_with_a_guaranteed_restore() {
-    let report = report_of("runbooks/aws/sg-rules.rhai");
+    let report = report_of("runbooks/aws/sg-rules.rhai", 0);
     with_snapshots!({ insta::assert_json_snapshot!("aws-sg-rules", report) });
 }
 

@@ -1,19 +1,8 @@
 //! The `k8s::` runbooks under runbooks/k8s/ on the in-process twin: reports are snapshots,
 //! and the same run twice gives the same report.
 
-use crate::support::{Runbook, read_report};
+use crate::support::{Runbook, read_report, report_of};
 use crate::with_snapshots;
-
-fn report_of(runbook: &str, code: i32) -> serde_json::Value {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let report = dir.path().join("report.json");
-    Runbook::new()
-        .args(["run", runbook, "--progress", "never", "--report"])
-        .arg(&report)
-        .run()
-        .expect_code(code);
-    read_report(&report)
-}
 
 #[test]
 fn cluster_health_matches_the_lab_baseline() {

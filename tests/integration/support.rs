@@ -232,3 +232,16 @@ pub fn kubectl(version: &str) -> Option<PathBuf> {
     eprintln!("skipped: {message}");
     None
 }
+
+/// Runs a runbook with `--report`, expects an exit code, and returns the report with wall times
+/// masked.
+pub fn report_of(runbook: &str, code: i32) -> serde_json::Value {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let report = dir.path().join("report.json");
+    Runbook::new()
+        .args(["run", runbook, "--progress", "never", "--report"])
+        .arg(&report)
+        .run()
+        .expect_code(code);
+    read_report(&report)
+}

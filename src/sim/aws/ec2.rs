@@ -210,12 +210,8 @@ fn describe_permission(rule: &Rule) -> String {
     )
 }
 
-fn authorize(
-    state: &mut AwsState,
-    params: &Params,
-    egress: bool,
-    xml: &mut Xml,
-) -> Result<(), AwsError> {
+/// The request's `GroupId`, which must name an existing group.
+fn existing_group(state: &AwsState, params: &Params) -> Result<String, AwsError> {
     let group = params.get("GroupId").cloned().ok_or_else(|| {
         AwsError::new(
             400,
@@ -226,6 +222,16 @@ fn authorize(
     if !state.groups.contains_key(&group) {
         return Err(group_missing(&group));
     }
+    Ok(group)
+}
+
+fn authorize(
+    state: &mut AwsState,
+    params: &Params,
+    egress: bool,
+    xml: &mut Xml,
+) -> Result<(), AwsError> {
+    let group = existing_group(state, params)?;
     let mut added = Vec::new();
     for mut rule in requested_rules(state, params, &group, egress)? {
         if state
@@ -261,16 +267,7 @@ fn revoke(
     egress: bool,
     xml: &mut Xml,
 ) -> Result<(), AwsError> {
-    let group = params.get("GroupId").cloned().ok_or_else(|| {
-        AwsError::new(
-            400,
-            "MissingParameter",
-            "The request must contain the parameter groupId",
-        )
-    })?;
-    if !state.groups.contains_key(&group) {
-        return Err(group_missing(&group));
-    }
+    let group = existing_group(state, params)?;
     let ids = numbered(params, "SecurityGroupRuleId");
     let mut remove: Vec<usize> = Vec::new();
     if !ids.is_empty() {

@@ -69,7 +69,7 @@ fn cluster_json(c: &Cluster) -> Value {
     })
 }
 
-pub(super) fn nodegroup_json(state: &AwsState, ng: &Nodegroup) -> Value {
+pub(super) fn nodegroup_json(ng: &Nodegroup) -> Value {
     let labels: serde_json::Map<String, Value> = ng
         .labels
         .iter()
@@ -80,7 +80,6 @@ pub(super) fn nodegroup_json(state: &AwsState, ng: &Nodegroup) -> Value {
         .iter()
         .map(|(k, v, e)| json!({"key": k, "value": v, "effect": e.replace("NoSchedule", "NO_SCHEDULE").replace("NoExecute", "NO_EXECUTE")}))
         .collect();
-    let _ = state;
     json!({
         "nodegroupName": ng.name,
         "nodegroupArn": format!("arn:aws:eks:{}:{}:nodegroup/{}/{}/{}", lab::REGION, lab::ACCOUNT_ID, ng.cluster, ng.name, ng.uuid),
@@ -183,7 +182,7 @@ pub fn handle(
         }
         ("GET", ["clusters", name, "node-groups", ng]) => {
             let ng = nodegroup(state, name, ng)?.clone();
-            Ok((200, json!({"nodegroup": nodegroup_json(state, &ng)})))
+            Ok((200, json!({"nodegroup": nodegroup_json(&ng)})))
         }
         ("POST", ["clusters", name, "node-groups", ng, "update-config"]) => {
             nodegroup(state, name, ng)?;

@@ -49,7 +49,6 @@ struct Entry {
 
 pub struct Store {
     resource_version: u64,
-    deletions: u64,
     next_uid: u64,
     objects: HashMap<String, BTreeMap<(String, String), Entry>>,
     history: VecDeque<Change>,
@@ -63,7 +62,6 @@ impl Default for Store {
     fn default() -> Self {
         Self {
             resource_version: 1000,
-            deletions: 0,
             next_uid: 1,
             objects: HashMap::new(),
             history: VecDeque::new(),
@@ -163,10 +161,6 @@ impl Store {
         }
     }
 
-    pub fn count(&self, resource: &str) -> usize {
-        self.objects.get(resource).map_or(0, BTreeMap::len)
-    }
-
     fn bump(&mut self) -> u64 {
         self.resource_version += 1;
         self.resource_version
@@ -239,11 +233,6 @@ impl Store {
         object
     }
 
-    /// How many objects have been deleted so far (garbage collection runs only after one).
-    pub fn deletions(&self) -> u64 {
-        self.deletions
-    }
-
     pub fn remove(&mut self, resource: &str, namespace: &str, name: &str) -> Option<Value> {
         let mut object = self
             .objects
@@ -251,7 +240,6 @@ impl Store {
             .remove(&(namespace.to_string(), name.to_string()))?
             .value;
         self.index_owners(resource, &object, false);
-        self.deletions += 1;
         let rv = self.bump();
         object["metadata"]["resourceVersion"] = json!(rv.to_string());
         self.record(Change {

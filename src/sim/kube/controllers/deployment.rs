@@ -127,6 +127,5 @@ fn reconcile(state: &mut KubeState, mut deployment: Value) {
             status.remove(key);
         }
     }
-    let _ = name;
     shared::update(state, "deployments", deployment);
 }

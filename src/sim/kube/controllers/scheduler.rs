@@ -108,7 +108,6 @@ struct Verdict {
 }
 
 fn evaluate(
-    state: &KubeState,
     pod: &Value,
     node: &Value,
     used: &BTreeMap<String, i128>,
@@ -145,7 +144,6 @@ fn evaluate(
             reasons.push(format!("Insufficient {resource}"));
         }
     }
-    let _ = state;
     Verdict {
         fits: reasons.is_empty(),
         reasons,
@@ -174,7 +172,7 @@ fn schedule(state: &mut KubeState, mut pod: Value) {
                 *used.entry(k).or_insert(0) += v;
             }
         }
-        let verdict = evaluate(state, &pod, node, &used, on_node.len());
+        let verdict = evaluate(&pod, node, &used, on_node.len());
         if verdict.fits {
             let zone = node["metadata"]["labels"]["topology.kubernetes.io/zone"]
                 .as_str()
