@@ -5,6 +5,11 @@
 //! - [`app`]: one file per subcommand, wiring clock, engine and reporters
 //! - [`script`]: the Rhai host (steps, cleanups, waits, assertions, snapshots, imports)
 //! - [`report`]: live output, JSON reports and JUnit XML
+//! - [`bindings`]: thin Rhai modules over the clients
+//! - [`clients`]: typed clients for Kubernetes and AWS
+//! - [`sim`]: the lab twin (speaks the real wire protocols on loopback)
+//! - [`gpu`], [`lab`]: pure domain logic (nvidia-smi and nccl-tests parsers, lab facts,
+//!   reachability, cost)
 //! - [`clock`]: real time and the virtual discrete-event clock
 
 pub mod app;
@@ -13,6 +18,7 @@ pub mod cli;
 pub mod clients;
 pub mod clock;
 pub mod error;
+pub mod gpu;
 pub mod lab;
 pub mod repl;
 pub mod report;

@@ -25,6 +25,9 @@ pub(crate) fn execute(args: &ServeArgs) -> AppResult {
     let runtime = runtime::build()?;
     let twin = Twin::new(Arc::new(VirtualClock::new()));
     scenario::load(&twin, scenario);
+    for fault in &args.faults {
+        crate::sim::faults::apply(&twin, fault).map_err(Error::Usage)?;
+    }
     let address = runtime
         .block_on(kube::server::start(twin.clone(), args.port))
         .map_err(|source| {

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use crate::bindings::{AwsBindings, KubeBindings};
+use crate::bindings::{AwsBindings, GpuBindings, HelmBindings, KubeBindings};
 use crate::cli::{ClockKind, TargetArgs};
 use crate::clients::aws::AwsClients;
 use crate::clients::kube::KubeClient;
@@ -37,6 +37,9 @@ pub(crate) fn connect(
             let virtual_clock = Arc::new(VirtualClock::new());
             let twin = Twin::new(virtual_clock.clone());
             scenario::load(&twin, scenario);
+            for fault in &args.faults {
+                crate::sim::faults::apply(&twin, fault).map_err(Error::Usage)?;
+            }
             let address = runtime
                 .block_on(kube::server::start(twin.clone(), 0))
                 .map_err(|e| {
@@ -70,10 +73,7 @@ pub(crate) fn connect(
             };
             Ok(Target {
                 clock,
-                extensions: vec![
-                    Arc::new(KubeBindings::new(Arc::new(client))),
-                    Arc::new(AwsBindings::new(Arc::new(aws))),
-                ],
+                extensions: extensions(client, aws, args.helm.clone()),
                 virtual_clock: Some(twin_clock),
                 description,
                 _twin: Some(twin),
@@ -103,10 +103,7 @@ pub(crate) fn connect(
             };
             Ok(Target {
                 clock: Arc::new(RealClock::new()),
-                extensions: vec![
-                    Arc::new(KubeBindings::new(Arc::new(client))),
-                    Arc::new(AwsBindings::new(Arc::new(aws))),
-                ],
+                extensions: extensions(client, aws, args.helm.clone()),
                 virtual_clock: None,
                 description: format!(
                     "the cluster of {}{}",
@@ -137,9 +134,23 @@ pub(crate) fn documentation_extensions(
 ) -> Vec<Arc<dyn Extension>> {
     let _entered = runtime.enter();
     let aws = AwsClients::for_endpoint("http://127.0.0.1:9", crate::lab::REGION);
-    let mut extensions: Vec<Arc<dyn Extension>> = vec![Arc::new(AwsBindings::new(Arc::new(aws)))];
-    if let Ok(client) = KubeClient::for_endpoint("http://127.0.0.1:9") {
-        extensions.push(Arc::new(KubeBindings::new(Arc::new(client))));
+    match KubeClient::for_endpoint("http://127.0.0.1:9") {
+        Ok(client) => extensions(client, aws, None),
+        Err(_) => vec![Arc::new(AwsBindings::new(Arc::new(aws)))],
     }
-    extensions
+}
+
+/// Every binding module, over one Kubernetes client and one set of AWS clients.
+fn extensions(
+    kube: KubeClient,
+    aws: AwsClients,
+    helm: Option<std::path::PathBuf>,
+) -> Vec<Arc<dyn Extension>> {
+    let kube = Arc::new(kube);
+    vec![
+        Arc::new(KubeBindings::new(kube.clone())),
+        Arc::new(AwsBindings::new(Arc::new(aws))),
+        Arc::new(GpuBindings::new(kube.clone())),
+        Arc::new(HelmBindings::new(helm, Some(kube))),
+    ]
 }

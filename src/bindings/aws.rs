@@ -22,7 +22,7 @@ impl AwsBindings {
     }
 }
 
-fn aws_error(error: AwsError, position: Position) -> Box<EvalAltResult> {
+pub(super) fn aws_error(error: AwsError, position: Position) -> Box<EvalAltResult> {
     let mut map = Map::new();
     map.insert("code".into(), Dynamic::from(error.code.clone()));
     map.insert("reason".into(), Dynamic::from(error.code.clone()));
@@ -31,7 +31,7 @@ fn aws_error(error: AwsError, position: Position) -> Box<EvalAltResult> {
     EvalAltResult::ErrorRuntime(Dynamic::from_map(map), position).into()
 }
 
-fn call<T>(
+pub(super) fn call<T>(
     host: &Host,
     position: Position,
     future: impl Future<Output = std::result::Result<T, AwsError>>,
@@ -40,7 +40,7 @@ fn call<T>(
         .map_err(|e| aws_error(e, position))
 }
 
-fn json(value: &serde_json::Value) -> Dynamic {
+pub(super) fn json(value: &serde_json::Value) -> Dynamic {
     from_json(value)
 }
 
@@ -245,6 +245,7 @@ impl Extension for AwsBindings {
                 scale(&host, &clients, position, cluster, name, desired, wait)
             },
         );
+        super::aws_lifecycle::install_eks(&mut eks, &c, &h);
         engine.register_static_module("eks", eks.into());
 
         let mut ec2 = Module::new();
@@ -325,6 +326,7 @@ impl Extension for AwsBindings {
             .set_into_module(&mut ec2, move |ctx: NativeCallContext| -> Result {
                 Ok(json(&serde_json::json!(call(&host, ctx.call_position(), clients.instances())?)))
             });
+        super::aws_lifecycle::install_ec2(&mut ec2, &c, &h);
         engine.register_static_module("ec2", ec2.into());
 
         let mut iam = Module::new();
@@ -357,7 +359,9 @@ impl Extension for AwsBindings {
                 )?))
             },
         );
+        super::aws_lifecycle::install_iam(&mut iam, &c, &h);
         engine.register_static_module("iam", iam.into());
+        engine.register_static_module("cost", super::aws_lifecycle::cost_module(&c, &h).into());
     }
 }
 

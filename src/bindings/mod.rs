@@ -1,11 +1,18 @@
-//! Thin Rhai modules over the clients (`k8s::`, `eks::`, `ec2::`, `iam::`): decode arguments, call one client
+//! Thin Rhai modules over the clients (`k8s::`, `eks::`, `ec2::`, `iam::`, `cost::`, `helm::`, `nvml::`,
+//! `nccl::`): decode arguments, call one client
 //! function, encode the result. They plug into the script host as [`Extension`]s.
 //!
 //! [`Extension`]: crate::script::Extension
 
 mod args;
 mod aws;
+mod aws_lifecycle;
+mod gpu;
+mod helm;
 mod k8s;
+mod options;
 
 pub use aws::AwsBindings;
+pub use gpu::GpuBindings;
+pub use helm::HelmBindings;
 pub use k8s::KubeBindings;

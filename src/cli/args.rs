@@ -57,6 +57,10 @@ pub struct ServeArgs {
     /// credentials): `set -a; . PATH; set +a`.
     #[arg(long, value_name = "PATH")]
     pub write_env: Option<PathBuf>,
+    /// Switch a fault on (repeatable): check=NAME, nodegroup-never-joins=NAME,
+    /// aws-throttle=RATE, aws-5xx=RATE, aws-latency=DURATION.
+    #[arg(long = "fault", value_name = "NAME=VALUE")]
+    pub faults: Vec<String>,
     /// Virtual seconds per wall second (outside clients cannot say when they are idle).
     #[arg(long, default_value_t = 60.0)]
     pub speed: f64,
@@ -138,6 +142,18 @@ pub struct TargetArgs {
         global = true
     )]
     pub scenario: String,
+    /// The helm binary for helm:: [default: RUNBOOK_HELM, then PATH, then .tools/bin/helm].
+    #[arg(long, value_name = "PATH", global = true)]
+    pub helm: Option<PathBuf>,
+    /// Switch a fault on in the lab twin (repeatable): check=NAME, nodegroup-never-joins=NAME,
+    /// aws-throttle=RATE, aws-5xx=RATE, aws-latency=DURATION.
+    #[arg(
+        long = "fault",
+        value_name = "NAME=VALUE",
+        conflicts_with = "kubeconfig",
+        global = true
+    )]
+    pub faults: Vec<String>,
 }
 
 #[derive(Debug, Args)]

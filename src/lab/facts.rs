@@ -86,3 +86,13 @@ pub const VPC_CNI_CONFIG: [(&str, &str); 4] = [
     ("warm-ip-target", "1"),
     ("warm-prefix-target", "0"),
 ];
+
+/// The version an add-on gets: the seed's, or for those it installed as "latest" (EKS
+/// community add-ons) the version "latest" resolved to.
+pub fn resolved_addon_version(name: &str, seed_version: &str) -> String {
+    match (name, seed_version) {
+        ("external-dns", "latest") => "v0.20.0-eksbuild.1".into(),
+        ("cert-manager", "latest") => "v1.19.1-eksbuild.1".into(),
+        (_, version) => version.into(),
+    }
+}

@@ -1,10 +1,12 @@
 //! The GPU lab's facts (../shared/design/LAB.md, from the seed documents): the single source
 //! for the twin's scenarios and for the runbooks' expectations, and the pure logic over
-//! them (security-group reachability). No I/O.
+//! them (security-group reachability, the cost model). No I/O.
 
+pub mod cost;
 mod facts;
 mod network;
 pub mod reachability;
+pub mod timeline;
 
 pub use facts::*;
 pub use network::*;

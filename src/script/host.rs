@@ -167,6 +167,17 @@ impl Host {
         })
     }
 
+    /// Runs a cleanup (removing what a call made) to its end even after a first Ctrl-C; a
+    /// second Ctrl-C abandons it (`None`), as it abandons a runbook's own cleanups.
+    pub fn block_on_cleanup<T>(&self, future: impl std::future::Future<Output = T>) -> Option<T> {
+        self.runtime.block_on(async {
+            tokio::select! {
+                value = future => Some(value),
+                () = self.interrupt.reached(2) => None,
+            }
+        })
+    }
+
     /// Sleeps on the run's clock (virtual time jumps; real time waits).
     pub fn sleep(&self, duration: Duration, position: Position) -> Result<(), Box<EvalAltResult>> {
         // Timers belong to the runtime; the REPL calls in from a thread outside it.

@@ -3,6 +3,8 @@
 //! and wire formats only, never on the script host, the bindings or the clients.
 
 pub mod aws;
+pub mod faults;
+pub mod gpu;
 pub mod kube;
 pub mod scenario;
 pub mod timestamps;

@@ -19,6 +19,25 @@ pub fn rfc3339(virtual_time: Duration) -> String {
     )
 }
 
+/// `ctime` form (`Mon Nov 30 04:43:45 2026`) of a virtual instant, as nvidia-smi prints it.
+pub fn ctime(virtual_time: Duration) -> String {
+    const DAYS: [&str; 7] = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"];
+    const MONTHS: [&str; 12] = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
+    let secs = unix_seconds(virtual_time);
+    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    let (year, month, day) = civil_from_days(days);
+    format!(
+        "{} {} {day:2} {:02}:{:02}:{:02} {year}",
+        DAYS[days.rem_euclid(7) as usize],
+        MONTHS[(month as usize).saturating_sub(1) % 12],
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
 /// Unix seconds of a virtual instant.
 pub fn unix_seconds(virtual_time: Duration) -> i64 {
     EPOCH_UNIX_SECONDS + i64::try_from(virtual_time.as_secs()).unwrap_or(0)

@@ -7,10 +7,14 @@ use std::time::Duration;
 use crate::clock::{Clock, VirtualClock};
 use crate::lab;
 
-use super::aws::state::{AwsState, AwsTimer};
+use super::aws::eks_lifecycle::on_timer;
+use super::aws::state::{AwsState, AwsTimer, Rule};
+use super::gpu;
 use super::kube::controllers::{fire_timer, reconcile};
+use super::kube::programs::{self, container_program};
 use super::kube::state::{KubeState, Timer, built_in_key};
-use super::scenario::{NodeSpec, node_object};
+use super::scenario::{NodeSpec, clear_cluster, install_addon, node_object, uninstall_addon};
+use crate::lab::reachability::{Endpoint, Peer, SgRule, reachable};
 
 pub struct Twin {
     pub clock: Arc<VirtualClock>,
@@ -25,11 +29,23 @@ fn unpoison<T>(result: std::sync::LockResult<MutexGuard<'_, T>>) -> MutexGuard<'
 
 impl Twin {
     pub fn new(clock: Arc<VirtualClock>) -> Arc<Self> {
-        Arc::new_cyclic(|this| Self {
-            clock,
-            kube: Mutex::new(KubeState::default()),
-            aws: Mutex::new(AwsState::default()),
-            this: this.clone(),
+        Arc::new_cyclic(|this| {
+            let mut kube = KubeState::default();
+            let network = network_of(this.clone());
+            kube.programs = Box::new(move |pod, container, state| {
+                gpu::programs::container(pod, container, state, &network)
+                    .unwrap_or_else(|| container_program(pod, container, state))
+            });
+            kube.exec = Box::new(|argv, context, state| {
+                gpu::programs::exec(argv, context, state)
+                    .unwrap_or_else(|| programs::run(argv, context))
+            });
+            Self {
+                clock,
+                kube: Mutex::new(kube),
+                aws: Mutex::new(AwsState::default()),
+                this: this.clone(),
+            }
         })
     }
 
@@ -55,6 +71,12 @@ impl Twin {
                 }
             });
         }
+    }
+
+    /// Reads the AWS world as it is now (no timers, no clock: safe inside a Kubernetes change).
+    pub fn read_aws<R>(&self, read: impl FnOnce(&AwsState) -> R) -> R {
+        let state = unpoison(self.aws.lock());
+        read(&state)
     }
 
     /// Reads the Kubernetes world as it is now.
@@ -147,6 +169,8 @@ impl Twin {
             }
             AwsTimer::InstanceTerminated { instance } => {
                 let ip = self.aws(|state| {
+                    let now = state.now;
+                    state.meter.stop(instance, now);
                     let instance = state.instances.get_mut(instance)?;
                     instance.state = "terminated".into();
                     Some(instance.private_ip.clone())
@@ -160,6 +184,23 @@ impl Twin {
                     self.kube(|state| state.store.remove(&built_in_key("nodes"), "", &name));
                 }
             }
+            AwsTimer::ClusterDeleted { .. } => {
+                self.aws(|state| on_timer(state, timer));
+                self.kube(clear_cluster);
+            }
+            AwsTimer::AddonActive { addon, .. } => {
+                self.aws(|state| on_timer(state, timer));
+                self.kube(|state| install_addon(state, addon));
+            }
+            AwsTimer::AddonDeleted { addon, .. } => {
+                self.aws(|state| on_timer(state, timer));
+                self.kube(|state| uninstall_addon(state, addon));
+            }
+            AwsTimer::ClusterActive { .. }
+            | AwsTimer::NodegroupActive { .. }
+            | AwsTimer::NodegroupDeleted { .. }
+            | AwsTimer::NatAvailable { .. }
+            | AwsTimer::NatDeleted { .. } => self.aws(|state| on_timer(state, timer)),
             AwsTimer::UpdateDone { update } => self.aws(|state| {
                 let Some(record) = state.updates.get(update).cloned() else {
                     return;
@@ -192,5 +233,52 @@ impl Twin {
                 }
             }),
         }
+    }
+}
+
+/// The network between node addresses, from the EC2 side: NCCL needs TCP 1025-65535 to pass
+/// both ways, judged by the same evaluator as `ec2::reachable`.
+fn network_of(twin: Weak<Twin>) -> gpu::programs::Network {
+    Arc::new(move |from: &str, to: &str| {
+        let twin = twin.upgrade()?;
+        twin.read_aws(|state| {
+            let endpoint = |ip: &str| {
+                state
+                    .instances
+                    .values()
+                    .find(|i| i.private_ip == ip && i.state == "running")
+                    .map(|i| Endpoint {
+                        groups: i.groups.clone(),
+                        ip: Some(ip.to_string()),
+                    })
+            };
+            let (Some(a), Some(b)) = (endpoint(from), endpoint(to)) else {
+                return Some(format!("no running instance has address {from} or {to}"));
+            };
+            let rules: Vec<SgRule> = state.rules.iter().map(sg_rule).collect();
+            [1025, 43_000, 65_535].iter().find_map(|port| {
+                let there = reachable(&a, &b, "tcp", *port, &rules);
+                let back = reachable(&b, &a, "tcp", *port, &rules);
+                (!there.allowed)
+                    .then_some(there.reason)
+                    .or((!back.allowed).then_some(back.reason))
+            })
+        })
+    })
+}
+
+fn sg_rule(rule: &Rule) -> SgRule {
+    SgRule {
+        id: rule.id.clone(),
+        group: rule.group_id.clone(),
+        egress: rule.egress,
+        protocol: rule.protocol.clone(),
+        from_port: rule.from_port,
+        to_port: rule.to_port,
+        peer: match (&rule.cidr, &rule.referenced_group) {
+            (_, Some(group)) => Peer::Group(group.clone()),
+            (Some(cidr), None) => Peer::Cidr(cidr.clone()),
+            (None, None) => Peer::Cidr(String::new()),
+        },
     }
 }

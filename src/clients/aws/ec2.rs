@@ -260,7 +260,18 @@ impl AwsClients {
             .send()
             .await
             .map_err(|e| AwsError::from_sdk("DescribeVpcs", e))?;
-        Ok(out.vpcs().iter().map(|v| json!({"vpc_id": v.vpc_id(), "cidr_block": v.cidr_block(), "state": v.state().map(|s| s.as_str())})).collect())
+        Ok(out
+            .vpcs()
+            .iter()
+            .map(|v| {
+                let name = v
+                    .tags()
+                    .iter()
+                    .find(|t| t.key() == Some("Name"))
+                    .and_then(|t| t.value());
+                json!({"vpc_id": v.vpc_id(), "cidr_block": v.cidr_block(), "state": v.state().map(|s| s.as_str()), "name": name})
+            })
+            .collect())
     }
 
     /// Instances, with their state, type, zone, address and security groups.

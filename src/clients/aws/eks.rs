@@ -6,7 +6,8 @@ use serde_json::{Value, json};
 
 use super::client::AwsClients;
 use super::error::AwsError;
-use crate::clock::{Clock, format_duration};
+use super::waiter::{classify, wait_for};
+use crate::clock::Clock;
 
 fn time(value: Option<&aws_smithy_types::DateTime>) -> Value {
     value.map_or(Value::Null, |t| json!(t.to_string()))
@@ -207,40 +208,19 @@ impl AwsClients {
         timeout: Duration,
         clock: &dyn Clock,
     ) -> Result<(), AwsError> {
-        let deadline = clock.now() + timeout;
-        loop {
-            let status = self.update_status(cluster, nodegroup, id).await?;
-            match status.as_str() {
-                "Successful" => return Ok(()),
-                "Failed" | "Cancelled" => {
-                    return Err(AwsError::new(
-                        "DescribeUpdate",
-                        "UpdateFailed",
-                        format!("update {id} of node group {nodegroup} ended {status}"),
-                    ));
-                }
-                _ => {}
-            }
-            if clock.now() >= deadline {
-                return Err(AwsError::new(
-                    "DescribeUpdate",
-                    "Timeout",
-                    format!(
-                        "update {id} of node group {nodegroup} still {status} after {}",
-                        format_duration(timeout)
-                    ),
-                ));
-            }
-            if clock.is_virtual() {
-                clock.idle_until(deadline).await;
-            } else {
-                tokio::time::sleep(
-                    deadline
-                        .saturating_sub(clock.now())
-                        .min(Duration::from_secs(15)),
-                )
-                .await;
-            }
-        }
+        let what = format!("update {id} of node group {nodegroup}");
+        wait_for(
+            clock,
+            timeout,
+            "DescribeUpdate",
+            &what,
+            "Successful",
+            || async move {
+                let status = self.update_status(cluster, nodegroup, id).await?;
+                Ok(classify(&status, &["Successful"], &["Failed", "Cancelled"]))
+            },
+        )
+        .await
+        .map(|_| ())
     }
 }

@@ -55,4 +55,45 @@ impl AwsClients {
                 )
             })
     }
+
+    /// Registers an OIDC issuer with IAM; returns the provider's ARN.
+    pub async fn create_oidc_provider(
+        &self,
+        url: &str,
+        client_ids: &[String],
+        thumbprints: &[String],
+    ) -> Result<String, AwsError> {
+        let out = self
+            .sdk()
+            .await
+            .iam
+            .create_open_id_connect_provider()
+            .url(url)
+            .set_client_id_list(Some(client_ids.to_vec()))
+            .set_thumbprint_list(Some(thumbprints.to_vec()))
+            .send()
+            .await
+            .map_err(|e| AwsError::from_sdk("CreateOpenIDConnectProvider", e))?;
+        out.open_id_connect_provider_arn()
+            .map(str::to_string)
+            .ok_or_else(|| {
+                AwsError::new(
+                    "CreateOpenIDConnectProvider",
+                    "InvalidResponse",
+                    "CreateOpenIDConnectProvider answered without an ARN",
+                )
+            })
+    }
+
+    pub async fn delete_oidc_provider(&self, arn: &str) -> Result<(), AwsError> {
+        self.sdk()
+            .await
+            .iam
+            .delete_open_id_connect_provider()
+            .open_id_connect_provider_arn(arn)
+            .send()
+            .await
+            .map_err(|e| AwsError::from_sdk("DeleteOpenIDConnectProvider", e))?;
+        Ok(())
+    }
 }

@@ -3,12 +3,18 @@
 //! field names of the aws CLI's output, in snake_case.
 
 mod client;
+mod cost;
 mod ec2;
+mod ec2_lifecycle;
 mod eks;
+mod eks_lifecycle;
 mod error;
 mod iam;
 mod reachability;
+mod waiter;
 
 pub use client::AwsClients;
 pub use ec2::RuleSpec;
+pub use ec2_lifecycle::SubnetSpec;
+pub use eks_lifecycle::{ClusterSpec, NodegroupSpec};
 pub use error::AwsError;

@@ -6,11 +6,12 @@ use std::collections::BTreeMap;
 use super::error::AwsError;
 use super::state::{AwsState, Rule};
 use super::wire::{Xml, iso, numbered};
+use super::{ec2_lifecycle, seed_ids};
 use crate::lab;
 
-type Params = BTreeMap<String, String>;
+pub(super) type Params = BTreeMap<String, String>;
 
-fn group_missing(id: &str) -> AwsError {
+pub(super) fn group_missing(id: &str) -> AwsError {
     AwsError::new(
         400,
         "InvalidGroup.NotFound",
@@ -19,7 +20,7 @@ fn group_missing(id: &str) -> AwsError {
 }
 
 /// `Filter.N.Name` / `Filter.N.Value.M` pairs.
-fn filters(params: &Params) -> Vec<(String, Vec<String>)> {
+pub(super) fn filters(params: &Params) -> Vec<(String, Vec<String>)> {
     (1..)
         .map_while(|n| {
             params
@@ -29,7 +30,7 @@ fn filters(params: &Params) -> Vec<(String, Vec<String>)> {
         .collect()
 }
 
-fn rule_xml(xml: &mut Xml, rule: &Rule) {
+pub(super) fn rule_xml(xml: &mut Xml, rule: &Rule) {
     xml.open("item")
         .leaf("securityGroupRuleId", &rule.id)
         .leaf("groupId", &rule.group_id)
@@ -249,7 +250,7 @@ fn authorize(
                 ),
             ));
         }
-        rule.id = state.next_id("sgr");
+        rule.id = seed_ids::rule(state, &rule).unwrap_or_else(|| state.next_id("sgr"));
         added.push(rule);
     }
     xml.leaf("return", true).open("securityGroupRuleSet");
@@ -387,69 +388,6 @@ pub fn handle(
         "AuthorizeSecurityGroupEgress" => authorize(state, params, true, xml),
         "RevokeSecurityGroupIngress" => revoke(state, params, false, xml),
         "RevokeSecurityGroupEgress" => revoke(state, params, true, xml),
-        "DescribeVpcs" => {
-            xml.open("vpcSet");
-            if !state.subnets.is_empty() {
-                xml.open("item")
-                    .leaf("vpcId", lab::VPC_ID)
-                    .leaf("state", "available")
-                    .leaf("cidrBlock", lab::VPC_CIDR)
-                    .leaf("ownerId", lab::ACCOUNT_ID)
-                    .leaf("isDefault", false)
-                    .leaf("instanceTenancy", "default")
-                    .open("tagSet")
-                    .open("item")
-                    .leaf("key", "Name")
-                    .leaf("value", "myeks5w-vpc")
-                    .close("item")
-                    .close("tagSet")
-                    .close("item");
-            }
-            xml.close("vpcSet");
-            Ok(())
-        }
-        "DescribeSubnets" => {
-            let wanted = numbered(params, "SubnetId");
-            xml.open("subnetSet");
-            for subnet in state
-                .subnets
-                .values()
-                .filter(|s| wanted.is_empty() || wanted.contains(&s.id))
-            {
-                xml.open("item")
-                    .leaf("subnetId", &subnet.id)
-                    .leaf("state", "available")
-                    .leaf("vpcId", lab::VPC_ID)
-                    .leaf("cidrBlock", &subnet.cidr)
-                    .leaf("availabilityZone", &subnet.zone)
-                    .leaf("availabilityZoneId", lab::zone_id(&subnet.zone))
-                    .leaf("mapPublicIpOnLaunch", subnet.public)
-                    .leaf("ownerId", lab::ACCOUNT_ID)
-                    .open("tagSet")
-                    .open("item")
-                    .leaf("key", "Name")
-                    .leaf("value", &subnet.name)
-                    .close("item")
-                    .close("tagSet")
-                    .close("item");
-            }
-            xml.close("subnetSet");
-            Ok(())
-        }
-        "DescribeNatGateways" => {
-            xml.open("natGatewaySet");
-            if !state.subnets.is_empty() {
-                xml.open("item")
-                    .leaf("natGatewayId", lab::NAT_GATEWAY_ID)
-                    .leaf("state", "available")
-                    .leaf("subnetId", "subnet-0abc0001")
-                    .leaf("vpcId", lab::VPC_ID)
-                    .leaf("connectivityType", "public")
-                    .close("item");
-            }
-            xml.close("natGatewaySet");
-            Ok(())
-        }
         "DescribeInstances" => {
             let wanted = numbered(params, "InstanceId");
             if let Some(missing) = wanted.iter().find(|id| !state.instances.contains_key(*id)) {
@@ -496,7 +434,13 @@ pub fn handle(
                     .leaf("availabilityZone", &instance.zone)
                     .close("placement")
                     .leaf("subnetId", &instance.subnet)
-                    .leaf("vpcId", lab::VPC_ID)
+                    .leaf(
+                        "vpcId",
+                        state
+                            .subnets
+                            .get(&instance.subnet)
+                            .map_or(lab::VPC_ID, |s| s.vpc.as_str()),
+                    )
                     .leaf("privateIpAddress", &instance.private_ip)
                     .open("groupSet");
                 for group in &instance.groups {
@@ -527,12 +471,6 @@ pub fn handle(
             xml.close("reservationSet");
             Ok(())
         }
-        other => Err(AwsError::new(
-            400,
-            "InvalidAction",
-            format!(
-                "The action {other} is not valid for this web service (the lab twin serves EC2 Describe*/Authorize*/Revoke* for VPCs, subnets, instances and security groups)"
-            ),
-        )),
+        other => ec2_lifecycle::handle(state, other, params, xml),
     }
 }

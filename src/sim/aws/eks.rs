@@ -5,9 +5,9 @@ use std::collections::BTreeMap;
 use serde_json::{Value, json};
 
 use super::error::AwsError;
-use super::nodegroups;
 use super::state::{AwsState, Cluster, Nodegroup, Update};
 use super::wire::epoch;
+use super::{eks_lifecycle, nodegroups};
 use crate::lab;
 
 fn cluster_arn(name: &str) -> String {
@@ -38,6 +38,19 @@ fn nodegroup<'a>(
 }
 
 fn cluster_json(c: &Cluster) -> Value {
+    let mut json = cluster_fields(c);
+    if c.status == "CREATING" {
+        // EKS has no endpoint, CA or issuer to show until the control plane is up.
+        if let Some(fields) = json.as_object_mut() {
+            fields.remove("endpoint");
+            fields.remove("certificateAuthority");
+            fields.remove("identity");
+        }
+    }
+    json
+}
+
+fn cluster_fields(c: &Cluster) -> Value {
     json!({
         "name": c.name,
         "arn": cluster_arn(&c.name),
@@ -163,6 +176,41 @@ pub fn handle(
 ) -> Result<(u16, Value), AwsError> {
     let segments: Vec<&str> = path.trim_matches('/').split('/').collect();
     match (method, segments.as_slice()) {
+        ("POST", ["clusters"]) => {
+            let created = eks_lifecycle::create_cluster(state, body)?;
+            Ok((200, json!({"cluster": cluster_json(&created)})))
+        }
+        ("DELETE", ["clusters", name]) => {
+            let deleted = eks_lifecycle::delete_cluster(state, name)?;
+            Ok((200, json!({"cluster": cluster_json(&deleted)})))
+        }
+        ("POST", ["clusters", name, "node-groups"]) => {
+            let created = eks_lifecycle::create_nodegroup(state, name, body)?;
+            Ok((200, json!({"nodegroup": nodegroup_json(&created)})))
+        }
+        ("DELETE", ["clusters", name, "node-groups", ng]) => {
+            let deleted = eks_lifecycle::delete_nodegroup(state, name, ng)?;
+            Ok((200, json!({"nodegroup": nodegroup_json(&deleted)})))
+        }
+        ("POST", ["clusters", name, "addons"]) => {
+            eks_lifecycle::create_addon(state, name, body)?;
+            let addon = body["addonName"].as_str().unwrap_or_default();
+            Ok((
+                200,
+                json!({"addon": addon_json(cluster(state, name)?, addon)?}),
+            ))
+        }
+        ("DELETE", ["clusters", name, "addons", addon]) => {
+            let json = addon_json(cluster(state, name)?, addon)?;
+            eks_lifecycle::delete_addon(state, name, addon)?;
+            let mut json = json;
+            json["status"] = json!("DELETING");
+            Ok((200, json!({"addon": json})))
+        }
+        ("POST", ["clusters", name, "addons", addon, "update"]) => {
+            let update = eks_lifecycle::update_addon(state, name, addon, body)?;
+            Ok((200, json!({"update": update_json(&update)})))
+        }
         ("GET", ["clusters"]) => Ok((
             200,
             json!({"clusters": state.clusters.keys().collect::<Vec<_>>()}),

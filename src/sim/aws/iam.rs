@@ -3,8 +3,8 @@
 use std::collections::BTreeMap;
 
 use super::error::AwsError;
-use super::state::AwsState;
-use super::wire::{Xml, iso};
+use super::state::{AwsState, OidcProvider};
+use super::wire::{Xml, iso, numbered};
 
 pub fn handle(
     state: &mut AwsState,
@@ -49,6 +49,48 @@ pub fn handle(
             xml.close("ThumbprintList")
                 .leaf("CreateDate", iso(provider.created_at))
                 .raw("<Tags/>");
+            Ok(())
+        }
+        "CreateOpenIDConnectProvider" => {
+            let url = params.get("Url").ok_or_else(|| {
+                AwsError::new(
+                    400,
+                    "ValidationError",
+                    "1 validation error detected: Value null at 'url' failed to satisfy constraint: Member must not be null",
+                )
+            })?;
+            let url = url.trim_start_matches("https://").to_string();
+            if state.oidc_providers.iter().any(|p| p.url == url) {
+                return Err(AwsError::new(
+                    409,
+                    "EntityAlreadyExists",
+                    format!("Provider with url https://{url} already exists."),
+                ));
+            }
+            let provider = OidcProvider {
+                url,
+                client_ids: numbered(params, "ClientIDList.member"),
+                thumbprints: numbered(params, "ThumbprintList.member"),
+                created_at: state.now,
+            };
+            xml.leaf("OpenIDConnectProviderArn", provider.arn());
+            state.oidc_providers.push(provider);
+            Ok(())
+        }
+        "DeleteOpenIDConnectProvider" => {
+            let arn = params
+                .get("OpenIDConnectProviderArn")
+                .cloned()
+                .unwrap_or_default();
+            let before = state.oidc_providers.len();
+            state.oidc_providers.retain(|p| p.arn() != arn);
+            if state.oidc_providers.len() == before {
+                return Err(AwsError::new(
+                    404,
+                    "NoSuchEntity",
+                    format!("OpenIDConnect Provider not found for arn {arn}"),
+                ));
+            }
             Ok(())
         }
         other => Err(AwsError::new(

@@ -1,10 +1,15 @@
 //! The twin's AWS side: EKS, EC2 and IAM state and the wire protocols the aws CLI and SDKs use.
 
 pub mod ec2;
+pub mod ec2_lifecycle;
 pub mod eks;
+pub mod eks_lifecycle;
 pub mod error;
+pub mod faults;
 pub mod iam;
+pub mod meter;
 pub mod nodegroups;
+pub mod seed_ids;
 pub mod server;
 pub mod state;
 pub mod wire;

@@ -1,7 +1,9 @@
 //! Node group scaling: launching and terminating instances, and the update that tracks it.
 
 use super::error::AwsError;
-use super::state::{AwsState, AwsTimer, Instance, SHUTDOWN_DELAY, Update, join_delay};
+use std::time::Duration;
+
+use super::state::{AwsState, AwsTimer, Instance, Nodegroup, SHUTDOWN_DELAY, Update, join_delay};
 use crate::lab;
 
 pub fn update_config(
@@ -71,59 +73,90 @@ pub fn update_config(
         ng.status = "UPDATING".into();
         ng.modified_at = now;
     }
-    let live: Vec<Instance> = state.live_instances(name).into_iter().cloned().collect();
-    let mut longest = std::time::Duration::from_secs(5);
-    if (live.len() as i64) < desired {
-        for index in live.len() as i64..desired {
-            let subnet = current.subnets[(index as usize) % current.subnets.len().max(1)].clone();
-            let zone = state
-                .subnets
-                .get(&subnet)
-                .map_or("ap-northeast-2a".to_string(), |s| s.zone.clone());
-            let instance = Instance {
-                id: state.next_id("i"),
-                nodegroup: name.into(),
-                instance_type: current.instance_type.clone(),
-                private_ip: state.next_private_ip(&subnet),
-                subnet,
-                zone,
-                state: "pending".into(),
-                groups: vec![lab::NODE_SG.into(), lab::AUX_SG.into()],
-                ami: if current.ami_type.contains("NVIDIA") {
-                    lab::AMI_NVIDIA.into()
-                } else {
-                    lab::AMI_STANDARD.into()
-                },
-                launched_at: now,
-            };
-            let delay = join_delay(&instance.instance_type);
-            longest = longest.max(delay);
-            state.schedule(
-                delay,
-                AwsTimer::InstanceJoins {
-                    instance: instance.id.clone(),
-                },
-            );
-            state.instances.insert(instance.id.clone(), instance);
-        }
+    let live = state.live_instances(name).len();
+    let longest = if (live as i64) < desired {
+        launch(state, &current, live, desired as usize)
     } else {
-        // Newest first, as the Auto Scaling group's default termination policy does.
-        let mut excess: Vec<Instance> = live;
-        excess.sort_by(|a, b| b.launched_at.cmp(&a.launched_at).then(b.id.cmp(&a.id)));
-        let surplus = excess.len().saturating_sub(desired as usize);
-        for instance in excess.into_iter().take(surplus) {
-            if let Some(i) = state.instances.get_mut(&instance.id) {
-                i.state = "shutting-down".into();
-            }
-            longest = longest.max(SHUTDOWN_DELAY);
-            state.schedule(
-                SHUTDOWN_DELAY,
-                AwsTimer::InstanceTerminated {
-                    instance: instance.id.clone(),
-                },
-            );
-        }
-    }
+        terminate_newest(state, name, live - desired as usize)
+    };
     state.schedule(longest, AwsTimer::UpdateDone { update: id });
     Ok(update)
+}
+
+/// Launches instances number `from..to` of a node group (spread over its subnets in order);
+/// returns how long until the last one has joined.
+pub fn launch(state: &mut AwsState, nodegroup: &Nodegroup, from: usize, to: usize) -> Duration {
+    let mut longest = Duration::from_secs(5);
+    let now = state.now;
+    for index in from..to {
+        // Spread over the subnets the way the seed's Auto Scaling group placed `primary`
+        // (2a, then 2c, then 2b): every other subnet first.
+        let order: Vec<&String> = nodegroup
+            .subnets
+            .iter()
+            .step_by(2)
+            .chain(nodegroup.subnets.iter().skip(1).step_by(2))
+            .collect();
+        let Some(subnet) = order.get(index % order.len().max(1)).map(|s| (*s).clone()) else {
+            break;
+        };
+        let zone = state
+            .subnets
+            .get(&subnet)
+            .map_or("ap-northeast-2a".to_string(), |s| s.zone.clone());
+        let instance = Instance {
+            id: state.next_id("i"),
+            nodegroup: nodegroup.name.clone(),
+            instance_type: nodegroup.instance_type.clone(),
+            private_ip: state.next_private_ip(&subnet),
+            subnet,
+            zone,
+            state: "pending".into(),
+            groups: vec![lab::NODE_SG.into(), lab::AUX_SG.into()],
+            ami: if nodegroup.ami_type.contains("NVIDIA") {
+                lab::AMI_NVIDIA.into()
+            } else {
+                lab::AMI_STANDARD.into()
+            },
+            launched_at: now,
+        };
+        let delay = join_delay(&instance.instance_type);
+        longest = longest.max(delay);
+        state.schedule(
+            delay,
+            AwsTimer::InstanceJoins {
+                instance: instance.id.clone(),
+            },
+        );
+        state
+            .meter
+            .start(&instance.id, &instance.instance_type, now);
+        state.instances.insert(instance.id.clone(), instance);
+    }
+    longest
+}
+
+/// Shuts down a node group's `count` newest instances, as the Auto Scaling group's default
+/// termination policy does; returns how long until they are gone.
+pub fn terminate_newest(state: &mut AwsState, nodegroup: &str, count: usize) -> Duration {
+    let mut live: Vec<Instance> = state
+        .live_instances(nodegroup)
+        .into_iter()
+        .cloned()
+        .collect();
+    live.sort_by(|a, b| b.launched_at.cmp(&a.launched_at).then(b.id.cmp(&a.id)));
+    let mut longest = Duration::from_secs(5);
+    for instance in live.into_iter().take(count) {
+        if let Some(i) = state.instances.get_mut(&instance.id) {
+            i.state = "shutting-down".into();
+        }
+        longest = longest.max(SHUTDOWN_DELAY);
+        state.schedule(
+            SHUTDOWN_DELAY,
+            AwsTimer::InstanceTerminated {
+                instance: instance.id.clone(),
+            },
+        );
+    }
+    longest
 }

@@ -15,6 +15,7 @@ use serde_json::{Value, json};
 use tokio::net::TcpListener;
 
 use super::error::AwsError;
+use super::faults::Injected;
 use super::wire::{Xml, escape, form};
 use super::{ec2, eks, iam};
 use crate::sim::kube::server::{Body, full};
@@ -67,6 +68,20 @@ async fn handle(twin: Arc<Twin>, request: Request<Incoming>) -> Response<Body> {
         }
     };
     let text = String::from_utf8_lossy(&bytes).into_owned();
+    if path == "/twin/usage" {
+        let usage = twin
+            .aws(|state| json!({"now_s": state.now.as_secs_f64(), "records": state.meter.records}));
+        return respond(200, "application/json", usage.to_string(), None);
+    }
+    if let Some(service) = service.as_deref() {
+        let (injected, latency) = twin.aws(|state| (state.faults.draw(), state.faults.latency));
+        if !latency.is_zero() {
+            tokio::time::sleep(latency).await;
+        }
+        if let Some(injected) = injected {
+            return injected_error(service, injected);
+        }
+    }
     match service.as_deref() {
         Some("eks") => {
             let body: Value = if text.trim().is_empty() { json!({}) } else { serde_json::from_str(&text).unwrap_or(Value::Null) };
@@ -101,6 +116,51 @@ async fn handle(twin: Arc<Twin>, request: Request<Incoming>) -> Response<Body> {
             "application/json",
             json!({"message": format!("the lab twin serves eks, ec2 and iam, routed by the SigV4 credential scope; got {}", other.unwrap_or("an unsigned request"))}).to_string(),
             Some("UnrecognizedClientException"),
+        ),
+    }
+}
+
+/// A fault as each service reports it: EKS `ThrottlingException` (429) and
+/// `ServerException` (500), EC2 `RequestLimitExceeded` (503) and `InternalError` (500), IAM
+/// `Throttling` (400) and `ServiceFailure` (500).
+fn injected_error(service: &str, injected: Injected) -> Response<Body> {
+    let (status, code, message) = match (service, injected) {
+        ("eks", Injected::Throttled) => (429, "ThrottlingException", "Rate exceeded"),
+        ("eks", Injected::ServerError) => (
+            500,
+            "ServerException",
+            "An internal error occurred (injected by the lab twin)",
+        ),
+        ("ec2", Injected::Throttled) => (503, "RequestLimitExceeded", "Request limit exceeded."),
+        ("ec2", Injected::ServerError) => (
+            500,
+            "InternalError",
+            "An internal error has occurred (injected by the lab twin)",
+        ),
+        (_, Injected::Throttled) => (400, "Throttling", "Rate exceeded"),
+        (_, Injected::ServerError) => (
+            500,
+            "ServiceFailure",
+            "Request processing has failed due to some unknown error (injected by the lab twin)",
+        ),
+    };
+    let error = AwsError::new(status, code, message);
+    match service {
+        "eks" => respond(
+            status,
+            "application/json",
+            json!({"message": message}).to_string(),
+            Some(code),
+        ),
+        "ec2" => respond(status, "text/xml;charset=UTF-8", ec2_error(&error), None),
+        _ => respond(
+            status,
+            "text/xml",
+            format!(
+                "<ErrorResponse xmlns=\"https://iam.amazonaws.com/doc/2010-05-08/\"><Error><Type>Sender</Type><Code>{code}</Code><Message>{}</Message></Error><RequestId>{REQUEST_ID}</RequestId></ErrorResponse>",
+                escape(message)
+            ),
+            None,
         ),
     }
 }

@@ -4,6 +4,8 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use super::faults::AwsFaults;
+use super::meter::Meter;
 use crate::lab;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -52,8 +54,26 @@ pub struct SecurityGroup {
 }
 
 #[derive(Debug, Clone)]
+pub struct Vpc {
+    pub id: String,
+    pub cidr: String,
+    pub name: String,
+}
+
+#[derive(Debug, Clone)]
+pub struct NatGateway {
+    pub id: String,
+    pub subnet: String,
+    pub vpc: String,
+    /// `pending`, `available`, `deleting`, `deleted`.
+    pub state: String,
+    pub name: String,
+}
+
+#[derive(Debug, Clone)]
 pub struct Subnet {
     pub id: String,
+    pub vpc: String,
     pub cidr: String,
     pub zone: String,
     pub public: bool,
@@ -150,11 +170,50 @@ impl OidcProvider {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum AwsTimer {
     /// An instance has booted: it runs and its Node joins the cluster.
-    InstanceJoins { instance: String },
+    InstanceJoins {
+        instance: String,
+    },
     /// An instance has shut down.
-    InstanceTerminated { instance: String },
+    InstanceTerminated {
+        instance: String,
+    },
     /// A node group update has finished.
-    UpdateDone { update: String },
+    UpdateDone {
+        update: String,
+    },
+    /// The control plane is up (CREATING -> ACTIVE).
+    ClusterActive {
+        cluster: String,
+    },
+    /// The control plane is gone (DELETING -> removed).
+    ClusterDeleted {
+        cluster: String,
+    },
+    /// An add-on is installed (CREATING -> ACTIVE) or removed (DELETING -> gone).
+    AddonActive {
+        cluster: String,
+        addon: String,
+    },
+    AddonDeleted {
+        cluster: String,
+        addon: String,
+    },
+    /// A node group is created (CREATING -> ACTIVE) or removed (DELETING -> gone).
+    NodegroupActive {
+        cluster: String,
+        nodegroup: String,
+    },
+    NodegroupDeleted {
+        cluster: String,
+        nodegroup: String,
+    },
+    /// A NAT gateway is available, or deleted.
+    NatAvailable {
+        id: String,
+    },
+    NatDeleted {
+        id: String,
+    },
 }
 
 /// How long an instance of a type takes from launch to a Ready node (virtual).
@@ -172,6 +231,8 @@ pub const SHUTDOWN_DELAY: Duration = Duration::from_secs(30);
 #[derive(Default)]
 pub struct AwsState {
     pub now: Duration,
+    pub vpcs: BTreeMap<String, Vpc>,
+    pub nat_gateways: BTreeMap<String, NatGateway>,
     pub clusters: BTreeMap<String, Cluster>,
     /// By (cluster, node group).
     pub nodegroups: BTreeMap<(String, String), Nodegroup>,
@@ -184,6 +245,10 @@ pub struct AwsState {
     pub timers: Vec<(Duration, AwsTimer)>,
     /// Node groups whose new instances never join (a fault for drills), by name.
     pub failing_joins: std::collections::BTreeSet<String>,
+    /// What has been billed, for the cost meter.
+    pub meter: Meter,
+    /// Throttling, server errors and latency injected into AWS calls.
+    pub faults: AwsFaults,
     sequence: u64,
 }
 

@@ -7,6 +7,7 @@ use serde_json::json;
 use super::routes::Query;
 use super::server::{Body, json_response};
 use crate::clock::{Clock, parse_duration};
+use crate::sim::faults;
 use crate::sim::twin::Twin;
 
 pub fn handle(twin: &Twin, method: &Method, path: &str, query: &Query) -> Response<Body> {
@@ -30,20 +31,30 @@ pub fn handle(twin: &Twin, method: &Method, path: &str, query: &Query) -> Respon
             ),
         },
         ("POST", "faults") => {
-            let failing = twin.kube(|s| {
-                if let Some(check) = query.get("fail") {
-                    s.failing_checks.insert(check.to_string());
+            let mut changes: Vec<String> = Vec::new();
+            if let Some(check) = query.get("fail") {
+                changes.push(format!("check={check}"));
+            }
+            if let Some(name) = query.get("heal") {
+                changes.push(format!("heal={name}"));
+            }
+            if let Some(spec) = query.get("set") {
+                changes.push(spec.to_string());
+            }
+            for change in changes {
+                if let Err(error) = faults::apply(twin, &change) {
+                    return json_response(400, &json!({"error": error}));
                 }
-                if let Some(check) = query.get("heal") {
-                    s.failing_checks.remove(check);
-                }
-                s.failing_checks.iter().cloned().collect::<Vec<_>>()
-            });
-            json_response(200, &json!({"failing_checks": failing}))
+            }
+            let failing = twin.read_kube(|s| s.failing_checks.iter().cloned().collect::<Vec<_>>());
+            json_response(
+                200,
+                &json!({"failing_checks": failing, "faults": faults::describe(twin)}),
+            )
         }
         _ => json_response(
             404,
-            &json!({"error": format!("no twin endpoint {method} /twin/{path}; try GET /twin/clock, POST /twin/advance?by=5m, POST /twin/faults?fail=etcd")}),
+            &json!({"error": format!("no twin endpoint {method} /twin/{path}; try GET /twin/clock, POST /twin/advance?by=5m, POST /twin/faults?fail=etcd or ?set=aws-throttle=0.2")}),
         ),
     }
 }

@@ -97,6 +97,7 @@ pub async fn handle(
                 .get(&key)
                 .map(|l| l.lines.clone())
                 .unwrap_or_default();
+            lines.retain(|(at, _)| *at <= state.now);
             if let Some(seconds) = since {
                 let from = state.now.saturating_sub(Duration::from_secs(seconds));
                 lines.retain(|(at, _)| *at >= from);
@@ -116,15 +117,25 @@ pub async fn handle(
         return text_response(200, render(&lines, timestamps));
     }
     let key = (namespace.to_string(), pod_name.to_string(), container);
-    let sent = twin.read_kube(|s| s.logs.get(&key).map_or(0, |l| l.lines.len()));
+    let sent = twin.read_kube(|s| {
+        s.logs
+            .get(&key)
+            .map_or(0, |l| l.lines.iter().filter(|(at, _)| *at <= s.now).count())
+    });
     let first = Bytes::from(render(&lines, timestamps));
     let follow = futures::stream::unfold((twin, key, sent), move |(twin, key, sent)| async move {
         loop {
             let (new, done) = twin.read_kube(|s| {
-                let all = s
+                let all: Vec<(Duration, String)> = s
                     .logs
                     .get(&key)
-                    .map(|l| l.lines.clone())
+                    .map(|l| {
+                        l.lines
+                            .iter()
+                            .filter(|(at, _)| *at <= s.now)
+                            .cloned()
+                            .collect()
+                    })
                     .unwrap_or_default();
                 let pod = s.object("pods", &key.0, &key.1);
                 let done = pod.is_none_or(|p| {

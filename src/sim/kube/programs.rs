@@ -51,9 +51,12 @@ pub fn container_program(pod: &Value, container: &Value, state: &KubeState) -> P
         container,
         node: node.as_ref(),
     };
-    if argv.is_empty() {
-        // Image defaults: servers run until deleted; in a Job an image without a command
-        // stands for a batch program that finishes.
+    let image_program = argv
+        .first()
+        .is_some_and(|p| !KNOWN.contains(&p.rsplit('/').next().unwrap_or(p)));
+    if argv.is_empty() || image_program {
+        // Image defaults, and the image's own programs (`nfd-worker`, `gpu-operator`): servers
+        // run until deleted; in a Job they stand for a batch program that finishes.
         let in_job = pod["metadata"]["ownerReferences"]
             .as_array()
             .into_iter()
@@ -64,6 +67,7 @@ pub fn container_program(pod: &Value, container: &Value, state: &KubeState) -> P
             stdout: String::new(),
             exit_code: 0,
             duration,
+            later: Vec::new(),
         };
     }
     let output = run(&argv, &context);
@@ -71,8 +75,28 @@ pub fn container_program(pod: &Value, container: &Value, state: &KubeState) -> P
         stdout: format!("{}{}", output.stdout, output.stderr),
         exit_code: output.exit_code,
         duration: output.duration,
+        later: Vec::new(),
     }
 }
+
+/// The commands the twin interprets; any other main program of a container is the image's own.
+const KNOWN: [&str; 15] = [
+    "echo",
+    "true",
+    "false",
+    "sleep",
+    "hostname",
+    "env",
+    "printenv",
+    "cat",
+    "uname",
+    "tail",
+    "sh",
+    "bash",
+    "nvidia-smi",
+    "all_reduce_perf",
+    "mpirun",
+];
 
 /// Runs one command line.
 pub fn run(argv: &[String], context: &Context<'_>) -> Output {

@@ -34,12 +34,14 @@ pub enum Timer {
 }
 
 /// What a container's program does in the twin: its output, how long it runs, its exit code.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ProgramRun {
     pub stdout: String,
     pub exit_code: i32,
     /// `None`: it runs until the pod is deleted.
     pub duration: Option<Duration>,
+    /// Lines it prints later, by time since it started (a program that keeps retrying).
+    pub later: Vec<(Duration, String)>,
 }
 
 /// The log of one container, stamped with the virtual time of each line.
@@ -174,6 +176,19 @@ impl KubeState {
 
     pub fn log_line(&mut self, namespace: &str, pod: &str, container: &str, line: &str) {
         let now = self.now;
+        self.log_line_at(namespace, pod, container, now, line);
+    }
+
+    /// A log line that appears at `at` (virtual time); readers see it once the clock is there.
+    pub fn log_line_at(
+        &mut self,
+        namespace: &str,
+        pod: &str,
+        container: &str,
+        at: Duration,
+        line: &str,
+    ) {
+        let now = at;
         self.logs
             .entry((namespace.into(), pod.into(), container.into()))
             .or_default()

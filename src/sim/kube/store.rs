@@ -119,6 +119,18 @@ impl Store {
             .map(|(_, e)| (&e.value, &e.json))
     }
 
+    /// Every stored object's `(resource, namespace, name)`.
+    pub fn keys(&self) -> Vec<(String, String, String)> {
+        self.objects
+            .iter()
+            .flat_map(|(resource, objects)| {
+                objects
+                    .keys()
+                    .map(move |(ns, name)| (resource.clone(), ns.clone(), name.clone()))
+            })
+            .collect()
+    }
+
     /// Objects of `resource` that list `owner_uid` among their owners.
     pub fn owned_by<'a>(
         &'a self,

@@ -7,15 +7,41 @@ use std::time::Duration;
 use super::kube_system::SYSTEM_NODES;
 use crate::lab;
 use crate::sim::aws::state::{
-    Addon, AwsState, Cluster, Instance, Nodegroup, OidcProvider, Rule, SecurityGroup, Subnet,
+    Addon, AwsState, Cluster, Instance, NatGateway, Nodegroup, OidcProvider, Rule, SecurityGroup,
+    Subnet, Vpc,
 };
 
 pub(super) fn deployed(state: &mut AwsState) {
+    state.vpcs.insert(
+        lab::VPC_ID.into(),
+        Vpc {
+            id: lab::VPC_ID.into(),
+            cidr: lab::VPC_CIDR.into(),
+            name: "myeks5w-vpc".into(),
+        },
+    );
+    state.nat_gateways.insert(
+        lab::NAT_GATEWAY_ID.into(),
+        NatGateway {
+            id: lab::NAT_GATEWAY_ID.into(),
+            subnet: "subnet-0abc0001".into(),
+            vpc: lab::VPC_ID.into(),
+            state: "available".into(),
+            name: "myeks5w-nat".into(),
+        },
+    );
+    state
+        .meter
+        .start(lab::NAT_GATEWAY_ID, "nat-gateway", Duration::ZERO);
+    state
+        .meter
+        .start(lab::CLUSTER_NAME, "eks-cluster", Duration::ZERO);
     for (id, cidr, zone, public, name) in lab::SUBNETS {
         state.subnets.insert(
             id.into(),
             Subnet {
                 id: id.into(),
+                vpc: lab::VPC_ID.into(),
                 cidr: cidr.into(),
                 zone: zone.into(),
                 public,
@@ -56,11 +82,7 @@ pub(super) fn deployed(state: &mut AwsState) {
     let addons: BTreeMap<String, Addon> = lab::ADDONS
         .iter()
         .map(|(name, version)| {
-            let version = if *version == "latest" {
-                format!("{}-eksbuild.1", community_version(name))
-            } else {
-                version.to_string()
-            };
+            let version = lab::resolved_addon_version(name, version);
             (
                 (*name).to_string(),
                 Addon {
@@ -122,6 +144,11 @@ pub(super) fn deployed(state: &mut AwsState) {
             },
         );
     }
+    for (instance, _, _) in SYSTEM_NODES {
+        state
+            .meter
+            .start(instance, lab::T3_MEDIUM.instance_type, Duration::ZERO);
+    }
     for (instance, zone, ip) in SYSTEM_NODES {
         let subnet = if zone.ends_with('a') {
             "subnet-0abc9012"
@@ -150,13 +177,4 @@ pub(super) fn deployed(state: &mut AwsState) {
         thumbprints: vec![lab::OIDC_THUMBPRINT.into()],
         created_at: Duration::ZERO,
     });
-}
-
-/// Versions for the add-ons the seed installed as "latest" (EKS community add-ons).
-fn community_version(name: &str) -> &'static str {
-    match name {
-        "external-dns" => "v0.20.0",
-        "cert-manager" => "v1.19.1",
-        _ => "v0.0.0",
-    }
 }

@@ -44,11 +44,11 @@ pub(super) const SYSTEM_NODES: [(&str, &str, &str); 2] = [
     ("i-0a1b2c3d4e5f60002", "ap-northeast-2c", "192.168.21.118"),
 ];
 
-fn image(repository: &str, addon: &str) -> String {
+pub(super) fn image(repository: &str, addon: &str) -> String {
     format!("{ECR}/eks/{repository}:{}", lab::addon_version(addon))
 }
 
-fn workload(
+pub(super) fn workload(
     kind: &str,
     namespace: &str,
     name: &str,
@@ -84,13 +84,20 @@ fn workload(
     object
 }
 
-fn container(name: &str, image: String, cpu: &str, memory: &str) -> Value {
+pub(super) fn container(name: &str, image: String, cpu: &str, memory: &str) -> Value {
     json!({"name": name, "image": image, "resources": {"requests": {"cpu": cpu, "memory": memory}}})
 }
 
+/// The lab as deployed: the two system nodes and every add-on's objects.
 pub(super) fn deployed(state: &mut KubeState) {
-    for (index, (instance, zone, ip)) in SYSTEM_NODES.iter().enumerate() {
-        let _ = index;
+    system_nodes(state);
+    for (addon, _) in lab::ADDONS {
+        super::addons::install(state, addon);
+    }
+}
+
+fn system_nodes(state: &mut KubeState) {
+    for (instance, zone, ip) in SYSTEM_NODES {
         let node = node_object(&NodeSpec {
             nodegroup: "primary",
             instance_id: instance,
@@ -104,163 +111,22 @@ pub(super) fn deployed(state: &mut KubeState) {
         });
         create(state, "nodes", node);
     }
-    for name in ["cert-manager", "external-dns"] {
-        create(
-            state,
-            "namespaces",
-            json!({"metadata": {"name": name, "labels": {"kubernetes.io/metadata.name": name}}}),
-        );
+}
+
+/// What a deleted cluster leaves: nothing but what a new one starts with. Every object goes
+/// (custom resource definitions unregistered too), then the base namespaces come back.
+pub fn clear_cluster(state: &mut KubeState) {
+    for (resource, namespace, name) in state.store.keys() {
+        if let Some(removed) = state.store.remove(&resource, &namespace, &name)
+            && removed["kind"] == "CustomResourceDefinition"
+        {
+            let group = removed["spec"]["group"].as_str().unwrap_or_default();
+            let plural = removed["spec"]["names"]["plural"]
+                .as_str()
+                .unwrap_or_default();
+            state.registry.unregister_crd(group, plural);
+        }
     }
-
-    create(
-        state,
-        "daemonsets",
-        workload(
-            "DaemonSet",
-            "kube-system",
-            "aws-node",
-            ("k8s-app", "aws-node"),
-            container(
-                "aws-node",
-                format!("{ECR}/amazon-k8s-cni:{}", lab::addon_version("vpc-cni")),
-                "25m",
-                "0",
-            ),
-            json!({"hostNetwork": true}),
-        ),
-    );
-    create(
-        state,
-        "daemonsets",
-        workload(
-            "DaemonSet",
-            "kube-system",
-            "kube-proxy",
-            ("k8s-app", "kube-proxy"),
-            container("kube-proxy", image("kube-proxy", "kube-proxy"), "100m", "0"),
-            json!({"hostNetwork": true}),
-        ),
-    );
-    create(
-        state,
-        "daemonsets",
-        workload(
-            "DaemonSet",
-            "kube-system",
-            "eks-pod-identity-agent",
-            ("app.kubernetes.io/name", "eks-pod-identity-agent"),
-            container(
-                "eks-pod-identity-agent",
-                image("eks-pod-identity-agent", "eks-pod-identity-agent"),
-                "25m",
-                "0",
-            ),
-            json!({"hostNetwork": true}),
-        ),
-    );
-
-    let spread = json!({
-        "topologySpreadConstraints": [{"maxSkew": 1, "topologyKey": "topology.kubernetes.io/zone", "whenUnsatisfiable": "ScheduleAnyway", "labelSelector": {"matchLabels": {"k8s-app": "kube-dns"}}}],
-        "tolerations": [{"key": "CriticalAddonsOnly", "operator": "Exists"}, {"key": "node-role.kubernetes.io/control-plane", "effect": "NoSchedule"}],
-        "priorityClassName": "system-cluster-critical",
-    });
-    create(
-        state,
-        "deployments",
-        workload(
-            "Deployment",
-            "kube-system",
-            "coredns",
-            ("k8s-app", "kube-dns"),
-            container("coredns", image("coredns", "coredns"), "100m", "70Mi"),
-            spread,
-        ),
-    );
-    create(
-        state,
-        "deployments",
-        workload(
-            "Deployment",
-            "kube-system",
-            "metrics-server",
-            ("k8s-app", "metrics-server"),
-            container(
-                "metrics-server",
-                image("metrics-server", "metrics-server"),
-                "100m",
-                "200Mi",
-            ),
-            json!({"priorityClassName": "system-cluster-critical"}),
-        ),
-    );
-    for name in [
-        "cert-manager",
-        "cert-manager-cainjector",
-        "cert-manager-webhook",
-    ] {
-        let mut deployment = workload(
-            "Deployment",
-            "cert-manager",
-            name,
-            ("app.kubernetes.io/name", name),
-            container(
-                name,
-                format!(
-                    "quay.io/jetstack/{}:v1.19.1",
-                    name.replace("cert-manager", "cert-manager-controller")
-                        .replace("-controller-", "-")
-                ),
-                "10m",
-                "32Mi",
-            ),
-            json!({}),
-        );
-        deployment["spec"]["replicas"] = json!(1);
-        create(state, "deployments", deployment);
-    }
-    let mut external_dns = workload(
-        "Deployment",
-        "external-dns",
-        "external-dns",
-        ("app.kubernetes.io/name", "external-dns"),
-        container(
-            "external-dns",
-            "registry.k8s.io/external-dns/external-dns:v0.20.0".into(),
-            "10m",
-            "32Mi",
-        ),
-        json!({}),
-    );
-    external_dns["spec"]["replicas"] = json!(1);
-    create(state, "deployments", external_dns);
-
-    let vpc_cni: serde_json::Map<String, Value> = lab::VPC_CNI_CONFIG
-        .iter()
-        .map(|(k, v)| ((*k).to_string(), json!(v)))
-        .collect();
-    create(
-        state,
-        "configmaps",
-        json!({"metadata": {"name": "amazon-vpc-cni", "namespace": "kube-system", "labels": {"app.kubernetes.io/name": "aws-node"}}, "data": vpc_cni}),
-    );
-    create(
-        state,
-        "configmaps",
-        json!({
-            "metadata": {"name": "kube-proxy-config", "namespace": "kube-system", "labels": {"eks.amazonaws.com/component": "kube-proxy", "k8s-app": "kube-proxy"}},
-            "data": {"config": "apiVersion: kubeproxy.config.k8s.io/v1alpha1\nbindAddress: 0.0.0.0\nclientConnection:\n  kubeconfig: /var/lib/kube-proxy/kubeconfig\nclusterCIDR: \"\"\nconntrack:\n  maxPerCore: 32768\n  min: 131072\nkind: KubeProxyConfiguration\nmetricsBindAddress: 0.0.0.0:10249\nmode: \"iptables\"\niptables:\n  masqueradeAll: false\n  syncPeriod: 30s\n"},
-        }),
-    );
-    create(
-        state,
-        "services",
-        json!({
-            "metadata": {"name": "kube-dns", "namespace": "kube-system", "labels": {"k8s-app": "kube-dns", "eks.amazonaws.com/component": "kube-dns"}},
-            "spec": {"clusterIP": "10.100.0.10", "selector": {"k8s-app": "kube-dns"}, "ports": [
-                {"name": "dns", "port": 53, "protocol": "UDP", "targetPort": 53},
-                {"name": "dns-tcp", "port": 53, "protocol": "TCP", "targetPort": 53},
-                {"name": "metrics", "port": 9153, "protocol": "TCP", "targetPort": 9153},
-            ]},
-        }),
-    );
+    state.logs.clear();
+    namespaces(state);
 }

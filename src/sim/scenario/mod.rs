@@ -1,10 +1,13 @@
 //! Starting states of the twin: `empty` (nothing exists yet) and `deployed` (the lab right
 //! after its Terraform apply).
 
+mod addons;
 mod aws;
 mod kube_system;
 mod nodes;
 
+pub use addons::{install as install_addon, uninstall as uninstall_addon};
+pub use kube_system::clear_cluster;
 pub use nodes::{NodeSpec, node_object};
 
 use std::str::FromStr;

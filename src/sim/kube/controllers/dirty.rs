@@ -83,6 +83,12 @@ impl Dirty {
                 .is_some_and(|uid| self.uids.contains(uid))
     }
 
+    /// Whether any object of a resource (its store key, `nvidia.com/clusterpolicies`) was
+    /// written, or anything was deleted.
+    pub(super) fn touched(&self, key: &str) -> bool {
+        self.all || self.deleted || self.changed.iter().any(|(resource, _, _)| resource == key)
+    }
+
     /// The changed objects of one built-in resource, as they are now.
     pub(super) fn changed_objects(&self, state: &KubeState, plural: &str) -> Vec<Value> {
         let key = crate::sim::kube::state::built_in_key(plural);

@@ -131,6 +131,10 @@ fn start(state: &mut KubeState, namespace: &str, name: &str, uid: &str) {
         for line in run.stdout.lines() {
             state.log_line(namespace, name, &container_name, line);
         }
+        let started = state.now;
+        for (after, line) in &run.later {
+            state.log_line_at(namespace, name, &container_name, started + *after, line);
+        }
         longest = match (longest, run.duration) {
             (Some(a), Some(b)) => Some(a.max(b)),
             _ => None,

@@ -3,9 +3,11 @@
 
 mod daemonset;
 mod deployment;
+mod device_plugin;
 mod dirty;
 mod events;
 mod gc;
+mod gpu_operator;
 mod job;
 mod kubelet;
 mod replicaset;
@@ -36,5 +38,7 @@ pub fn reconcile(state: &mut KubeState) {
         job::run(state, &dirty);
         scheduler::run(state, &dirty);
         kubelet::run(state, &dirty);
+        gpu_operator::run(state, &dirty);
+        device_plugin::run(state, &dirty);
     }
 }

@@ -1,0 +1,185 @@
+//! `nvml::` (nvidia-smi over exec, and its parsers) and `nccl::` (nccl-tests across GPU nodes,
+//! and its parser).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use rhai::{Array, Dynamic, EvalAltResult, Map, Module, NativeCallContext, Position};
+use serde::Serialize;
+
+use super::args::{kube_error, selector};
+use super::options::Spec;
+use crate::clients::gpu::{
+    AllReduce, AllReduceSpec, DEFAULT_FIELDS, QuerySpec, query, query_local, remove_probes,
+};
+use crate::clients::kube::KubeClient;
+use crate::gpu::{nccl, nvidia_smi};
+use crate::script::{Extension, Host, documented as doc, duration_value, from_json};
+
+type Result<T = Dynamic> = std::result::Result<T, Box<EvalAltResult>>;
+
+pub struct GpuBindings {
+    kube: Arc<KubeClient>,
+}
+
+impl GpuBindings {
+    pub fn new(kube: Arc<KubeClient>) -> Self {
+        Self { kube }
+    }
+}
+
+fn encode(value: &impl Serialize) -> Dynamic {
+    from_json(&serde_json::to_value(value).unwrap_or_default())
+}
+
+fn parse_error(
+    function: &str,
+    error: nvidia_smi::ParseError,
+    position: Position,
+) -> Box<EvalAltResult> {
+    let mut map = Map::new();
+    map.insert("code".into(), Dynamic::from("ParseError".to_string()));
+    map.insert("reason".into(), Dynamic::from("ParseError".to_string()));
+    map.insert(
+        "message".into(),
+        Dynamic::from(format!("{function}: {error}")),
+    );
+    EvalAltResult::ErrorRuntime(Dynamic::from_map(map), position).into()
+}
+
+fn timeout(
+    spec: &Spec<'_>,
+    options: &Map,
+    key: &str,
+    function: &str,
+    default: Duration,
+    position: Position,
+) -> Result<Duration> {
+    let _ = spec;
+    match options.get(key) {
+        None => Ok(default),
+        Some(v) => duration_value(v, &format!("{function}: `{key}`"), position),
+    }
+}
+
+fn install_parsers(nvml: &mut Module, nccl_module: &mut Module) {
+    doc("parse_csv", &["text: &str", "Array"], "Rows of `nvidia-smi --query-gpu=... --format=csv` (header and units, or not): one map per GPU,\nkeyed by field, numbers as numbers, [N/A] and [Not Supported] as ().")
+        .set_into_module(nvml, |ctx: NativeCallContext, text: &str| -> Result {
+            nvidia_smi::parse_csv(text, None).map(|rows| encode(&rows)).map_err(|e| parse_error("nvml::parse_csv", e, ctx.call_position()))
+        });
+    doc(
+        "parse_csv",
+        &["text: &str", "fields: Array", "Array"],
+        "The same for `noheader` output: the fields asked for name the columns.",
+    )
+    .set_into_module(
+        nvml,
+        |ctx: NativeCallContext, text: &str, fields: Array| -> Result {
+            let fields: Vec<String> = fields.iter().map(|f| f.to_string()).collect();
+            let names: Vec<&str> = fields.iter().map(String::as_str).collect();
+            nvidia_smi::parse_csv(text, Some(&names))
+                .map(|rows| encode(&rows))
+                .map_err(|e| parse_error("nvml::parse_csv", e, ctx.call_position()))
+        },
+    );
+    doc(
+        "parse_list",
+        &["text: &str", "Array"],
+        "`nvidia-smi -L`: #{ index, name, uuid, mig_devices: [#{ profile, device, uuid }] }.",
+    )
+    .set_into_module(nvml, |ctx: NativeCallContext, text: &str| -> Result {
+        nvidia_smi::parse_list(text)
+            .map(|v| encode(&v))
+            .map_err(|e| parse_error("nvml::parse_list", e, ctx.call_position()))
+    });
+    doc("parse_xml", &["text: &str", "Map"], "`nvidia-smi -q -x`: #{ driver_version, cuda_version, attached_gpus, gpus: [#{ product_name, uuid,\nfb_memory_total_mib, mig_mode_current, temperature_gpu_c, power_draw_w, processes, ... }] }.")
+        .set_into_module(nvml, |ctx: NativeCallContext, text: &str| -> Result {
+            nvidia_smi::parse_xml(text).map(|v| encode(&v)).map_err(|e| parse_error("nvml::parse_xml", e, ctx.call_position()))
+        });
+    doc("parse_mig_profiles", &["text: &str", "Array"], "`nvidia-smi mig -lgip`: #{ gpu, name, id, instances_free, instances_total, memory_gib, ... };\n[] when no GPU supports MIG.")
+        .set_into_module(nvml, |ctx: NativeCallContext, text: &str| -> Result {
+            nvidia_smi::parse_mig_profiles(text).map(|v| encode(&v)).map_err(|e| parse_error("nvml::parse_mig_profiles", e, ctx.call_position()))
+        });
+    doc("parse_table", &["text: &str", "Map"], "The plain `nvidia-smi` table: #{ driver_version, cuda_version, gpus: [#{ index, name, memory_used_mib,\nmemory_total_mib, utilization_percent, ... }], mig_devices, processes }.")
+        .set_into_module(nvml, |ctx: NativeCallContext, text: &str| -> Result {
+            nvidia_smi::parse_table(text).map(|v| encode(&v)).map_err(|e| parse_error("nvml::parse_table", e, ctx.call_position()))
+        });
+    doc("parse", &["text: &str", "Map"], "nccl-tests output (any version, NCCL INFO lines and all): #{ ok, status: ok|error|incomplete, rows,\navg_busbw, out_of_bounds, nccl_version, tests_version, ranks, devices, warnings, errors, summary }.")
+        .set_into_module(nccl_module, |text: &str| -> Dynamic { encode(&nccl::parse(text)) });
+}
+
+impl Extension for GpuBindings {
+    fn install(&self, engine: &mut rhai::Engine, host: &Arc<Host>) {
+        let mut nvml = Module::new();
+        let mut nccl_module = Module::new();
+        install_parsers(&mut nvml, &mut nccl_module);
+
+        let (kube, h) = (self.kube.clone(), host.clone());
+        doc("query", &["options: Map", "Array"], "nvidia-smi --query-gpu on every node `nodes` selects (a selector: #{ tier: \"gpu\" } or \"tier=gpu\"), a few\nat a time, through a pod there that sees the GPUs or a short-lived probe pod (deleted after);\none #{ node, ok, via, gpus: [#{ name, memory.total, ... }], error } per node, a failing node\nreported, not raised. Options: fields, concurrency (8), timeout (\"2m\" per node), namespace,\nimage (of the probe pod), local: true (this machine's nvidia-smi instead).")
+            .set_into_module(&mut nvml, move |ctx: NativeCallContext, options: Map| -> Result {
+                let position = ctx.call_position();
+                let s = Spec::new(&options, "nvml::query", &["nodes", "fields", "concurrency", "timeout", "namespace", "image", "local"], position)?;
+                let mut fields = s.strings("fields")?;
+                if fields.is_empty() {
+                    fields = DEFAULT_FIELDS.iter().map(|f| (*f).to_string()).collect();
+                }
+                if options.get("local").is_some_and(|v| v.as_bool() == Ok(true)) {
+                    let answer = h.block_on(position, query_local(&fields))?;
+                    return Ok(encode(&vec![answer]));
+                }
+                let nodes = options.get("nodes").cloned().unwrap_or(Dynamic::UNIT);
+                let spec = QuerySpec {
+                    selector: selector(&nodes, "nvml::query", position)?,
+                    fields,
+                    probe_image: s.string("image")?.unwrap_or_else(|| "nvcr.io/nvidia/cuda:13.0.1-base-ubuntu24.04".into()),
+                    namespace: s.string("namespace")?.unwrap_or_else(|| "default".into()),
+                    concurrency: s.int("concurrency")?.map_or(8, |c| c.max(1) as usize),
+                    timeout: timeout(&options, "timeout", "nvml::query", Duration::from_secs(120), position)?,
+                };
+                let clock = h.clock.clone();
+                let answered = h.block_on(position, query(&kube, &spec, clock.as_ref()));
+                if answered.is_err() {
+                    h.block_on_cleanup(remove_probes(&kube, &spec));
+                }
+                Ok(encode(&answered?.map_err(|e| kube_error(e, position))?))
+            });
+
+        let (kube, h) = (self.kube.clone(), host.clone());
+        doc("all_reduce", &["options: Map", "Map"], "A multi-node nccl-tests all_reduce_perf, as an MPIJob runs it (headless Service, one worker pod per\nGPU node with the GPU taint tolerated and nvidia.com/gpu requested, an mpirun launcher), always\ncleaned up. Options: nodes (how many, 2), selector (\"nvidia.com/gpu=true\"), gpus_per_node (1),\nmin_bytes (\"8\"), max_bytes (\"128M\"), step_factor (2), iters (20), timeout (\"10m\": past it the\nrun is a hang), image, namespace. Answers #{ ok, status: ok|hang|error, summary, avg_busbw, rows,\nranks, devices, nccl_version, tests_version, warnings, nodes, ... }.")
+            .set_into_module(&mut nccl_module, move |ctx: NativeCallContext, options: Map| -> Result {
+                let position = ctx.call_position();
+                let s = Spec::new(&options, "nccl::all_reduce", &["nodes", "selector", "gpus_per_node", "min_bytes", "max_bytes", "step_factor", "iters", "timeout", "image", "namespace"], position)?;
+                let text_or_int = |key: &str, default: &str| -> Result<String> {
+                    Ok(match options.get(key) {
+                        None => default.to_string(),
+                        Some(v) if v.is_int() => v.to_string(),
+                        Some(_) => s.required(key)?,
+                    })
+                };
+                let selector_value = options.get("selector").cloned().unwrap_or(Dynamic::UNIT);
+                let spec = AllReduceSpec {
+                    selector: selector(&selector_value, "nccl::all_reduce", position)?.unwrap_or_else(|| "nvidia.com/gpu=true".into()),
+                    nodes: s.int("nodes")?.map_or(2, |n| n.max(0) as usize),
+                    gpus_per_node: s.int("gpus_per_node")?.map_or(1, |n| n.max(1) as u32),
+                    min_bytes: text_or_int("min_bytes", "8")?,
+                    max_bytes: text_or_int("max_bytes", "128M")?,
+                    step_factor: s.int("step_factor")?.map_or(2, |n| n.max(2) as u32),
+                    iters: s.int("iters")?.map_or(20, |n| n.max(1) as u32),
+                    timeout: timeout(&options, "timeout", "nccl::all_reduce", Duration::from_secs(600), position)?,
+                    image: s.string("image")?.unwrap_or_else(|| "public.ecr.aws/hpc-cloud/nccl-tests:latest".into()),
+                    namespace: s.string("namespace")?.unwrap_or_else(|| "default".into()),
+                };
+                let clock = h.clock.clone();
+                let mut run = AllReduce::new(&spec, clock.now());
+                let outcome = h.block_on(position, run.run(&kube, &spec, clock.as_ref()));
+                let cleaned = h.block_on_cleanup(run.cleanup(&kube));
+                let result = outcome?.map_err(|e| kube_error(e, position))?;
+                if let Some(Err(e)) = cleaned {
+                    return Err(kube_error(e, position));
+                }
+                Ok(from_json(&result))
+            });
+        engine.register_static_module("nvml", nvml.into());
+        engine.register_static_module("nccl", nccl_module.into());
+    }
+}

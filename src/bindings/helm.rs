@@ -1,0 +1,227 @@
+//! `helm::`: render charts with the real `helm template`, summarize what they render, and
+//! install rendered objects through `k8s::`'s client as `helm install` would.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use rhai::{Array, Dynamic, EvalAltResult, Map, Module, NativeCallContext, Position};
+
+use super::options::Spec;
+use crate::clients::helm::{
+    HelmError, RenderedObject, TemplateOptions, find_helm, install, summary, template,
+};
+use crate::clients::kube::KubeClient;
+use crate::script::{Extension, Host, documented as doc, duration_value, from_json, to_json};
+
+type Result<T = Dynamic> = std::result::Result<T, Box<EvalAltResult>>;
+
+pub struct HelmBindings {
+    /// The binary named by `--helm`; otherwise RUNBOOK_HELM, PATH, .tools/bin.
+    explicit: Option<PathBuf>,
+    kube: Option<Arc<KubeClient>>,
+}
+
+impl HelmBindings {
+    pub fn new(explicit: Option<PathBuf>, kube: Option<Arc<KubeClient>>) -> Self {
+        Self { explicit, kube }
+    }
+}
+
+fn helm_error(error: HelmError, position: Position) -> Box<EvalAltResult> {
+    let code = match &error {
+        HelmError::NotInstalled { .. } => "HelmNotInstalled",
+        HelmError::Spawn { .. } => "HelmNotRunnable",
+        HelmError::Failed { .. } => "HelmFailed",
+        HelmError::Parse { .. } => "HelmOutputUnreadable",
+        HelmError::Kube { .. } => "InstallFailed",
+        HelmError::Io(_) => "HelmIo",
+    };
+    let mut message = error.to_string();
+    let mut source = std::error::Error::source(&error);
+    while let Some(cause) = source {
+        message.push_str(&format!(": {cause}"));
+        source = cause.source();
+    }
+    let mut map = Map::new();
+    map.insert("code".into(), Dynamic::from(code.to_string()));
+    map.insert("reason".into(), Dynamic::from(code.to_string()));
+    map.insert("message".into(), Dynamic::from(message));
+    EvalAltResult::ErrorRuntime(Dynamic::from_map(map), position).into()
+}
+
+/// A chart given as a relative path is found from the runbook's folder first; anything else
+/// (`repo/name`, `oci://...`, an absolute path) goes to helm as written.
+fn chart_argument(chart: &str, base_dir: &Path) -> String {
+    let relative = Path::new(chart);
+    let local = chart.starts_with("./") || chart.starts_with("../") || !chart.contains('/');
+    if relative.is_relative() && local && base_dir.join(relative).exists() {
+        return base_dir.join(relative).to_string_lossy().into_owned();
+    }
+    chart.to_string()
+}
+
+fn pairs(map: &Map) -> Vec<(String, String)> {
+    map.iter()
+        .map(|(k, v)| {
+            (
+                k.to_string(),
+                if v.is_unit() {
+                    "null".to_string()
+                } else {
+                    v.to_string()
+                },
+            )
+        })
+        .collect()
+}
+
+fn template_options(chart: &str, options: &Map, position: Position) -> Result<TemplateOptions> {
+    let s = Spec::new(
+        options,
+        "helm::template",
+        &[
+            "release",
+            "namespace",
+            "version",
+            "repo",
+            "set",
+            "set_string",
+            "values",
+            "include_crds",
+            "kube_version",
+            "api_versions",
+        ],
+        position,
+    )?;
+    let release = s.string("release")?.unwrap_or_else(|| {
+        chart
+            .trim_end_matches('/')
+            .rsplit('/')
+            .next()
+            .unwrap_or("release")
+            .to_string()
+    });
+    let mut opts = TemplateOptions::new(
+        release,
+        s.string("namespace")?.unwrap_or_else(|| "default".into()),
+    );
+    opts.version = s.string("version")?;
+    opts.repo = s.string("repo")?;
+    opts.kube_version = s.string("kube_version")?;
+    opts.api_versions = s.strings("api_versions")?;
+    opts.include_crds = match options.get("include_crds") {
+        None => false,
+        Some(v) => v
+            .as_bool()
+            .map_err(|_| s.error("`include_crds` must be true or false"))?,
+    };
+    for (key, target) in [("set", &mut opts.set), ("set_string", &mut opts.set_string)] {
+        if let Some(value) = options.get(key) {
+            let map = value.read_lock::<Map>().ok_or_else(|| {
+                s.error(format!(
+                    "`{key}` is a map such as #{{ \"driver.enabled\": false }}"
+                ))
+            })?;
+            *target = pairs(&map);
+        }
+    }
+    if let Some(values) = options.get("values") {
+        if let Some(list) = values.read_lock::<Array>() {
+            opts.values = list.iter().map(to_json).collect();
+        } else if values.is_map() {
+            opts.values = vec![to_json(values)];
+        } else {
+            return Err(s.error("`values` is a map, or an array of maps applied in order"));
+        }
+    }
+    Ok(opts)
+}
+
+fn rendered_objects(
+    value: &Dynamic,
+    function: &str,
+    position: Position,
+) -> Result<Vec<RenderedObject>> {
+    let items = value.read_lock::<Array>().ok_or_else(|| {
+        crate::script::usage_error(
+            format!("{function} takes the array helm::template returns"),
+            position,
+        )
+    })?;
+    items
+        .iter()
+        .map(|item| {
+            let json = to_json(item);
+            if json.get("object").is_some() {
+                serde_json::from_value(json).map_err(|e| {
+                    crate::script::usage_error(
+                        format!("{function}: not an entry of helm::template: {e}"),
+                        position,
+                    )
+                })
+            } else if json.get("kind").is_some() {
+                Ok(RenderedObject::from_object(json))
+            } else {
+                Err(crate::script::usage_error(
+                    format!(
+                        "{function}: {item} is neither an entry of helm::template nor an object"
+                    ),
+                    position,
+                ))
+            }
+        })
+        .collect()
+}
+
+impl Extension for HelmBindings {
+    fn install(&self, engine: &mut rhai::Engine, host: &Arc<Host>) {
+        let mut m = Module::new();
+        for with_options in [false, true] {
+            let (explicit, h) = (self.explicit.clone(), host.clone());
+            let render = move |ctx: NativeCallContext, chart: &str, options: Map| -> Result {
+                let position = ctx.call_position();
+                let opts = template_options(chart, &options, position)?;
+                let chart = chart_argument(chart, &h.config.base_dir);
+                let helm = find_helm(explicit.as_deref()).map_err(|e| helm_error(e, position))?;
+                let objects = h
+                    .block_on(position, template(&helm, &chart, &opts))?
+                    .map_err(|e| helm_error(e, position))?;
+                Ok(from_json(
+                    &serde_json::to_value(objects).unwrap_or_default(),
+                ))
+            };
+            if with_options {
+                doc("template", &["chart: &str", "options: Map", "Array"], "The same; options: release, namespace, version, repo, set: #{...}, set_string: #{...},\nvalues: #{...} or [#{...}], include_crds, kube_version, api_versions.")
+                    .set_into_module(&mut m, render);
+            } else {
+                doc("template", &["chart: &str", "Array"], "Runs the real `helm template` (binary from --helm, RUNBOOK_HELM, PATH or .tools/bin) and returns\nwhat it rendered: #{ object, source, chart, hook, hook_weight, hook_delete_policy, is_crd }.\nA relative chart path is found from the runbook's folder; repo/name and oci:// go to helm.")
+                    .set_into_module(&mut m, move |ctx: NativeCallContext, chart: &str| render(ctx, chart, Map::new()));
+            }
+        }
+        doc("summary", &["objects: Array", "Map"], "Counts of what helm::template rendered: #{ total, by_kind, by_chart: [#{ chart, resources, hooks,\ncrds, kinds }], hooks: [#{ kind, name, chart, hook, weight }] }, in a stable order for snapshots.")
+            .set_into_module(&mut m, |ctx: NativeCallContext, objects: Dynamic| -> Result {
+                let objects = rendered_objects(&objects, "helm::summary", ctx.call_position())?;
+                Ok(from_json(&serde_json::to_value(summary(&objects)).unwrap_or_default()))
+            });
+        let (kube, h) = (self.kube.clone(), host.clone());
+        doc("apply", &["objects: Array", "options: Map", "Map"], "Installs rendered objects as `helm install` would: the namespace, CRDs (until Established),\npre-install hooks, resources in Helm's kind order, post-install hooks; other hooks are skipped.\nOptions: namespace (default \"default\"), wait (a timeout: also waits for workloads to roll out).")
+            .set_into_module(&mut m, move |ctx: NativeCallContext, objects: Dynamic, options: Map| -> Result {
+                let position = ctx.call_position();
+                let s = Spec::new(&options, "helm::apply", &["namespace", "wait"], position)?;
+                let namespace = s.string("namespace")?.unwrap_or_else(|| "default".into());
+                let wait = match options.get("wait") {
+                    None => None,
+                    Some(v) if v.as_bool() == Ok(false) => None,
+                    Some(v) => Some(duration_value(v, "helm::apply: `wait`", position)?),
+                };
+                let objects = rendered_objects(&objects, "helm::apply", position)?;
+                let kube = kube.clone().ok_or_else(|| crate::script::usage_error("helm::apply needs a cluster (the lab twin or --kubeconfig)", position))?;
+                let clock = h.clock.clone();
+                let report = h
+                    .block_on(position, install(&kube, &objects, &namespace, wait, clock.as_ref()))?
+                    .map_err(|e| helm_error(e, position))?;
+                Ok(from_json(&serde_json::to_value(report).unwrap_or_default()))
+            });
+        engine.register_static_module("helm", m.into());
+    }
+}

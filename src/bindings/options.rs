@@ -1,0 +1,129 @@
+//! Reading a spec map (`#{ name: "...", subnets: [...] }`) with errors that name the function
+//! and the key.
+
+use rhai::{Dynamic, EvalAltResult, Map, Position};
+
+use super::args::known_options;
+use crate::script::usage_error;
+
+type Result<T> = std::result::Result<T, Box<EvalAltResult>>;
+
+pub(super) struct Spec<'a> {
+    map: &'a Map,
+    function: &'a str,
+    position: Position,
+}
+
+impl<'a> Spec<'a> {
+    /// Checks the keys against `known` first.
+    pub(super) fn new(
+        map: &'a Map,
+        function: &'a str,
+        known: &[&str],
+        position: Position,
+    ) -> Result<Self> {
+        known_options(map, function, known, position)?;
+        Ok(Self {
+            map,
+            function,
+            position,
+        })
+    }
+
+    fn value(&self, key: &str) -> Option<&Dynamic> {
+        self.map.get(key).filter(|v| !v.is_unit())
+    }
+
+    fn wrong(&self, key: &str, wanted: &str, got: &Dynamic) -> Box<EvalAltResult> {
+        usage_error(
+            format!(
+                "{}: `{key}` must be {wanted}, got {} ({got})",
+                self.function,
+                got.type_name()
+            ),
+            self.position,
+        )
+    }
+
+    pub(super) fn string(&self, key: &str) -> Result<Option<String>> {
+        match self.value(key) {
+            None => Ok(None),
+            Some(v) => v
+                .clone()
+                .into_string()
+                .map(Some)
+                .map_err(|_| self.wrong(key, "a string", v)),
+        }
+    }
+
+    pub(super) fn required(&self, key: &str) -> Result<String> {
+        self.string(key)?.ok_or_else(|| {
+            usage_error(
+                format!("{}: `{key}` is required", self.function),
+                self.position,
+            )
+        })
+    }
+
+    pub(super) fn strings(&self, key: &str) -> Result<Vec<String>> {
+        match self.value(key) {
+            None => Ok(Vec::new()),
+            Some(v) => match v.read_lock::<rhai::Array>() {
+                Some(items) => items
+                    .iter()
+                    .map(|i| {
+                        i.clone()
+                            .into_string()
+                            .map_err(|_| self.wrong(key, "an array of strings", v))
+                    })
+                    .collect(),
+                None => Err(self.wrong(key, "an array of strings", v)),
+            },
+        }
+    }
+
+    pub(super) fn int(&self, key: &str) -> Result<Option<i64>> {
+        match self.value(key) {
+            None => Ok(None),
+            Some(v) => v
+                .as_int()
+                .map(Some)
+                .map_err(|_| self.wrong(key, "an integer", v)),
+        }
+    }
+
+    /// A map of strings (`#{ tier: "gpu" }`) as pairs, in key order.
+    pub(super) fn pairs(&self, key: &str) -> Result<Vec<(String, String)>> {
+        match self.value(key) {
+            None => Ok(Vec::new()),
+            Some(v) => match v.read_lock::<Map>() {
+                Some(map) => Ok(map
+                    .iter()
+                    .map(|(k, v)| (k.to_string(), v.to_string()))
+                    .collect()),
+                None => Err(self.wrong(key, "a map", v)),
+            },
+        }
+    }
+
+    pub(super) fn maps(&self, key: &str) -> Result<Vec<Map>> {
+        match self.value(key) {
+            None => Ok(Vec::new()),
+            Some(v) => match v.read_lock::<rhai::Array>() {
+                Some(items) => items
+                    .iter()
+                    .map(|i| {
+                        i.read_lock::<Map>()
+                            .map(|m| m.clone())
+                            .ok_or_else(|| self.wrong(key, "an array of maps", v))
+                    })
+                    .collect(),
+                None => Err(self.wrong(key, "an array of maps", v)),
+            },
+        }
+    }
+
+    pub(super) fn error(&self, message: impl std::fmt::Display) -> Box<EvalAltResult> {
+        usage_error(format!("{}: {message}", self.function), self.position)
+    }
+}

@@ -1,0 +1,68 @@
+//! The lab twin's cost meter, read over its AWS endpoint (`GET /twin/usage`) and priced by the
+//! cost model. Real AWS has no such meter: there the call says so.
+
+use http_body_util::{BodyExt, Empty};
+use hyper_util::rt::TokioIo;
+use serde::Deserialize;
+
+use super::client::AwsClients;
+use super::error::AwsError;
+use crate::lab::cost::{CostReport, Usage, report};
+
+#[derive(Deserialize)]
+struct Meter {
+    now_s: f64,
+    records: Vec<Usage>,
+}
+
+fn failed(message: String) -> AwsError {
+    AwsError::new("GetUsage", "CostMeterUnavailable", message)
+}
+
+impl AwsClients {
+    /// The run's cost so far: resource-hours on the twin's clock times the price table.
+    pub async fn cost_report(&self) -> Result<CostReport, AwsError> {
+        let Some(url) = self.endpoint_url() else {
+            return Err(failed(
+                "cost::report prices the lab twin's meter; real AWS bills through Cost Explorer, which runbook does not read (cost::prices() has the table)".into(),
+            ));
+        };
+        let uri: http::Uri = format!("{}/twin/usage", url.trim_end_matches('/'))
+            .parse()
+            .map_err(|e| failed(format!("bad endpoint {url}: {e}")))?;
+        let authority = uri
+            .authority()
+            .map(|a| a.to_string())
+            .ok_or_else(|| failed(format!("endpoint {url} has no host")))?;
+        let stream = tokio::net::TcpStream::connect(&authority)
+            .await
+            .map_err(|e| failed(format!("cannot reach {authority}: {e}")))?;
+        let (mut sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
+            .await
+            .map_err(|e| failed(format!("{authority}: {e}")))?;
+        tokio::spawn(connection);
+        let request = http::Request::get(uri.path())
+            .header("host", &authority)
+            .body(Empty::<bytes::Bytes>::new())
+            .map_err(|e| failed(e.to_string()))?;
+        let response = sender
+            .send_request(request)
+            .await
+            .map_err(|e| failed(format!("{authority}: {e}")))?;
+        if !response.status().is_success() {
+            return Err(failed(format!(
+                "{url} has no cost meter (HTTP {} for /twin/usage): it is not the lab twin",
+                response.status()
+            )));
+        }
+        let body = response
+            .into_body()
+            .collect()
+            .await
+            .map_err(|e| failed(format!("{authority}: {e}")))?
+            .to_bytes();
+        let meter: Meter = serde_json::from_slice(&body)
+            .map_err(|e| failed(format!("{url}/twin/usage is not the twin's meter: {e}")))?;
+        Ok(report(&meter.records, meter.now_s))
+    }
+}

@@ -1,0 +1,288 @@
+//! A multi-node nccl-tests `all_reduce_perf` the way an MPIJob runs it, without the operator:
+//! a headless Service and one worker pod per GPU node (the GPU taint tolerated, `nvidia.com/gpu`
+//! requested, running the image's sshd), then a launcher pod whose `mpirun` starts one rank
+//! per GPU across the workers. It waits with a deadline, reads the launcher's log, parses it,
+//! and leaves deleting everything to [`AllReduce::cleanup`], which callers always run.
+
+use std::time::Duration;
+
+use kube::api::LogParams;
+use serde_json::{Value, json};
+
+use super::pause::pause;
+use crate::clients::kube::{KubeClient, KubeError, ListOptions, NodeSummary};
+use crate::clock::{Clock, format_duration};
+use crate::gpu::nccl::parse;
+
+pub struct AllReduceSpec {
+    /// Nodes it may use: a label selector.
+    pub selector: String,
+    pub nodes: usize,
+    pub gpus_per_node: u32,
+    pub min_bytes: String,
+    pub max_bytes: String,
+    pub step_factor: u32,
+    pub iters: u32,
+    /// The whole run, workers' start included: past it, a run that has not finished hangs.
+    pub timeout: Duration,
+    pub image: String,
+    pub namespace: String,
+}
+
+/// The objects of one run.
+pub struct AllReduce {
+    pub name: String,
+    pub namespace: String,
+    workers: Vec<String>,
+}
+
+fn labels(name: &str, role: &str) -> Value {
+    json!({"app.kubernetes.io/managed-by": "runbook", "runbook/nccl": name, "runbook/role": role})
+}
+
+fn phase(pod: &Value) -> &str {
+    pod["status"]["phase"].as_str().unwrap_or("Pending")
+}
+
+/// Why a pod is not running, in the scheduler's or kubelet's words.
+fn why_not_running(pod: &Value) -> String {
+    let conditions = pod["status"]["conditions"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    conditions
+        .iter()
+        .find(|c| c["status"] == "False" && c["message"].is_string())
+        .and_then(|c| c["message"].as_str().map(str::to_string))
+        .unwrap_or_else(|| phase(pod).to_string())
+}
+
+impl AllReduce {
+    /// Names for a run started at `now` on the run's clock.
+    pub fn new(spec: &AllReduceSpec, now: Duration) -> Self {
+        Self {
+            name: format!("nccl-allreduce-{:x}", now.as_millis() % 0xff_ffff),
+            namespace: spec.namespace.clone(),
+            workers: Vec::new(),
+        }
+    }
+
+    fn launcher(&self) -> String {
+        format!("{}-launcher", self.name)
+    }
+
+    fn result(
+        &self,
+        status: &str,
+        summary: String,
+        nodes: &[String],
+        started: Duration,
+        clock: &dyn Clock,
+        log: &str,
+    ) -> Value {
+        let report = parse(log);
+        let mut value = serde_json::to_value(&report).unwrap_or_else(|_| json!({}));
+        value["status"] = json!(status);
+        value["ok"] = json!(status == "ok");
+        value["summary"] = json!(summary);
+        value["nodes"] = json!(nodes);
+        value["name"] = json!(self.name);
+        value["duration_s"] = json!((clock.now().saturating_sub(started)).as_secs_f64());
+        let tail: Vec<&str> = log
+            .lines()
+            .rev()
+            .take(5)
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+            .collect();
+        value["log_tail"] = json!(tail);
+        value
+    }
+
+    /// Runs the test and answers #{ ok, status: ok|hang|error, rows, avg_busbw, ... }.
+    /// Errors are for what stops it from starting (no such nodes, the API refusing objects).
+    pub async fn run(
+        &mut self,
+        kube: &KubeClient,
+        spec: &AllReduceSpec,
+        clock: &dyn Clock,
+    ) -> Result<Value, KubeError> {
+        let started = clock.now();
+        let deadline = started + spec.timeout;
+        let candidates = kube
+            .list(
+                "Node",
+                &ListOptions {
+                    namespace: None,
+                    labels: Some(spec.selector.clone()),
+                    fields: None,
+                },
+            )
+            .await?;
+        let mut ready: Vec<String> = candidates
+            .iter()
+            .map(NodeSummary::from_object)
+            .filter(|n| n.ready)
+            .map(|n| n.name)
+            .collect();
+        ready.sort();
+        if ready.len() < spec.nodes || spec.nodes == 0 {
+            return Err(KubeError::Invalid(format!(
+                "nccl::all_reduce needs {} Ready nodes matching `{}`; there are {} ({})",
+                spec.nodes,
+                spec.selector,
+                ready.len(),
+                if ready.is_empty() {
+                    "scale the GPU node group up first".to_string()
+                } else {
+                    ready.join(", ")
+                }
+            )));
+        }
+        let nodes: Vec<String> = ready.into_iter().take(spec.nodes).collect();
+        let service = json!({
+            "apiVersion": "v1", "kind": "Service",
+            "metadata": {"name": self.name, "namespace": self.namespace, "labels": labels(&self.name, "service")},
+            "spec": {"clusterIP": "None", "selector": {"runbook/nccl": self.name, "runbook/role": "worker"}, "ports": [{"name": "ssh", "port": 2222}]},
+        });
+        kube.apply(&[service], Some(&self.namespace)).await?;
+        let gpus = spec.gpus_per_node.to_string();
+        for (index, node) in nodes.iter().enumerate() {
+            let worker = format!("{}-worker-{index}", self.name);
+            let pod = json!({
+                "apiVersion": "v1", "kind": "Pod",
+                "metadata": {"name": worker, "namespace": self.namespace, "labels": labels(&self.name, "worker")},
+                "spec": {
+                    "hostname": worker,
+                    "subdomain": self.name,
+                    "nodeSelector": {"kubernetes.io/hostname": node},
+                    "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
+                    "containers": [{
+                        "name": "worker",
+                        "image": spec.image,
+                        "command": ["/usr/sbin/sshd", "-De", "-p", "2222"],
+                        "resources": {"limits": {"nvidia.com/gpu": gpus}, "requests": {"nvidia.com/gpu": gpus}},
+                    }],
+                },
+            });
+            kube.apply(&[pod], Some(&self.namespace)).await?;
+            self.workers.push(worker);
+        }
+        // Every worker running, or the reason one is not.
+        loop {
+            let mut waiting = None;
+            for worker in &self.workers {
+                let pod = kube.get("Pod", worker, Some(&self.namespace)).await?;
+                if phase(&pod) != "Running" {
+                    waiting = Some(format!("{worker}: {}", why_not_running(&pod)));
+                    break;
+                }
+            }
+            let Some(waiting) = waiting else { break };
+            if clock.now() >= deadline {
+                let summary = format!(
+                    "error: the workers did not start within {}: {waiting}",
+                    format_duration(spec.timeout)
+                );
+                return Ok(self.result("error", summary, &nodes, started, clock, ""));
+            }
+            pause(clock, deadline).await;
+        }
+        let hosts: Vec<String> = self
+            .workers
+            .iter()
+            .map(|w| format!("{w}.{}:{gpus}", self.name))
+            .collect();
+        let ranks = (spec.nodes as u32 * spec.gpus_per_node).to_string();
+        let launcher = json!({
+            "apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": self.launcher(), "namespace": self.namespace, "labels": labels(&self.name, "launcher")},
+            "spec": {
+                "restartPolicy": "Never",
+                "containers": [{
+                    "name": "launcher",
+                    "image": spec.image,
+                    "command": [
+                        "mpirun", "--allow-run-as-root", "-np", ranks, "--host", hosts.join(","),
+                        "--mca", "plm_rsh_args", "-p 2222", "-x", "NCCL_DEBUG=INFO", "-x", "NCCL_SOCKET_IFNAME=^lo,docker",
+                        "/opt/nccl-tests/build/all_reduce_perf", "-b", spec.min_bytes, "-e", spec.max_bytes,
+                        "-f", spec.step_factor.to_string(), "-g", "1", "-n", spec.iters.to_string(),
+                    ],
+                }],
+            },
+        });
+        kube.apply(&[launcher], Some(&self.namespace)).await?;
+        let finished = loop {
+            let pod = kube
+                .get("Pod", &self.launcher(), Some(&self.namespace))
+                .await?;
+            if matches!(phase(&pod), "Succeeded" | "Failed") {
+                break Some(phase(&pod).to_string());
+            }
+            if clock.now() >= deadline {
+                break None;
+            }
+            pause(clock, deadline).await;
+        };
+        let log = kube
+            .logs(
+                &self.launcher(),
+                Some(&self.namespace),
+                &LogParams::default(),
+            )
+            .await
+            .unwrap_or_default();
+        let report = parse(&log);
+        let (status, summary) = match finished.as_deref() {
+            None => {
+                let last = report
+                    .warnings
+                    .last()
+                    .cloned()
+                    .or_else(|| log.lines().last().map(str::to_string))
+                    .unwrap_or_default();
+                (
+                    "hang",
+                    format!(
+                        "hang: no result within {} across {} ranks; last: {}",
+                        format_duration(spec.timeout),
+                        ranks,
+                        last.trim()
+                    ),
+                )
+            }
+            Some("Succeeded") if report.ok => ("ok", report.summary.clone()),
+            Some(phase) => (
+                "error",
+                format!(
+                    "error: the launcher {}; {}",
+                    phase.to_lowercase(),
+                    report.summary
+                ),
+            ),
+        };
+        Ok(self.result(status, summary, &nodes, started, clock, &log))
+    }
+
+    /// Deletes the launcher, the workers and the Service. Safe to call more than once.
+    pub async fn cleanup(&self, kube: &KubeClient) -> Result<(), KubeError> {
+        let options = ListOptions {
+            namespace: Some(self.namespace.clone()),
+            labels: Some(format!("runbook/nccl={}", self.name)),
+            fields: None,
+        };
+        for pod in kube.list("Pod", &options).await? {
+            if let Some(name) = pod["metadata"]["name"].as_str() {
+                let _ = kube.delete("Pod", name, Some(&self.namespace)).await;
+            }
+        }
+        match kube
+            .delete("Service", &self.name, Some(&self.namespace))
+            .await
+        {
+            Err(KubeError::Api { code: 404, .. }) | Ok(()) => Ok(()),
+            Err(e) => Err(e),
+        }
+    }
+}

@@ -1,0 +1,295 @@
+//! `nvidia-smi --query-gpu` on nodes: through a pod on the node that already sees the GPUs
+//! (the device plugin's, a driver pod, a GPU workload), or a short-lived probe pod that
+//! tolerates every taint and is deleted afterwards; or on this machine, when asked.
+
+use std::time::Duration;
+
+use futures::StreamExt;
+use serde::Serialize;
+use serde_json::{Map, Value, json};
+
+use super::pause::pause;
+use crate::clients::kube::{KubeClient, KubeError, ListOptions};
+use crate::clock::Clock;
+use crate::gpu::nvidia_smi::parse_csv;
+
+/// What `nvml::query` asks for when no fields are given.
+pub const DEFAULT_FIELDS: [&str; 9] = [
+    "index",
+    "name",
+    "uuid",
+    "driver_version",
+    "memory.total",
+    "memory.used",
+    "utilization.gpu",
+    "temperature.gpu",
+    "power.draw",
+];
+
+pub struct QuerySpec {
+    /// Which nodes: a label selector (`tier=gpu`).
+    pub selector: Option<String>,
+    pub fields: Vec<String>,
+    /// Image of the probe pod, for nodes with no pod that sees the GPUs.
+    pub probe_image: String,
+    pub namespace: String,
+    /// Nodes queried at once.
+    pub concurrency: usize,
+    /// For one node, probe pod start included.
+    pub timeout: Duration,
+}
+
+/// One node's answer.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct NodeGpus {
+    pub node: String,
+    pub ok: bool,
+    /// The pod the query ran in (`namespace/name`), or `local`.
+    pub via: String,
+    pub gpus: Vec<Map<String, Value>>,
+    pub error: Option<String>,
+}
+
+fn probe_name(node: &str) -> String {
+    let short: String = node
+        .split('.')
+        .next()
+        .unwrap_or(node)
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric() || *c == '-')
+        .collect();
+    format!("nvml-probe-{short}")
+}
+
+fn sees_gpus(pod: &Value) -> bool {
+    pod["status"]["phase"] == "Running"
+        && pod["spec"]["containers"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|c| {
+                !c["resources"]["limits"]["nvidia.com/gpu"].is_null()
+                    || c["env"].as_array().into_iter().flatten().any(|e| {
+                        e["name"] == "NVIDIA_VISIBLE_DEVICES"
+                            && !matches!(e["value"].as_str(), Some("void" | "none" | ""))
+                    })
+            })
+}
+
+fn query_argv(fields: &[String]) -> Vec<String> {
+    vec![
+        "nvidia-smi".into(),
+        format!("--query-gpu={}", fields.join(",")),
+        "--format=csv,noheader,nounits".into(),
+    ]
+}
+
+fn answer(node: &str, via: String, fields: &[String], stdout: &str) -> NodeGpus {
+    let names: Vec<&str> = fields.iter().map(String::as_str).collect();
+    match parse_csv(stdout, Some(&names)) {
+        Ok(gpus) => NodeGpus {
+            node: node.into(),
+            ok: true,
+            via,
+            gpus,
+            error: None,
+        },
+        Err(e) => NodeGpus {
+            node: node.into(),
+            ok: false,
+            via,
+            gpus: vec![],
+            error: Some(e.to_string()),
+        },
+    }
+}
+
+fn failed(node: &str, via: String, error: String) -> NodeGpus {
+    NodeGpus {
+        node: node.into(),
+        ok: false,
+        via,
+        gpus: vec![],
+        error: Some(error),
+    }
+}
+
+async fn in_pod(
+    kube: &KubeClient,
+    node: &str,
+    namespace: &str,
+    pod: &str,
+    fields: &[String],
+) -> NodeGpus {
+    let via = format!("{namespace}/{pod}");
+    match kube
+        .exec(pod, Some(namespace), &query_argv(fields), None)
+        .await
+    {
+        Ok(out) if out.exit_code == 0 => answer(node, via, fields, &out.stdout),
+        Ok(out) => failed(
+            node,
+            via,
+            format!(
+                "nvidia-smi exited {}: {}{}",
+                out.exit_code,
+                out.stdout.trim(),
+                out.stderr.trim()
+            ),
+        ),
+        Err(e) => failed(node, via, e.to_string()),
+    }
+}
+
+async fn probe(kube: &KubeClient, node: &str, spec: &QuerySpec, clock: &dyn Clock) -> NodeGpus {
+    let name = probe_name(node);
+    let via = format!("{}/{name}", spec.namespace);
+    let pod = json!({
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": spec.namespace, "labels": {"app.kubernetes.io/managed-by": "runbook", "runbook/probe": "nvml"}},
+        "spec": {
+            "nodeName": node,
+            "restartPolicy": "Never",
+            "activeDeadlineSeconds": 600,
+            "tolerations": [{"operator": "Exists"}],
+            "containers": [{
+                "name": "nvml",
+                "image": spec.probe_image,
+                "command": ["sleep", "600"],
+                "env": [{"name": "NVIDIA_VISIBLE_DEVICES", "value": "all"}, {"name": "NVIDIA_DRIVER_CAPABILITIES", "value": "utility"}],
+            }],
+        },
+    });
+    if let Err(e) = kube
+        .apply(std::slice::from_ref(&pod), Some(&spec.namespace))
+        .await
+    {
+        return failed(node, via, format!("cannot create the probe pod: {e}"));
+    }
+    let deadline = clock.now() + spec.timeout;
+    let outcome = loop {
+        match kube.get("Pod", &name, Some(&spec.namespace)).await {
+            Ok(p) if p["status"]["phase"] == "Running" => {
+                break in_pod(kube, node, &spec.namespace, &name, &spec.fields).await;
+            }
+            Ok(p) if matches!(p["status"]["phase"].as_str(), Some("Failed" | "Succeeded")) => {
+                break failed(
+                    node,
+                    via.clone(),
+                    format!("the probe pod ended {}", p["status"]["phase"]),
+                );
+            }
+            Ok(_) if clock.now() >= deadline => {
+                break failed(
+                    node,
+                    via.clone(),
+                    "the probe pod did not start in time".into(),
+                );
+            }
+            Ok(_) => pause(clock, deadline).await,
+            Err(e) => break failed(node, via.clone(), e.to_string()),
+        }
+    };
+    let _ = kube.delete("Pod", &name, Some(&spec.namespace)).await;
+    outcome
+}
+
+async fn one(kube: &KubeClient, node: &str, spec: &QuerySpec, clock: &dyn Clock) -> NodeGpus {
+    let options = ListOptions {
+        namespace: None,
+        labels: None,
+        fields: Some(format!("spec.nodeName={node}")),
+    };
+    let pods = match kube.list("Pod", &options).await {
+        Ok(pods) => pods,
+        Err(e) => return failed(node, String::new(), e.to_string()),
+    };
+    let mut candidates: Vec<&Value> = pods.iter().filter(|p| sees_gpus(p)).collect();
+    // The device plugin's pod first: it is there on every GPU node and sees every GPU.
+    candidates.sort_by_key(|p| p["metadata"]["labels"]["app"] != "nvidia-device-plugin-daemonset");
+    match candidates.first() {
+        Some(pod) => {
+            let namespace = pod["metadata"]["namespace"].as_str().unwrap_or("default");
+            let name = pod["metadata"]["name"].as_str().unwrap_or_default();
+            in_pod(kube, node, namespace, name, &spec.fields).await
+        }
+        None => probe(kube, node, spec, clock).await,
+    }
+}
+
+/// Queries every node the selector picks, `concurrency` at a time; a node that fails is
+/// reported in its entry, not as an error. Ordered by node name.
+pub async fn query(
+    kube: &KubeClient,
+    spec: &QuerySpec,
+    clock: &dyn Clock,
+) -> Result<Vec<NodeGpus>, KubeError> {
+    let options = ListOptions {
+        namespace: None,
+        labels: spec.selector.clone(),
+        fields: None,
+    };
+    let nodes: Vec<String> = kube
+        .list("Node", &options)
+        .await?
+        .iter()
+        .filter_map(|n| n["metadata"]["name"].as_str().map(str::to_string))
+        .collect();
+    let mut answers: Vec<NodeGpus> = futures::stream::iter(nodes.iter())
+        .map(|node| one(kube, node, spec, clock))
+        .buffer_unordered(spec.concurrency.max(1))
+        .collect()
+        .await;
+    answers.sort_by(|a, b| a.node.cmp(&b.node));
+    Ok(answers)
+}
+
+/// Deletes probe pods a cut-short query left behind on the selected nodes.
+pub async fn remove_probes(kube: &KubeClient, spec: &QuerySpec) -> Result<(), KubeError> {
+    let options = ListOptions {
+        namespace: Some(spec.namespace.clone()),
+        labels: Some("runbook/probe=nvml".into()),
+        fields: None,
+    };
+    for pod in kube.list("Pod", &options).await? {
+        if let Some(name) = pod["metadata"]["name"].as_str() {
+            let _ = kube.delete("Pod", name, Some(&spec.namespace)).await;
+        }
+    }
+    Ok(())
+}
+
+/// The same query on this machine (a GPU host such as a hybrid node), with the local
+/// `nvidia-smi`.
+pub async fn query_local(fields: &[String]) -> NodeGpus {
+    let host = std::env::var("HOSTNAME").unwrap_or_else(|_| "localhost".into());
+    let argv = query_argv(fields);
+    let output = tokio::process::Command::new(&argv[0])
+        .args(&argv[1..])
+        .kill_on_drop(true)
+        .output()
+        .await;
+    match output {
+        Ok(out) if out.status.success() => answer(
+            &host,
+            "local".into(),
+            fields,
+            &String::from_utf8_lossy(&out.stdout),
+        ),
+        Ok(out) => failed(
+            &host,
+            "local".into(),
+            format!(
+                "nvidia-smi exited {}: {}",
+                out.status,
+                String::from_utf8_lossy(&out.stderr).trim()
+            ),
+        ),
+        Err(e) => failed(
+            &host,
+            "local".into(),
+            format!("cannot run nvidia-smi on this machine: {e}"),
+        ),
+    }
+}

@@ -1,0 +1,8 @@
+//! nccl-tests output (`all_reduce_perf` and friends): ranks, result rows, verdict and summary.
+
+pub mod model;
+pub mod parse;
+mod summary;
+
+pub use model::{NcclReport, Perf, Rank, Row, Status};
+pub use parse::parse;

@@ -1,0 +1,96 @@
+//! What a parsed nccl-tests log holds; the shapes scripts see.
+
+use serde::Serialize;
+
+/// The verdict on a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    /// The run finished (`# Avg bus bandwidth` is present) with no errors.
+    Ok,
+    /// Wrong values, failed out-of-bounds check, or failure lines.
+    Error,
+    /// No errors, but the run never reported its average bandwidth.
+    Incomplete,
+}
+
+impl Status {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Ok => "ok",
+            Status::Error => "error",
+            Status::Incomplete => "incomplete",
+        }
+    }
+}
+
+/// Everything recognised in one nccl-tests log, however partial.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct NcclReport {
+    pub status: Status,
+    /// `status == ok`, for scripts that only need a yes or no.
+    pub ok: bool,
+    /// The NCCL library version, e.g. `2.29.3`.
+    pub nccl_version: Option<String>,
+    /// `# nccl-tests version 2.17.9`.
+    pub tests_version: Option<String>,
+    /// e.g. `all_reduce_perf`, when the log names it.
+    pub collective: Option<String>,
+    /// Ranks listed, or else the `nranks` NCCL INFO lines report.
+    pub nranks: Option<u64>,
+    /// Distinct hosts, from the rank list or else from NCCL log line prefixes.
+    pub hosts: Vec<String>,
+    pub ranks: Vec<Rank>,
+    /// Distinct GPU names from the rank list.
+    pub devices: Vec<String>,
+    pub rows: Vec<Row>,
+    pub avg_busbw: Option<f64>,
+    /// The highest busbw of any row, out-of-place or in-place.
+    pub peak_busbw: Option<f64>,
+    pub out_of_bounds: Option<u64>,
+    pub out_of_bounds_ok: Option<bool>,
+    /// Lines containing `NCCL WARN`.
+    pub warnings: Vec<String>,
+    /// Failure lines (`Test failure`, `NCCL failure`, `Caught ...`, errors).
+    pub errors: Vec<String>,
+    /// One line saying what happened.
+    pub summary: String,
+}
+
+/// A `# Rank ...` line under `# Using devices`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Rank {
+    pub rank: u32,
+    /// Only in the newer format (`Group  0`).
+    pub group: Option<u32>,
+    pub pid: u64,
+    pub host: String,
+    pub device: u32,
+    /// As printed between the brackets: `0x07` or `0000:38:00`.
+    pub bus_id: String,
+    pub gpu: String,
+}
+
+/// One result row: a message size measured out-of-place and in-place.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Row {
+    pub size: u64,
+    pub count: u64,
+    pub r#type: String,
+    /// `sum`, `none`, ...; absent from old rows of rootless, opless collectives.
+    pub redop: Option<String>,
+    /// `-1` where the collective has no root; `None` in the old format without the column.
+    pub root: Option<i64>,
+    pub out_of_place: Perf,
+    pub in_place: Perf,
+}
+
+/// Time and bandwidths (GB/s) of one measurement.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Perf {
+    pub time_us: f64,
+    pub algbw: f64,
+    pub busbw: f64,
+    /// `#wrong`; `None` when the log prints `N/A` (validation off).
+    pub wrong: Option<u64>,
+}

@@ -1,0 +1,164 @@
+//! The cost model: a price table kept as data, each price with its source, and the report
+//! that prices metered resource-hours. The lab's base (control plane, NAT gateway, two
+//! t3.medium) comes to about $6/day, as the seed's cost guard says.
+
+use serde::Serialize;
+
+/// One price: what is billed, per hour, and where the number comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Price {
+    pub kind: &'static str,
+    pub usd_per_hour: f64,
+    pub source: &'static str,
+}
+
+/// ap-northeast-2 (Seoul), on demand, Linux. Where the seed states a daily cost, its number
+/// is used, so the twin's base reproduces the seed; check current list prices before
+/// trusting the GPU line for a budget.
+pub const PRICES: [Price; 4] = [
+    Price {
+        kind: "eks-cluster",
+        usd_per_hour: 0.10,
+        source: "Amazon EKS pricing: $0.10 per cluster-hour (standard support); seed 000: ~$2.4/day",
+    },
+    Price {
+        kind: "nat-gateway",
+        usd_per_hour: 1.6 / 24.0,
+        source: "seed 000 cost guard: NAT gateway ~$1.6/day",
+    },
+    Price {
+        kind: "t3.medium",
+        usd_per_hour: 1.0 / 24.0,
+        source: "seed 000 cost guard: 2 x t3.medium ~$2.0/day",
+    },
+    Price {
+        kind: "g5.xlarge",
+        usd_per_hour: 1.006,
+        source: "EC2 on-demand list price in us-east-1 (the seed gives none; Seoul's is higher)",
+    },
+];
+
+pub fn price(kind: &str) -> Option<&'static Price> {
+    PRICES.iter().find(|p| p.kind == kind)
+}
+
+/// A metered resource: billed from `started_s` to `stopped_s` (or now), in virtual seconds.
+#[derive(Debug, Clone, PartialEq, serde::Deserialize)]
+pub struct Usage {
+    pub resource: String,
+    pub kind: String,
+    pub started_s: f64,
+    pub stopped_s: Option<f64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CostLine {
+    pub resource: String,
+    pub kind: String,
+    pub hours: f64,
+    pub usd_per_hour: f64,
+    pub usd: f64,
+    pub running: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CostReport {
+    pub currency: &'static str,
+    /// Virtual hours the meter covers.
+    pub hours: f64,
+    pub lines: Vec<CostLine>,
+    pub total_usd: f64,
+    /// What a day costs at the rate of what runs now.
+    pub daily_rate_usd: f64,
+    /// Kinds with no price in the table (billed at 0 here).
+    pub unpriced: Vec<String>,
+}
+
+fn round(value: f64, places: i32) -> f64 {
+    let scale = 10f64.powi(places);
+    (value * scale).round() / scale
+}
+
+/// Prices the meter's records at `now_s`.
+pub fn report(records: &[Usage], now_s: f64) -> CostReport {
+    let mut lines = Vec::new();
+    let mut unpriced = Vec::new();
+    let mut daily = 0.0;
+    for record in records {
+        let end = record.stopped_s.unwrap_or(now_s).min(now_s);
+        let hours = ((end - record.started_s) / 3600.0).max(0.0);
+        let rate = match price(&record.kind) {
+            Some(p) => p.usd_per_hour,
+            None => {
+                if !unpriced.contains(&record.kind) {
+                    unpriced.push(record.kind.clone());
+                }
+                0.0
+            }
+        };
+        let running = record.stopped_s.is_none();
+        if running {
+            daily += rate * 24.0;
+        }
+        lines.push(CostLine {
+            resource: record.resource.clone(),
+            kind: record.kind.clone(),
+            hours: round(hours, 4),
+            usd_per_hour: round(rate, 4),
+            usd: round(hours * rate, 4),
+            running,
+        });
+    }
+    let total = lines.iter().map(|l| l.usd).sum::<f64>();
+    CostReport {
+        currency: "USD",
+        hours: round(now_s / 3600.0, 4),
+        lines,
+        total_usd: round(total, 4),
+        daily_rate_usd: round(daily, 2),
+        unpriced,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn usage(resource: &str, kind: &str, started_s: f64, stopped_s: Option<f64>) -> Usage {
+        Usage {
+            resource: resource.into(),
+            kind: kind.into(),
+            started_s,
+            stopped_s,
+        }
+    }
+
+    #[test]
+    fn the_lab_base_is_about_six_dollars_a_day() {
+        let records = [
+            usage("myeks5w", "eks-cluster", 0.0, None),
+            usage("nat-1", "nat-gateway", 0.0, None),
+            usage("i-1", "t3.medium", 0.0, None),
+            usage("i-2", "t3.medium", 0.0, None),
+        ];
+        let day = report(&records, 86_400.0);
+        assert_eq!(day.daily_rate_usd, 6.0);
+        assert!((day.total_usd - 6.0).abs() < 0.001, "{}", day.total_usd);
+    }
+
+    #[test]
+    fn stopped_resources_bill_until_they_stop_and_leave_the_rate() {
+        let records = [usage("i-gpu", "g5.xlarge", 3600.0, Some(5400.0))];
+        let r = report(&records, 7200.0);
+        assert_eq!(r.lines[0].hours, 0.5);
+        assert_eq!(r.lines[0].usd, 0.503);
+        assert_eq!(r.daily_rate_usd, 0.0);
+    }
+
+    #[test]
+    fn unknown_kinds_are_named_not_guessed() {
+        let r = report(&[usage("i-x", "p5.48xlarge", 0.0, None)], 3600.0);
+        assert_eq!(r.unpriced, vec!["p5.48xlarge".to_string()]);
+        assert_eq!(r.total_usd, 0.0);
+    }
+}

@@ -1,0 +1,456 @@
+//! EKS resources the lab blueprint creates and destroys: the cluster, node groups and add-ons,
+//! each moving through CREATING -> ACTIVE and DELETING -> gone on the seed's timeline.
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+use super::error::AwsError;
+use super::nodegroups;
+use super::state::{Addon, AwsState, AwsTimer, Cluster, Nodegroup, Update};
+use crate::lab::{self, timeline};
+
+fn text(body: &Value, key: &str) -> Result<String, AwsError> {
+    body[key]
+        .as_str()
+        .map(str::to_string)
+        .ok_or_else(|| AwsError::invalid_parameter(format!("{key} is required")))
+}
+
+fn strings(value: &Value) -> Vec<String> {
+    value
+        .as_array()
+        .map(|items| {
+            items
+                .iter()
+                .filter_map(|i| i.as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn active_cluster<'a>(state: &'a AwsState, name: &str) -> Result<&'a Cluster, AwsError> {
+    let cluster = state
+        .clusters
+        .get(name)
+        .ok_or_else(|| AwsError::not_found(format!("No cluster found for name: {name}.")))?;
+    if cluster.status != "ACTIVE" {
+        return Err(AwsError::new(
+            400,
+            "InvalidRequestException",
+            format!(
+                "Cluster '{name}' is in {} status; it must be ACTIVE",
+                cluster.status
+            ),
+        ));
+    }
+    Ok(cluster)
+}
+
+pub fn create_cluster(state: &mut AwsState, body: &Value) -> Result<Cluster, AwsError> {
+    let name = text(body, "name")?;
+    if state.clusters.contains_key(&name) {
+        return Err(AwsError::new(
+            409,
+            "ResourceInUseException",
+            format!("Cluster already exists with name: {name}"),
+        ));
+    }
+    let vpc_config = &body["resourcesVpcConfig"];
+    let subnets = strings(&vpc_config["subnetIds"]);
+    if subnets.len() < 2 {
+        return Err(AwsError::invalid_parameter(
+            "Subnets specified must be in at least two different AZs",
+        ));
+    }
+    let mut vpc = None;
+    for subnet in &subnets {
+        let found = state.subnets.get(subnet).ok_or_else(|| {
+            AwsError::invalid_parameter(format!("The subnet ID '{subnet}' does not exist"))
+        })?;
+        vpc = Some(found.vpc.clone());
+    }
+    let groups = strings(&vpc_config["securityGroupIds"]);
+    if let Some(missing) = groups.iter().find(|g| !state.groups.contains_key(*g)) {
+        return Err(AwsError::invalid_parameter(format!(
+            "The security group '{missing}' does not exist"
+        )));
+    }
+    // EKS makes its own cluster security group; in the twin the seed's cluster SG plays it
+    // when the blueprint has made it.
+    let cluster_group = if state.groups.contains_key(lab::CLUSTER_SG) {
+        lab::CLUSTER_SG.to_string()
+    } else {
+        groups.first().cloned().unwrap_or_default()
+    };
+    let (endpoint, issuer) = if name == lab::CLUSTER_NAME {
+        (
+            lab::CLUSTER_ENDPOINT.to_string(),
+            lab::OIDC_ISSUER.to_string(),
+        )
+    } else {
+        let id = state.next_id("eks").replace("eks-0f", "").to_uppercase();
+        (
+            format!("https://{id}.gr7.{}.eks.amazonaws.com", lab::REGION),
+            format!("https://oidc.eks.{}.amazonaws.com/id/{id}", lab::REGION),
+        )
+    };
+    let cluster = Cluster {
+        name: name.clone(),
+        status: "CREATING".into(),
+        version: body["version"]
+            .as_str()
+            .unwrap_or(lab::KUBERNETES_VERSION)
+            .into(),
+        platform_version: lab::PLATFORM_VERSION.into(),
+        endpoint,
+        created_at: state.now,
+        subnets,
+        security_groups: groups,
+        cluster_security_group: cluster_group,
+        vpc_id: vpc.unwrap_or_default(),
+        oidc_issuer: issuer,
+        addons: BTreeMap::new(),
+    };
+    state.clusters.insert(name.clone(), cluster.clone());
+    let now = state.now;
+    state.meter.start(&name, "eks-cluster", now);
+    state.schedule(
+        timeline::CLUSTER_CREATE,
+        AwsTimer::ClusterActive { cluster: name },
+    );
+    Ok(cluster)
+}
+
+pub fn delete_cluster(state: &mut AwsState, name: &str) -> Result<Cluster, AwsError> {
+    let cluster = state
+        .clusters
+        .get(name)
+        .ok_or_else(|| AwsError::not_found(format!("No cluster found for name: {name}.")))?;
+    if cluster.status == "DELETING" {
+        return Ok(cluster.clone());
+    }
+    let attached: Vec<&String> = state
+        .nodegroups
+        .keys()
+        .filter(|(c, _)| c == name)
+        .map(|(_, n)| n)
+        .collect();
+    if !attached.is_empty() {
+        return Err(AwsError::new(
+            409,
+            "ResourceInUseException",
+            format!(
+                "Cluster has nodegroups attached: {}",
+                attached
+                    .iter()
+                    .map(|n| n.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        ));
+    }
+    let cluster = state
+        .clusters
+        .get_mut(name)
+        .ok_or_else(|| AwsError::not_found(format!("No cluster found for name: {name}.")))?;
+    cluster.status = "DELETING".into();
+    let deleted = cluster.clone();
+    state.schedule(
+        timeline::CLUSTER_DELETE,
+        AwsTimer::ClusterDeleted {
+            cluster: name.into(),
+        },
+    );
+    Ok(deleted)
+}
+
+fn taint_effect(effect: &str) -> Result<String, AwsError> {
+    match effect {
+        "NO_SCHEDULE" => Ok("NoSchedule".into()),
+        "NO_EXECUTE" => Ok("NoExecute".into()),
+        "PREFER_NO_SCHEDULE" => Ok("PreferNoSchedule".into()),
+        other => Err(AwsError::invalid_parameter(format!(
+            "taint effect {other} is not one of NO_SCHEDULE, NO_EXECUTE, PREFER_NO_SCHEDULE"
+        ))),
+    }
+}
+
+pub fn create_nodegroup(
+    state: &mut AwsState,
+    cluster: &str,
+    body: &Value,
+) -> Result<Nodegroup, AwsError> {
+    active_cluster(state, cluster)?;
+    let name = text(body, "nodegroupName")?;
+    let key = (cluster.to_string(), name.clone());
+    if state.nodegroups.contains_key(&key) {
+        return Err(AwsError::new(
+            409,
+            "ResourceInUseException",
+            format!("NodeGroup already exists with name {name} and cluster name {cluster}"),
+        ));
+    }
+    let scaling = &body["scalingConfig"];
+    let size = |key: &str, default: i64| scaling[key].as_i64().unwrap_or(default);
+    let (min, max, desired) = (
+        size("minSize", 1),
+        size("maxSize", 2),
+        size("desiredSize", 1),
+    );
+    if min < 0 || max < 1 || desired < min || desired > max {
+        return Err(AwsError::invalid_parameter(format!(
+            "scalingConfig must satisfy 0 <= minSize <= desiredSize <= maxSize and maxSize >= 1; got min {min}, desired {desired}, max {max}"
+        )));
+    }
+    let subnets = strings(&body["subnets"]);
+    if subnets.is_empty() {
+        return Err(AwsError::invalid_parameter("subnets is required"));
+    }
+    if let Some(missing) = subnets.iter().find(|s| !state.subnets.contains_key(*s)) {
+        return Err(AwsError::invalid_parameter(format!(
+            "The subnet ID '{missing}' does not exist"
+        )));
+    }
+    let labels = body["labels"]
+        .as_object()
+        .map(|m| {
+            m.iter()
+                .map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_string()))
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut taints = Vec::new();
+    for taint in body["taints"].as_array().into_iter().flatten() {
+        taints.push((
+            taint["key"].as_str().unwrap_or_default().to_string(),
+            taint["value"].as_str().unwrap_or_default().to_string(),
+            taint_effect(taint["effect"].as_str().unwrap_or_default())?,
+        ));
+    }
+    let instance_type = strings(&body["instanceTypes"])
+        .into_iter()
+        .next()
+        .unwrap_or_else(|| "t3.medium".into());
+    let uuid = state.next_uuid();
+    let nodegroup = Nodegroup {
+        cluster: cluster.into(),
+        name: name.clone(),
+        uuid,
+        ami_type: body["amiType"]
+            .as_str()
+            .unwrap_or("AL2023_x86_64_STANDARD")
+            .into(),
+        instance_type,
+        desired,
+        min,
+        max,
+        labels,
+        taints,
+        subnets,
+        status: "CREATING".into(),
+        created_at: state.now,
+        modified_at: state.now,
+    };
+    state.nodegroups.insert(key, nodegroup.clone());
+    let joined = nodegroups::launch(state, &nodegroup, 0, desired as usize);
+    let ready_after = if desired == 0 {
+        timeline::EMPTY_NODEGROUP_CREATE
+    } else {
+        joined + timeline::NODEGROUP_SETTLE
+    };
+    state.schedule(
+        ready_after,
+        AwsTimer::NodegroupActive {
+            cluster: cluster.into(),
+            nodegroup: name,
+        },
+    );
+    Ok(nodegroup)
+}
+
+pub fn delete_nodegroup(
+    state: &mut AwsState,
+    cluster: &str,
+    name: &str,
+) -> Result<Nodegroup, AwsError> {
+    let key = (cluster.to_string(), name.to_string());
+    let nodegroup = state
+        .nodegroups
+        .get_mut(&key)
+        .ok_or_else(|| AwsError::not_found(format!("No node group found for name: {name}.")))?;
+    if nodegroup.status == "DELETING" {
+        return Ok(nodegroup.clone());
+    }
+    nodegroup.status = "DELETING".into();
+    let deleted = nodegroup.clone();
+    let live = state.live_instances(name).len();
+    let gone = nodegroups::terminate_newest(state, name, live);
+    state.schedule(
+        gone + timeline::NODEGROUP_DELETE_SETTLE,
+        AwsTimer::NodegroupDeleted {
+            cluster: cluster.into(),
+            nodegroup: name.into(),
+        },
+    );
+    Ok(deleted)
+}
+
+pub fn create_addon(state: &mut AwsState, cluster: &str, body: &Value) -> Result<Addon, AwsError> {
+    active_cluster(state, cluster)?;
+    let name = text(body, "addonName")?;
+    let Some((_, seed_version)) = lab::ADDONS.iter().find(|(n, _)| *n == name) else {
+        return Err(AwsError::invalid_parameter(format!(
+            "Addon {name} specified is not supported in {} cluster version",
+            lab::KUBERNETES_VERSION
+        )));
+    };
+    let version = body["addonVersion"]
+        .as_str()
+        .map(str::to_string)
+        .unwrap_or_else(|| lab::resolved_addon_version(name.as_str(), seed_version));
+    let now = state.now;
+    let cluster_record = state
+        .clusters
+        .get_mut(cluster)
+        .ok_or_else(|| AwsError::not_found(format!("No cluster found for name: {cluster}.")))?;
+    if cluster_record.addons.contains_key(&name) {
+        return Err(AwsError::new(
+            409,
+            "ResourceInUseException",
+            format!("Addon already exists: {name}"),
+        ));
+    }
+    let addon = Addon {
+        name: name.clone(),
+        version,
+        status: "CREATING".into(),
+        created_at: now,
+    };
+    cluster_record.addons.insert(name.clone(), addon.clone());
+    state.schedule(
+        timeline::addon_create(&name),
+        AwsTimer::AddonActive {
+            cluster: cluster.into(),
+            addon: name,
+        },
+    );
+    Ok(addon)
+}
+
+pub fn delete_addon(state: &mut AwsState, cluster: &str, name: &str) -> Result<Addon, AwsError> {
+    let addon = state
+        .clusters
+        .get_mut(cluster)
+        .ok_or_else(|| AwsError::not_found(format!("No cluster found for name: {cluster}.")))?
+        .addons
+        .get_mut(name)
+        .ok_or_else(|| {
+            AwsError::not_found(format!("No addon: {name} found in cluster: {cluster}"))
+        })?;
+    addon.status = "DELETING".into();
+    let deleted = addon.clone();
+    state.schedule(
+        timeline::ADDON_DELETE,
+        AwsTimer::AddonDeleted {
+            cluster: cluster.into(),
+            addon: name.into(),
+        },
+    );
+    Ok(deleted)
+}
+
+pub fn update_addon(
+    state: &mut AwsState,
+    cluster: &str,
+    name: &str,
+    body: &Value,
+) -> Result<Update, AwsError> {
+    active_cluster(state, cluster)?;
+    let version = text(body, "addonVersion")?;
+    let now = state.now;
+    let id = state.next_uuid();
+    let addon = state
+        .clusters
+        .get_mut(cluster)
+        .and_then(|c| c.addons.get_mut(name))
+        .ok_or_else(|| {
+            AwsError::not_found(format!("No addon: {name} found in cluster: {cluster}"))
+        })?;
+    addon.version = version.clone();
+    let update = Update {
+        id: id.clone(),
+        cluster: cluster.into(),
+        nodegroup: None,
+        kind: "AddonUpdate".into(),
+        // The twin applies add-on version changes at once.
+        status: "Successful".into(),
+        params: vec![("AddonVersion".into(), version)],
+        created_at: now,
+    };
+    state.updates.insert(id, update.clone());
+    Ok(update)
+}
+
+/// What the timers do to the AWS side; the twin adds the Kubernetes side.
+pub fn on_timer(state: &mut AwsState, timer: &AwsTimer) {
+    let now = state.now;
+    match timer {
+        AwsTimer::ClusterActive { cluster } => {
+            if let Some(c) = state.clusters.get_mut(cluster) {
+                c.status = "ACTIVE".into();
+            }
+        }
+        AwsTimer::ClusterDeleted { cluster } => {
+            state.clusters.remove(cluster);
+            state.meter.stop(cluster, now);
+            state.updates.retain(|_, u| u.cluster != *cluster);
+        }
+        AwsTimer::AddonActive { cluster, addon } => {
+            if let Some(a) = state
+                .clusters
+                .get_mut(cluster)
+                .and_then(|c| c.addons.get_mut(addon))
+            {
+                a.status = "ACTIVE".into();
+            }
+        }
+        AwsTimer::AddonDeleted { cluster, addon } => {
+            if let Some(c) = state.clusters.get_mut(cluster) {
+                c.addons.remove(addon);
+            }
+        }
+        AwsTimer::NodegroupActive { cluster, nodegroup } => {
+            let stuck = state
+                .instances
+                .values()
+                .any(|i| i.nodegroup == *nodegroup && i.state == "pending");
+            if let Some(ng) = state
+                .nodegroups
+                .get_mut(&(cluster.clone(), nodegroup.clone()))
+            {
+                ng.status = if stuck { "CREATE_FAILED" } else { "ACTIVE" }.into();
+                ng.modified_at = now;
+            }
+        }
+        AwsTimer::NodegroupDeleted { cluster, nodegroup } => {
+            state
+                .nodegroups
+                .remove(&(cluster.clone(), nodegroup.clone()));
+        }
+        AwsTimer::NatAvailable { id } => {
+            if let Some(n) = state.nat_gateways.get_mut(id) {
+                n.state = "available".into();
+            }
+        }
+        AwsTimer::NatDeleted { id } => {
+            if let Some(n) = state.nat_gateways.get_mut(id) {
+                n.state = "deleted".into();
+            }
+            state.meter.stop(id, now);
+        }
+        AwsTimer::InstanceJoins { .. }
+        | AwsTimer::InstanceTerminated { .. }
+        | AwsTimer::UpdateDone { .. } => {}
+    }
+}

@@ -1,0 +1,316 @@
+//! The GPU host behind the twin's NVIDIA tools: its devices, their processes, and the identity
+//! (UUID, serial, idle readings) that a seed derives for a g5.xlarge's NVIDIA A10G.
+
+/// The driver of the lab's AL2023 NVIDIA AMI.
+pub const DRIVER_VERSION: &str = "580.95.05";
+/// The CUDA version that driver reports.
+pub const CUDA_VERSION: &str = "13.0";
+/// The product name of the g5 family's GPU.
+pub const A10G_NAME: &str = "NVIDIA A10G";
+/// Framebuffer of an A10G, as `nvidia-smi` reports it.
+pub const A10G_MEMORY_MIB: u64 = 23028;
+
+/// A deterministic stream of numbers from one seed (SplitMix64): same seed, same numbers.
+#[derive(Debug, Clone)]
+pub struct SeedStream {
+    state: u64,
+}
+
+impl SeedStream {
+    pub fn new(seed: u64) -> Self {
+        Self { state: seed }
+    }
+
+    pub fn next_u64(&mut self) -> u64 {
+        self.state = self.state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// A number in `0..bound` (0 when `bound` is 0).
+    pub fn below(&mut self, bound: u64) -> u64 {
+        if bound == 0 {
+            0
+        } else {
+            self.next_u64() % bound
+        }
+    }
+
+    /// A number in `low..=high`.
+    pub fn between(&mut self, low: u64, high: u64) -> u64 {
+        low + self.below(high.saturating_sub(low) + 1)
+    }
+}
+
+/// A stable 64-bit hash of a name (FNV-1a), e.g. to seed a host from its node name.
+pub fn seed_from_name(name: &str) -> u64 {
+    name.bytes().fold(0xCBF2_9CE4_8422_2325, |hash, byte| {
+        (hash ^ u64::from(byte)).wrapping_mul(0x0000_0100_0000_01B3)
+    })
+}
+
+/// Whether a GPU can be partitioned, and how it is set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MigMode {
+    /// The GPU has no MIG (the A10G): tools print `N/A` / `[N/A]`.
+    Unsupported,
+    Disabled,
+    Enabled,
+}
+
+/// One GPU as the driver sees it. The fields are what `nvidia-smi` prints.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GpuDevice {
+    pub index: u32,
+    pub name: String,
+    pub architecture: String,
+    pub uuid: String,
+    pub serial: String,
+    pub pci_domain: u32,
+    pub pci_bus: u32,
+    pub pci_device: u32,
+    /// Device and vendor id, as `nvidia-smi` prints it (`0x223710DE`).
+    pub pci_device_id: u32,
+    pub pci_sub_system_id: u32,
+    pub vbios_version: String,
+    pub inforom_image: String,
+    pub compute_cap: String,
+    pub memory_total_mib: u64,
+    pub memory_reserved_mib: u64,
+    pub memory_used_mib: u64,
+    pub bar1_total_mib: u64,
+    pub temperature_c: u32,
+    /// `None` where the board reports no fan (`N/A`).
+    pub fan_percent: Option<u32>,
+    pub power_draw_w: f64,
+    pub power_cap_w: u32,
+    pub power_min_w: u32,
+    pub power_max_w: u32,
+    pub utilization_percent: u32,
+    pub memory_utilization_percent: u32,
+    /// The `N` of the performance state `PN` (8 at idle, 0 under load).
+    pub performance_state: u8,
+    pub persistence_mode: bool,
+    pub mig_mode: MigMode,
+    pub compute_mode: String,
+    pub ecc_enabled: bool,
+    pub ecc_uncorrected_volatile: u64,
+    pub clock_graphics_mhz: u32,
+    pub clock_sm_mhz: u32,
+    pub clock_mem_mhz: u32,
+    pub clock_video_mhz: u32,
+    pub max_clock_graphics_mhz: u32,
+    pub max_clock_mem_mhz: u32,
+    pub max_clock_video_mhz: u32,
+}
+
+impl GpuDevice {
+    /// An idle A10G at `00000000:00:1E.0` (the g5 layout), its identity drawn from `seeds`.
+    pub fn a10g(index: u32, seeds: &mut SeedStream) -> Self {
+        let (high, low) = (seeds.next_u64(), seeds.next_u64());
+        let uuid = format!(
+            "GPU-{:08x}-{:04x}-{:04x}-{:04x}-{:012x}",
+            high >> 32,
+            (high >> 16) & 0xFFFF,
+            high & 0xFFFF,
+            low >> 48,
+            low & 0xFFFF_FFFF_FFFF
+        );
+        let serial = format!("1{:012}", seeds.below(1_000_000_000_000));
+        let temperature_c = u32::try_from(seeds.between(24, 31)).unwrap_or(24);
+        let centiwatts = seeds.between(1400, 2799);
+        Self {
+            index,
+            name: A10G_NAME.to_owned(),
+            architecture: "Ampere".to_owned(),
+            uuid,
+            serial,
+            pci_domain: 0,
+            pci_bus: 0,
+            pci_device: 0x1E,
+            pci_device_id: 0x2237_10DE,
+            pci_sub_system_id: 0x152F_10DE,
+            vbios_version: "94.02.75.00.01".to_owned(),
+            inforom_image: "G133.0210.00.04".to_owned(),
+            compute_cap: "8.6".to_owned(),
+            memory_total_mib: A10G_MEMORY_MIB,
+            memory_reserved_mib: 435,
+            memory_used_mib: 0,
+            bar1_total_mib: 32768,
+            temperature_c,
+            fan_percent: Some(0),
+            power_draw_w: centiwatts as f64 / 100.0,
+            power_cap_w: 300,
+            power_min_w: 100,
+            power_max_w: 300,
+            utilization_percent: 0,
+            memory_utilization_percent: 0,
+            performance_state: 8,
+            persistence_mode: true,
+            mig_mode: MigMode::Unsupported,
+            compute_mode: "Default".to_owned(),
+            ecc_enabled: true,
+            ecc_uncorrected_volatile: 0,
+            clock_graphics_mhz: 210,
+            clock_sm_mhz: 210,
+            clock_mem_mhz: 405,
+            clock_video_mhz: 555,
+            max_clock_graphics_mhz: 1710,
+            max_clock_mem_mhz: 6251,
+            max_clock_video_mhz: 1500,
+        }
+    }
+
+    /// The bus id as `nvidia-smi` prints it: `00000000:00:1E.0`.
+    pub fn bus_id(&self) -> String {
+        format!(
+            "{:08X}:{:02X}:{:02X}.0",
+            self.pci_domain, self.pci_bus, self.pci_device
+        )
+    }
+
+    /// `memory_total - reserved - used`, never below 0.
+    pub fn memory_free_mib(&self) -> u64 {
+        self.memory_total_mib
+            .saturating_sub(self.memory_reserved_mib)
+            .saturating_sub(self.memory_used_mib)
+    }
+
+    /// `P8`, `P0`, ...
+    pub fn pstate(&self) -> String {
+        format!("P{}", self.performance_state)
+    }
+}
+
+/// A process that holds GPU memory.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GpuProcess {
+    pub gpu_index: u32,
+    pub pid: u32,
+    /// `C` (compute), `G` (graphics) or `C+G`.
+    pub process_type: String,
+    pub name: String,
+    pub used_memory_mib: u64,
+}
+
+/// A node's view of its GPUs at one instant of virtual time.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GpuHost {
+    pub hostname: String,
+    pub driver_version: String,
+    pub cuda_version: String,
+    pub gpus: Vec<GpuDevice>,
+    pub processes: Vec<GpuProcess>,
+    /// vCPUs of the instance (4 on a g5.xlarge): the GPU's CPU affinity in `topo -m`.
+    pub vcpus: u32,
+    /// The caller's virtual time in `ctime` form: `Mon Nov 30 04:43:45 2026`.
+    pub timestamp: String,
+}
+
+impl GpuHost {
+    /// A g5.xlarge: one idle A10G whose identity and idle readings come from `seed`.
+    pub fn a10g(hostname: &str, seed: u64, timestamp: &str) -> Self {
+        let mut seeds = SeedStream::new(seed);
+        Self {
+            hostname: hostname.to_owned(),
+            driver_version: DRIVER_VERSION.to_owned(),
+            cuda_version: CUDA_VERSION.to_owned(),
+            gpus: vec![GpuDevice::a10g(0, &mut seeds)],
+            processes: Vec::new(),
+            vcpus: 4,
+            timestamp: timestamp.to_owned(),
+        }
+    }
+
+    /// Starts a process on its GPU: it appears in the process lists and its memory is used.
+    pub fn add_process(&mut self, process: GpuProcess) {
+        if let Some(gpu) = self.gpus.iter_mut().find(|g| g.index == process.gpu_index) {
+            gpu.memory_used_mib += process.used_memory_mib;
+        }
+        self.processes.push(process);
+    }
+
+    /// Ends a process and frees its memory; false when no process has that pid.
+    pub fn remove_process(&mut self, pid: u32) -> bool {
+        let Some(at) = self.processes.iter().position(|p| p.pid == pid) else {
+            return false;
+        };
+        let process = self.processes.remove(at);
+        if let Some(gpu) = self.gpus.iter_mut().find(|g| g.index == process.gpu_index) {
+            gpu.memory_used_mib = gpu.memory_used_mib.saturating_sub(process.used_memory_mib);
+        }
+        true
+    }
+
+    /// The processes on one GPU, in start order.
+    pub fn processes_on(&self, gpu_index: u32) -> impl Iterator<Item = &GpuProcess> {
+        self.processes
+            .iter()
+            .filter(move |p| p.gpu_index == gpu_index)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn host(seed: u64) -> GpuHost {
+        GpuHost::a10g("ip-192-168-12-34", seed, "Mon Nov 30 04:43:45 2026")
+    }
+
+    #[test]
+    fn same_seed_same_host() {
+        assert_eq!(host(7), host(7));
+        assert_ne!(host(7).gpus[0].uuid, host(8).gpus[0].uuid);
+    }
+
+    #[test]
+    fn identity_has_the_real_shapes() {
+        for seed in 0..200 {
+            let gpu = &host(seed_from_name(&format!("node-{seed}"))).gpus[0];
+            let parts: Vec<&str> = gpu.uuid.trim_start_matches("GPU-").split('-').collect();
+            assert!(gpu.uuid.starts_with("GPU-"));
+            assert_eq!(
+                parts.iter().map(|p| p.len()).collect::<Vec<_>>(),
+                [8, 4, 4, 4, 12]
+            );
+            assert!(
+                parts
+                    .iter()
+                    .all(|p| p.chars().all(|c| c.is_ascii_hexdigit()))
+            );
+            assert!(parts.concat().chars().all(|c| !c.is_ascii_uppercase()));
+            assert_eq!(gpu.serial.len(), 13);
+            assert!(gpu.serial.chars().all(|c| c.is_ascii_digit()));
+            assert!((24..=31).contains(&gpu.temperature_c));
+            assert!((14.0..28.0).contains(&gpu.power_draw_w));
+        }
+    }
+
+    #[test]
+    fn bus_id_is_the_g5_slot() {
+        let gpu = &host(1).gpus[0];
+        assert_eq!(gpu.bus_id(), "00000000:00:1E.0");
+        assert_eq!(gpu.memory_total_mib, 23028);
+        assert_eq!(gpu.memory_free_mib(), 23028 - 435);
+    }
+
+    #[test]
+    fn processes_use_and_free_memory() {
+        let mut host = host(3);
+        host.add_process(GpuProcess {
+            gpu_index: 0,
+            pid: 4242,
+            process_type: "C".to_owned(),
+            name: "/usr/local/bin/all_reduce_perf".to_owned(),
+            used_memory_mib: 1200,
+        });
+        assert_eq!(host.gpus[0].memory_used_mib, 1200);
+        assert_eq!(host.processes_on(0).count(), 1);
+        assert!(host.remove_process(4242));
+        assert!(!host.remove_process(4242));
+        assert_eq!(host.gpus[0].memory_used_mib, 0);
+    }
+}

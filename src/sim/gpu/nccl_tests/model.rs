@@ -1,0 +1,261 @@
+//! What one `all_reduce_perf` run is: its ranks, the sizes it sweeps, the network it sees
+//! (latency and bus bandwidth) and how it ends; and the timing model that turns those into
+//! per-size times.
+
+use super::super::gpu_model::{GpuDevice, SeedStream, seed_from_name};
+
+/// The nccl-tests release whose output format the twin prints.
+pub const NCCL_TESTS_VERSION: &str = "2.17.9";
+/// `NCCL_VERSION_CODE` of NCCL 2.27.3 (headers and library alike).
+pub const NCCL_VERSION_CODE: u32 = 22703;
+/// What NCCL logs as its version.
+pub const NCCL_VERSION: &str = "2.27.3+cuda12.9";
+/// `cudaDriverGetVersion` under the 580 driver (CUDA 13.0).
+pub const CUDA_DRIVER_VERSION: u32 = 13000;
+
+/// One rank: the process and the GPU it drives.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RankInfo {
+    /// The host name as the process sees it (a pod's name in Kubernetes).
+    pub host: String,
+    /// The address NCCL's bootstrap and socket transport use (the pod's `eth0`).
+    pub ip: String,
+    pub pid: u32,
+    /// CUDA device index inside the process.
+    pub device: u32,
+    pub pci_domain: u32,
+    pub pci_bus: u32,
+    pub pci_device: u32,
+    pub gpu_name: String,
+}
+
+impl RankInfo {
+    /// The rank that drives `gpu` from process `pid` on `host`.
+    pub fn on_gpu(host: &str, ip: &str, pid: u32, gpu: &GpuDevice) -> Self {
+        Self {
+            host: host.to_owned(),
+            ip: ip.to_owned(),
+            pid,
+            device: gpu.index,
+            pci_domain: gpu.pci_domain,
+            pci_bus: gpu.pci_bus,
+            pci_device: gpu.pci_device,
+            gpu_name: gpu.name.clone(),
+        }
+    }
+
+    /// The name both nccl-tests and NCCL print: the host name up to its first dot.
+    pub fn short_host(&self) -> &str {
+        self.host.split('.').next().unwrap_or(&self.host)
+    }
+
+    /// NCCL's integer bus id (`0000:00:1e.0` is `0x1e0`).
+    pub fn nccl_bus_id(&self) -> u64 {
+        u64::from(self.pci_domain) << 20
+            | u64::from(self.pci_bus) << 12
+            | u64::from(self.pci_device) << 4
+    }
+}
+
+/// `NCCL_DEBUG`: what NCCL itself writes to stdout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NcclDebug {
+    /// Unset: NCCL prints nothing.
+    Off,
+    /// `WARN`: the bare version line and warnings.
+    Warn,
+    /// `INFO`: the init, connection and teardown log.
+    Info,
+}
+
+/// How the run ends.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    /// Every size is measured and the summary printed.
+    Ok,
+    /// A TCP connection to `unreachable_peer_ip` is never answered (a security group drops
+    /// it). NCCL retries the connect; `waited_s` is how long the run has been going when its
+    /// output is read (the caller kills it at its deadline).
+    Hang {
+        unreachable_peer_ip: String,
+        waited_s: u64,
+    },
+}
+
+/// One `all_reduce_perf` run (`-t 1`, float sum, validation on, no graphs).
+#[derive(Debug, Clone, PartialEq)]
+pub struct NcclRun {
+    /// In rank order. Ranks that share host and pid are one process (`-g N`).
+    pub ranks: Vec<RankInfo>,
+    pub min_bytes: u64,
+    pub max_bytes: u64,
+    pub step_factor: u64,
+    pub iters: u32,
+    pub warmup_iters: u32,
+    /// The bus bandwidth large messages reach, in GB/s.
+    pub busbw_gbps: f64,
+    /// The time of an empty all-reduce, in microseconds.
+    pub latency_us: f64,
+    pub debug: NcclDebug,
+    /// Wall-clock start of the run (Unix seconds): NCCL stamps its warnings with it.
+    pub started_unix_s: i64,
+    pub outcome: Outcome,
+}
+
+impl NcclRun {
+    /// `all_reduce_perf -b 8 -e 128M -f 2 -w 5 -n 20` with `NCCL_DEBUG=INFO`, over the
+    /// socket transport of a g5.xlarge (up to 10 Gbps: about 1.1 GB/s of bus bandwidth).
+    pub fn new(ranks: Vec<RankInfo>, started_unix_s: i64) -> Self {
+        Self {
+            ranks,
+            min_bytes: 8,
+            max_bytes: 128 << 20,
+            step_factor: 2,
+            iters: 20,
+            warmup_iters: 5,
+            busbw_gbps: 1.1,
+            latency_us: 60.0,
+            debug: NcclDebug::Info,
+            started_unix_s,
+            outcome: Outcome::Ok,
+        }
+    }
+
+    /// The seed of everything random-looking in the output (thread ids, pointers, jitter).
+    pub fn seed(&self) -> u64 {
+        let mut key = String::new();
+        for rank in &self.ranks {
+            key.push_str(&format!(
+                "{}/{}/{}/{};",
+                rank.host, rank.ip, rank.pid, rank.device
+            ));
+        }
+        seed_from_name(&key) ^ self.started_unix_s.unsigned_abs()
+    }
+
+    /// GPUs per process: the ranks that share the first rank's host and pid.
+    pub fn gpus_per_process(&self) -> usize {
+        match self.ranks.first() {
+            Some(first) => self
+                .ranks
+                .iter()
+                .filter(|r| r.host == first.host && r.pid == first.pid)
+                .count(),
+            None => 0,
+        }
+    }
+
+    /// The bus bandwidth factor of all-reduce: `2 (n - 1) / n`.
+    pub fn bus_factor(&self) -> f64 {
+        let n = self.ranks.len() as f64;
+        if n > 0.0 { 2.0 * (n - 1.0) / n } else { 0.0 }
+    }
+
+    /// The sizes the benchmark loop visits (`size *= factor`, or `+= factor` bytes when the
+    /// factor is 1), each rounded down to whole floats as nccl-tests counts them.
+    pub fn sizes(&self, max_bytes: u64) -> Vec<u64> {
+        let mut sizes = Vec::new();
+        let mut size = self.min_bytes;
+        while size <= max_bytes {
+            sizes.push(size);
+            let next = if self.step_factor > 1 {
+                size.saturating_mul(self.step_factor)
+            } else {
+                size.saturating_add(self.step_factor.max(1))
+            };
+            if next == size {
+                break;
+            }
+            size = next;
+        }
+        sizes
+    }
+}
+
+/// One measured size: out-of-place and in-place `(time_us, algbw, busbw)`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Measurement {
+    pub bytes: u64,
+    pub count: u64,
+    pub out_of_place: (f64, f64, f64),
+    pub in_place: (f64, f64, f64),
+}
+
+/// Times from `latency + bytes / peak algbw`, where the peak algbw is what makes the bus
+/// bandwidth reach `busbw_gbps`; each time is jittered by up to 1.5 % from the run's seed.
+pub fn measure(run: &NcclRun, max_bytes: u64) -> Vec<Measurement> {
+    let factor = run.bus_factor();
+    // One rank moves nothing over a bus; its all-reduce is a local copy at busbw_gbps.
+    let peak_algbw = if factor > 0.0 {
+        run.busbw_gbps / factor
+    } else {
+        run.busbw_gbps
+    };
+    let mut seeds = SeedStream::new(run.seed());
+    let mut sample = |bytes: u64| {
+        let jitter = 1.0 + (seeds.below(3001) as f64 - 1500.0) / 100_000.0;
+        let ideal = run.latency_us + bytes as f64 / (peak_algbw.max(1e-9) * 1e3);
+        let time_us = ideal * jitter;
+        let algbw = bytes as f64 / 1e3 / time_us;
+        (time_us, algbw, algbw * factor)
+    };
+    run.sizes(max_bytes)
+        .into_iter()
+        .map(|size| {
+            let count = size / 4;
+            let bytes = count * 4;
+            Measurement {
+                bytes,
+                count,
+                out_of_place: sample(bytes),
+                in_place: sample(bytes),
+            }
+        })
+        .collect()
+}
+
+/// Two g5.xlarge workers, one rank each: the lab's usual run (for tests).
+#[cfg(test)]
+pub(crate) fn two_nodes() -> NcclRun {
+    use super::super::gpu_model::GpuHost;
+    let a = GpuHost::a10g("ip-192-168-12-34", 1, "");
+    let b = GpuHost::a10g("ip-192-168-40-7", 2, "");
+    NcclRun::new(
+        vec![
+            RankInfo::on_gpu("nccl-worker-0", "192.168.12.34", 41, &a.gpus[0]),
+            RankInfo::on_gpu("nccl-worker-1", "192.168.40.7", 38, &b.gpus[0]),
+        ],
+        1_796_000_000,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_double_from_min_to_max() {
+        let run = two_nodes();
+        let sizes = run.sizes(run.max_bytes);
+        assert_eq!(sizes.first(), Some(&8));
+        assert_eq!(sizes.last(), Some(&(128 << 20)));
+        assert_eq!(sizes.len(), 25);
+    }
+
+    #[test]
+    fn large_messages_approach_the_bus_bandwidth() {
+        let run = two_nodes();
+        let last = *measure(&run, run.max_bytes).last().unwrap();
+        assert!((last.out_of_place.2 - run.busbw_gbps).abs() / run.busbw_gbps < 0.03);
+        let first = measure(&run, run.max_bytes)[0];
+        assert!((first.in_place.0 - run.latency_us).abs() < run.latency_us * 0.02);
+    }
+
+    #[test]
+    fn bus_id_is_ncclish() {
+        let run = two_nodes();
+        assert_eq!(run.ranks[0].nccl_bus_id(), 0x1e0);
+        assert_eq!(run.gpus_per_process(), 1);
+        assert!((run.bus_factor() - 1.0).abs() < 1e-12);
+    }
+}

@@ -1,0 +1,442 @@
+//! What NCCL 2.27 itself writes to stdout during a run (`NCCL_DEBUG`): the init log of the
+//! socket transport, channel setup, teardown, and the connect retries and warning of a peer
+//! that never answers.
+
+use std::fmt::Write as _;
+
+use super::super::gpu_model::SeedStream;
+use super::model::{CUDA_DRIVER_VERSION, NCCL_VERSION, NcclDebug, NcclRun, RankInfo};
+
+/// Linux gives up on an unanswered SYN after 127 s (`tcp_syn_retries` = 6).
+pub const CONNECT_TIMEOUT_S: f64 = 127.0;
+/// `NCCL_SOCKET_RETRY_CNT`: retries after a timed-out connect.
+pub const SOCKET_RETRY_COUNT: u32 = 34;
+/// `NCCL_SOCKET_RETRY_SLEEP_MSEC`: the sleep before retry `k` is `k` times this.
+pub const SOCKET_RETRY_SLEEP_MS: f64 = 100.0;
+/// Where NCCL 2.27.3 warns that a connect ran out of retries.
+const RETRY_WARN_SITE: &str = "misc/socket.cc:577";
+
+/// The ids a run's processes and threads show (derived from the run's seed).
+pub struct Ids {
+    /// The thread that initializes each rank's communicator.
+    pub init_tid: Vec<u32>,
+    /// The thread of each rank's proxy.
+    pub proxy_tid: Vec<u32>,
+    /// The bootstrap root's thread, in rank 0's process.
+    pub root_tid: u32,
+    /// Each rank's `ncclComm_t`.
+    pub comm: Vec<u64>,
+    pub comm_id: u64,
+    /// The bootstrap root's port, and each rank's port for the root.
+    pub root_port: u32,
+    pub listen_port: Vec<u32>,
+}
+
+impl Ids {
+    pub fn of(run: &NcclRun) -> Self {
+        let mut seeds = SeedStream::new(run.seed() ^ 0x6E63_636C);
+        let tid = |pid: u32, seeds: &mut SeedStream| {
+            pid + 60 + u32::try_from(seeds.below(140)).unwrap_or(0)
+        };
+        let init_tid = run.ranks.iter().map(|r| tid(r.pid, &mut seeds)).collect();
+        let proxy_tid: Vec<u32> = run
+            .ranks
+            .iter()
+            .map(|r| tid(r.pid, &mut seeds) + 200)
+            .collect();
+        let root_tid = run.ranks.first().map_or(0, |r| tid(r.pid, &mut seeds) + 1);
+        let port = |seeds: &mut SeedStream| 32768 + u32::try_from(seeds.below(28000)).unwrap_or(0);
+        let comm = run
+            .ranks
+            .iter()
+            .map(|_| 0x5500_0000_0000 | (seeds.next_u64() & 0xFF_FFFF_FFF0))
+            .collect();
+        Self {
+            init_tid,
+            proxy_tid,
+            root_tid,
+            comm,
+            comm_id: seeds.next_u64(),
+            root_port: port(&mut seeds),
+            listen_port: run.ranks.iter().map(|_| port(&mut seeds)).collect(),
+        }
+    }
+}
+
+/// `host:pid:tid [dev] NCCL INFO msg`
+pub fn info(rank: &RankInfo, tid: u32, message: &str) -> String {
+    format!(
+        "{}:{}:{tid} [{}] NCCL INFO {message}\n",
+        rank.short_host(),
+        rank.pid,
+        rank.device
+    )
+}
+
+/// A warning: a blank line, then `[date time] host:pid:tid [dev] file:line NCCL WARN msg`.
+pub fn warn(rank: &RankInfo, tid: u32, unix_s: i64, site: &str, message: &str) -> String {
+    format!(
+        "\n[{}] {}:{}:{tid} [{}] {site} NCCL WARN {message}\n",
+        date_time(unix_s),
+        rank.short_host(),
+        rank.pid,
+        rank.device
+    )
+}
+
+/// `2026-11-30 04:43:45` (UTC) for Unix seconds.
+pub fn date_time(unix_s: i64) -> String {
+    let (days, secs) = (unix_s.div_euclid(86_400), unix_s.rem_euclid(86_400));
+    // Howard Hinnant's civil_from_days.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02} {:02}:{:02}:{:02}",
+        secs / 3600,
+        secs % 3600 / 60,
+        secs % 60
+    )
+}
+
+/// What each rank logs from `ncclGetUniqueId`/`ncclCommInitRankConfig` up to its bootstrap.
+pub fn init_start(run: &NcclRun, ids: &Ids) -> String {
+    let mut out = String::new();
+    match run.debug {
+        NcclDebug::Off => {}
+        NcclDebug::Warn => {
+            for _ in &run.ranks {
+                let _ = writeln!(out, "NCCL version {NCCL_VERSION}");
+            }
+        }
+        NcclDebug::Info => {
+            for (r, rank) in run.ranks.iter().enumerate() {
+                let main = rank.pid;
+                let bootstrap = format!("Bootstrap: Using eth0:{}<0>", rank.ip);
+                let driver = format!("cudaDriverVersion {CUDA_DRIVER_VERSION}");
+                let (first, second) = if r == 0 {
+                    (&bootstrap, &driver)
+                } else {
+                    (&driver, &bootstrap)
+                };
+                out.push_str(&info(rank, main, first));
+                out.push_str(&info(rank, main, second));
+                out.push_str(&info(rank, main, &format!("NCCL version {NCCL_VERSION}")));
+                out.push_str(&info(rank, main, "Comm config Blocking set to 1"));
+                let tid = ids.init_tid[r];
+                for line in [
+                    "NET/Plugin: Could not find: libnccl-net.so. ".to_owned(),
+                    "NET/IB : No device found.".to_owned(),
+                    format!("NET/IB : Using [RO]; OOB eth0:{}<0>", rank.ip),
+                    format!("NET/Socket : Using [0]eth0:{}<0>", rank.ip),
+                    "Initialized NET plugin Socket".to_owned(),
+                    "Assigned NET plugin Socket to comm".to_owned(),
+                    "Using network Socket".to_owned(),
+                    format!(
+                        "ncclCommInitRankConfig comm 0x{:x} rank {r} nranks {} cudaDev {} \
+                         nvmlDev {} busId {:x} commId 0x{:x} - Init START",
+                        ids.comm[r],
+                        run.ranks.len(),
+                        rank.device,
+                        rank.device,
+                        rank.nccl_bus_id(),
+                        ids.comm_id
+                    ),
+                ] {
+                    out.push_str(&info(rank, tid, &line));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The rest of init, once every rank has bootstrapped: topology, channels, completion.
+pub fn init_complete(run: &NcclRun, ids: &Ids) -> String {
+    if run.debug != NcclDebug::Info {
+        return String::new();
+    }
+    let n = run.ranks.len();
+    let nodes = {
+        let mut hosts: Vec<&str> = run.ranks.iter().map(|r| r.ip.as_str()).collect();
+        hosts.sort_unstable();
+        hosts.dedup();
+        hosts.len()
+    };
+    let width = (n.saturating_sub(1)).to_string().len();
+    let ring: String = (0..n).map(|r| format!(" {r:>width$}")).collect();
+    let mut seeds = SeedStream::new(run.seed() ^ 0x7469_6D65);
+    let mut out = String::new();
+    for (r, rank) in run.ranks.iter().enumerate() {
+        let tid = ids.init_tid[r];
+        let local: Vec<usize> = (0..n).filter(|&p| run.ranks[p].ip == rank.ip).collect();
+        let local_rank = local.iter().position(|&p| p == r).unwrap_or(0);
+        let mut ms = |low: u64, high: u64| seeds.between(low, high) as f64 / 1e6;
+        let (create, send, recv, ring_t) = (ms(10, 20), ms(60, 90), ms(100, 900_000), ms(9, 30));
+        let mut lines = vec![
+            "RAS client listening socket at 127.0.0.1<28028>".to_owned(),
+            format!(
+                "Bootstrap timings total {:.6} (create {create:.6}, send {send:.6}, recv {recv:.6}, \
+                 ring {ring_t:.6}, delay 0.000000)",
+                create + send + recv + ring_t
+            ),
+            format!(
+                "comm 0x{:x} rank {r} nRanks {n} nNodes {nodes} localRanks {} localRank {local_rank} \
+                 MNNVL 0",
+                ids.comm[r],
+                local.len()
+            ),
+        ];
+        if r == 0 {
+            lines.push(format!("Channel 00/02 :{ring}"));
+            lines.push(format!("Channel 01/02 :{ring}"));
+        }
+        let down = |c: usize| match c {
+            0 if r + 1 < n => (r + 1) as i64,
+            1 if r > 0 => r as i64 - 1,
+            _ => -1,
+        };
+        let up = |c: usize| match c {
+            0 if r > 0 => r as i64 - 1,
+            1 if r + 1 < n => (r + 1) as i64,
+            _ => -1,
+        };
+        lines.push(format!(
+            "Trees [0] {}/-1/-1->{r}->{} [1] {}/-1/-1->{r}->{}",
+            down(0),
+            up(0),
+            down(1),
+            up(1)
+        ));
+        lines.push("P2P Chunksize set to 131072".to_owned());
+        lines.push("PROFILER/Plugin: Could not find: libnccl-profiler.so. ".to_owned());
+        lines.push(
+            "2 coll channels, 2 collnet channels, 0 nvls channels, 2 p2p channels, \
+             2 p2p channels per peer"
+                .to_owned(),
+        );
+        if r == 0 {
+            lines.push("CC Off, workFifoBytes 1048576".to_owned());
+        }
+        lines.push(
+            "TUNER/Plugin: Could not find: libnccl-tuner.so. Using internal tuner plugin."
+                .to_owned(),
+        );
+        lines.push(format!(
+            "ncclCommInitRankConfig comm 0x{:x} rank {r} nranks {n} cudaDev {} nvmlDev {} \
+             busId {:x} commId 0x{:x} - Init COMPLETE",
+            ids.comm[r],
+            rank.device,
+            rank.device,
+            rank.nccl_bus_id(),
+            ids.comm_id
+        ));
+        let kernels = seeds.between(8, 12) as f64 / 100.0;
+        let total = kernels + recv + 0.02;
+        lines.push(format!(
+            "Init timings - ncclCommInitRankConfig: rank {r} nranks {n} total {total:.2} \
+             (kernels {kernels:.2}, alloc 0.00, bootstrap {:.2}, allgathers 0.00, topo 0.01, \
+             graphs 0.00, connections 0.00, rest 0.01)",
+            recv
+        ));
+        for line in lines {
+            out.push_str(&info(rank, tid, &line));
+        }
+    }
+    out
+}
+
+/// The first collective connects each rank to its ring neighbours.
+pub fn connect(run: &NcclRun, ids: &Ids) -> String {
+    if run.debug != NcclDebug::Info || run.ranks.len() < 2 {
+        return String::new();
+    }
+    let n = run.ranks.len();
+    let mut out = String::new();
+    for (r, rank) in run.ranks.iter().enumerate() {
+        let (prev, next) = ((r + n - 1) % n, (r + 1) % n);
+        let (p, q) = (&run.ranks[prev], &run.ranks[next]);
+        for channel in 0..2 {
+            let line = if p.ip == rank.ip {
+                format!(
+                    "Channel {channel:02} : {prev}[{}] -> {r}[{}] via SHM/direct/direct",
+                    p.device, rank.device
+                )
+            } else {
+                format!(
+                    "Channel {channel:02}/0 : {prev}[{}] -> {r}[{}] [receive] via NET/Socket/0",
+                    p.device, rank.device
+                )
+            };
+            out.push_str(&info(rank, ids.proxy_tid[r], &line));
+            if q.ip != rank.ip {
+                let line = format!(
+                    "Channel {channel:02}/0 : {r}[{}] -> {next}[{}] [send] via NET/Socket/0",
+                    rank.device, q.device
+                );
+                out.push_str(&info(rank, ids.proxy_tid[r], &line));
+            }
+        }
+        out.push_str(&info(
+            rank,
+            ids.proxy_tid[r],
+            "Connected all rings, use ring PXN 0 GDR 0",
+        ));
+    }
+    out
+}
+
+/// `ncclCommDestroy` of the given ranks.
+pub fn destroy(run: &NcclRun, ids: &Ids, ranks: impl Iterator<Item = usize>) -> String {
+    if run.debug != NcclDebug::Info {
+        return String::new();
+    }
+    ranks
+        .map(|r| {
+            let rank = &run.ranks[r];
+            info(
+                rank,
+                rank.pid,
+                &format!(
+                    "comm 0x{:x} rank {r} nranks {} cudaDev {} busId {:x} - Destroy COMPLETE",
+                    ids.comm[r],
+                    run.ranks.len(),
+                    rank.device,
+                    rank.nccl_bus_id()
+                ),
+            )
+        })
+        .collect()
+}
+
+/// When the `k`-th connect attempt (1-based) times out, in seconds from its first try.
+pub fn attempt_timeout_s(k: u32) -> f64 {
+    let k = f64::from(k);
+    CONNECT_TIMEOUT_S * k + SOCKET_RETRY_SLEEP_MS / 1000.0 * k * (k - 1.0) / 2.0
+}
+
+/// The message of the warning when a connect runs out of retries. `function` is
+/// `socketPollConnect` for a socket that can be aborted (a rank's), `socketStartConnect` for a
+/// blocking one (the bootstrap root's).
+pub fn retry_exhausted(function: &str, target: &str) -> String {
+    format!(
+        "{function}: connect to {target} returned Connection timed out, exceeded error \
+         retry count after {} attempts",
+        SOCKET_RETRY_COUNT + 1
+    )
+}
+
+/// One connect that is never answered: who makes it (`rank`'s thread `tid`), to what
+/// (`ip<port>`), and in which NCCL function it is checked.
+pub struct Connect<'a> {
+    pub rank: &'a RankInfo,
+    pub tid: u32,
+    pub target: String,
+    pub function: &'static str,
+}
+
+/// What a connect logs while it is retried for `waited_s`: one INFO line (and its time) per
+/// timed-out attempt, then the warning once the retries run out (`true`).
+pub fn connect_retries(
+    run: &NcclRun,
+    connect: &Connect<'_>,
+    waited_s: u64,
+) -> (Vec<(f64, String)>, bool) {
+    let Connect {
+        rank,
+        tid,
+        target,
+        function,
+    } = connect;
+    let (rank, tid) = (*rank, *tid);
+    let waited = waited_s as f64;
+    let mut lines = Vec::new();
+    for k in 1..=SOCKET_RETRY_COUNT {
+        let at = attempt_timeout_s(k);
+        if at > waited {
+            return (lines, false);
+        }
+        if run.debug == NcclDebug::Info {
+            let message = format!(
+                "{function}: connect to {target} returned Connection timed out, retrying \
+                 ({k}/{SOCKET_RETRY_COUNT}) after sleep for {} msec",
+                f64::from(k) * SOCKET_RETRY_SLEEP_MS
+            );
+            lines.push((at, info(rank, tid, &message)));
+        }
+    }
+    let at = attempt_timeout_s(SOCKET_RETRY_COUNT + 1);
+    if at > waited {
+        return (lines, false);
+    }
+    if run.debug != NcclDebug::Off {
+        let when = run.started_unix_s + at as i64;
+        let message = retry_exhausted(function, target);
+        lines.push((at, warn(rank, tid, when, RETRY_WARN_SITE, &message)));
+    }
+    (lines, true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::model::two_nodes;
+    use super::*;
+
+    #[test]
+    fn dates_are_utc_civil() {
+        assert_eq!(date_time(0), "1970-01-01 00:00:00");
+        assert_eq!(date_time(1_767_225_600), "2026-01-01 00:00:00");
+        assert_eq!(date_time(1_796_013_825), "2026-11-30 04:43:45");
+    }
+
+    #[test]
+    fn info_lines_have_the_real_prefix() {
+        let run = two_nodes();
+        let line = info(&run.ranks[1], 99, "Using network Socket");
+        assert_eq!(
+            line,
+            "nccl-worker-1:38:99 [0] NCCL INFO Using network Socket\n"
+        );
+        let log = init_start(&run, &Ids::of(&run));
+        assert!(log.contains(
+            "nccl-worker-0:41:41 [0] NCCL INFO Bootstrap: Using eth0:192.168.12.34<0>\n"
+        ));
+        assert!(log.contains("NCCL INFO NCCL version 2.27.3+cuda12.9\n"));
+        assert!(log.contains("busId 1e0 commId 0x"));
+    }
+
+    #[test]
+    fn retries_follow_the_connect_timeout() {
+        let run = two_nodes();
+        let connect = |target: &str| Connect {
+            rank: &run.ranks[1],
+            tid: 7,
+            target: target.to_owned(),
+            function: "socketPollConnect",
+        };
+        let (lines, exhausted) = connect_retries(&run, &connect("192.168.12.34<40000>"), 300);
+        assert_eq!(lines.len(), 2);
+        assert!(!exhausted);
+        assert!(
+            lines[1]
+                .1
+                .ends_with("retrying (2/34) after sleep for 200 msec\n")
+        );
+        let (lines, exhausted) = connect_retries(&run, &connect("x<1>"), 10_000);
+        assert!(exhausted);
+        assert_eq!(lines.len(), 35);
+        let warn = &lines[34].1;
+        assert!(warn.starts_with("\n[2026-"));
+        assert!(
+            warn.contains(
+                "] nccl-worker-1:38:7 [0] misc/socket.cc:577 NCCL WARN socketPollConnect"
+            )
+        );
+    }
+}

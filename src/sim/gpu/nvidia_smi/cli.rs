@@ -1,0 +1,433 @@
+//! The `nvidia-smi` command line: which output an argv asks for, and the errors and exit codes
+//! of the real tool for arguments it rejects.
+
+use super::super::gpu_model::{GpuDevice, GpuHost, MigMode};
+use super::{query, table, text, xml};
+
+/// What the command printed and how it ended.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Output {
+    pub stdout: String,
+    pub stderr: String,
+    pub exit_code: i32,
+}
+
+impl Output {
+    fn ok(stdout: String) -> Self {
+        Self {
+            stdout,
+            stderr: String::new(),
+            exit_code: 0,
+        }
+    }
+}
+
+/// `nvidia-smi`'s exit status for a bad argument or flag.
+pub const EXIT_INVALID_ARGUMENT: i32 = 2;
+/// `nvidia-smi`'s exit status when a query finds no object (no such GPU, no MIG device).
+pub const EXIT_NOT_FOUND: i32 = 6;
+
+const INVALID_COMBINATION: &str =
+    "Invalid combination of input arguments. Please run 'nvidia-smi -h' for help.\n";
+
+/// Options the real tool knows but the twin does not simulate: they answer as a bad combination.
+const KNOWN_OPTIONS: &[&str] = &[
+    "-B",
+    "--list-excluded-gpus",
+    "-u",
+    "--unit",
+    "-f",
+    "-l",
+    "-lms",
+    "-d",
+    "--dtd",
+    "-pm",
+    "-e",
+    "-p",
+    "-c",
+    "-r",
+    "--gpu-reset",
+    "-ac",
+    "-rac",
+    "-pl",
+    "-lgc",
+    "-rgc",
+    "-lmc",
+    "-rmc",
+    "-am",
+    "-caa",
+    "-mig",
+    "-gtt",
+    "-t",
+    "-vm",
+    "--query-supported-clocks",
+    "--query-compute-apps",
+    "--query-accounted-apps",
+    "--query-retired-pages",
+    "--query-remapped-rows",
+    "--help-query-gpu",
+];
+/// Subcommands of the real tool that the twin does not simulate.
+const SUBCOMMANDS: &[&str] = &[
+    "dmon",
+    "daemon",
+    "replay",
+    "pmon",
+    "drain",
+    "nvlink",
+    "c2c",
+    "clocks",
+    "encodersessions",
+    "fbcsessions",
+    "vgpu",
+    "compute-policy",
+    "boost-slider",
+    "power-hint",
+    "base-clocks",
+    "conf-compute",
+    "gpm",
+];
+
+#[derive(Default)]
+struct Request<'a> {
+    help: bool,
+    version: bool,
+    list: bool,
+    query: bool,
+    xml: bool,
+    query_gpu: Option<&'a str>,
+    format: Option<&'a str>,
+    id: Option<&'a str>,
+    unsupported: bool,
+}
+
+/// Runs `nvidia-smi` with `args` (without the program name) against `host`.
+pub fn run(host: &GpuHost, args: &[&str]) -> Output {
+    match args.first().copied() {
+        None => return Output::ok(table::render(host)),
+        Some("mig") => return mig(host),
+        Some("topo") if args.get(1..) == Some(&["-m"][..]) => {
+            return Output::ok(text::topology(host));
+        }
+        Some(sub) if sub == "topo" || SUBCOMMANDS.contains(&sub) => return invalid(),
+        _ => {}
+    }
+    let request = match parse(args) {
+        Ok(request) => request,
+        Err(output) => return output,
+    };
+    if request.help {
+        return Output::ok(text::help(host));
+    }
+    if request.version {
+        return Output::ok(text::version(host));
+    }
+    let selected = match select(host, request.id) {
+        Some(selected) => selected,
+        None => {
+            return Output {
+                stdout: "No devices were found\n".to_owned(),
+                stderr: String::new(),
+                exit_code: EXIT_NOT_FOUND,
+            };
+        }
+    };
+    let view = GpuHost {
+        gpus: selected.iter().map(|g| (*g).clone()).collect(),
+        processes: host
+            .processes
+            .iter()
+            .filter(|p| selected.iter().any(|g| g.index == p.gpu_index))
+            .cloned()
+            .collect(),
+        ..host.clone()
+    };
+    match request {
+        Request {
+            unsupported: true, ..
+        } => invalid(),
+        Request {
+            query_gpu: Some(fields),
+            format,
+            list: false,
+            query: false,
+            xml: false,
+            ..
+        } => query_gpu(host, &selected, fields, format),
+        Request {
+            format: Some(_), ..
+        }
+        | Request {
+            query_gpu: Some(_), ..
+        } => invalid(),
+        Request {
+            list: true,
+            query: false,
+            xml: false,
+            ..
+        } => Output::ok(text::list(&view)),
+        Request {
+            query: true,
+            xml: true,
+            list: false,
+            ..
+        } => Output::ok(xml::render(&view)),
+        Request {
+            query: true,
+            xml: false,
+            list: false,
+            ..
+        } => Output::ok(text::query(&view)),
+        Request {
+            list: false,
+            query: false,
+            xml: false,
+            ..
+        } => Output::ok(table::render(&view)),
+        _ => invalid(),
+    }
+}
+
+fn parse<'a>(args: &[&'a str]) -> Result<Request<'a>, Output> {
+    let mut request = Request::default();
+    let mut rest = args.iter().copied();
+    while let Some(arg) = rest.next() {
+        let (flag, value) = match arg.split_once('=') {
+            Some((flag, value)) if flag.starts_with("--") => (flag, Some(value)),
+            _ => (arg, None),
+        };
+        match (flag, value) {
+            ("-h" | "--help", None) => request.help = true,
+            ("--version", None) => request.version = true,
+            ("-L" | "--list-gpus", None) => request.list = true,
+            ("-q" | "--query", None) => request.query = true,
+            ("-x" | "--xml-format", None) => request.xml = true,
+            ("--query-gpu", Some(fields)) => request.query_gpu = Some(fields),
+            ("--format", Some(format)) => request.format = Some(format),
+            ("--id", Some(id)) => request.id = Some(id),
+            ("-i", None) => request.id = Some(rest.next().ok_or_else(invalid)?),
+            (flag, _) if KNOWN_OPTIONS.contains(&flag) => {
+                // Its value (if any) follows; the twin answers the whole line as unsupported.
+                request.unsupported = true;
+                break;
+            }
+            _ => {
+                return Err(Output {
+                    stdout: format!(
+                        "ERROR: Option {arg} is not recognized. Please run 'nvidia-smi -h' for help.\n"
+                    ),
+                    stderr: String::new(),
+                    exit_code: EXIT_INVALID_ARGUMENT,
+                });
+            }
+        }
+    }
+    Ok(request)
+}
+
+/// The GPUs `-i` names (an index, a UUID or a bus id); all of them without `-i`.
+fn select<'h>(host: &'h GpuHost, id: Option<&str>) -> Option<Vec<&'h GpuDevice>> {
+    let Some(id) = id else {
+        return Some(host.gpus.iter().collect());
+    };
+    let found: Vec<&GpuDevice> = host
+        .gpus
+        .iter()
+        .filter(|g| {
+            id.parse::<u32>().is_ok_and(|i| i == g.index)
+                || g.uuid.eq_ignore_ascii_case(id)
+                || g.bus_id().eq_ignore_ascii_case(id)
+        })
+        .collect();
+    (!found.is_empty()).then_some(found)
+}
+
+fn query_gpu(host: &GpuHost, gpus: &[&GpuDevice], fields: &str, format: Option<&str>) -> Output {
+    let Some(format) = format else {
+        return invalid();
+    };
+    let options: Vec<&str> = format.split(',').map(str::trim).collect();
+    let known = |o: &&str| matches!(*o, "csv" | "noheader" | "nounits");
+    if !options.contains(&"csv") || !options.iter().all(known) {
+        return invalid();
+    }
+    let names: Vec<&str> = fields.split(',').map(str::trim).collect();
+    let header = !options.contains(&"noheader");
+    let units = !options.contains(&"nounits");
+    match query::csv(host, gpus, &names, header, units) {
+        Ok(csv) => Output::ok(csv),
+        Err(name) => Output {
+            stdout: format!("Field \"{name}\" is not a valid field to query.\n\n"),
+            stderr: String::new(),
+            exit_code: EXIT_INVALID_ARGUMENT,
+        },
+    }
+}
+
+/// `nvidia-smi mig ...`: an A10G has no MIG, so every MIG listing finds nothing.
+fn mig(host: &GpuHost) -> Output {
+    if host.gpus.iter().any(|g| g.mig_mode != MigMode::Unsupported) {
+        return invalid();
+    }
+    Output {
+        stdout: "No MIG-supported devices found.\n".to_owned(),
+        stderr: String::new(),
+        exit_code: EXIT_NOT_FOUND,
+    }
+}
+
+fn invalid() -> Output {
+    Output {
+        stdout: INVALID_COMBINATION.to_owned(),
+        stderr: String::new(),
+        exit_code: EXIT_INVALID_ARGUMENT,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::super::gpu_model::GpuHost;
+    use super::*;
+
+    fn host() -> GpuHost {
+        GpuHost::a10g("ip-192-168-12-34", 2024, "Mon Nov 30 04:43:45 2026")
+    }
+
+    #[test]
+    fn no_arguments_is_the_table() {
+        let out = run(&host(), &[]);
+        assert_eq!(out.exit_code, 0);
+        assert!(out.stdout.contains("NVIDIA A10G"));
+        assert!(out.stdout.contains("No running processes found"));
+    }
+
+    #[test]
+    fn list_gpus() {
+        let host = host();
+        let out = run(&host, &["-L"]);
+        assert_eq!(
+            out.stdout,
+            format!("GPU 0: NVIDIA A10G (UUID: {})\n", host.gpus[0].uuid)
+        );
+        assert_eq!(run(&host, &["--list-gpus"]), out);
+    }
+
+    #[test]
+    fn query_gpu_csv() {
+        let out = run(
+            &host(),
+            &[
+                "--query-gpu=name,memory.total,mig.mode.current",
+                "--format=csv",
+            ],
+        );
+        assert_eq!(out.exit_code, 0);
+        assert_eq!(
+            out.stdout,
+            "name, memory.total [MiB], mig.mode.current\nNVIDIA A10G, 23028 MiB, [N/A]\n"
+        );
+        let bare = run(
+            &host(),
+            &["--format=csv,noheader,nounits", "--query-gpu=memory.total"],
+        );
+        assert_eq!(bare.stdout, "23028\n");
+    }
+
+    #[test]
+    fn unknown_field_exits_2() {
+        let out = run(&host(), &["--query-gpu=index,foo", "--format=csv"]);
+        assert_eq!(out.exit_code, EXIT_INVALID_ARGUMENT);
+        assert_eq!(
+            out.stdout,
+            "Field \"foo\" is not a valid field to query.\n\n"
+        );
+    }
+
+    #[test]
+    fn query_without_format_is_rejected() {
+        for args in [
+            &["--query-gpu=name"][..],
+            &["--format=csv"],
+            &["--query-gpu=name", "--format=noheader"],
+            &["-x"],
+            &["-L", "-q"],
+        ] {
+            let out = run(&host(), args);
+            assert_eq!(out.exit_code, EXIT_INVALID_ARGUMENT, "{args:?}");
+            assert_eq!(out.stdout, INVALID_COMBINATION, "{args:?}");
+        }
+    }
+
+    #[test]
+    fn unknown_option_is_named() {
+        let out = run(&host(), &["--bogus"]);
+        assert_eq!(out.exit_code, EXIT_INVALID_ARGUMENT);
+        assert_eq!(
+            out.stdout,
+            "ERROR: Option --bogus is not recognized. Please run 'nvidia-smi -h' for help.\n"
+        );
+    }
+
+    #[test]
+    fn unsimulated_options_are_a_bad_combination() {
+        for args in [
+            &["-pm", "1"][..],
+            &["-pl", "250"],
+            &["dmon"],
+            &["nvlink", "-s"],
+        ] {
+            assert_eq!(run(&host(), args).stdout, INVALID_COMBINATION, "{args:?}");
+        }
+    }
+
+    #[test]
+    fn mig_listing_finds_nothing_on_an_a10g() {
+        let out = run(&host(), &["mig", "-lgip"]);
+        assert_eq!(out.exit_code, EXIT_NOT_FOUND);
+        assert_eq!(out.stdout, "No MIG-supported devices found.\n");
+    }
+
+    #[test]
+    fn xml_either_order() {
+        let a = run(&host(), &["-q", "-x"]);
+        assert_eq!(a.exit_code, 0);
+        assert!(a.stdout.starts_with("<?xml"));
+        assert_eq!(run(&host(), &["-x", "-q"]), a);
+    }
+
+    #[test]
+    fn id_selects_a_gpu() {
+        let host = host();
+        assert_eq!(run(&host, &["-i", "0", "-L"]), run(&host, &["-L"]));
+        let uuid = format!("--id={}", host.gpus[0].uuid);
+        assert_eq!(run(&host, &[&uuid, "-L"]), run(&host, &["-L"]));
+        assert_eq!(run(&host, &["-i", "3", "-L"]).exit_code, EXIT_NOT_FOUND);
+    }
+
+    #[test]
+    fn version_and_help() {
+        let version = run(&host(), &["--version"]);
+        assert_eq!(
+            version.stdout,
+            "NVIDIA-SMI version  : 580.95.05\nNVML version        : 580.95\n\
+             DRIVER version      : 580.95.05\nCUDA Version        : 13.0\n"
+        );
+        let help = run(&host(), &["-h"]);
+        assert!(
+            help.stdout
+                .starts_with("NVIDIA System Management Interface -- v580.95.05\n")
+        );
+    }
+
+    #[test]
+    fn same_input_same_bytes() {
+        for args in [
+            &[][..],
+            &["-q", "-x"],
+            &["-q"],
+            &["--query-gpu=uuid,serial", "--format=csv"],
+        ] {
+            assert_eq!(run(&host(), args), run(&host(), args));
+        }
+    }
+}

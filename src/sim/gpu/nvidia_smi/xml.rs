@@ -1,0 +1,583 @@
+//! `nvidia-smi -q -x`: the XML log, in the `nvsmi_device_v12.dtd` element layout of recent
+//! drivers, filled with an A10G's values.
+
+use super::super::gpu_model::{GpuDevice, GpuHost, MigMode};
+
+/// Writes indented XML, four spaces a level, as `nvidia-smi` does.
+struct Writer {
+    out: String,
+    depth: usize,
+}
+
+impl Writer {
+    fn line(&mut self, text: &str) {
+        for _ in 0..self.depth {
+            self.out.push_str("    ");
+        }
+        self.out.push_str(text);
+        self.out.push('\n');
+    }
+
+    fn open(&mut self, tag: &str) {
+        self.line(&format!("<{tag}>"));
+        self.depth += 1;
+    }
+
+    fn close(&mut self, tag: &str) {
+        self.depth = self.depth.saturating_sub(1);
+        self.line(&format!("</{tag}>"));
+    }
+
+    fn leaf(&mut self, tag: &str, value: impl AsRef<str>) {
+        self.line(&format!("<{tag}>{}</{tag}>", escape(value.as_ref())));
+    }
+
+    /// `<tag>` with `(child, value)` leaves, then `</tag>`.
+    fn group(&mut self, tag: &str, leaves: &[(&str, String)]) {
+        self.open(tag);
+        for (child, value) in leaves {
+            self.leaf(child, value);
+        }
+        self.close(tag);
+    }
+}
+
+fn escape(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+fn s(text: &str) -> String {
+    text.to_owned()
+}
+
+fn na() -> String {
+    s("N/A")
+}
+
+fn watts(value: f64) -> String {
+    format!("{value:.2} W")
+}
+
+/// The whole document, newline-terminated.
+pub fn render(host: &GpuHost) -> String {
+    let mut w = Writer {
+        out: String::new(),
+        depth: 0,
+    };
+    w.line(r#"<?xml version="1.0" encoding="UTF-8"?>"#);
+    w.line(r#"<!DOCTYPE nvidia_smi_log SYSTEM "nvsmi_device_v12.dtd">"#);
+    w.open("nvidia_smi_log");
+    w.leaf("timestamp", &host.timestamp);
+    w.leaf("driver_version", &host.driver_version);
+    w.leaf("cuda_version", &host.cuda_version);
+    w.leaf("attached_gpus", host.gpus.len().to_string());
+    for gpu in &host.gpus {
+        gpu_element(&mut w, host, gpu);
+    }
+    w.close("nvidia_smi_log");
+    w.out
+}
+
+fn gpu_element(w: &mut Writer, host: &GpuHost, gpu: &GpuDevice) {
+    let idle = gpu.performance_state == 8;
+    let mig = match gpu.mig_mode {
+        MigMode::Unsupported => na(),
+        MigMode::Disabled => s("Disabled"),
+        MigMode::Enabled => s("Enabled"),
+    };
+    w.line(&format!(r#"<gpu id="{}">"#, gpu.bus_id()));
+    w.depth += 1;
+    w.leaf("product_name", &gpu.name);
+    w.leaf("product_brand", "NVIDIA");
+    w.leaf("product_architecture", &gpu.architecture);
+    w.leaf("display_mode", "Disabled");
+    w.leaf("display_active", "Disabled");
+    w.leaf(
+        "persistence_mode",
+        if gpu.persistence_mode {
+            "Enabled"
+        } else {
+            "Disabled"
+        },
+    );
+    w.leaf("addressing_mode", "None");
+    w.group(
+        "mig_mode",
+        &[("current_mig", mig.clone()), ("pending_mig", mig)],
+    );
+    w.open("mig_devices");
+    w.line("None");
+    w.close("mig_devices");
+    w.leaf("accounting_mode", "Disabled");
+    w.leaf("accounting_mode_buffer_size", "4000");
+    w.group(
+        "driver_model",
+        &[("current_dm", na()), ("pending_dm", na())],
+    );
+    w.leaf("serial", &gpu.serial);
+    w.leaf("uuid", &gpu.uuid);
+    w.leaf("minor_number", gpu.index.to_string());
+    w.leaf("vbios_version", &gpu.vbios_version);
+    w.leaf("multigpu_board", "No");
+    w.leaf(
+        "board_id",
+        format!("0x{:x}", gpu.pci_bus << 8 | gpu.pci_device),
+    );
+    w.leaf("board_part_number", "N/A");
+    w.leaf("gpu_part_number", "000-00000-0000-000");
+    w.leaf("gpu_fru_part_number", "N/A");
+    w.leaf("gpu_module_id", "0");
+    w.group(
+        "inforom_version",
+        &[
+            ("img_version", gpu.inforom_image.clone()),
+            ("oem_object", s("2.0")),
+            ("ecc_object", s("6.16")),
+            ("pwr_object", na()),
+        ],
+    );
+    w.group(
+        "gpu_operation_mode",
+        &[("current_gom", na()), ("pending_gom", na())],
+    );
+    w.leaf("gsp_firmware_version", &host.driver_version);
+    w.group(
+        "gpu_virtualization_mode",
+        &[
+            ("virtualization_mode", s("Pass-Through")),
+            ("host_vgpu_mode", na()),
+        ],
+    );
+    w.group(
+        "gpu_reset_status",
+        &[
+            ("reset_required", s("No")),
+            ("drain_and_reset_recommended", s("No")),
+        ],
+    );
+    w.group("ibmnpu", &[("relaxed_ordering_mode", na())]);
+    pci(w, gpu, idle);
+    w.leaf(
+        "fan_speed",
+        gpu.fan_percent.map_or_else(na, |f| format!("{f} %")),
+    );
+    w.leaf("performance_state", gpu.pstate());
+    let reasons: Vec<(String, String)> = [
+        "gpu_idle",
+        "applications_clocks_setting",
+        "sw_power_cap",
+        "hw_slowdown",
+        "hw_thermal_slowdown",
+        "hw_power_brake_slowdown",
+        "sync_boost",
+        "sw_thermal_slowdown",
+        "display_clocks_setting",
+    ]
+    .iter()
+    .map(|r| {
+        let active = *r == "gpu_idle" && idle;
+        (
+            format!("clocks_event_reason_{r}"),
+            s(if active { "Active" } else { "Not Active" }),
+        )
+    })
+    .collect();
+    w.open("clocks_event_reasons");
+    for (tag, value) in &reasons {
+        w.leaf(tag, value);
+    }
+    w.close("clocks_event_reasons");
+    memory(w, gpu);
+    utilization(w, gpu);
+    errors(w, gpu);
+    thermals_and_power(w, gpu);
+    clocks(w, gpu, idle);
+    processes(w, host, gpu);
+    w.depth -= 1;
+    w.line("</gpu>");
+}
+
+fn pci(w: &mut Writer, gpu: &GpuDevice, idle: bool) {
+    let gen_now = if idle { "1" } else { "4" };
+    w.open("pci");
+    w.leaf("pci_bus", format!("{:02X}", gpu.pci_bus));
+    w.leaf("pci_device", format!("{:02X}", gpu.pci_device));
+    w.leaf("pci_domain", format!("{:04X}", gpu.pci_domain));
+    w.leaf("pci_device_id", format!("{:08X}", gpu.pci_device_id));
+    w.leaf("pci_bus_id", gpu.bus_id());
+    w.leaf(
+        "pci_sub_system_id",
+        format!("{:08X}", gpu.pci_sub_system_id),
+    );
+    w.open("pci_gpu_link_info");
+    w.group(
+        "pcie_gen",
+        &[
+            ("max_link_gen", s("4")),
+            ("current_link_gen", s(gen_now)),
+            ("device_current_link_gen", s(gen_now)),
+            ("max_device_link_gen", s("4")),
+            ("max_host_link_gen", s("4")),
+        ],
+    );
+    w.group(
+        "link_widths",
+        &[
+            ("max_link_width", s("16x")),
+            ("current_link_width", s("8x")),
+        ],
+    );
+    w.close("pci_gpu_link_info");
+    w.group(
+        "pci_bridge_chip",
+        &[("bridge_chip_type", na()), ("bridge_chip_fw", na())],
+    );
+    w.leaf("replay_counter", "0");
+    w.leaf("replay_rollover_counter", "0");
+    w.leaf("tx_util", "0 KB/s");
+    w.leaf("rx_util", "0 KB/s");
+    w.leaf("atomic_caps_inbound", "N/A");
+    w.leaf("atomic_caps_outbound", "N/A");
+    w.close("pci");
+}
+
+fn memory(w: &mut Writer, gpu: &GpuDevice) {
+    let mib = |v: u64| format!("{v} MiB");
+    w.group(
+        "fb_memory_usage",
+        &[
+            ("total", mib(gpu.memory_total_mib)),
+            ("reserved", mib(gpu.memory_reserved_mib)),
+            ("used", mib(gpu.memory_used_mib)),
+            ("free", mib(gpu.memory_free_mib())),
+        ],
+    );
+    w.group(
+        "bar1_memory_usage",
+        &[
+            ("total", mib(gpu.bar1_total_mib)),
+            ("used", mib(1)),
+            ("free", mib(gpu.bar1_total_mib.saturating_sub(1))),
+        ],
+    );
+    w.group(
+        "cc_protected_memory_usage",
+        &[("total", mib(0)), ("used", mib(0)), ("free", mib(0))],
+    );
+    w.leaf("compute_mode", &gpu.compute_mode);
+}
+
+fn utilization(w: &mut Writer, gpu: &GpuDevice) {
+    w.group(
+        "utilization",
+        &[
+            ("gpu_util", format!("{} %", gpu.utilization_percent)),
+            (
+                "memory_util",
+                format!("{} %", gpu.memory_utilization_percent),
+            ),
+            ("encoder_util", s("0 %")),
+            ("decoder_util", s("0 %")),
+            ("jpeg_util", na()),
+            ("ofa_util", na()),
+        ],
+    );
+    let zero_stats = [
+        ("session_count", s("0")),
+        ("average_fps", s("0")),
+        ("average_latency", s("0")),
+    ];
+    w.group("encoder_stats", &zero_stats);
+    w.group("fbc_stats", &zero_stats);
+}
+
+fn errors(w: &mut Writer, gpu: &GpuDevice) {
+    let ecc = s(if gpu.ecc_enabled {
+        "Enabled"
+    } else {
+        "Disabled"
+    });
+    w.group(
+        "ecc_mode",
+        &[("current_ecc", ecc.clone()), ("pending_ecc", ecc)],
+    );
+    let counts = [
+        ("sram_correctable", s("0")),
+        ("sram_uncorrectable", s("0")),
+        ("dram_correctable", s("0")),
+        (
+            "dram_uncorrectable",
+            gpu.ecc_uncorrected_volatile.to_string(),
+        ),
+    ];
+    w.open("ecc_errors");
+    w.group("volatile", &counts);
+    w.group("aggregate", &counts);
+    w.close("ecc_errors");
+    w.open("retired_pages");
+    let retired = [("retired_count", na()), ("retired_pagelist", na())];
+    w.group("multiple_single_bit_retirement", &retired);
+    w.group("double_bit_retirement", &retired);
+    w.leaf("pending_blacklist", "N/A");
+    w.leaf("pending_retirement", "N/A");
+    w.close("retired_pages");
+    w.open("remapped_rows");
+    w.leaf("remapped_row_corr", "0");
+    w.leaf("remapped_row_unc", "0");
+    w.leaf("remapped_row_pending", "No");
+    w.leaf("remapped_row_failure", "No");
+    w.group(
+        "row_remapper_histogram",
+        &[
+            ("row_remapper_histogram_max", s("192 bank(s)")),
+            ("row_remapper_histogram_high", s("0 bank(s)")),
+            ("row_remapper_histogram_partial", s("0 bank(s)")),
+            ("row_remapper_histogram_low", s("0 bank(s)")),
+            ("row_remapper_histogram_none", s("0 bank(s)")),
+        ],
+    );
+    w.close("remapped_rows");
+}
+
+fn thermals_and_power(w: &mut Writer, gpu: &GpuDevice) {
+    w.group(
+        "temperature",
+        &[
+            ("gpu_temp", format!("{} C", gpu.temperature_c)),
+            ("gpu_temp_tlimit", na()),
+            ("gpu_temp_max_threshold", s("98 C")),
+            ("gpu_temp_slow_threshold", s("95 C")),
+            ("gpu_temp_max_gpu_threshold", s("88 C")),
+            ("gpu_target_temperature", na()),
+            ("memory_temp", na()),
+            ("gpu_temp_max_mem_threshold", na()),
+        ],
+    );
+    w.group(
+        "supported_gpu_target_temp",
+        &[("gpu_target_temp_min", na()), ("gpu_target_temp_max", na())],
+    );
+    let cap = watts(f64::from(gpu.power_cap_w));
+    w.group(
+        "gpu_power_readings",
+        &[
+            ("power_state", gpu.pstate()),
+            ("power_draw", watts(gpu.power_draw_w)),
+            ("current_power_limit", cap.clone()),
+            ("requested_power_limit", cap),
+            ("default_power_limit", watts(f64::from(gpu.power_max_w))),
+            ("min_power_limit", watts(f64::from(gpu.power_min_w))),
+            ("max_power_limit", watts(f64::from(gpu.power_max_w))),
+        ],
+    );
+    w.group(
+        "module_power_readings",
+        &[
+            ("power_state", gpu.pstate()),
+            ("power_draw", na()),
+            ("current_power_limit", na()),
+            ("requested_power_limit", na()),
+            ("default_power_limit", na()),
+            ("min_power_limit", na()),
+            ("max_power_limit", na()),
+        ],
+    );
+}
+
+fn clocks(w: &mut Writer, gpu: &GpuDevice, idle: bool) {
+    let mhz = |v: u32| format!("{v} MHz");
+    w.group(
+        "clocks",
+        &[
+            ("graphics_clock", mhz(gpu.clock_graphics_mhz)),
+            ("sm_clock", mhz(gpu.clock_sm_mhz)),
+            ("mem_clock", mhz(gpu.clock_mem_mhz)),
+            ("video_clock", mhz(gpu.clock_video_mhz)),
+        ],
+    );
+    let applications = [
+        ("graphics_clock", mhz(gpu.max_clock_graphics_mhz)),
+        ("mem_clock", mhz(gpu.max_clock_mem_mhz)),
+    ];
+    w.group("applications_clocks", &applications);
+    w.group("default_applications_clocks", &applications);
+    w.group("deferred_clocks", &[("mem_clock", na())]);
+    w.group(
+        "max_clocks",
+        &[
+            ("graphics_clock", mhz(gpu.max_clock_graphics_mhz)),
+            ("sm_clock", mhz(gpu.max_clock_graphics_mhz)),
+            ("mem_clock", mhz(gpu.max_clock_mem_mhz)),
+            ("video_clock", mhz(gpu.max_clock_video_mhz)),
+        ],
+    );
+    w.group(
+        "max_customer_boost_clocks",
+        &[("graphics_clock", mhz(gpu.max_clock_graphics_mhz))],
+    );
+    w.group(
+        "clock_policy",
+        &[("auto_boost", na()), ("auto_boost_default", na())],
+    );
+    let volts = if idle { "693.750 mV" } else { "881.250 mV" };
+    w.group("voltage", &[("graphics_volt", s(volts))]);
+    w.group("fabric", &[("state", na()), ("status", na())]);
+    w.open("supported_clocks");
+    for (mem, top) in [
+        (gpu.max_clock_mem_mhz, gpu.max_clock_graphics_mhz),
+        (405, 420),
+    ] {
+        w.open("supported_mem_clock");
+        w.leaf("value", mhz(mem));
+        let mut clock = top;
+        while clock >= 210 {
+            w.leaf("supported_graphics_clock", mhz(clock));
+            clock -= 15;
+        }
+        w.close("supported_mem_clock");
+    }
+    w.close("supported_clocks");
+}
+
+fn processes(w: &mut Writer, host: &GpuHost, gpu: &GpuDevice) {
+    let mut listed = host.processes_on(gpu.index).peekable();
+    if listed.peek().is_none() {
+        w.line("<processes />");
+    } else {
+        w.open("processes");
+        for process in listed {
+            w.group(
+                "process_info",
+                &[
+                    ("gpu_instance_id", na()),
+                    ("compute_instance_id", na()),
+                    ("pid", process.pid.to_string()),
+                    ("type", process.process_type.clone()),
+                    ("process_name", process.name.clone()),
+                    ("used_memory", format!("{} MiB", process.used_memory_mib)),
+                ],
+            );
+        }
+        w.close("processes");
+    }
+    w.line("<accounted_processes />");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::super::gpu_model::GpuProcess;
+    use super::super::super::test_support::fixture;
+    use super::*;
+
+    /// Checks that every tag closes in order; returns `(depth, name)` of each element.
+    fn well_formed(doc: &str) -> Result<Vec<(usize, String)>, String> {
+        let mut stack: Vec<String> = Vec::new();
+        let mut names = Vec::new();
+        let mut rest = doc;
+        while let Some(start) = rest.find('<') {
+            let text = &rest[..start];
+            if text.contains('>') || text.contains("& ") {
+                return Err(format!("bad text {text:?}"));
+            }
+            let end = rest[start..].find('>').ok_or("unclosed <")? + start;
+            let tag = &rest[start + 1..end];
+            rest = &rest[end + 1..];
+            if tag.starts_with('?') || tag.starts_with('!') {
+                continue;
+            }
+            if let Some(name) = tag.strip_prefix('/') {
+                let open = stack.pop().ok_or(format!("stray </{name}>"))?;
+                if open != name {
+                    return Err(format!("<{open}> closed by </{name}>"));
+                }
+            } else {
+                let name = tag
+                    .trim_end_matches('/')
+                    .split_whitespace()
+                    .next()
+                    .unwrap_or("");
+                names.push((stack.len(), name.to_owned()));
+                if !tag.ends_with('/') {
+                    stack.push(name.to_owned());
+                }
+            }
+        }
+        if stack.is_empty() {
+            Ok(names)
+        } else {
+            Err(format!("unclosed {stack:?}"))
+        }
+    }
+
+    /// The elements of the first `<gpu>`, less the children of `prune` and the clock lists
+    /// (checked on their own).
+    fn first_gpu(names: &[(usize, String)], prune: &[&str]) -> Vec<(usize, String)> {
+        let mut out = Vec::new();
+        let mut pruning: Option<usize> = None;
+        let body = names.iter().skip_while(|(_, n)| n != "gpu").skip(1);
+        for (depth, name) in body.take_while(|(_, n)| n != "gpu") {
+            if pruning.is_some_and(|d| *depth > d) {
+                continue;
+            }
+            pruning = prune.contains(&name.as_str()).then_some(*depth);
+            let clock_list = ["supported_mem_clock", "value", "supported_graphics_clock"];
+            if !clock_list.contains(&name.as_str()) {
+                out.push((*depth, name.clone()));
+            }
+        }
+        out
+    }
+
+    fn host() -> GpuHost {
+        GpuHost::a10g("node", 11, "Mon Nov 30 04:43:45 2026")
+    }
+
+    #[test]
+    fn document_is_well_formed_and_has_our_versions() {
+        let mut host = host();
+        host.add_process(GpuProcess {
+            gpu_index: 0,
+            pid: 77,
+            process_type: "C".to_owned(),
+            name: "a<b>&c".to_owned(),
+            used_memory_mib: 10,
+        });
+        let doc = render(&host);
+        well_formed(&doc).unwrap();
+        assert!(doc.contains("<driver_version>580.95.05</driver_version>"));
+        assert!(doc.contains("<cuda_version>13.0</cuda_version>"));
+        assert!(doc.contains(r#"<gpu id="00000000:00:1E.0">"#));
+        assert!(doc.contains("<current_mig>N/A</current_mig>"));
+        assert!(doc.contains("<process_name>a&lt;b&gt;&amp;c</process_name>"));
+        assert!(render(&self::host()).contains("<processes />"));
+    }
+
+    #[test]
+    fn elements_follow_the_real_v12_document_in_order() {
+        let Some(real) = fixture("nvidia_smi_q_x_a100_sxm4_telegraf.xml") else {
+            return;
+        };
+        // The real GPU is in MIG mode (an A10G has none) and so reports its rows as N/A.
+        let prune = ["mig_devices", "remapped_rows"];
+        let theirs = first_gpu(&well_formed(&real).unwrap(), &prune);
+        let ours = first_gpu(&well_formed(&render(&host())).unwrap(), &prune);
+        assert_eq!(ours, theirs);
+    }
+
+    #[test]
+    fn supported_clocks_are_the_a10g_list() {
+        let Some(real) = fixture("nvidia_smi_q_x_a10g_telegraf.xml") else {
+            return;
+        };
+        let clocks = |doc: &str| -> Vec<String> {
+            doc.lines()
+                .filter(|l| l.contains("supported_graphics_clock") || l.contains("<value>"))
+                .map(|l| l.trim().to_owned())
+                .collect()
+        };
+        assert_eq!(clocks(&render(&host())), clocks(&real));
+    }
+}

@@ -1,0 +1,373 @@
+//! The GPU side of what containers run in the twin: `nvidia-smi` in pods on GPU nodes that can
+//! see the GPUs, and nccl-tests' `all_reduce_perf` (alone or under `mpirun` across pods) whose
+//! fate the security groups between the nodes decide.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use super::gpu_model::{GpuHost, seed_from_name};
+use super::nccl_tests::{self, NcclDebug, NcclRun, Outcome, RankInfo};
+use super::nvidia_smi;
+use crate::sim::kube::programs::{Context, Output};
+use crate::sim::kube::state::{KubeState, ProgramRun};
+use crate::sim::timestamps::{ctime, unix_seconds};
+
+/// Whether TCP on NCCL's ports (1025-65535) passes both ways between two node addresses;
+/// `Some(reason)` when it does not. The twin answers it from the EC2 state.
+pub type Network = Arc<dyn Fn(&str, &str) -> Option<String> + Send + Sync>;
+
+/// GPUs of a node, by its instance type.
+pub fn node_gpus(node: &Value) -> u32 {
+    match node["metadata"]["labels"]["node.kubernetes.io/instance-type"].as_str() {
+        Some("g5.xlarge" | "g5.2xlarge" | "g5.4xlarge" | "g5.8xlarge" | "g5.16xlarge") => 1,
+        Some("g5.12xlarge" | "g5.24xlarge") => 4,
+        Some("g5.48xlarge") => 8,
+        _ => 0,
+    }
+}
+
+fn node_ip(node: &Value) -> String {
+    node["status"]["addresses"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|a| a["type"] == "InternalIP")
+        .and_then(|a| a["address"].as_str())
+        .unwrap_or_default()
+        .to_string()
+}
+
+fn node_name(node: &Value) -> &str {
+    node["metadata"]["name"].as_str().unwrap_or_default()
+}
+
+/// What the NVIDIA container runtime gives a container: GPU requests or NVIDIA_VISIBLE_DEVICES.
+fn sees_gpus(container: &Value) -> bool {
+    let requests = |field: &str| !container["resources"][field]["nvidia.com/gpu"].is_null();
+    let visible = container["env"].as_array().into_iter().flatten().any(|e| {
+        e["name"] == "NVIDIA_VISIBLE_DEVICES"
+            && !matches!(e["value"].as_str(), Some("void" | "none" | ""))
+    });
+    requests("limits") || requests("requests") || visible
+}
+
+fn failure(exit_code: i32, stderr: &str) -> Output {
+    Output {
+        stdout: String::new(),
+        stderr: stderr.into(),
+        exit_code,
+        duration: Some(Duration::ZERO),
+    }
+}
+
+fn gpu_host(node: &Value, now: Duration) -> GpuHost {
+    GpuHost::a10g(
+        node_name(node),
+        seed_from_name(node_name(node)),
+        &ctime(now),
+    )
+}
+
+/// `nvidia-smi ...` where it runs: the node's GPUs, if the container can see them.
+fn nvidia_smi(args: &[String], context: &Context<'_>, now: Duration) -> Output {
+    let Some(node) = context.node.filter(|n| node_gpus(n) > 0) else {
+        return failure(
+            9,
+            "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. Make sure that the latest NVIDIA driver is installed and running.\n\n",
+        );
+    };
+    if !sees_gpus(context.container) {
+        return failure(
+            127,
+            "exec: \"nvidia-smi\": executable file not found in $PATH (the NVIDIA container runtime mounts it only into containers that request nvidia.com/gpu or set NVIDIA_VISIBLE_DEVICES)\n",
+        );
+    }
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let out = nvidia_smi::run(&gpu_host(node, now), &args);
+    Output {
+        stdout: out.stdout,
+        stderr: out.stderr,
+        exit_code: out.exit_code,
+        duration: Some(Duration::ZERO),
+    }
+}
+
+/// Answers an exec of a GPU program; `None` for anything else.
+pub fn exec(argv: &[String], context: &Context<'_>, state: &KubeState) -> Option<Output> {
+    let (program, args) = argv.split_first()?;
+    match program.rsplit('/').next()? {
+        "nvidia-smi" => Some(nvidia_smi(args, context, state.now)),
+        _ => None,
+    }
+}
+
+/// `-b 8 -e 128M -f 2 -g 1 -n 20 -w 5` of nccl-tests.
+fn apply_test_args(run: &mut NcclRun, args: &[String]) -> Result<usize, String> {
+    let size = |text: &str| -> Result<u64, String> {
+        let (digits, unit) = text.split_at(
+            text.find(|c: char| !c.is_ascii_digit())
+                .unwrap_or(text.len()),
+        );
+        let n: u64 = digits.parse().map_err(|_| format!("invalid size {text}"))?;
+        Ok(n * match unit {
+            "" => 1,
+            "K" | "k" => 1 << 10,
+            "M" | "m" => 1 << 20,
+            "G" | "g" => 1 << 30,
+            _ => return Err(format!("invalid size {text}")),
+        })
+    };
+    let mut gpus = 1;
+    let mut i = 0;
+    while i < args.len() {
+        let value = args.get(i + 1).map(String::as_str).unwrap_or_default();
+        match args[i].as_str() {
+            "-b" | "--minbytes" => run.min_bytes = size(value)?,
+            "-e" | "--maxbytes" => run.max_bytes = size(value)?,
+            "-f" | "--stepfactor" => {
+                run.step_factor = value
+                    .parse()
+                    .map_err(|_| format!("invalid step factor {value}"))?
+            }
+            "-g" | "--ngpus" => {
+                gpus = value
+                    .parse()
+                    .map_err(|_| format!("invalid GPU count {value}"))?
+            }
+            "-n" | "--iters" => {
+                run.iters = value
+                    .parse()
+                    .map_err(|_| format!("invalid iteration count {value}"))?
+            }
+            "-w" | "--warmup_iters" => {
+                run.warmup_iters = value
+                    .parse()
+                    .map_err(|_| format!("invalid warmup count {value}"))?
+            }
+            _ => {
+                i += 1;
+                continue;
+            }
+        }
+        i += 2;
+    }
+    Ok(gpus)
+}
+
+/// The pods an `mpirun --host a:1,b:1` names (worker pods by name or `name.service`).
+fn hosts_of(mpirun_args: &[String]) -> Vec<(String, usize)> {
+    let list = mpirun_args
+        .iter()
+        .position(|a| a == "--host" || a == "-H")
+        .and_then(|i| mpirun_args.get(i + 1));
+    list.map(|l| {
+        l.split(',')
+            .filter(|h| !h.is_empty())
+            .map(|h| {
+                let (host, slots) = h.split_once(':').unwrap_or((h, "1"));
+                let pod = host.split('.').next().unwrap_or(host).to_string();
+                (pod, slots.parse().unwrap_or(1))
+            })
+            .collect()
+    })
+    .unwrap_or_default()
+}
+
+fn debug_level(argv: &[String], container: &Value) -> NcclDebug {
+    let from_env = container["env"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|e| e["name"] == "NCCL_DEBUG")
+        .and_then(|e| e["value"].as_str().map(str::to_string));
+    let from_mpirun = argv
+        .iter()
+        .find_map(|a| a.strip_prefix("NCCL_DEBUG=").map(str::to_string));
+    match from_mpirun.or(from_env).as_deref() {
+        Some("INFO" | "TRACE") => NcclDebug::Info,
+        Some("WARN") => NcclDebug::Warn,
+        _ => NcclDebug::Off,
+    }
+}
+
+/// `all_reduce_perf`, directly or under `mpirun`, as a container's main program.
+fn all_reduce(
+    argv: &[String],
+    pod: &Value,
+    container: &Value,
+    state: &KubeState,
+    network: &Network,
+) -> ProgramRun {
+    let fail = |message: String| ProgramRun {
+        stdout: message,
+        exit_code: 1,
+        duration: Some(Duration::ZERO),
+        later: Vec::new(),
+    };
+    let Some(test_at) = argv
+        .iter()
+        .position(|a| a.rsplit('/').next() == Some("all_reduce_perf"))
+    else {
+        return fail("mpirun: no program to run (the lab twin runs all_reduce_perf)\n".into());
+    };
+    let namespace = pod["metadata"]["namespace"].as_str().unwrap_or("default");
+    let mut placements: Vec<(Value, Value, usize)> = Vec::new();
+    let hosts = hosts_of(&argv[..test_at]);
+    let here = pod["metadata"]["name"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    let hosts = if hosts.is_empty() {
+        vec![(here, 1)]
+    } else {
+        hosts
+    };
+    for (name, slots) in hosts {
+        let Some(worker) = state.object("pods", namespace, &name) else {
+            return fail(format!(
+                "ssh: Could not resolve hostname {name}: Name or service not known\n--------------------------------------------------------------------------\nORTE was unable to reliably start one or more daemons.\n--------------------------------------------------------------------------\n"
+            ));
+        };
+        let node = worker["spec"]["nodeName"]
+            .as_str()
+            .and_then(|n| state.object("nodes", "", n));
+        let Some(node) = node.filter(|n| node_gpus(n) > 0) else {
+            return fail(format!(
+                "{name}: no CUDA-capable device is detected (the pod is not on a GPU node)\n"
+            ));
+        };
+        placements.push((worker, node, slots));
+    }
+    let mut run = NcclRun::new(Vec::new(), unix_seconds(state.now));
+    let gpus = match apply_test_args(&mut run, &argv[test_at + 1..]) {
+        Ok(g) => g,
+        Err(message) => return fail(format!("{message}\n")),
+    };
+    run.debug = debug_level(&argv[..test_at], container);
+    for (index, (worker, node, slots)) in placements.iter().enumerate() {
+        let host = gpu_host(node, state.now);
+        let ip = worker["status"]["podIP"]
+            .as_str()
+            .map_or_else(|| node_ip(node), str::to_string);
+        let name = worker["metadata"]["name"].as_str().unwrap_or_default();
+        for process in 0..*slots {
+            let pid = 1000 + 37 * index as u32 + process as u32;
+            for device in 0..gpus {
+                let gpu = &host.gpus[(process * gpus + device) % host.gpus.len()];
+                run.ranks.push(RankInfo::on_gpu(name, &ip, pid, gpu));
+            }
+        }
+    }
+    let ips: Vec<String> = placements
+        .iter()
+        .map(|(_, node, _)| node_ip(node))
+        .collect();
+    let blocked = ips.iter().enumerate().find_map(|(i, a)| {
+        ips.iter()
+            .enumerate()
+            .filter(|(j, _)| *j != i)
+            .find_map(|(_, b)| network(a, b).map(|_| b.clone()))
+    });
+    run.outcome = match blocked {
+        Some(peer) => Outcome::Hang {
+            unreachable_peer_ip: peer,
+            waited_s: 0,
+        },
+        None => Outcome::Ok,
+    };
+    match run.outcome {
+        Outcome::Ok => ProgramRun {
+            stdout: nccl_tests::run(&run).stdout,
+            exit_code: 0,
+            // Twenty-odd sizes times 25 iterations, twice: about half a minute on this network.
+            duration: Some(Duration::from_secs(30)),
+            later: Vec::new(),
+        },
+        Outcome::Hang { .. } => hang(run),
+    }
+}
+
+/// NCCL retries a connect that times out every ~127 s (2 min SYN timeout), 35 times; a hung
+/// run's log grows by those lines as time passes, then its ranks give up (or it hangs on).
+const RETRY_EVERY_S: u64 = 127;
+const RETRIES: u64 = 36;
+
+fn with_wait(run: &NcclRun, waited_s: u64) -> NcclRun {
+    let mut run = run.clone();
+    if let Outcome::Hang {
+        unreachable_peer_ip,
+        ..
+    } = &run.outcome
+    {
+        run.outcome = Outcome::Hang {
+            unreachable_peer_ip: unreachable_peer_ip.clone(),
+            waited_s,
+        };
+    }
+    run
+}
+
+fn hang(run: NcclRun) -> ProgramRun {
+    let first = nccl_tests::run(&with_wait(&run, 0));
+    let mut printed = first.stdout.clone();
+    let mut later = Vec::new();
+    let mut ends = None;
+    for attempt in 1..=RETRIES {
+        let at = attempt * RETRY_EVERY_S;
+        let transcript = nccl_tests::run(&with_wait(&run, at));
+        if let Some(rest) = transcript.stdout.strip_prefix(printed.as_str()) {
+            later.extend(
+                rest.lines()
+                    .map(|line| (Duration::from_secs(at), line.to_string())),
+            );
+        }
+        printed = transcript.stdout;
+        if let Some(code) = transcript.exit_code {
+            ends = Some((at, code));
+            break;
+        }
+    }
+    ProgramRun {
+        stdout: first.stdout,
+        exit_code: ends.map_or(0, |(_, code)| code),
+        duration: ends.map(|(at, _)| Duration::from_secs(at)),
+        later,
+    }
+}
+
+/// Decides a container's program when it is a GPU one; `None` for anything else.
+pub fn container(
+    pod: &Value,
+    container: &Value,
+    state: &KubeState,
+    network: &Network,
+) -> Option<ProgramRun> {
+    let argv = crate::sim::kube::programs::container_argv(container);
+    let program = argv.first()?.rsplit('/').next()?.to_string();
+    match program.as_str() {
+        "mpirun" | "all_reduce_perf" => Some(all_reduce(&argv, pod, container, state, network)),
+        "nvidia-smi" => {
+            let node = pod["spec"]["nodeName"]
+                .as_str()
+                .and_then(|n| state.object("nodes", "", n));
+            let out = nvidia_smi(
+                &argv[1..],
+                &Context {
+                    pod,
+                    container,
+                    node: node.as_ref(),
+                },
+                state.now,
+            );
+            Some(ProgramRun {
+                stdout: format!("{}{}", out.stdout, out.stderr),
+                exit_code: out.exit_code,
+                duration: Some(Duration::ZERO),
+                later: Vec::new(),
+            })
+        }
+        _ => None,
+    }
+}

@@ -1,0 +1,131 @@
+//! The twin's NVIDIA GPU Operator: while its operator pod runs and a ClusterPolicy exists, it
+//! marks GPU nodes (`nvidia.com/gpu.present=true`, as NFD and the operator do) and runs the
+//! device plugin, GPU feature discovery, DCGM exporter and validator DaemonSets on them, owned
+//! by the policy. The driver and toolkit are the AMI's (the lab sets `driver.enabled=false`,
+//! `toolkit.enabled=false`), so no driver DaemonSet is made.
+
+use serde_json::{Value, json};
+
+use super::dirty::Dirty;
+use super::shared;
+use crate::sim::gpu::programs::node_gpus;
+use crate::sim::kube::state::KubeState;
+
+const POLICIES: &str = "nvidia.com/clusterpolicies";
+const PRESENT: &str = "nvidia.com/gpu.present";
+
+/// `(spec key, DaemonSet name, app label, image)`.
+const COMPONENTS: [(&str, &str, &str, &str); 4] = [
+    (
+        "devicePlugin",
+        "nvidia-device-plugin-daemonset",
+        "nvidia-device-plugin-daemonset",
+        "nvcr.io/nvidia/k8s-device-plugin:v0.18.1",
+    ),
+    (
+        "gfd",
+        "gpu-feature-discovery",
+        "gpu-feature-discovery",
+        "nvcr.io/nvidia/k8s-device-plugin:v0.18.1",
+    ),
+    (
+        "dcgmExporter",
+        "nvidia-dcgm-exporter",
+        "nvidia-dcgm-exporter",
+        "nvcr.io/nvidia/k8s/dcgm-exporter:4.4.1-4.6.0-ubuntu22.04",
+    ),
+    (
+        "validator",
+        "nvidia-operator-validator",
+        "nvidia-operator-validator",
+        "nvcr.io/nvidia/cloud-native/gpu-operator-validator:v26.3.1",
+    ),
+];
+
+/// The running operator pod's namespace, if the operator runs.
+fn operator_namespace(state: &KubeState) -> Option<String> {
+    state
+        .objects_where("pods", None, |pod| {
+            let labels = &pod["metadata"]["labels"];
+            (labels["app"] == "gpu-operator"
+                || labels["app.kubernetes.io/component"] == "gpu-operator")
+                && pod["status"]["phase"] == "Running"
+        })
+        .first()
+        .map(|pod| shared::namespace(pod).to_string())
+}
+
+pub(super) fn run(state: &mut KubeState, dirty: &Dirty) {
+    let policies: Vec<Value> = state.store.list(POLICIES, None).cloned().collect();
+    if policies.is_empty()
+        || !(dirty.touched(POLICIES) || dirty.nodes_changed || dirty.touched("/pods"))
+    {
+        return;
+    }
+    let Some(namespace) = operator_namespace(state) else {
+        return;
+    };
+    let policy = &policies[0];
+    for node in state.objects("nodes", None) {
+        if node_gpus(&node) > 0 && node["metadata"]["labels"][PRESENT] != "true" {
+            let mut node = node;
+            node["metadata"]["labels"][PRESENT] = json!("true");
+            shared::update(state, "nodes", node);
+        }
+    }
+    let tolerations = match policy["spec"]["daemonsets"]["tolerations"].as_array() {
+        Some(list) => json!(list),
+        None => json!([{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]),
+    };
+    for (key, name, app, image) in COMPONENTS {
+        let enabled = policy["spec"][key]["enabled"].as_bool().unwrap_or(true);
+        let existing = state.object("daemonsets", &namespace, name);
+        match (enabled, existing) {
+            (true, None) => {
+                let daemonset = json!({
+                    "apiVersion": "apps/v1",
+                    "kind": "DaemonSet",
+                    "metadata": {
+                        "name": name,
+                        "namespace": namespace,
+                        "labels": {"app": app, "app.kubernetes.io/managed-by": "gpu-operator"},
+                        "ownerReferences": [shared::owner_reference(policy)],
+                    },
+                    "spec": {
+                        "selector": {"matchLabels": {"app": app}},
+                        "template": {
+                            "metadata": {"labels": {"app": app, "app.kubernetes.io/managed-by": "gpu-operator"}},
+                            "spec": {
+                                "nodeSelector": {PRESENT: "true"},
+                                "tolerations": tolerations,
+                                "priorityClassName": "system-node-critical",
+                                "serviceAccountName": name,
+                                "containers": [{"name": app, "image": image, "env": [{"name": "NVIDIA_VISIBLE_DEVICES", "value": "all"}]}],
+                            },
+                        },
+                    },
+                });
+                shared::create(state, "daemonsets", daemonset);
+            }
+            (false, Some(daemonset)) => shared::remove(state, "daemonsets", &daemonset),
+            _ => {}
+        }
+    }
+    let ready = COMPONENTS.iter().all(|(key, name, ..)| {
+        !policy["spec"][*key]["enabled"].as_bool().unwrap_or(true)
+            || state
+                .object("daemonsets", &namespace, name)
+                .is_some_and(|ds| {
+                    let status = &ds["status"];
+                    status["desiredNumberScheduled"].as_i64().unwrap_or(0) > 0
+                        && status["numberReady"] == status["desiredNumberScheduled"]
+                })
+    });
+    let wanted = if ready { "ready" } else { "notReady" };
+    if policy["status"]["state"] != wanted {
+        let mut policy = policy.clone();
+        policy["status"]["state"] = json!(wanted);
+        policy["status"]["namespace"] = json!(namespace);
+        state.store.update(POLICIES, policy);
+    }
+}
