@@ -48,14 +48,12 @@ fn parse_error(
 }
 
 fn timeout(
-    spec: &Spec<'_>,
     options: &Map,
     key: &str,
     function: &str,
     default: Duration,
     position: Position,
 ) -> Result<Duration> {
-    let _ = spec;
     match options.get(key) {
         None => Ok(default),
         Some(v) => duration_value(v, &format!("{function}: `{key}`"), position),
