@@ -271,7 +271,7 @@ impl Extension for AwsBindings {
             .set_into_module(&mut ec2, move |ctx: NativeCallContext, group: &str, rule: Dynamic| -> Result<()> {
                 let position = ctx.call_position();
                 if let Some(id) = rule.read_lock::<rhai::ImmutableString>() {
-                    return call(&host, position, clients.revoke_rule_id(group, &id, false));
+                    return call(&host, position, clients.revoke_rule_id(group, &id));
                 }
                 let map = rule.read_lock::<Map>().map(|m| m.clone()).ok_or_else(|| usage_error("ec2::revoke takes a rule map or a rule id", position))?;
                 let spec = rule_spec(group, &map, position)?;

@@ -334,7 +334,7 @@ impl Repl {
         };
         let mark = self.host.pending_defers();
         let result = self.eval(&text, path);
-        run_cleanups(&self.host, &self.engine, &self.functions, mark);
+        run_cleanups(&self.host, &mut self.engine, &self.functions, mark);
         match result {
             Ok(_) => println!("loaded {path}"),
             Err(diagnostic) => eprint!("{}", diagnostic.render(&self.host.sources)),
@@ -343,6 +343,6 @@ impl Repl {
 
     /// Runs every pending cleanup.
     pub fn quit(&mut self) {
-        run_cleanups(&self.host, &self.engine, &self.functions, 0);
+        run_cleanups(&self.host, &mut self.engine, &self.functions, 0);
     }
 }

@@ -57,6 +57,12 @@ struct OpenStep {
 pub(crate) struct PendingDefer {
     pub(crate) name: String,
     pub(crate) body: FnPtr,
+    /// The modules imported where the cleanup was registered (`gpu::scale` in its body needs
+    /// them after the script has ended).
+    pub(crate) imports: Vec<(String, rhai::Shared<rhai::Module>)>,
+    /// The script functions in reach where it was registered: a closure made inside a stdlib
+    /// module's function lives there, not in the runbook's own AST.
+    pub(crate) namespaces: Vec<rhai::Shared<rhai::Module>>,
 }
 
 #[derive(Default)]
@@ -259,10 +265,18 @@ impl Host {
 
     // --- cleanups ----------------------------------------------------------------------------
 
-    pub(crate) fn push_defer(&self, name: &str, body: FnPtr) {
+    pub(crate) fn push_defer(
+        &self,
+        name: &str,
+        body: FnPtr,
+        imports: Vec<(String, rhai::Shared<rhai::Module>)>,
+        namespaces: Vec<rhai::Shared<rhai::Module>>,
+    ) {
         self.state().pending_defers.push(PendingDefer {
             name: name.to_string(),
             body,
+            imports,
+            namespaces,
         });
     }
 

@@ -17,6 +17,8 @@ pub(crate) struct RunbookResolver {
     shown_dir: String,
     sources: SourceMap,
     cache: Mutex<HashMap<String, SharedModule>>,
+    /// Modules being loaded now, outermost first: an import of one of them is a cycle.
+    loading: Mutex<Vec<String>>,
 }
 
 impl RunbookResolver {
@@ -26,6 +28,7 @@ impl RunbookResolver {
             shown_dir,
             sources,
             cache: Mutex::new(HashMap::new()),
+            loading: Mutex::new(Vec::new()),
         }
     }
 
@@ -86,19 +89,55 @@ impl ModuleResolver for RunbookResolver {
         let Some((shown, text)) = self.locate(path) else {
             return Err(self.not_found(path, position));
         };
-        self.sources.insert(&shown, &text);
-        let in_module = |error: Box<EvalAltResult>| -> Box<EvalAltResult> {
-            EvalAltResult::ErrorInModule(shown.clone(), error, position).into()
-        };
-        let mut ast = engine.compile(&text).map_err(|e| in_module(e.into()))?;
-        ast.set_source(shown.as_str());
-        let module: SharedModule = Module::eval_ast_as_new(Scope::new(), &ast, engine)
-            .map_err(in_module)?
-            .into();
+        {
+            let mut loading = self
+                .loading
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            if let Some(start) = loading.iter().position(|m| *m == shown) {
+                let mut chain: Vec<String> = loading[start..].to_vec();
+                chain.push(shown.clone());
+                return Err(EvalAltResult::ErrorRuntime(
+                    rhai::Dynamic::from(super::error::UsageError(format!(
+                        "import cycle: {} (a runbook's folder comes before the stdlib, so a file there can hide a stdlib module of the same name)",
+                        chain.join(" imports ")
+                    ))),
+                    position,
+                )
+                .into());
+            }
+            loading.push(shown.clone());
+        }
+        let loaded = self.load(engine, &shown, &text, position);
+        self.loading
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .retain(|m| *m != shown);
+        let module = loaded?;
         self.cache
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .insert(cache_key, module.clone());
         Ok(module)
+    }
+}
+
+impl RunbookResolver {
+    fn load(
+        &self,
+        engine: &Engine,
+        shown: &str,
+        text: &str,
+        position: Position,
+    ) -> Result<SharedModule, Box<EvalAltResult>> {
+        self.sources.insert(shown, text);
+        let in_module = |error: Box<EvalAltResult>| -> Box<EvalAltResult> {
+            EvalAltResult::ErrorInModule(shown.to_string(), error, position).into()
+        };
+        let mut ast = engine.compile(text).map_err(|e| in_module(e.into()))?;
+        ast.set_source(shown);
+        Ok(Module::eval_ast_as_new(Scope::new(), &ast, engine)
+            .map_err(in_module)?
+            .into())
     }
 }

@@ -34,7 +34,7 @@ pub fn run_file(host: &Arc<Host>, options: RunOptions) -> RunOutcome {
         extensions,
     } = options;
     host.sources.insert(&source_name, &text);
-    let engine = build_engine(host, &extensions);
+    let mut engine = build_engine(host, &extensions);
     host.emit(&Event::RunStarted {
         runbook: &host.config.runbook,
         clock: clock_name(host),
@@ -82,7 +82,7 @@ pub fn run_file(host: &Arc<Host>, options: RunOptions) -> RunOutcome {
     }
 
     host.start_cleanup();
-    run_cleanups(host, &engine, &ast, 0);
+    run_cleanups(host, &mut engine, &ast, 0);
     finish(host, diagnostic, value)
 }
 
@@ -124,8 +124,15 @@ pub fn eval_snippet(
 }
 
 /// Runs the cleanups registered after the first `keep`, last first.
-pub fn run_cleanups(host: &Host, engine: &Engine, ast: &AST, keep: usize) {
+pub fn run_cleanups(host: &Host, engine: &mut Engine, ast: &AST, keep: usize) {
     while let Some(defer) = host.pop_defer(keep) {
+        // The script's imports are gone once it has ended; the cleanup still calls through them.
+        for (alias, module) in &defer.imports {
+            engine.register_static_module(alias.as_str(), module.clone());
+        }
+        for module in &defer.namespaces {
+            engine.register_global_module(module.clone());
+        }
         host.emit(&Event::DeferStarted { name: &defer.name });
         let (virtual_start, wall_start) = (host.clock.now(), Instant::now());
         let result = defer.body.call::<Dynamic>(engine, ast, ());

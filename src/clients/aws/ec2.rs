@@ -188,13 +188,29 @@ impl AwsClients {
         Ok(())
     }
 
-    /// Revokes one rule by its id (`sgr-...`), ingress or egress.
-    pub async fn revoke_rule_id(
-        &self,
-        group: &str,
-        id: &str,
-        egress: bool,
-    ) -> Result<(), AwsError> {
+    /// Revokes one rule by its id (`sgr-...`), ingress or egress (the rule says which).
+    pub async fn revoke_rule_id(&self, group: &str, id: &str) -> Result<(), AwsError> {
+        let described = self
+            .sdk()
+            .await
+            .ec2
+            .describe_security_group_rules()
+            .security_group_rule_ids(id)
+            .send()
+            .await
+            .map_err(|e| AwsError::from_sdk("DescribeSecurityGroupRules", e))?;
+        let egress = described
+            .security_group_rules()
+            .iter()
+            .find(|r| r.security_group_rule_id() == Some(id))
+            .map(|r| r.is_egress().unwrap_or(false))
+            .ok_or_else(|| {
+                AwsError::new(
+                    "RevokeSecurityGroupIngress",
+                    "InvalidSecurityGroupRuleId.NotFound",
+                    format!("The security group rule ID '{id}' does not exist"),
+                )
+            })?;
         if egress {
             self.sdk()
                 .await

@@ -41,7 +41,15 @@ pub(super) fn register(engine: &mut Engine, host: &Arc<Host>) {
                     ctx.call_position(),
                 ));
             }
-            h.push_defer(name, body);
+            let imports = ctx
+                .iter_imports()
+                .map(|(alias, module)| (alias.to_string(), rhai::Shared::new(module.clone())))
+                .collect();
+            let namespaces = ctx
+                .iter_namespaces()
+                .map(|module| rhai::Shared::new(module.clone()))
+                .collect();
+            h.push_defer(name, body, imports, namespaces);
             Ok(())
         },
     );
