@@ -208,17 +208,25 @@ impl Twin {
                 let Some(nodegroup) = record.nodegroup.clone() else {
                     return;
                 };
-                let stuck = state
+                let stuck: Vec<String> = state
                     .instances
                     .values()
-                    .any(|i| i.nodegroup == nodegroup && i.state == "pending");
+                    .filter(|i| i.nodegroup == nodegroup && i.state == "pending")
+                    .map(|i| i.id.clone())
+                    .collect();
                 if let Some(u) = state.updates.get_mut(update) {
-                    u.status = if stuck {
-                        "Failed".into()
+                    if stuck.is_empty() {
+                        u.status = "Successful".into();
                     } else {
-                        "Successful".into()
-                    };
+                        u.status = "Failed".into();
+                        u.errors.push((
+                            "NodeCreationFailure".into(),
+                            "Instances failed to join the kubernetes cluster".into(),
+                            stuck.clone(),
+                        ));
+                    }
                 }
+                let stuck = !stuck.is_empty();
                 let now = state.now;
                 if let Some(ng) = state
                     .nodegroups

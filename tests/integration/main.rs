@@ -12,6 +12,7 @@ mod core_runbooks;
 mod interrupt;
 mod k8s_runbooks;
 mod kubectl;
+mod lab_drill;
 mod moto;
 mod repl;
 mod snapshots;

@@ -245,3 +245,20 @@ pub fn report_of(runbook: &str, code: i32) -> serde_json::Value {
         .expect_code(code);
     read_report(&report)
 }
+
+/// Whether helm is there (the project's .tools/bin or PATH); with a message when it is not,
+/// and a failure instead when RUNBOOK_REQUIRE_TOOLS is set (CI).
+pub fn helm_available() -> bool {
+    let local = repo_root().join(".tools/bin/helm");
+    let on_path = std::env::var_os("PATH")
+        .is_some_and(|paths| std::env::split_paths(&paths).any(|p| p.join("helm").is_file()));
+    if local.is_file() || on_path {
+        return true;
+    }
+    let message = "helm not found in .tools/bin or on PATH (run scripts/install-tools.sh)";
+    if std::env::var_os("RUNBOOK_REQUIRE_TOOLS").is_some() {
+        panic!("{message}");
+    }
+    eprintln!("skipped: {message}");
+    false
+}

@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 
 use super::client::AwsClients;
 use super::error::AwsError;
-use super::waiter::{classify, wait_for};
+use super::waiter::{Probe, classify, wait_for};
 use crate::clock::Clock;
 
 fn time(value: Option<&aws_smithy_types::DateTime>) -> Value {
@@ -192,10 +192,29 @@ impl AwsClients {
             .send()
             .await
             .map_err(|e| AwsError::from_sdk("DescribeUpdate", e))?;
-        Ok(out
-            .update()
+        let update = out.update();
+        let status = update
             .and_then(|u| u.status())
-            .map_or("Unknown".to_string(), |s| s.as_str().to_string()))
+            .map_or("Unknown".to_string(), |s| s.as_str().to_string());
+        // A failed update says why (NodeCreationFailure: Instances failed to join ...).
+        let errors: Vec<String> = update
+            .map(|u| u.errors())
+            .unwrap_or_default()
+            .iter()
+            .map(|e| {
+                format!(
+                    "{}: {} ({})",
+                    e.error_code().map_or("Error", |c| c.as_str()),
+                    e.error_message().unwrap_or_default(),
+                    e.resource_ids().join(", ")
+                )
+            })
+            .collect();
+        Ok(if errors.is_empty() {
+            status
+        } else {
+            format!("{status} with {}", errors.join("; "))
+        })
     }
 
     /// Waits on the run's clock until an update is Successful; Failed or Cancelled, or the
@@ -217,7 +236,11 @@ impl AwsClients {
             "Successful",
             || async move {
                 let status = self.update_status(cluster, nodegroup, id).await?;
-                Ok(classify(&status, &["Successful"], &["Failed", "Cancelled"]))
+                let state = status.split(' ').next().unwrap_or_default();
+            Ok(match classify(state, &["Successful"], &["Failed", "Cancelled"]) {
+                Probe::Failed(_) => Probe::Failed(status),
+                other => other,
+            })
             },
         )
         .await

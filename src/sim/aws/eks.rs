@@ -125,7 +125,7 @@ fn update_json(update: &Update) -> Value {
         "type": update.kind,
         "params": update.params.iter().map(|(t, v)| json!({"type": t, "value": v})).collect::<Vec<_>>(),
         "createdAt": epoch(update.created_at),
-        "errors": [],
+        "errors": update.errors.iter().map(|(code, message, ids)| json!({"errorCode": code, "errorMessage": message, "resourceIds": ids})).collect::<Vec<_>>(),
     })
 }
 

@@ -380,6 +380,7 @@ pub fn update_addon(
     addon.version = version.clone();
     let update = Update {
         id: id.clone(),
+        errors: Vec::new(),
         cluster: cluster.into(),
         nodegroup: None,
         kind: "AddonUpdate".into(),

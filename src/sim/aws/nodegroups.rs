@@ -57,6 +57,7 @@ pub fn update_config(
     let id = state.next_uuid();
     let update = Update {
         id: id.clone(),
+        errors: Vec::new(),
         cluster: cluster.into(),
         nodegroup: Some(name.into()),
         kind: "ConfigUpdate".into(),

@@ -118,6 +118,8 @@ pub struct Update {
     pub id: String,
     pub cluster: String,
     pub nodegroup: Option<String>,
+    /// `(errorCode, errorMessage, resourceIds)` of a failed update, as EKS reports them.
+    pub errors: Vec<(String, String, Vec<String>)>,
     pub kind: String,
     pub status: String,
     pub params: Vec<(String, String)>,

@@ -1,0 +1,255 @@
+//! The product's main job: `runbooks/gpu-lab.rhai` on the twin from nothing, its phases as
+//! runbooks of their own, what a user sees, and the failure paths (GPU nodes that never join,
+//! Ctrl-C in the middle of the block experiment).
+
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use crate::support::{LabServer, Runbook, helm_available, read_report, redact_wall_text};
+use crate::with_snapshots;
+
+fn report_with(runbook: &str, extra: &[&str], code: i32) -> serde_json::Value {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let report = dir.path().join("report.json");
+    Runbook::new()
+        .args(["run", runbook, "--progress", "never", "--report"])
+        .arg(&report)
+        .args(extra)
+        .run()
+        .expect_code(code);
+    read_report(&report)
+}
+
+fn step<'a>(report: &'a serde_json::Value, path: &[&str]) -> &'a serde_json::Value {
+    let mut steps = &report["steps"];
+    let mut found = &serde_json::Value::Null;
+    for name in path {
+        found = steps
+            .as_array()
+            .and_then(|s| s.iter().find(|s| s["name"] == *name))
+            .unwrap_or_else(|| panic!("no step {path:?} in {report}"));
+        steps = &found["steps"];
+    }
+    found
+}
+
+#[test]
+fn the_drill_deploys_the_lab_from_nothing_and_proves_it() {
+    if !helm_available() {
+        return;
+    }
+    let report = report_with("runbooks/gpu-lab.rhai", &["--scenario", "empty"], 0);
+    assert_eq!(
+        step(&report, &["deploy", "control plane"])["virtual_ms"],
+        564_000,
+        "the seed's 9 m 24 s control plane"
+    );
+    assert_eq!(step(&report, &["deploy", "vpc-cni"])["virtual_ms"], 35_000);
+    assert_eq!(step(&report, &["deploy", "node groups"])["virtual_ms"], 108_000);
+    let blocked = step(
+        &report,
+        &["security-group block experiment", "without the auxiliary VPC allow too"],
+    );
+    assert_eq!(blocked["status"], "passed", "NCCL hangs once both paths are gone");
+    with_snapshots!({ insta::assert_json_snapshot!("gpu-lab", report) });
+}
+
+#[test]
+fn two_runs_of_the_drill_give_the_same_report() {
+    if !helm_available() {
+        return;
+    }
+    let first = report_with("runbooks/gpu-lab.rhai", &["--scenario", "empty"], 0);
+    let second = report_with("runbooks/gpu-lab.rhai", &["--scenario", "empty"], 0);
+    assert_eq!(first, second);
+}
+
+#[test]
+fn what_the_drill_prints() {
+    if !helm_available() {
+        return;
+    }
+    let ran = Runbook::new()
+        .args(["run", "runbooks/gpu-lab.rhai", "--scenario", "empty", "--progress", "never"])
+        .run()
+        .expect_code(0);
+    with_snapshots!({ insta::assert_snapshot!("gpu-lab-output", redact_wall_text(&ran.stdout())) });
+}
+
+#[test]
+fn each_phase_runs_alone_against_the_deployed_lab() {
+    if !helm_available() {
+        return;
+    }
+    for (runbook, name) in [
+        ("runbooks/verify.rhai", "phase-verify"),
+        ("runbooks/gpu-scale-up.rhai", "phase-gpu-scale-up"),
+        ("runbooks/nccl.rhai", "phase-nccl"),
+        ("runbooks/sg-block-experiment.rhai", "phase-sg-block-experiment"),
+        ("runbooks/teardown.rhai", "phase-teardown"),
+    ] {
+        let report = report_with(runbook, &[], 0);
+        with_snapshots!({ insta::assert_json_snapshot!(name, report) });
+    }
+}
+
+#[test]
+fn teardown_with_destroy_leaves_nothing() {
+    let report = report_with("runbooks/teardown.rhai", &["--set", "destroy=true"], 0);
+    assert_eq!(report["status"], "passed");
+    assert_eq!(
+        step(&report, &["teardown", "control plane"])["status"],
+        "passed"
+    );
+}
+
+#[test]
+fn gpu_nodes_that_never_join_fail_the_scale_up_and_still_go_back_to_zero() {
+    if !helm_available() {
+        return;
+    }
+    let report = report_with(
+        "runbooks/gpu-lab.rhai",
+        &["--fault", "nodegroup-never-joins=gpu"],
+        1,
+    );
+    let scale_up = step(&report, &["GPU scale-up"]);
+    assert_eq!(scale_up["status"], "failed");
+    let error = scale_up["error"].as_str().unwrap_or_default();
+    assert!(
+        error.contains("node group gpu") && error.contains("Failed"),
+        "the failure names the node group and its update: {error}"
+    );
+    let cleanup = report["defers"]
+        .as_array()
+        .and_then(|d| d.iter().find(|d| d["name"] == "GPU node group back to 0"))
+        .expect("the scale-down cleanup ran");
+    assert_eq!(cleanup["status"], "passed");
+    assert!(
+        report["steps"]
+            .as_array()
+            .is_some_and(|s| !s.iter().any(|s| s["name"] == "NCCL all-reduce")),
+        "nothing after the scale-up ran"
+    );
+    with_snapshots!({ insta::assert_json_snapshot!("gpu-lab-nodes-never-join", report) });
+}
+
+/// The aws CLI's view of one group's ingress rules: `(protocol, from, to, source)`.
+fn ingress_rules(lab: &LabServer, group: &str) -> Vec<(String, i64, i64, String)> {
+    let mut command = Command::new("aws");
+    command
+        .args([
+            "ec2",
+            "describe-security-group-rules",
+            "--filters",
+            &format!("Name=group-id,Values={group}"),
+            "--output",
+            "json",
+        ])
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", std::env::temp_dir());
+    for (key, value) in &lab.aws_env {
+        command.env(key, value);
+    }
+    let output = command.output().expect("the aws CLI runs");
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let value: serde_json::Value = serde_json::from_slice(&output.stdout).expect("JSON");
+    let mut rules: Vec<(String, i64, i64, String)> = value["SecurityGroupRules"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|r| r["IsEgress"] == false)
+        .map(|r| {
+            let source = r["CidrIpv4"]
+                .as_str()
+                .or(r["ReferencedGroupInfo"]["GroupId"].as_str())
+                .unwrap_or_default()
+                .to_string();
+            (
+                r["IpProtocol"].as_str().unwrap_or_default().to_string(),
+                r["FromPort"].as_i64().unwrap_or(0),
+                r["ToPort"].as_i64().unwrap_or(0),
+                source,
+            )
+        })
+        .collect();
+    rules.sort();
+    rules
+}
+
+#[test]
+fn ctrl_c_in_the_block_experiment_restores_the_baseline_rules() {
+    if !helm_available() {
+        return;
+    }
+    let lab = LabServer::start("600");
+    let node_sg_before = ingress_rules(&lab, "sg-0abc3456");
+    let aux_before = ingress_rules(&lab, "sg-0abc1234");
+    let endpoint = lab
+        .aws_env
+        .iter()
+        .find(|(k, _)| k == "AWS_ENDPOINT_URL")
+        .map(|(_, v)| v.clone())
+        .expect("an endpoint");
+    let mut child = Runbook::new()
+        .args([
+            "run",
+            "runbooks/sg-block-experiment.rhai",
+            "--progress",
+            "never",
+            "--set",
+            "blocked_timeout=2h",
+            "--aws-endpoint",
+            &endpoint,
+            "--kubeconfig",
+        ])
+        .arg(&lab.kubeconfig)
+        .command()
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("starts");
+    let stdout = child.stdout.take().expect("piped");
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                return;
+            }
+        }
+    });
+    let mut seen = Vec::new();
+    loop {
+        let line = rx
+            .recv_timeout(Duration::from_secs(120))
+            .unwrap_or_else(|_| panic!("the runbook reaches the blocked NCCL run; saw:\n{}", seen.join("\n")));
+        let blocked = line.contains("[step] block experiment > without the auxiliary VPC allow too");
+        seen.push(line);
+        if blocked {
+            break;
+        }
+    }
+    // Both rules are gone now, and NCCL hangs for up to two virtual hours.
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(
+        ingress_rules(&lab, "sg-0abc1234").is_empty(),
+        "the auxiliary VPC allow is revoked during the experiment"
+    );
+    let status = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(status.success());
+    let output = child.wait_with_output().expect("exits");
+    assert_eq!(
+        output.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_eq!(ingress_rules(&lab, "sg-0abc3456"), node_sg_before);
+    assert_eq!(ingress_rules(&lab, "sg-0abc1234"), aux_before);
+}
