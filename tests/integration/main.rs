@@ -5,6 +5,7 @@
 )]
 
 mod aws_cli;
+mod aws_lifecycle;
 mod aws_runbooks;
 mod bad_input;
 mod cli;

@@ -242,3 +242,21 @@ fn eks_ec2_and_iam_read_and_change_moto_resources() {
         missing.stderr()
     );
 }
+
+#[test]
+fn the_blueprint_primitives_create_wait_and_delete_on_moto() {
+    let Some(moto) = moto() else { return };
+    let script = std::fs::read_to_string(crate::support::repo_root().join("tests/data/moto-lifecycle.rhai"))
+        .expect("the script is in the repository");
+    let out: serde_json::Value = serde_json::from_str(&eval(&moto, &script)).expect("JSON");
+    assert_eq!(out["cluster"], "ACTIVE", "{out}");
+    assert_eq!(out["groups"], 1);
+    assert_eq!(out["vpc"], true);
+    assert_eq!(out["provider"], serde_json::json!(["sts.amazonaws.com"]));
+    assert_eq!(out["ng"][0]["key"], "nvidia.com/gpu");
+    assert_eq!(
+        out["after"],
+        serde_json::json!({"clusters": [], "vpcs": 0}),
+        "everything made was deleted again"
+    );
+}

@@ -137,6 +137,11 @@ pub struct LabServer {
 
 impl LabServer {
     pub fn start(speed: &str) -> Self {
+        Self::start_with(speed, &[])
+    }
+
+    /// The same with more `lab serve` arguments (`--scenario empty`, `--fault ...`).
+    pub fn start_with(speed: &str, extra: &[&str]) -> Self {
         use std::io::BufRead;
         let dir = tempfile::tempdir().expect("temp dir");
         let kubeconfig = dir.path().join("kubeconfig");
@@ -154,6 +159,7 @@ impl LabServer {
             .arg(&kubeconfig)
             .arg("--write-env")
             .arg(&env_file)
+            .args(extra)
             .command()
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::inherit())

@@ -138,7 +138,7 @@ impl AwsClients {
                 .ip_permissions(rule.permission())
                 .send()
                 .await
-                .map_err(|e| AwsError::from_sdk("AuthorizeSecurityGroupEgress", e))?;
+                .map_err(|e| AwsError::from_sdk("AuthorizeSecurityGroupEgress", e).about(group))?;
             out.security_group_rules()
                 .iter()
                 .filter_map(|r| r.security_group_rule_id().map(str::to_string))
@@ -153,7 +153,7 @@ impl AwsClients {
                 .ip_permissions(rule.permission())
                 .send()
                 .await
-                .map_err(|e| AwsError::from_sdk("AuthorizeSecurityGroupIngress", e))?;
+                .map_err(|e| AwsError::from_sdk("AuthorizeSecurityGroupIngress", e).about(group))?;
             out.security_group_rules()
                 .iter()
                 .filter_map(|r| r.security_group_rule_id().map(str::to_string))
@@ -173,7 +173,7 @@ impl AwsClients {
                 .ip_permissions(rule.permission())
                 .send()
                 .await
-                .map_err(|e| AwsError::from_sdk("RevokeSecurityGroupEgress", e))?;
+                .map_err(|e| AwsError::from_sdk("RevokeSecurityGroupEgress", e).about(group))?;
         } else {
             self.sdk()
                 .await
@@ -183,7 +183,7 @@ impl AwsClients {
                 .ip_permissions(rule.permission())
                 .send()
                 .await
-                .map_err(|e| AwsError::from_sdk("RevokeSecurityGroupIngress", e))?;
+                .map_err(|e| AwsError::from_sdk("RevokeSecurityGroupIngress", e).about(group))?;
         }
         Ok(())
     }
@@ -220,7 +220,7 @@ impl AwsClients {
                 .security_group_rule_ids(id)
                 .send()
                 .await
-                .map_err(|e| AwsError::from_sdk("RevokeSecurityGroupEgress", e))?;
+                .map_err(|e| AwsError::from_sdk("RevokeSecurityGroupEgress", e).about(group))?;
         } else {
             self.sdk()
                 .await
@@ -230,7 +230,7 @@ impl AwsClients {
                 .security_group_rule_ids(id)
                 .send()
                 .await
-                .map_err(|e| AwsError::from_sdk("RevokeSecurityGroupIngress", e))?;
+                .map_err(|e| AwsError::from_sdk("RevokeSecurityGroupIngress", e).about(group))?;
         }
         Ok(())
     }

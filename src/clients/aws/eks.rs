@@ -168,7 +168,7 @@ impl AwsClients {
             .scaling_config(scaling)
             .send()
             .await
-            .map_err(|e| AwsError::from_sdk("UpdateNodegroupConfig", e))?;
+            .map_err(|e| AwsError::from_sdk("UpdateNodegroupConfig", e).about(name))?;
         let update = out.update();
         Ok(
             json!({"id": update.and_then(|u| u.id()), "status": update.and_then(|u| u.status()).map(|s| s.as_str()), "type": update.and_then(|u| u.r#type()).map(|t| t.as_str())}),

@@ -36,4 +36,13 @@ impl AwsError {
             message,
         }
     }
+
+    /// Names the resource the call was about when AWS's own message does not
+    /// ("The specified rule does not exist in this security group." gains "(sg-0abc3456)").
+    pub fn about(mut self, resource: &str) -> Self {
+        if !self.message.contains(resource) {
+            self.message = format!("{} ({resource})", self.message.trim_end());
+        }
+        self
+    }
 }
