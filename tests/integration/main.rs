@@ -9,6 +9,8 @@ mod aws_lifecycle;
 mod aws_runbooks;
 mod bad_input;
 mod cli;
+mod helm_client;
+mod helm_runbooks;
 mod core_runbooks;
 mod interrupt;
 mod k8s_runbooks;
