@@ -12,6 +12,7 @@ mod cli;
 mod helm_client;
 mod helm_runbooks;
 mod core_runbooks;
+mod gpu_twin;
 mod interrupt;
 mod k8s_runbooks;
 mod kubectl;

@@ -1,6 +1,6 @@
 //! Waiting for an AWS resource to reach a state, on the run's clock: on the twin's virtual
 //! clock the waiter wakes at each event (so a wait shows the seed's exact durations), on the
-//! wall clock it polls every 15 s as the aws CLI's waiters do.
+//! wall clock it polls from every second up to every 15 s, the aws CLI's waiters' pace.
 
 use std::time::Duration;
 
@@ -17,6 +17,9 @@ pub(super) enum Probe {
     Pending(String),
 }
 
+/// Polls on the wall clock start at 1 s and double up to 15 s: quick answers for quick
+/// changes, the aws CLI's pace for slow ones.
+const FIRST_POLL: Duration = Duration::from_secs(1);
 const REAL_POLL: Duration = Duration::from_secs(15);
 
 /// Probes until done, failed or `timeout`; `what` names the resource in errors
@@ -34,6 +37,7 @@ where
     Fut: Future<Output = Result<Probe, AwsError>>,
 {
     let deadline = clock.now() + timeout;
+    let mut poll = FIRST_POLL;
     loop {
         match probe().await? {
             Probe::Done(state) => return Ok(state),
@@ -61,8 +65,9 @@ where
             clock.idle_until(deadline).await;
         } else {
             clock
-                .sleep(deadline.saturating_sub(clock.now()).min(REAL_POLL))
+                .sleep(deadline.saturating_sub(clock.now()).min(poll))
                 .await;
+            poll = (poll * 2).min(REAL_POLL);
         }
     }
 }

@@ -1,0 +1,89 @@
+//! The twin's GPU nodes through real kubectl: `kubectl exec -- nvidia-smi` in every format the
+//! parsers read, answered as the real tool does on a g5.xlarge, and read back by `nvml::`.
+
+use std::process::Command;
+
+use crate::support::{LabServer, Runbook, kubectl};
+
+const POD: &str = r#"{"apiVersion": "v1", "kind": "Pod",
+ "metadata": {"name": "smi", "namespace": "default"},
+ "spec": {"nodeSelector": {"tier": "gpu"},
+          "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
+          "containers": [{"name": "cuda", "image": "nvcr.io/nvidia/cuda:13.0.1-base-ubuntu24.04",
+                          "command": ["sleep", "infinity"],
+                          "env": [{"name": "NVIDIA_VISIBLE_DEVICES", "value": "all"}]}]}}"#;
+
+fn kubectl_run(binary: &std::path::Path, lab: &LabServer, args: &[&str]) -> (i32, String, String) {
+    let output = Command::new(binary)
+        .arg("--kubeconfig")
+        .arg(&lab.kubeconfig)
+        .args(args)
+        .output()
+        .expect("kubectl runs");
+    (
+        output.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn kubectl_exec_nvidia_smi_on_a_gpu_node() {
+    let Some(binary) = kubectl("1.35") else { return };
+    let lab = LabServer::start("600");
+    let endpoint = lab
+        .aws_env
+        .iter()
+        .find(|(k, _)| k == "AWS_ENDPOINT_URL")
+        .map(|(_, v)| v.clone())
+        .expect("an endpoint");
+    Runbook::new()
+        .args(["eval", "--aws-endpoint", &endpoint, "--kubeconfig"])
+        .arg(&lab.kubeconfig)
+        .arg(r#"eks::scale_nodegroup("myeks5w", "gpu", 1); k8s::wait_nodes(#{ labels: #{ tier: "gpu" }, count: 1, timeout: "15m" }).len()"#)
+        .run()
+        .expect_code(0);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let manifest = dir.path().join("pod.json");
+    std::fs::write(&manifest, POD).expect("write");
+    let (code, _, err) = kubectl_run(&binary, &lab, &["apply", "-f", &manifest.to_string_lossy()]);
+    assert_eq!(code, 0, "{err}");
+    let (code, _, err) = kubectl_run(&binary, &lab, &["wait", "--for=condition=Ready", "pod/smi", "--timeout=60s"]);
+    assert_eq!(code, 0, "{err}");
+
+    let (code, table, err) = kubectl_run(&binary, &lab, &["exec", "smi", "--", "nvidia-smi"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(table.contains("NVIDIA A10G") && table.contains("Driver Version: 580.95.05"), "{table}");
+    assert!(table.contains("23028MiB"), "{table}");
+
+    let (_, list, _) = kubectl_run(&binary, &lab, &["exec", "smi", "--", "nvidia-smi", "-L"]);
+    assert!(list.starts_with("GPU 0: NVIDIA A10G (UUID: GPU-"), "{list}");
+
+    let (code, csv, err) = kubectl_run(
+        &binary,
+        &lab,
+        &["exec", "smi", "--", "nvidia-smi", "--query-gpu=name,memory.total,mig.mode.current", "--format=csv"],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(csv, "name, memory.total [MiB], mig.mode.current\nNVIDIA A10G, 23028 MiB, [N/A]\n");
+
+    let (code, out, _) = kubectl_run(&binary, &lab, &["exec", "smi", "--", "nvidia-smi", "--query-gpu=bogus", "--format=csv"]);
+    assert_eq!(code, 2, "an unknown field exits 2, as the real tool does");
+    assert!(out.contains("Field \"bogus\" is not a valid field to query."), "{out}");
+
+    let (code, out, _) = kubectl_run(&binary, &lab, &["exec", "smi", "--", "nvidia-smi", "mig", "-lgip"]);
+    assert_eq!(code, 6, "an A10G has no MIG: {out}");
+
+    // What kubectl printed, our parsers read: the XML document and the plain table.
+    let (_, xml, _) = kubectl_run(&binary, &lab, &["exec", "smi", "--", "nvidia-smi", "-q", "-x"]);
+    let report = runbook::gpu::nvidia_smi::parse_xml(&xml).expect("the twin's -q -x parses");
+    assert_eq!(report.driver_version.as_deref(), Some("580.95.05"));
+    assert_eq!(report.gpus[0].product_name.as_deref(), Some("NVIDIA A10G"));
+    assert_eq!(report.gpus[0].fb_memory_total_mib, Some(23028));
+    let parsed = runbook::gpu::nvidia_smi::parse_table(&table).expect("the twin's table parses");
+    assert_eq!(parsed.gpus[0].memory_total_mib, Some(23028));
+
+    // A container that asked for no GPU has no nvidia-smi, as under the NVIDIA runtime.
+    let (code, _, err) = kubectl_run(&binary, &lab, &["-n", "kube-system", "exec", "deploy/coredns", "--", "nvidia-smi"]);
+    assert_ne!(code, 0, "{err}");
+}
