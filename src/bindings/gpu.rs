@@ -113,7 +113,7 @@ impl Extension for GpuBindings {
         install_parsers(&mut nvml, &mut nccl_module);
 
         let (kube, h) = (self.kube.clone(), host.clone());
-        doc("query", &["options: Map", "Array"], "nvidia-smi --query-gpu on every node `nodes` selects (a selector: #{ tier: \"gpu\" } or \"tier=gpu\"), a few\nat a time, through a pod there that sees the GPUs or a short-lived probe pod (deleted after);\none #{ node, ok, via, gpus: [#{ name, memory.total, ... }], error } per node, a failing node\nreported, not raised. Options: fields, concurrency (8), timeout (\"2m\" per node), namespace,\nimage (of the probe pod), local: true (this machine's nvidia-smi instead).")
+        doc("query", &["options: Map", "Array"], "nvidia-smi --query-gpu on every node `nodes` selects (a selector: #{ tier: \"gpu\" } or \"tier=gpu\"), a few\nat a time, through a pod there that sees the GPUs or a short-lived probe pod (deleted after);\none #{ node, ok, via, gpus: [#{ name, memory.total, ... }], error } per node, a failing node\nreported, not raised. Options: fields, concurrency (32), timeout (\"2m\" per node), namespace,\nimage (of the probe pod), local: true (this machine's nvidia-smi instead).")
             .set_into_module(&mut nvml, move |ctx: NativeCallContext, options: Map| -> Result {
                 let position = ctx.call_position();
                 let s = Spec::new(&options, "nvml::query", &["nodes", "fields", "concurrency", "timeout", "namespace", "image", "local"], position)?;
@@ -131,7 +131,7 @@ impl Extension for GpuBindings {
                     fields,
                     probe_image: s.string("image")?.unwrap_or_else(|| "nvcr.io/nvidia/cuda:13.0.1-base-ubuntu24.04".into()),
                     namespace: s.string("namespace")?.unwrap_or_else(|| "default".into()),
-                    concurrency: s.int("concurrency")?.map_or(8, |c| c.max(1) as usize),
+                    concurrency: s.int("concurrency")?.map_or(32, |c| c.max(1) as usize),
                     timeout: timeout(&options, "timeout", "nvml::query", Duration::from_secs(120), position)?,
                 };
                 let clock = h.clock.clone();

@@ -35,7 +35,11 @@ fn the_lab_deploys_from_empty_on_the_seeds_timeline() {
     assert_eq!(child_ms(deploy, "network"), 0);
     assert_eq!(child_ms(deploy, "control plane"), 564_000, "9 m 24 s");
     assert_eq!(child_ms(deploy, "vpc-cni"), 35_000);
-    assert_eq!(child_ms(deploy, "node groups"), 108_000, "primary's 1 m 48 s");
+    assert_eq!(
+        child_ms(deploy, "node groups"),
+        108_000,
+        "primary's 1 m 48 s"
+    );
     assert_eq!(child_ms(deploy, "add-ons"), 55_000, "metrics-server's 55 s");
     with_snapshots!({ insta::assert_json_snapshot!("aws-deploy", report) });
 }
@@ -164,17 +168,32 @@ fn the_aws_cli_creates_a_cluster_on_an_empty_twin() {
         eprintln!("skipped: the aws CLI is not installed");
         return;
     }
-    let lab = LabServer::start_with("1", &["--scenario", "empty"]);
-    let (ok, vpc) = aws_cli(&lab, &["ec2", "create-vpc", "--cidr-block", "192.168.0.0/16"]);
+    let lab = LabServer::start_with("0.001", &["--scenario", "empty"]);
+    let (ok, vpc) = aws_cli(
+        &lab,
+        &["ec2", "create-vpc", "--cidr-block", "192.168.0.0/16"],
+    );
     assert!(ok, "{vpc}");
     let vpc: serde_json::Value = serde_json::from_str(&vpc).expect("JSON");
     let vpc_id = vpc["Vpc"]["VpcId"].as_str().expect("an id").to_string();
     assert_eq!(vpc_id, "vpc-0abc0000", "the seed's id for the seed's CIDR");
     let mut subnets = Vec::new();
-    for (cidr, zone) in [("192.168.12.0/22", "ap-northeast-2a"), ("192.168.20.0/22", "ap-northeast-2c")] {
+    for (cidr, zone) in [
+        ("192.168.12.0/22", "ap-northeast-2a"),
+        ("192.168.20.0/22", "ap-northeast-2c"),
+    ] {
         let (ok, out) = aws_cli(
             &lab,
-            &["ec2", "create-subnet", "--vpc-id", &vpc_id, "--cidr-block", cidr, "--availability-zone", zone],
+            &[
+                "ec2",
+                "create-subnet",
+                "--vpc-id",
+                &vpc_id,
+                "--cidr-block",
+                cidr,
+                "--availability-zone",
+                zone,
+            ],
         );
         assert!(ok, "{out}");
         let v: serde_json::Value = serde_json::from_str(&out).expect("JSON");
@@ -199,11 +218,17 @@ fn the_aws_cli_creates_a_cluster_on_an_empty_twin() {
     lab.admin("advance?by=9m23s");
     let (_, out) = aws_cli(&lab, &["eks", "describe-cluster", "--name", "drill"]);
     let described: serde_json::Value = serde_json::from_str(&out).expect("JSON");
-    assert_eq!(described["cluster"]["status"], "CREATING", "not yet at 9 m 23 s");
+    assert_eq!(
+        described["cluster"]["status"], "CREATING",
+        "not yet at 9 m 23 s"
+    );
     lab.admin("advance?by=2s");
     let (_, out) = aws_cli(&lab, &["eks", "describe-cluster", "--name", "drill"]);
     let described: serde_json::Value = serde_json::from_str(&out).expect("JSON");
-    assert_eq!(described["cluster"]["status"], "ACTIVE", "ACTIVE after 9 m 24 s");
+    assert_eq!(
+        described["cluster"]["status"], "ACTIVE",
+        "ACTIVE after 9 m 24 s"
+    );
     let (ok, out) = aws_cli(&lab, &["ec2", "delete-vpc", "--vpc-id", &vpc_id]);
     assert!(!ok && out.contains("DependencyViolation"), "{out}");
     lab.admin("faults?set=aws-throttle=1.0");

@@ -29,7 +29,9 @@ fn kubectl_run(binary: &std::path::Path, lab: &LabServer, args: &[&str]) -> (i32
 
 #[test]
 fn kubectl_exec_nvidia_smi_on_a_gpu_node() {
-    let Some(binary) = kubectl("1.35") else { return };
+    let Some(binary) = kubectl("1.35") else {
+        return;
+    };
     let lab = LabServer::start("600");
     let endpoint = lab
         .aws_env
@@ -48,12 +50,19 @@ fn kubectl_exec_nvidia_smi_on_a_gpu_node() {
     std::fs::write(&manifest, POD).expect("write");
     let (code, _, err) = kubectl_run(&binary, &lab, &["apply", "-f", &manifest.to_string_lossy()]);
     assert_eq!(code, 0, "{err}");
-    let (code, _, err) = kubectl_run(&binary, &lab, &["wait", "--for=condition=Ready", "pod/smi", "--timeout=60s"]);
+    let (code, _, err) = kubectl_run(
+        &binary,
+        &lab,
+        &["wait", "--for=condition=Ready", "pod/smi", "--timeout=60s"],
+    );
     assert_eq!(code, 0, "{err}");
 
     let (code, table, err) = kubectl_run(&binary, &lab, &["exec", "smi", "--", "nvidia-smi"]);
     assert_eq!(code, 0, "{err}");
-    assert!(table.contains("NVIDIA A10G") && table.contains("Driver Version: 580.95.05"), "{table}");
+    assert!(
+        table.contains("NVIDIA A10G") && table.contains("Driver Version: 580.95.05"),
+        "{table}"
+    );
     assert!(table.contains("23028MiB"), "{table}");
 
     let (_, list, _) = kubectl_run(&binary, &lab, &["exec", "smi", "--", "nvidia-smi", "-L"]);
@@ -62,20 +71,52 @@ fn kubectl_exec_nvidia_smi_on_a_gpu_node() {
     let (code, csv, err) = kubectl_run(
         &binary,
         &lab,
-        &["exec", "smi", "--", "nvidia-smi", "--query-gpu=name,memory.total,mig.mode.current", "--format=csv"],
+        &[
+            "exec",
+            "smi",
+            "--",
+            "nvidia-smi",
+            "--query-gpu=name,memory.total,mig.mode.current",
+            "--format=csv",
+        ],
     );
     assert_eq!(code, 0, "{err}");
-    assert_eq!(csv, "name, memory.total [MiB], mig.mode.current\nNVIDIA A10G, 23028 MiB, [N/A]\n");
+    assert_eq!(
+        csv,
+        "name, memory.total [MiB], mig.mode.current\nNVIDIA A10G, 23028 MiB, [N/A]\n"
+    );
 
-    let (code, out, _) = kubectl_run(&binary, &lab, &["exec", "smi", "--", "nvidia-smi", "--query-gpu=bogus", "--format=csv"]);
+    let (code, out, _) = kubectl_run(
+        &binary,
+        &lab,
+        &[
+            "exec",
+            "smi",
+            "--",
+            "nvidia-smi",
+            "--query-gpu=bogus",
+            "--format=csv",
+        ],
+    );
     assert_eq!(code, 2, "an unknown field exits 2, as the real tool does");
-    assert!(out.contains("Field \"bogus\" is not a valid field to query."), "{out}");
+    assert!(
+        out.contains("Field \"bogus\" is not a valid field to query."),
+        "{out}"
+    );
 
-    let (code, out, _) = kubectl_run(&binary, &lab, &["exec", "smi", "--", "nvidia-smi", "mig", "-lgip"]);
+    let (code, out, _) = kubectl_run(
+        &binary,
+        &lab,
+        &["exec", "smi", "--", "nvidia-smi", "mig", "-lgip"],
+    );
     assert_eq!(code, 6, "an A10G has no MIG: {out}");
 
     // What kubectl printed, our parsers read: the XML document and the plain table.
-    let (_, xml, _) = kubectl_run(&binary, &lab, &["exec", "smi", "--", "nvidia-smi", "-q", "-x"]);
+    let (_, xml, _) = kubectl_run(
+        &binary,
+        &lab,
+        &["exec", "smi", "--", "nvidia-smi", "-q", "-x"],
+    );
     let report = runbook::gpu::nvidia_smi::parse_xml(&xml).expect("the twin's -q -x parses");
     assert_eq!(report.driver_version.as_deref(), Some("580.95.05"));
     assert_eq!(report.gpus[0].product_name.as_deref(), Some("NVIDIA A10G"));
@@ -84,6 +125,17 @@ fn kubectl_exec_nvidia_smi_on_a_gpu_node() {
     assert_eq!(parsed.gpus[0].memory_total_mib, Some(23028));
 
     // A container that asked for no GPU has no nvidia-smi, as under the NVIDIA runtime.
-    let (code, _, err) = kubectl_run(&binary, &lab, &["-n", "kube-system", "exec", "deploy/coredns", "--", "nvidia-smi"]);
+    let (code, _, err) = kubectl_run(
+        &binary,
+        &lab,
+        &[
+            "-n",
+            "kube-system",
+            "exec",
+            "deploy/coredns",
+            "--",
+            "nvidia-smi",
+        ],
+    );
     assert_ne!(code, 0, "{err}");
 }

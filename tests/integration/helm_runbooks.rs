@@ -51,9 +51,18 @@ fn the_chart_installs_on_the_twin_and_the_operator_makes_its_daemonsets() {
         0,
     );
     let value: serde_json::Value = serde_json::from_str(&out).expect("JSON");
-    assert_eq!(value["crds"], 2, "ClusterPolicy and NVIDIADriver, NFD's off");
-    assert_eq!(value["skipped"], 4, "the pre-upgrade CRD hook is not part of an install");
-    assert_eq!(value["rolled_out"], serde_json::json!(["Deployment/gpu-operator"]));
+    assert_eq!(
+        value["crds"], 2,
+        "ClusterPolicy and NVIDIADriver, NFD's off"
+    );
+    assert_eq!(
+        value["skipped"], 4,
+        "the pre-upgrade CRD hook is not part of an install"
+    );
+    assert_eq!(
+        value["rolled_out"],
+        serde_json::json!(["Deployment/gpu-operator"])
+    );
     assert_eq!(
         value["daemonsets"],
         serde_json::json!([
@@ -85,8 +94,16 @@ fn a_broken_chart_gives_helms_error_with_the_chart_path() {
     let dir = tempfile::tempdir().expect("temp dir");
     let chart = dir.path().join("broken");
     std::fs::create_dir_all(chart.join("templates")).expect("mkdir");
-    std::fs::write(chart.join("Chart.yaml"), "apiVersion: v2\nname: broken\nversion: 0.1.0\n").expect("write");
-    std::fs::write(chart.join("templates/cm.yaml"), "kind: ConfigMap\nmetadata:\n  name: {{ .Values.name\n").expect("write");
+    std::fs::write(
+        chart.join("Chart.yaml"),
+        "apiVersion: v2\nname: broken\nversion: 0.1.0\n",
+    )
+    .expect("write");
+    std::fs::write(
+        chart.join("templates/cm.yaml"),
+        "kind: ConfigMap\nmetadata:\n  name: {{ .Values.name\n",
+    )
+    .expect("write");
     let script = format!(r#"helm::template("{}")"#, chart.display());
     let (_, stderr) = eval(&script, &[], 1);
     assert!(stderr.contains("HelmFailed"), "{stderr}");

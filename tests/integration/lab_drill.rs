@@ -47,12 +47,21 @@ fn the_drill_deploys_the_lab_from_nothing_and_proves_it() {
         "the seed's 9 m 24 s control plane"
     );
     assert_eq!(step(&report, &["deploy", "vpc-cni"])["virtual_ms"], 35_000);
-    assert_eq!(step(&report, &["deploy", "node groups"])["virtual_ms"], 108_000);
+    assert_eq!(
+        step(&report, &["deploy", "node groups"])["virtual_ms"],
+        108_000
+    );
     let blocked = step(
         &report,
-        &["security-group block experiment", "without the auxiliary VPC allow too"],
+        &[
+            "security-group block experiment",
+            "without the auxiliary VPC allow too",
+        ],
     );
-    assert_eq!(blocked["status"], "passed", "NCCL hangs once both paths are gone");
+    assert_eq!(
+        blocked["status"], "passed",
+        "NCCL hangs once both paths are gone"
+    );
     with_snapshots!({ insta::assert_json_snapshot!("gpu-lab", report) });
 }
 
@@ -72,7 +81,14 @@ fn what_the_drill_prints() {
         return;
     }
     let ran = Runbook::new()
-        .args(["run", "runbooks/gpu-lab.rhai", "--scenario", "empty", "--progress", "never"])
+        .args([
+            "run",
+            "runbooks/gpu-lab.rhai",
+            "--scenario",
+            "empty",
+            "--progress",
+            "never",
+        ])
         .run()
         .expect_code(0);
     with_snapshots!({ insta::assert_snapshot!("gpu-lab-output", redact_wall_text(&ran.stdout())) });
@@ -87,7 +103,10 @@ fn each_phase_runs_alone_against_the_deployed_lab() {
         ("runbooks/verify.rhai", "phase-verify"),
         ("runbooks/gpu-scale-up.rhai", "phase-gpu-scale-up"),
         ("runbooks/nccl.rhai", "phase-nccl"),
-        ("runbooks/sg-block-experiment.rhai", "phase-sg-block-experiment"),
+        (
+            "runbooks/sg-block-experiment.rhai",
+            "phase-sg-block-experiment",
+        ),
         ("runbooks/teardown.rhai", "phase-teardown"),
     ] {
         let report = report_with(runbook, &[], 0);
@@ -155,7 +174,11 @@ fn ingress_rules(lab: &LabServer, group: &str) -> Vec<(String, i64, i64, String)
         command.env(key, value);
     }
     let output = command.output().expect("the aws CLI runs");
-    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
     let value: serde_json::Value = serde_json::from_slice(&output.stdout).expect("JSON");
     let mut rules: Vec<(String, i64, i64, String)> = value["SecurityGroupRules"]
         .as_array()
@@ -225,8 +248,14 @@ fn ctrl_c_in_the_block_experiment_restores_the_baseline_rules() {
     loop {
         let line = rx
             .recv_timeout(Duration::from_secs(120))
-            .unwrap_or_else(|_| panic!("the runbook reaches the blocked NCCL run; saw:\n{}", seen.join("\n")));
-        let blocked = line.contains("[step] block experiment > without the auxiliary VPC allow too");
+            .unwrap_or_else(|_| {
+                panic!(
+                    "the runbook reaches the blocked NCCL run; saw:\n{}",
+                    seen.join("\n")
+                )
+            });
+        let blocked =
+            line.contains("[step] block experiment > without the auxiliary VPC allow too");
         seen.push(line);
         if blocked {
             break;

@@ -246,8 +246,9 @@ fn eks_ec2_and_iam_read_and_change_moto_resources() {
 #[test]
 fn the_blueprint_primitives_create_wait_and_delete_on_moto() {
     let Some(moto) = moto() else { return };
-    let script = std::fs::read_to_string(crate::support::repo_root().join("tests/data/moto-lifecycle.rhai"))
-        .expect("the script is in the repository");
+    let script =
+        std::fs::read_to_string(crate::support::repo_root().join("tests/data/moto-lifecycle.rhai"))
+            .expect("the script is in the repository");
     let out: serde_json::Value = serde_json::from_str(&eval(&moto, &script)).expect("JSON");
     assert_eq!(out["cluster"], "ACTIVE", "{out}");
     assert_eq!(out["groups"], 1);

@@ -237,10 +237,12 @@ impl AwsClients {
             || async move {
                 let status = self.update_status(cluster, nodegroup, id).await?;
                 let state = status.split(' ').next().unwrap_or_default();
-            Ok(match classify(state, &["Successful"], &["Failed", "Cancelled"]) {
-                Probe::Failed(_) => Probe::Failed(status),
-                other => other,
-            })
+                Ok(
+                    match classify(state, &["Successful"], &["Failed", "Cancelled"]) {
+                        Probe::Failed(_) => Probe::Failed(status),
+                        other => other,
+                    },
+                )
             },
         )
         .await

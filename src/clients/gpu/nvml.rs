@@ -196,12 +196,13 @@ async fn probe(kube: &KubeClient, node: &str, spec: &QuerySpec, clock: &dyn Cloc
 }
 
 async fn one(kube: &KubeClient, node: &str, spec: &QuerySpec, clock: &dyn Clock) -> NodeGpus {
-    let options = ListOptions {
+    // The node's own running pods only: a list per node stays small on a big cluster.
+    let on_node = ListOptions {
         namespace: None,
         labels: None,
-        fields: Some(format!("spec.nodeName={node}")),
+        fields: Some(format!("spec.nodeName={node},status.phase=Running")),
     };
-    let pods = match kube.list("Pod", &options).await {
+    let pods = match kube.list("Pod", &on_node).await {
         Ok(pods) => pods,
         Err(e) => return failed(node, String::new(), e.to_string()),
     };

@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 use super::dirty::Dirty;
 use super::shared;
 use crate::sim::gpu::programs::node_gpus;
-use crate::sim::kube::state::KubeState;
+use crate::sim::kube::state::{KubeState, built_in_key};
 
 const POLICIES: &str = "nvidia.com/clusterpolicies";
 const PRESENT: &str = "nvidia.com/gpu.present";
@@ -45,19 +45,19 @@ const COMPONENTS: [(&str, &str, &str, &str); 4] = [
 /// The running operator pod's namespace, if the operator runs.
 fn operator_namespace(state: &KubeState) -> Option<String> {
     state
-        .objects_where("pods", None, |pod| {
+        .store
+        .list(&built_in_key("pods"), None)
+        .find(|pod| {
             let labels = &pod["metadata"]["labels"];
             (labels["app"] == "gpu-operator"
                 || labels["app.kubernetes.io/component"] == "gpu-operator")
                 && pod["status"]["phase"] == "Running"
         })
-        .first()
         .map(|pod| shared::namespace(pod).to_string())
 }
 
 pub(super) fn run(state: &mut KubeState, dirty: &Dirty) {
-    let policies: Vec<Value> = state.store.list(POLICIES, None).cloned().collect();
-    if policies.is_empty()
+    if state.store.list(POLICIES, None).next().is_none()
         || !(dirty.touched(POLICIES) || dirty.nodes_changed || dirty.touched("/pods"))
     {
         return;
@@ -65,13 +65,19 @@ pub(super) fn run(state: &mut KubeState, dirty: &Dirty) {
     let Some(namespace) = operator_namespace(state) else {
         return;
     };
-    let policy = &policies[0];
-    for node in state.objects("nodes", None) {
-        if node_gpus(&node) > 0 && node["metadata"]["labels"][PRESENT] != "true" {
-            let mut node = node;
-            node["metadata"]["labels"][PRESENT] = json!("true");
-            shared::update(state, "nodes", node);
-        }
+    let Some(policy) = state.store.list(POLICIES, None).next().cloned() else {
+        return;
+    };
+    let policy = &policy;
+    let unmarked: Vec<Value> = state
+        .store
+        .list(&built_in_key("nodes"), None)
+        .filter(|n| node_gpus(n) > 0 && n["metadata"]["labels"][PRESENT] != "true")
+        .cloned()
+        .collect();
+    for mut node in unmarked {
+        node["metadata"]["labels"][PRESENT] = json!("true");
+        shared::update(state, "nodes", node);
     }
     let tolerations = match policy["spec"]["daemonsets"]["tolerations"].as_array() {
         Some(list) => json!(list),

@@ -1,0 +1,68 @@
+#!/usr/bin/env python3
+"""Lab benchmarks on the twin with the release binary, each against a baseline measured in the
+same run (`runbook --version`: process start and argument parsing, no engine, no twin):
+
+- deploy: the lab from `empty` (runbooks/aws/deploy.rhai, about 13 virtual minutes),
+  target under 1 s wall, median;
+- drill: the whole of runbooks/gpu-lab.rhai from `empty` (more than 20 virtual minutes),
+  target under 2 s wall, median, and peak memory (max RSS) under 100 MB;
+- nvml fan-out: benches/nvml-fanout.rhai, nvml::query over 64 GPU nodes within 3x the wall
+  time of 2 nodes (it prints its own medians and ratio).
+
+Usage: scripts/bench-lab.py [RUNS] (default 9).
+"""
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BINARY = os.path.join(ROOT, "target", "release", "runbook")
+
+
+def run_once(args):
+    """Wall milliseconds and peak RSS (MB) of one run."""
+    start = time.perf_counter()
+    process = subprocess.Popen([BINARY, *args], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(process.pid, 0)
+    wall = (time.perf_counter() - start) * 1000
+    code = os.waitstatus_to_exitcode(status)
+    if code != 0:
+        sys.exit(f"`runbook {' '.join(args)}` exited {code}: {process.stderr.read().decode()}")
+    return wall, usage.ru_maxrss / 1024
+
+
+def measure(args, runs):
+    samples = [run_once(args) for _ in range(runs)]
+    walls = sorted(w for w, _ in samples)
+    return statistics.median(walls), walls[-1], max(m for _, m in samples)
+
+
+def main():
+    runs = int(sys.argv[1]) if len(sys.argv) > 1 else 9
+    subprocess.run(["cargo", "build", "--release", "--quiet"], cwd=ROOT, check=True)
+    cases = [
+        ("baseline: --version", ["--version"], None, None),
+        ("deploy the lab from empty", ["run", "runbooks/aws/deploy.rhai", "--scenario", "empty", "--progress", "never"], 1000, None),
+        ("gpu-lab.rhai from empty", ["run", "runbooks/gpu-lab.rhai", "--scenario", "empty", "--progress", "never"], 2000, 100),
+    ]
+    base = None
+    print(f"{'command':30} {'median ms':>10} {'max ms':>8} {'x baseline':>11} {'peak MB':>8}  target")
+    for label, args, wall_target, memory_target in cases:
+        median, worst, peak = measure(args, runs)
+        base = base or median
+        target = []
+        if wall_target:
+            target.append(f"<{wall_target} ms: {'met' if median < wall_target else 'NOT met'}")
+        if memory_target:
+            target.append(f"<{memory_target} MB: {'met' if peak < memory_target else 'NOT met'}")
+        print(f"{label:30} {median:10.1f} {worst:8.1f} {median / base:11.1f} {peak:8.1f}  {'; '.join(target)}")
+    fanout = subprocess.run([BINARY, "run", "benches/nvml-fanout.rhai", "--progress", "never"], cwd=ROOT,
+                            capture_output=True, text=True)
+    lines = [l for l in fanout.stdout.splitlines() if "nvml::query median" in l]
+    print(lines[0].split("] ", 1)[-1] if lines else f"nvml fan-out failed:\n{fanout.stdout}\n{fanout.stderr}")
+
+
+if __name__ == "__main__":
+    main()
