@@ -8,6 +8,7 @@ use rhai::{Array, Dynamic, Engine, EvalAltResult, Map, Module, NativeCallContext
 use serde::Serialize;
 
 use super::args::{command, known_options, kube_error, selector, string_option};
+use super::kubectl_view::Shown;
 use crate::clients::kube::{
     Condition, KubeClient, KubeError, ListOptions, NodeSummary, NodeWait, PodSummary,
 };
@@ -167,7 +168,7 @@ impl Extension for KubeBindings {
         doc(
             "list",
             &["kind: &str", "Array"],
-            "Every object of a kind, in all namespaces.",
+            "Every object of a kind, in all namespaces (without metadata.managedFields, as kubectl shows them).",
         )
         .set_into_module(
             &mut m,
@@ -175,9 +176,9 @@ impl Extension for KubeBindings {
                 let list = call(
                     &host,
                     ctx.call_position(),
-                    client.list_as::<Dynamic>(kind, &ListOptions::default()),
+                    client.list_as::<Shown>(kind, &ListOptions::default()),
                 )?;
-                Ok(Dynamic::from_array(list))
+                Ok(Dynamic::from_array(list.into_iter().map(|s| s.0).collect()))
             },
         );
         let (client, host) = clone!();
@@ -191,11 +192,8 @@ impl Extension for KubeBindings {
             move |ctx: NativeCallContext, kind: &str, options: Map| -> Result {
                 let position = ctx.call_position();
                 let options = list_options(&options, "k8s::list", position)?;
-                Ok(Dynamic::from_array(call(
-                    &host,
-                    position,
-                    client.list_as::<Dynamic>(kind, &options),
-                )?))
+                let list = call(&host, position, client.list_as::<Shown>(kind, &options))?;
+                Ok(Dynamic::from_array(list.into_iter().map(|s| s.0).collect()))
             },
         );
 

@@ -10,6 +10,7 @@ mod aws_lifecycle;
 mod gpu;
 mod helm;
 mod k8s;
+mod kubectl_view;
 mod options;
 
 pub use aws::AwsBindings;

@@ -5,20 +5,8 @@
 use std::process::Command;
 use std::time::Instant;
 
-use crate::support::{LabServer, Runbook, read_report};
+use crate::support::{LabServer, Runbook, report_with};
 use crate::with_snapshots;
-
-fn report_with(runbook: &str, extra: &[&str], code: i32) -> serde_json::Value {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let report = dir.path().join("report.json");
-    Runbook::new()
-        .args(["run", runbook, "--progress", "never", "--report"])
-        .arg(&report)
-        .args(extra)
-        .run()
-        .expect_code(code);
-    read_report(&report)
-}
 
 fn child_ms(step: &serde_json::Value, name: &str) -> serde_json::Value {
     step["steps"]

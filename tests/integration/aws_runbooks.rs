@@ -36,12 +36,7 @@ fn security_group_rules_come_off_and_back_with_a_guaranteed_restore() {
 #[test]
 fn the_baseline_runs_against_lab_serve_in_another_process() {
     let lab = crate::support::LabServer::start("600");
-    let endpoint = lab
-        .aws_env
-        .iter()
-        .find(|(k, _)| k == "AWS_ENDPOINT_URL")
-        .map(|(_, v)| v.clone())
-        .expect("an endpoint");
+    let endpoint = lab.aws_endpoint();
     let dir = tempfile::tempdir().expect("temp dir");
     let report = dir.path().join("report.json");
     Runbook::new()

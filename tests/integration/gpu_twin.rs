@@ -33,12 +33,7 @@ fn kubectl_exec_nvidia_smi_on_a_gpu_node() {
         return;
     };
     let lab = LabServer::start("600");
-    let endpoint = lab
-        .aws_env
-        .iter()
-        .find(|(k, _)| k == "AWS_ENDPOINT_URL")
-        .map(|(_, v)| v.clone())
-        .expect("an endpoint");
+    let endpoint = lab.aws_endpoint();
     Runbook::new()
         .args(["eval", "--aws-endpoint", &endpoint, "--kubeconfig"])
         .arg(&lab.kubeconfig)

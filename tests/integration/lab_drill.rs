@@ -7,20 +7,8 @@ use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
-use crate::support::{LabServer, Runbook, helm_available, read_report, redact_wall_text};
+use crate::support::{LabServer, Runbook, helm_available, redact_wall_text, report_with};
 use crate::with_snapshots;
-
-fn report_with(runbook: &str, extra: &[&str], code: i32) -> serde_json::Value {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let report = dir.path().join("report.json");
-    Runbook::new()
-        .args(["run", runbook, "--progress", "never", "--report"])
-        .arg(&report)
-        .args(extra)
-        .run()
-        .expect_code(code);
-    read_report(&report)
-}
 
 fn step<'a>(report: &'a serde_json::Value, path: &[&str]) -> &'a serde_json::Value {
     let mut steps = &report["steps"];
@@ -211,12 +199,7 @@ fn ctrl_c_in_the_block_experiment_restores_the_baseline_rules() {
     let lab = LabServer::start("600");
     let node_sg_before = ingress_rules(&lab, "sg-0abc3456");
     let aux_before = ingress_rules(&lab, "sg-0abc1234");
-    let endpoint = lab
-        .aws_env
-        .iter()
-        .find(|(k, _)| k == "AWS_ENDPOINT_URL")
-        .map(|(_, v)| v.clone())
-        .expect("an endpoint");
+    let endpoint = lab.aws_endpoint();
     let mut child = Runbook::new()
         .args([
             "run",

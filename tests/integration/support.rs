@@ -195,6 +195,15 @@ impl LabServer {
         }
     }
 
+    /// The AWS endpoint (`AWS_ENDPOINT_URL` of its env file), for `--aws-endpoint`.
+    pub fn aws_endpoint(&self) -> String {
+        self.aws_env
+            .iter()
+            .find(|(k, _)| k == "AWS_ENDPOINT_URL")
+            .map(|(_, v)| v.clone())
+            .expect("lab serve wrote AWS_ENDPOINT_URL")
+    }
+
     /// POST to the twin's admin endpoint (`advance?by=5m`, `faults?fail=etcd`).
     pub fn admin(&self, path_and_query: &str) {
         let status = std::process::Command::new("curl")
@@ -242,11 +251,17 @@ pub fn kubectl(version: &str) -> Option<PathBuf> {
 /// Runs a runbook with `--report`, expects an exit code, and returns the report with wall times
 /// masked.
 pub fn report_of(runbook: &str, code: i32) -> serde_json::Value {
+    report_with(runbook, &[], code)
+}
+
+/// The same with more arguments (`--scenario empty`, `--set key=value`, `--fault ...`).
+pub fn report_with(runbook: &str, extra: &[&str], code: i32) -> serde_json::Value {
     let dir = tempfile::tempdir().expect("temp dir");
     let report = dir.path().join("report.json");
     Runbook::new()
         .args(["run", runbook, "--progress", "never", "--report"])
         .arg(&report)
+        .args(extra)
         .run()
         .expect_code(code);
     read_report(&report)

@@ -123,53 +123,6 @@ impl AwsClients {
             .map_or("UNKNOWN".into(), |s| s.as_str().to_string()))
     }
 
-    pub async fn wait_cluster_active(
-        &self,
-        name: &str,
-        timeout: Duration,
-        clock: &dyn Clock,
-    ) -> Result<(), AwsError> {
-        let what = format!("cluster {name}");
-        wait_for(
-            clock,
-            timeout,
-            "DescribeCluster",
-            &what,
-            "ACTIVE",
-            || async move {
-                let status = self.cluster_status(name).await?;
-                Ok(classify(&status, &["ACTIVE"], &["FAILED", "DELETING"]))
-            },
-        )
-        .await
-        .map(|_| ())
-    }
-
-    pub async fn wait_cluster_deleted(
-        &self,
-        name: &str,
-        timeout: Duration,
-        clock: &dyn Clock,
-    ) -> Result<(), AwsError> {
-        let what = format!("cluster {name}");
-        wait_for(
-            clock,
-            timeout,
-            "DescribeCluster",
-            &what,
-            "deleted",
-            || async move {
-                match self.cluster_status(name).await {
-                    Ok(status) => Ok(classify(&status, &[], &["FAILED"])),
-                    Err(error) if not_found(&error) => Ok(Probe::Done("deleted".into())),
-                    Err(error) => Err(error),
-                }
-            },
-        )
-        .await
-        .map(|_| ())
-    }
-
     pub async fn create_nodegroup(
         &self,
         cluster: &str,
@@ -245,59 +198,6 @@ impl AwsClients {
             .map_or("UNKNOWN".into(), |s| s.as_str().to_string()))
     }
 
-    pub async fn wait_nodegroup_active(
-        &self,
-        cluster: &str,
-        name: &str,
-        timeout: Duration,
-        clock: &dyn Clock,
-    ) -> Result<(), AwsError> {
-        let what = format!("node group {name} of cluster {cluster}");
-        wait_for(
-            clock,
-            timeout,
-            "DescribeNodegroup",
-            &what,
-            "ACTIVE",
-            || async move {
-                let status = self.nodegroup_status(cluster, name).await?;
-                Ok(classify(
-                    &status,
-                    &["ACTIVE"],
-                    &["CREATE_FAILED", "DELETE_FAILED", "DEGRADED", "DELETING"],
-                ))
-            },
-        )
-        .await
-        .map(|_| ())
-    }
-
-    pub async fn wait_nodegroup_deleted(
-        &self,
-        cluster: &str,
-        name: &str,
-        timeout: Duration,
-        clock: &dyn Clock,
-    ) -> Result<(), AwsError> {
-        let what = format!("node group {name} of cluster {cluster}");
-        wait_for(
-            clock,
-            timeout,
-            "DescribeNodegroup",
-            &what,
-            "deleted",
-            || async move {
-                match self.nodegroup_status(cluster, name).await {
-                    Ok(status) => Ok(classify(&status, &[], &["DELETE_FAILED"])),
-                    Err(error) if not_found(&error) => Ok(Probe::Done("deleted".into())),
-                    Err(error) => Err(error),
-                }
-            },
-        )
-        .await
-        .map(|_| ())
-    }
-
     pub async fn create_addon(
         &self,
         cluster: &str,
@@ -354,6 +254,60 @@ impl AwsClients {
             .map_or("UNKNOWN".into(), |s| s.as_str().to_string()))
     }
 
+    pub async fn wait_cluster_active(
+        &self,
+        name: &str,
+        timeout: Duration,
+        clock: &dyn Clock,
+    ) -> Result<(), AwsError> {
+        let what = format!("cluster {name}");
+        until_active(clock, timeout, "DescribeCluster", &what, || {
+            self.cluster_status(name)
+        })
+        .await
+    }
+
+    pub async fn wait_cluster_deleted(
+        &self,
+        name: &str,
+        timeout: Duration,
+        clock: &dyn Clock,
+    ) -> Result<(), AwsError> {
+        let what = format!("cluster {name}");
+        until_gone(clock, timeout, "DescribeCluster", &what, || {
+            self.cluster_status(name)
+        })
+        .await
+    }
+
+    pub async fn wait_nodegroup_active(
+        &self,
+        cluster: &str,
+        name: &str,
+        timeout: Duration,
+        clock: &dyn Clock,
+    ) -> Result<(), AwsError> {
+        let what = format!("node group {name} of cluster {cluster}");
+        until_active(clock, timeout, "DescribeNodegroup", &what, || {
+            self.nodegroup_status(cluster, name)
+        })
+        .await
+    }
+
+    pub async fn wait_nodegroup_deleted(
+        &self,
+        cluster: &str,
+        name: &str,
+        timeout: Duration,
+        clock: &dyn Clock,
+    ) -> Result<(), AwsError> {
+        let what = format!("node group {name} of cluster {cluster}");
+        until_gone(clock, timeout, "DescribeNodegroup", &what, || {
+            self.nodegroup_status(cluster, name)
+        })
+        .await
+    }
+
     pub async fn wait_addon_active(
         &self,
         cluster: &str,
@@ -362,23 +316,10 @@ impl AwsClients {
         clock: &dyn Clock,
     ) -> Result<(), AwsError> {
         let what = format!("add-on {name} of cluster {cluster}");
-        wait_for(
-            clock,
-            timeout,
-            "DescribeAddon",
-            &what,
-            "ACTIVE",
-            || async move {
-                let status = self.addon_status(cluster, name).await?;
-                Ok(classify(
-                    &status,
-                    &["ACTIVE"],
-                    &["CREATE_FAILED", "DELETE_FAILED", "DEGRADED", "DELETING"],
-                ))
-            },
-        )
+        until_active(clock, timeout, "DescribeAddon", &what, || {
+            self.addon_status(cluster, name)
+        })
         .await
-        .map(|_| ())
     }
 
     pub async fn wait_addon_deleted(
@@ -389,21 +330,62 @@ impl AwsClients {
         clock: &dyn Clock,
     ) -> Result<(), AwsError> {
         let what = format!("add-on {name} of cluster {cluster}");
-        wait_for(
-            clock,
-            timeout,
-            "DescribeAddon",
-            &what,
-            "deleted",
-            || async move {
-                match self.addon_status(cluster, name).await {
-                    Ok(status) => Ok(classify(&status, &[], &["DELETE_FAILED"])),
-                    Err(error) if not_found(&error) => Ok(Probe::Done("deleted".into())),
-                    Err(error) => Err(error),
-                }
-            },
-        )
+        until_gone(clock, timeout, "DescribeAddon", &what, || {
+            self.addon_status(cluster, name)
+        })
         .await
-        .map(|_| ())
     }
+}
+
+/// Until `status` says ACTIVE; a failed or deleting resource will not get there.
+async fn until_active<F, Fut>(
+    clock: &dyn Clock,
+    timeout: Duration,
+    operation: &str,
+    what: &str,
+    mut status: F,
+) -> Result<(), AwsError>
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<String, AwsError>>,
+{
+    const FAILED: [&str; 5] = [
+        "FAILED",
+        "CREATE_FAILED",
+        "DELETE_FAILED",
+        "DEGRADED",
+        "DELETING",
+    ];
+    wait_for(clock, timeout, operation, what, "ACTIVE", || {
+        let status = status();
+        async move { Ok(classify(&status.await?, &["ACTIVE"], &FAILED)) }
+    })
+    .await
+    .map(|_| ())
+}
+
+/// Until describing the resource answers ResourceNotFoundException.
+async fn until_gone<F, Fut>(
+    clock: &dyn Clock,
+    timeout: Duration,
+    operation: &str,
+    what: &str,
+    mut status: F,
+) -> Result<(), AwsError>
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<String, AwsError>>,
+{
+    wait_for(clock, timeout, operation, what, "deleted", || {
+        let status = status();
+        async move {
+            match status.await {
+                Ok(status) => Ok(classify(&status, &[], &["FAILED", "DELETE_FAILED"])),
+                Err(error) if not_found(&error) => Ok(Probe::Done("deleted".into())),
+                Err(error) => Err(error),
+            }
+        }
+    })
+    .await
+    .map(|_| ())
 }
