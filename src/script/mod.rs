@@ -25,6 +25,6 @@ pub use error::{failure as failure_error, usage_error};
 pub use host::{Host, HostConfig};
 pub use interrupt::Interrupt;
 pub use runner::{
-    RunOptions, RunOutcome, check_file, eval_snippet, report, run_cleanups, run_file, summary,
+    RunOptions, RunOutcome, check_files, eval_snippet, report, run_cleanups, run_file, summary,
 };
 pub use sources::SourceMap;

@@ -87,24 +87,29 @@ pub fn run_file(host: &Arc<Host>, options: RunOptions) -> RunOutcome {
 }
 
 /// Parses a runbook and resolves its imports without running it.
-pub fn check_file(
+/// Checks runbooks of one folder with one engine: its imports are resolved once for all.
+pub fn check_files(
     host: &Arc<Host>,
-    source_name: &str,
-    text: &str,
+    files: &[(String, String)],
     extensions: &[Arc<dyn Extension>],
-) -> Result<(), Box<Diagnostic>> {
-    host.sources.insert(source_name, text);
+) -> Vec<Result<(), Box<Diagnostic>>> {
     let engine = build_engine(host, extensions);
-    let mut ast = engine.compile(text).map_err(|e| {
-        Box::new(Diagnostic::from_parse(&e, source_name).suggest(&engine, &host.sources))
-    })?;
-    ast.set_source(source_name);
-    engine
-        .compile_into_self_contained(&Scope::new(), text)
-        .map(|_| ())
-        .map_err(|e| {
-            Box::new(Diagnostic::from_eval(&e, source_name).suggest(&engine, &host.sources))
+    files
+        .iter()
+        .map(|(source_name, text)| {
+            host.sources.insert(source_name, text);
+            let mut ast = engine.compile(text).map_err(|e| {
+                Box::new(Diagnostic::from_parse(&e, source_name).suggest(&engine, &host.sources))
+            })?;
+            ast.set_source(source_name.as_str());
+            engine
+                .compile_into_self_contained(&Scope::new(), text)
+                .map(|_| ())
+                .map_err(|e| {
+                    Box::new(Diagnostic::from_eval(&e, source_name).suggest(&engine, &host.sources))
+                })
         })
+        .collect()
 }
 
 /// Evaluates a snippet with every module loaded; cleanups it registers run before returning.

@@ -134,3 +134,27 @@ fn kubectl_exec_nvidia_smi_on_a_gpu_node() {
     );
     assert_ne!(code, 0, "{err}");
 }
+
+#[test]
+fn local_nvml_on_a_machine_without_nvidia_smi_reports_the_node_not_an_error() {
+    if std::env::var_os("PATH").is_some_and(|paths| {
+        std::env::split_paths(&paths).any(|p| p.join("nvidia-smi").is_file())
+    }) {
+        eprintln!("skipped: this machine has nvidia-smi");
+        return;
+    }
+    let out = Runbook::new()
+        .args(["eval", "--json", "nvml::query(#{ local: true })"])
+        .run()
+        .expect_code(0)
+        .stdout();
+    let answers: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+    assert_eq!(answers[0]["ok"], false);
+    assert_eq!(answers[0]["via"], "local");
+    assert!(
+        answers[0]["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("cannot run nvidia-smi on this machine")),
+        "{answers}"
+    );
+}
