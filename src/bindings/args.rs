@@ -42,13 +42,21 @@ pub(super) fn known_options(
     position: Position,
 ) -> Result<(), Box<EvalAltResult>> {
     match options.keys().find(|k| !known.contains(&k.as_str())) {
-        Some(unknown) => Err(usage_error(
-            format!(
-                "{function}: unknown option `{unknown}` (known: {})",
-                known.join(", ")
-            ),
-            position,
-        )),
+        Some(unknown) => {
+            let nearest = known
+                .iter()
+                .map(|k| (strsim::levenshtein(k, unknown), k))
+                .filter(|(distance, _)| *distance <= 2)
+                .min();
+            let hint = nearest.map_or(String::new(), |(_, k)| format!("did you mean `{k}`? "));
+            Err(usage_error(
+                format!(
+                    "{function}: unknown option `{unknown}` ({hint}known: {})",
+                    known.join(", ")
+                ),
+                position,
+            ))
+        }
         None => Ok(()),
     }
 }

@@ -168,7 +168,8 @@ impl Extension for GpuBindings {
                     namespace: s.string("namespace")?.unwrap_or_else(|| "default".into()),
                 };
                 let clock = h.clock.clone();
-                let mut run = AllReduce::new(&spec, clock.now());
+                let salt = if clock.is_virtual() { 0 } else { std::process::id() };
+                let mut run = AllReduce::new(&spec, clock.now(), salt);
                 let outcome = h.block_on(position, run.run(&kube, &spec, clock.as_ref()));
                 let cleaned = h.block_on_cleanup(run.cleanup(&kube));
                 let result = outcome?.map_err(|e| kube_error(e, position))?;

@@ -137,9 +137,9 @@ fn kubectl_exec_nvidia_smi_on_a_gpu_node() {
 
 #[test]
 fn local_nvml_on_a_machine_without_nvidia_smi_reports_the_node_not_an_error() {
-    if std::env::var_os("PATH").is_some_and(|paths| {
-        std::env::split_paths(&paths).any(|p| p.join("nvidia-smi").is_file())
-    }) {
+    if std::env::var_os("PATH")
+        .is_some_and(|paths| std::env::split_paths(&paths).any(|p| p.join("nvidia-smi").is_file()))
+    {
         eprintln!("skipped: this machine has nvidia-smi");
         return;
     }

@@ -58,10 +58,12 @@ fn why_not_running(pod: &Value) -> String {
 }
 
 impl AllReduce {
-    /// Names for a run started at `now` on the run's clock.
-    pub fn new(spec: &AllReduceSpec, now: Duration) -> Self {
+    /// Names for a run started at `now` on the run's clock; `salt` (the process id on a real
+    /// cluster, 0 on the twin, whose runs must repeat exactly) keeps two drills apart.
+    pub fn new(spec: &AllReduceSpec, now: Duration, salt: u32) -> Self {
+        let stamp = (now.as_millis() as u64) ^ (u64::from(salt) << 12);
         Self {
-            name: format!("nccl-allreduce-{:x}", now.as_millis() % 0xff_ffff),
+            name: format!("nccl-allreduce-{:x}", stamp % 0xff_ffff),
             namespace: spec.namespace.clone(),
             workers: Vec::new(),
         }
