@@ -89,6 +89,16 @@ async fn read_body(request: Request<Incoming>) -> Result<Value, ApiError> {
     if bytes.is_empty() {
         return Ok(Value::Null);
     }
+    // Kubernetes' protobuf envelope starts with `k8s\0`; the twin speaks JSON and YAML only.
+    if bytes.starts_with(b"k8s\0") {
+        return Err(ApiError::new(
+            415,
+            "UnsupportedMediaType",
+            "the lab twin reads JSON and YAML request bodies, not protobuf: `kubectl create <kind>` \
+             sends protobuf, so write the object to a file and use `kubectl create -f` or \
+             `kubectl apply -f`",
+        ));
+    }
     let text = std::str::from_utf8(&bytes)
         .map_err(|_| ApiError::bad_request("the request body is not UTF-8"))?;
     serde_json::from_str(text)
