@@ -392,6 +392,13 @@ impl Extension for KubeBindings {
         );
 
         let (client, host) = clone!();
+        doc("exec", &["pod: &str", "command: Dynamic", "Map"], "Runs a command (an array, or a string split on spaces) in a pod of namespace default:\n#{ stdout, stderr, exit_code }.")
+            .set_into_module(&mut m, move |ctx: NativeCallContext, pod: &str, cmd: Dynamic| -> Result {
+                let position = ctx.call_position();
+                let argv = command(&cmd, position)?;
+                Ok(encode(&call(&host, position, client.exec(pod, None, &argv, None))?))
+            });
+        let (client, host) = clone!();
         doc("exec", &["pod: &str", "command: Dynamic", "options: Map", "Map"], "Runs a command in a pod: #{ stdout, stderr, exit_code }; options `namespace`, `container`.")
             .set_into_module(&mut m, move |ctx: NativeCallContext, pod: &str, cmd: Dynamic, options: Map| -> Result {
                 let position = ctx.call_position();
