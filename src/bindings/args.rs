@@ -112,3 +112,18 @@ pub(super) fn command(
         position,
     ))
 }
+
+/// The `timeout` option of an options map, or `default`.
+pub(super) fn timeout_of(
+    options: &Map,
+    function: &str,
+    default: std::time::Duration,
+    position: Position,
+) -> Result<std::time::Duration, Box<EvalAltResult>> {
+    match options.get("timeout") {
+        None => Ok(default),
+        Some(value) => {
+            crate::script::duration_value(value, &format!("{function}: `timeout`"), position)
+        }
+    }
+}

@@ -7,14 +7,14 @@ use std::time::Duration;
 use rhai::{Array, Dynamic, EvalAltResult, Map, Module, NativeCallContext, Position};
 use serde::Serialize;
 
-use super::args::{kube_error, selector};
+use super::args::{kube_error, selector, timeout_of};
 use super::options::Spec;
 use crate::clients::gpu::{
     AllReduce, AllReduceSpec, DEFAULT_FIELDS, QuerySpec, query, query_local, remove_probes,
 };
 use crate::clients::kube::KubeClient;
 use crate::gpu::{nccl, nvidia_smi};
-use crate::script::{Extension, Host, documented as doc, duration_value, from_json};
+use crate::script::{Extension, Host, documented as doc, from_json};
 
 type Result<T = Dynamic> = std::result::Result<T, Box<EvalAltResult>>;
 
@@ -45,19 +45,6 @@ fn parse_error(
         Dynamic::from(format!("{function}: {error}")),
     );
     EvalAltResult::ErrorRuntime(Dynamic::from_map(map), position).into()
-}
-
-fn timeout(
-    options: &Map,
-    key: &str,
-    function: &str,
-    default: Duration,
-    position: Position,
-) -> Result<Duration> {
-    match options.get(key) {
-        None => Ok(default),
-        Some(v) => duration_value(v, &format!("{function}: `{key}`"), position),
-    }
 }
 
 fn install_parsers(nvml: &mut Module, nccl_module: &mut Module) {
@@ -132,7 +119,7 @@ impl Extension for GpuBindings {
                     probe_image: s.string("image")?.unwrap_or_else(|| "nvcr.io/nvidia/cuda:13.0.1-base-ubuntu24.04".into()),
                     namespace: s.string("namespace")?.unwrap_or_else(|| "default".into()),
                     concurrency: s.int("concurrency")?.map_or(32, |c| c.max(1) as usize),
-                    timeout: timeout(&options, "timeout", "nvml::query", Duration::from_secs(120), position)?,
+                    timeout: timeout_of(&options, "nvml::query", Duration::from_secs(120), position)?,
                 };
                 let clock = h.clock.clone();
                 let answered = h.block_on(position, query(&kube, &spec, clock.as_ref()));
@@ -163,7 +150,7 @@ impl Extension for GpuBindings {
                     max_bytes: text_or_int("max_bytes", "128M")?,
                     step_factor: s.int("step_factor")?.map_or(2, |n| n.max(2) as u32),
                     iters: s.int("iters")?.map_or(20, |n| n.max(1) as u32),
-                    timeout: timeout(&options, "timeout", "nccl::all_reduce", Duration::from_secs(600), position)?,
+                    timeout: timeout_of(&options, "nccl::all_reduce", Duration::from_secs(600), position)?,
                     image: s.string("image")?.unwrap_or_else(|| "public.ecr.aws/hpc-cloud/nccl-tests:latest".into()),
                     namespace: s.string("namespace")?.unwrap_or_else(|| "default".into()),
                 };

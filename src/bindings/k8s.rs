@@ -7,7 +7,7 @@ use kube::api::LogParams;
 use rhai::{Array, Dynamic, Engine, EvalAltResult, Map, Module, NativeCallContext, Position};
 use serde::Serialize;
 
-use super::args::{command, known_options, kube_error, selector, string_option};
+use super::args::{command, known_options, kube_error, selector, string_option, timeout_of};
 use super::kubectl_view::Shown;
 use crate::clients::kube::{
     Condition, KubeClient, KubeError, ListOptions, NodeSummary, NodeWait, PodSummary,
@@ -38,20 +38,6 @@ fn call<T>(
 ) -> Result<T> {
     host.block_on(position, future)?
         .map_err(|e| kube_error(e, position))
-}
-
-fn timeout_of(
-    options: &Map,
-    function: &str,
-    default: Duration,
-    position: Position,
-) -> Result<Duration> {
-    match options.get("timeout") {
-        None => Ok(default),
-        Some(value) => {
-            crate::script::duration_value(value, &format!("{function}: `timeout`"), position)
-        }
-    }
 }
 
 fn list_options(options: &Map, function: &str, position: Position) -> Result<ListOptions> {

@@ -1,12 +1,11 @@
 //! Ctrl-C: the first stops the run and lets cleanups finish (exit 130); the second aborts
 //! them and says which were skipped.
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Stdio};
+use std::process::Child;
 use std::sync::mpsc;
 use std::time::Duration;
 
-use crate::support::{Runbook, read_report};
+use crate::support::{Runbook, read_report, spawn_with_lines};
 
 fn send_sigint(child: &Child) {
     let status = std::process::Command::new("kill")
@@ -18,7 +17,7 @@ fn send_sigint(child: &Child) {
 
 /// Starts the interrupt runbook on the real clock and returns once it is inside its wait.
 fn start(extra: &[&str], report: &std::path::Path) -> (Child, mpsc::Receiver<String>) {
-    let mut command = Runbook::new()
+    let command = Runbook::new()
         .args([
             "run",
             "runbooks/core/interrupt.rhai",
@@ -31,20 +30,7 @@ fn start(extra: &[&str], report: &std::path::Path) -> (Child, mpsc::Receiver<Str
         .arg(report)
         .args(extra)
         .command();
-    let mut child = command
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("starts");
-    let stdout = child.stdout.take().expect("piped");
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-            if tx.send(line).is_err() {
-                return;
-            }
-        }
-    });
+    let (child, rx) = spawn_with_lines(command);
     loop {
         let line = rx
             .recv_timeout(Duration::from_secs(30))

@@ -2,12 +2,12 @@
 //! runbooks of their own, what a user sees, and the failure paths (GPU nodes that never join,
 //! Ctrl-C in the middle of the block experiment).
 
-use std::io::{BufRead, BufReader};
-use std::process::{Command, Stdio};
-use std::sync::mpsc;
+use std::process::Command;
 use std::time::Duration;
 
-use crate::support::{LabServer, Runbook, helm_available, redact_wall_text, report_with};
+use crate::support::{
+    LabServer, Runbook, helm_available, redact_wall_text, report_with, spawn_with_lines,
+};
 use crate::with_snapshots;
 
 fn step<'a>(report: &'a serde_json::Value, path: &[&str]) -> &'a serde_json::Value {
@@ -200,7 +200,7 @@ fn ctrl_c_in_the_block_experiment_restores_the_baseline_rules() {
     let node_sg_before = ingress_rules(&lab, "sg-0abc3456");
     let aux_before = ingress_rules(&lab, "sg-0abc1234");
     let endpoint = lab.aws_endpoint();
-    let mut child = Runbook::new()
+    let command = Runbook::new()
         .args([
             "run",
             "runbooks/sg-block-experiment.rhai",
@@ -213,20 +213,8 @@ fn ctrl_c_in_the_block_experiment_restores_the_baseline_rules() {
             "--kubeconfig",
         ])
         .arg(&lab.kubeconfig)
-        .command()
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("starts");
-    let stdout = child.stdout.take().expect("piped");
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-            if tx.send(line).is_err() {
-                return;
-            }
-        }
-    });
+        .command();
+    let (child, rx) = spawn_with_lines(command);
     let mut seen = Vec::new();
     loop {
         let line = rx

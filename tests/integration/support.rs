@@ -283,3 +283,29 @@ pub fn helm_available() -> bool {
     eprintln!("skipped: {message}");
     false
 }
+
+/// Starts a command with its stdout read line by line on a thread, for tests that act when a
+/// runbook reaches a point (Ctrl-C in the middle of a step).
+pub fn spawn_with_lines(
+    mut command: std::process::Command,
+) -> (std::process::Child, std::sync::mpsc::Receiver<String>) {
+    use std::io::BufRead;
+    let mut child = command
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("starts");
+    let stdout = child.stdout.take().expect("piped");
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stdout)
+            .lines()
+            .map_while(Result::ok)
+        {
+            if tx.send(line).is_err() {
+                return;
+            }
+        }
+    });
+    (child, rx)
+}

@@ -45,6 +45,13 @@ impl RuleSpec {
     }
 }
 
+fn rule_ids(rules: &[aws_sdk_ec2::types::SecurityGroupRule]) -> Vec<String> {
+    rules
+        .iter()
+        .filter_map(|r| r.security_group_rule_id().map(str::to_string))
+        .collect()
+}
+
 fn group_filter(group: &str) -> Filter {
     Filter::builder().name("group-id").values(group).build()
 }
@@ -139,10 +146,7 @@ impl AwsClients {
                 .send()
                 .await
                 .map_err(|e| AwsError::from_sdk("AuthorizeSecurityGroupEgress", e).about(group))?;
-            out.security_group_rules()
-                .iter()
-                .filter_map(|r| r.security_group_rule_id().map(str::to_string))
-                .collect()
+            rule_ids(out.security_group_rules())
         } else {
             let out = self
                 .sdk()
@@ -154,10 +158,7 @@ impl AwsClients {
                 .send()
                 .await
                 .map_err(|e| AwsError::from_sdk("AuthorizeSecurityGroupIngress", e).about(group))?;
-            out.security_group_rules()
-                .iter()
-                .filter_map(|r| r.security_group_rule_id().map(str::to_string))
-                .collect()
+            rule_ids(out.security_group_rules())
         };
         Ok(ids.into_iter().next().unwrap_or_default())
     }

@@ -107,20 +107,12 @@ impl AwsClients {
         Ok(())
     }
 
+    /// The cluster's status, through the same describe as `eks::cluster`.
     async fn cluster_status(&self, name: &str) -> Result<String, AwsError> {
-        let out = self
-            .sdk()
-            .await
-            .eks
-            .describe_cluster()
-            .name(name)
-            .send()
-            .await
-            .map_err(|e| AwsError::from_sdk("DescribeCluster", e))?;
-        Ok(out
-            .cluster()
-            .and_then(|c| c.status())
-            .map_or("UNKNOWN".into(), |s| s.as_str().to_string()))
+        Ok(self.cluster(name).await?["status"]
+            .as_str()
+            .unwrap_or("UNKNOWN")
+            .to_string())
     }
 
     pub async fn create_nodegroup(
@@ -181,21 +173,12 @@ impl AwsClients {
         Ok(())
     }
 
+    /// The node group's status, through the same describe as `eks::nodegroup`.
     async fn nodegroup_status(&self, cluster: &str, name: &str) -> Result<String, AwsError> {
-        let out = self
-            .sdk()
-            .await
-            .eks
-            .describe_nodegroup()
-            .cluster_name(cluster)
-            .nodegroup_name(name)
-            .send()
-            .await
-            .map_err(|e| AwsError::from_sdk("DescribeNodegroup", e))?;
-        Ok(out
-            .nodegroup()
-            .and_then(|n| n.status())
-            .map_or("UNKNOWN".into(), |s| s.as_str().to_string()))
+        Ok(self.nodegroup(cluster, name).await?["status"]
+            .as_str()
+            .unwrap_or("UNKNOWN")
+            .to_string())
     }
 
     pub async fn create_addon(
