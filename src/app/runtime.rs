@@ -7,7 +7,12 @@ const SCRIPT_STACK_BYTES: usize = 16 * 1024 * 1024;
 
 pub(crate) fn build() -> Result<tokio::runtime::Runtime, Error> {
     tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
+        .worker_threads(
+            std::env::var("RB_W")
+                .ok()
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(2),
+        )
         .thread_stack_size(SCRIPT_STACK_BYTES)
         .enable_all()
         .build()

@@ -25,13 +25,15 @@ pub fn documented(name: &str, params: &[&str], comment: &str) -> rhai::FuncRegis
 
 /// Limits that keep a broken runbook from hanging or exhausting the machine. Runbooks spend
 /// their time in host calls, which operation counts do not see, so these stay generous.
+///
+/// No array, map or string size limits: with any of them set, Rhai walks every value a
+/// function returns and every array a push grows, so a 5,000-pod list cost a second walk of
+/// 5,000 maps and building an array by `push` went quadratic. A runaway loop still ends at the
+/// operation limit.
 const MAX_OPERATIONS: u64 = 20_000_000;
 const MAX_CALL_LEVELS: usize = 48;
 const MAX_EXPR_DEPTH: usize = 64;
 const MAX_FN_EXPR_DEPTH: usize = 64;
-const MAX_STRING_BYTES: usize = 16 * 1024 * 1024;
-const MAX_ARRAY_LEN: usize = 1_000_000;
-const MAX_MAP_LEN: usize = 1_000_000;
 const MAX_MODULES: usize = 64;
 
 pub fn build_engine(host: &Arc<Host>, extensions: &[Arc<dyn Extension>]) -> Engine {
@@ -39,9 +41,6 @@ pub fn build_engine(host: &Arc<Host>, extensions: &[Arc<dyn Extension>]) -> Engi
     engine.set_max_operations(MAX_OPERATIONS);
     engine.set_max_call_levels(MAX_CALL_LEVELS);
     engine.set_max_expr_depths(MAX_EXPR_DEPTH, MAX_FN_EXPR_DEPTH);
-    engine.set_max_string_size(MAX_STRING_BYTES);
-    engine.set_max_array_size(MAX_ARRAY_LEN);
-    engine.set_max_map_size(MAX_MAP_LEN);
     engine.set_max_modules(MAX_MODULES);
     engine.set_strict_variables(true);
     // Scripts run only what the host offers: no eval of generated code.

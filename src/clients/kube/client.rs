@@ -14,6 +14,7 @@ use tokio::sync::Mutex;
 use super::error::KubeError;
 use super::health::{Health, parse_health};
 use super::kinds::{self, Kind};
+use super::list_items::parse_items;
 
 /// The field manager of everything runbooks apply.
 pub(super) const FIELD_MANAGER: &str = "runbook";
@@ -123,6 +124,31 @@ impl KubeClient {
         &self.client
     }
 
+    /// A response body as it came, without the copy and UTF-8 pass `request_text` makes; an
+    /// error status becomes the apiserver's `Status` error, as kube reports it.
+    async fn fetch(&self, request: Request<Vec<u8>>) -> Result<bytes::Bytes, KubeError> {
+        let response = self
+            .client
+            .send(request.map(kube::client::Body::from))
+            .await?;
+        let status = response.status();
+        let body = response
+            .into_body()
+            .collect()
+            .await
+            .map_err(|e| KubeError::Connection(e.to_string()))?
+            .to_bytes();
+        if status.is_success() {
+            return Ok(body);
+        }
+        let text = String::from_utf8_lossy(&body);
+        let error = serde_json::from_str::<kube::core::Status>(&text).unwrap_or_else(|_| {
+            kube::core::Status::failure(text.trim(), "Failed to parse error data")
+                .with_code(status.as_u16())
+        });
+        Err(kube::Error::Api(error.boxed()).into())
+    }
+
     /// GET a health endpoint with `?verbose`; a failing check is a result, not an error.
     pub async fn health(&self, endpoint: &str) -> Result<Health, KubeError> {
         let request = Request::get(format!("/{endpoint}?verbose"))
@@ -192,7 +218,7 @@ impl KubeClient {
 
     /// A list deserialized straight into `T` (JSON values, or a script's own value type), so
     /// that thousands of items are parsed once.
-    pub async fn list_as<T: serde::de::DeserializeOwned>(
+    pub async fn list_as<T: serde::de::DeserializeOwned + Send + 'static>(
         &self,
         kind: &str,
         options: &ListOptions,
@@ -209,13 +235,13 @@ impl KubeClient {
         let request = kube::core::Request::new(api.resource_url())
             .list(&params)
             .map_err(|e| KubeError::Invalid(e.to_string()))?;
-        #[derive(serde::Deserialize)]
-        struct Page<T> {
-            #[serde(default = "Vec::new")]
-            items: Vec<T>,
-        }
-        let page: Page<T> = self.client.request(request).await?;
-        Ok(page.items)
+        let body = self.fetch(request).await?;
+        parse_items(body).map_err(|e| {
+            KubeError::Invalid(format!(
+                "the list of {} from {} is not valid JSON: {e}",
+                kind.resource.plural, self.endpoint
+            ))
+        })
     }
 
     /// Server-side apply of each object (field manager `runbook`, conflicts forced).

@@ -6,6 +6,7 @@ mod error;
 mod exec;
 mod health;
 mod kinds;
+mod list_items;
 mod summaries;
 mod wait;
 
