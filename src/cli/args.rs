@@ -58,7 +58,8 @@ pub struct ServeArgs {
     #[arg(long, value_name = "PATH")]
     pub write_env: Option<PathBuf>,
     /// Switch a fault on (repeatable): check=NAME, nodegroup-never-joins=NAME,
-    /// aws-throttle=RATE, aws-5xx=RATE, aws-latency=DURATION.
+    /// aws-throttle=RATE, aws-5xx=RATE, aws-latency=DURATION,
+    /// kube-latency=DURATION.
     #[arg(long = "fault", value_name = "NAME=VALUE")]
     pub faults: Vec<String>,
     /// Virtual seconds per wall second (outside clients cannot say when they are idle).
@@ -146,7 +147,8 @@ pub struct TargetArgs {
     #[arg(long, value_name = "PATH", global = true)]
     pub helm: Option<PathBuf>,
     /// Switch a fault on in the lab twin (repeatable): check=NAME, nodegroup-never-joins=NAME,
-    /// aws-throttle=RATE, aws-5xx=RATE, aws-latency=DURATION.
+    /// aws-throttle=RATE, aws-5xx=RATE, aws-latency=DURATION,
+    /// kube-latency=DURATION.
     #[arg(
         long = "fault",
         value_name = "NAME=VALUE",

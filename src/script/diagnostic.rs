@@ -237,6 +237,14 @@ fn classify(error: &EvalAltResult) -> (FaultKind, String, Option<Missing>) {
             }
             (FaultKind::Failure, format!("thrown: {value}"), None)
         }
+        E::ErrorTerminated(token, _) if token.to_string() == super::engine::MEMORY_EXHAUSTED => (
+            FaultKind::Script,
+            format!(
+                "the runbook's data grew past {} MiB: a loop that never stops growing a string or an array?",
+                super::memory::MAX_DATA_BYTES >> 20
+            ),
+            None,
+        ),
         E::ErrorTerminated(..) => (FaultKind::Interrupted, "interrupted by Ctrl-C".into(), None),
         E::ErrorFunctionNotFound(signature, _) => (
             FaultKind::Script,

@@ -28,13 +28,16 @@ pub fn documented(name: &str, params: &[&str], comment: &str) -> rhai::FuncRegis
 ///
 /// No array, map or string size limits: with any of them set, Rhai walks every value a
 /// function returns and every array a push grows, so a 5,000-pod list cost a second walk of
-/// 5,000 maps and building an array by `push` went quadratic. A runaway loop still ends at the
-/// operation limit.
+/// 5,000 maps and building an array by `push` went quadratic. A loop that grows data without
+/// end is stopped by the memory guard (`super::memory`) instead.
 const MAX_OPERATIONS: u64 = 20_000_000;
 const MAX_CALL_LEVELS: usize = 48;
 const MAX_EXPR_DEPTH: usize = 64;
 const MAX_FN_EXPR_DEPTH: usize = 64;
 const MAX_MODULES: usize = 64;
+
+/// What the memory guard stops a script with (the diagnostic turns it into a script error).
+pub(crate) const MEMORY_EXHAUSTED: &str = "memory limit";
 
 pub fn build_engine(host: &Arc<Host>, extensions: &[Arc<dyn Extension>]) -> Engine {
     let mut engine = Engine::new();
@@ -57,7 +60,15 @@ pub fn build_engine(host: &Arc<Host>, extensions: &[Arc<dyn Extension>]) -> Engi
         h.log(&format!("debug: {at}{text}"));
     });
     let h = host.clone();
-    engine.on_progress(move |_| h.should_stop().then(|| "interrupted".into()));
+    engine.on_progress(move |_| {
+        if h.should_stop() {
+            Some("interrupted".into())
+        } else if super::memory::over_limit() {
+            Some(MEMORY_EXHAUSTED.into())
+        } else {
+            None
+        }
+    });
 
     let base = &host.config.base_dir;
     let shown = shown_dir(&host.config.runbook);

@@ -165,7 +165,7 @@ impl Host {
             return Err(self.interrupted_error(position));
         }
         let stop_at = if self.is_cleaning_up() { 2 } else { 1 };
-        self.runtime.block_on(async {
+        super::blocking::block_on(&self.runtime, async {
             tokio::select! {
                 value = future => Ok(value),
                 () = self.interrupt.reached(stop_at) => Err(self.interrupted_error(position)),
@@ -176,7 +176,7 @@ impl Host {
     /// Runs a cleanup (removing what a call made) to its end even after a first Ctrl-C; a
     /// second Ctrl-C abandons it (`None`), as it abandons a runbook's own cleanups.
     pub fn block_on_cleanup<T>(&self, future: impl std::future::Future<Output = T>) -> Option<T> {
-        self.runtime.block_on(async {
+        super::blocking::block_on(&self.runtime, async {
             tokio::select! {
                 value = future => Some(value),
                 () = self.interrupt.reached(2) => None,

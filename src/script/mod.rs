@@ -1,6 +1,7 @@
 //! The Rhai host: engine set-up, imports, steps, cleanups, waits, assertions and snapshots.
 //! It knows nothing about AWS or Kubernetes; bindings plug in through [`Extension`].
 
+mod blocking;
 mod convert;
 mod diagnostic;
 mod diff;
@@ -10,6 +11,7 @@ mod error;
 mod functions;
 mod host;
 mod interrupt;
+mod memory;
 mod resolver;
 mod runner;
 mod sources;
@@ -24,6 +26,7 @@ pub use engine::{Extension, build_engine, documented};
 pub use error::{failure as failure_error, usage_error};
 pub use host::{Host, HostConfig};
 pub use interrupt::Interrupt;
+pub use memory::{CountingAllocator, MAX_DATA_BYTES, large_bytes};
 pub use runner::{
     RunOptions, RunOutcome, check_files, eval_snippet, report, run_cleanups, run_file, summary,
 };

@@ -1,13 +1,13 @@
 //! Faults a drill can switch on in the twin, by name: `check=NAME` (a readyz/livez check
 //! fails), `nodegroup-never-joins=NAME` (that node group's new instances never become nodes),
-//! `aws-throttle=RATE`, `aws-5xx=RATE` (a share of AWS calls fails, 0.0-1.0) and
-//! `aws-latency=DURATION` (added to every AWS call). `NAME=off` (or `heal=NAME`) turns one off.
+//! `aws-throttle=RATE`, `aws-5xx=RATE` (a share of AWS calls fails, 0.0-1.0),
+//! `aws-latency=DURATION` (added to every AWS call) and `kube-latency=DURATION` (added to every
+//! Kubernetes API request, exec included). `NAME=off` (or `heal=NAME`) turns one off.
 
 use super::twin::Twin;
 use crate::clock::parse_duration;
 
-pub const NAMES: &str =
-    "check=NAME, nodegroup-never-joins=NAME, aws-throttle=RATE, aws-5xx=RATE, aws-latency=DURATION";
+pub const NAMES: &str = "check=NAME, nodegroup-never-joins=NAME, aws-throttle=RATE, aws-5xx=RATE, aws-latency=DURATION, kube-latency=DURATION";
 
 fn rate(name: &str, value: &str) -> Result<f64, String> {
     if value == "off" {
@@ -18,6 +18,13 @@ fn rate(name: &str, value: &str) -> Result<f64, String> {
         .ok()
         .filter(|r| (0.0..=1.0).contains(r))
         .ok_or_else(|| format!("fault {name}: the rate is a number from 0.0 to 1.0, got `{value}`"))
+}
+
+fn latency(name: &str, value: &str) -> Result<std::time::Duration, String> {
+    if value == "off" {
+        return Ok(std::time::Duration::ZERO);
+    }
+    parse_duration(value).map_err(|e| format!("fault {name}: {e}"))
 }
 
 /// Switches one fault given as `name=value`; answers what is now on, in words.
@@ -45,12 +52,12 @@ pub fn apply(twin: &Twin, spec: &str) -> Result<String, String> {
             twin.aws(|s| s.faults.error_rate = rate);
         }
         "aws-latency" => {
-            let latency = if value == "off" {
-                std::time::Duration::ZERO
-            } else {
-                parse_duration(value).map_err(|e| format!("fault {name}: {e}"))?
-            };
+            let latency = latency(name, value)?;
             twin.aws(|s| s.faults.latency = latency);
+        }
+        "kube-latency" => {
+            let latency = latency(name, value)?;
+            twin.kube(|s| s.latency = latency);
         }
         other => return Err(format!("unknown fault `{other}`; the twin knows {NAMES}")),
     }
@@ -60,10 +67,15 @@ pub fn apply(twin: &Twin, spec: &str) -> Result<String, String> {
 /// The faults that are on, in words.
 pub fn describe(twin: &Twin) -> String {
     let mut on: Vec<String> = twin.read_kube(|s| {
-        s.failing_checks
+        let mut on: Vec<String> = s
+            .failing_checks
             .iter()
             .map(|c| format!("check={c}"))
-            .collect()
+            .collect();
+        if !s.latency.is_zero() {
+            on.push(format!("kube-latency={}ms", s.latency.as_millis()));
+        }
+        on
     });
     twin.aws(|s| {
         on.extend(

@@ -87,6 +87,28 @@ fn injected_latency_slows_every_call() {
 }
 
 #[test]
+fn injected_kube_latency_slows_every_request_exec_included() {
+    let started = Instant::now();
+    let out = Runbook::new()
+        .args([
+            "eval",
+            r#"let p = k8s::pods(#{ namespace: "kube-system" })[0]; k8s::exec(p.name, ["hostname"], #{ namespace: "kube-system" }).exit_code"#,
+            "--fault",
+            "kube-latency=150ms",
+        ])
+        .run()
+        .expect_code(0)
+        .stdout();
+    assert_eq!(out.trim(), "0");
+    // Discovery, the pod list and the exec each wait.
+    assert!(
+        started.elapsed().as_millis() >= 450,
+        "{:?}",
+        started.elapsed()
+    );
+}
+
+#[test]
 fn a_bad_fault_is_a_usage_error() {
     let stderr = Runbook::new()
         .args(["eval", "1", "--fault", "aws-throttle=2"])

@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use futures::StreamExt;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
 use super::pause::pause;
@@ -61,19 +61,78 @@ fn probe_name(node: &str) -> String {
     format!("nvml-probe-{short}")
 }
 
-fn sees_gpus(pod: &Value) -> bool {
-    pod["status"]["phase"] == "Running"
-        && pod["spec"]["containers"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .any(|c| {
-                !c["resources"]["limits"]["nvidia.com/gpu"].is_null()
-                    || c["env"].as_array().into_iter().flatten().any(|e| {
-                        e["name"] == "NVIDIA_VISIBLE_DEVICES"
-                            && !matches!(e["value"].as_str(), Some("void" | "none" | ""))
-                    })
-            })
+/// What the query reads of a pod to pick one that sees the GPUs; the rest of each pod is
+/// skipped while parsing, which keeps a fan-out over many nodes cheap.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct PodView {
+    metadata: PodMetadata,
+    spec: PodSpecView,
+    status: PodStatusView,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct PodMetadata {
+    name: String,
+    namespace: String,
+    labels: AppLabel,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct AppLabel {
+    app: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct PodSpecView {
+    containers: Vec<ContainerView>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct ContainerView {
+    resources: ResourcesView,
+    env: Vec<EnvVarView>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct ResourcesView {
+    limits: GpuLimit,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct GpuLimit {
+    #[serde(rename = "nvidia.com/gpu")]
+    gpus: Option<serde::de::IgnoredAny>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct EnvVarView {
+    name: String,
+    value: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct PodStatusView {
+    phase: String,
+}
+
+fn sees_gpus(pod: &PodView) -> bool {
+    pod.status.phase == "Running"
+        && pod.spec.containers.iter().any(|c| {
+            c.resources.limits.gpus.is_some()
+                || c.env.iter().any(|e| {
+                    e.name == "NVIDIA_VISIBLE_DEVICES"
+                        && !matches!(e.value.as_deref(), Some("void" | "none" | ""))
+                })
+        })
 }
 
 fn query_argv(fields: &[String]) -> Vec<String> {
@@ -202,18 +261,22 @@ async fn one(kube: &KubeClient, node: &str, spec: &QuerySpec, clock: &dyn Clock)
         labels: None,
         fields: Some(format!("spec.nodeName={node},status.phase=Running")),
     };
-    let pods = match kube.list("Pod", &on_node).await {
+    let pods = match kube.list_as::<PodView>("Pod", &on_node).await {
         Ok(pods) => pods,
         Err(e) => return failed(node, String::new(), e.to_string()),
     };
-    let mut candidates: Vec<&Value> = pods.iter().filter(|p| sees_gpus(p)).collect();
+    let mut candidates: Vec<&PodView> = pods.iter().filter(|p| sees_gpus(p)).collect();
     // The device plugin's pod first: it is there on every GPU node and sees every GPU.
-    candidates.sort_by_key(|p| p["metadata"]["labels"]["app"] != "nvidia-device-plugin-daemonset");
+    candidates.sort_by_key(|p| {
+        p.metadata.labels.app.as_deref() != Some("nvidia-device-plugin-daemonset")
+    });
     match candidates.first() {
         Some(pod) => {
-            let namespace = pod["metadata"]["namespace"].as_str().unwrap_or("default");
-            let name = pod["metadata"]["name"].as_str().unwrap_or_default();
-            in_pod(kube, node, namespace, name, &spec.fields).await
+            let namespace = match pod.metadata.namespace.as_str() {
+                "" => "default",
+                namespace => namespace,
+            };
+            in_pod(kube, node, namespace, &pod.metadata.name, &spec.fields).await
         }
         None => probe(kube, node, spec, clock).await,
     }

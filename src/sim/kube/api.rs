@@ -197,7 +197,16 @@ fn select<T>(
     };
     let limit = options.limit.filter(|l| *l > 0).unwrap_or(usize::MAX);
     let (mut items, mut remaining, mut last) = (Vec::new(), 0, None);
-    for (object, json) in state.store.list_with_json(&key, namespace) {
+    let bound_to = options
+        .fields
+        .as_ref()
+        .and_then(|f| f.required("spec.nodeName"))
+        .filter(|_| key == "/pods");
+    let candidates: Box<dyn Iterator<Item = (&Value, &bytes::Bytes)>> = match bound_to {
+        Some(node) => Box::new(state.store.pods_on_node_with_json(node, namespace)),
+        None => Box::new(state.store.list_with_json(&key, namespace)),
+    };
+    for (object, json) in candidates {
         let selected = options
             .labels
             .as_ref()

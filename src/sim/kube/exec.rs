@@ -34,28 +34,18 @@ pub fn handle(
     let outcome = twin.read_kube(|state| -> Result<Output, ApiError> {
         let pods = state.built_in("pods");
         let pod = state
-            .object("pods", namespace, pod_name)
+            .object_ref("pods", namespace, pod_name)
             .ok_or_else(|| ApiError::not_found(&pods, pod_name))?;
         if command.is_empty() {
             return Err(ApiError::bad_request("you must specify at least 1 command"));
         }
-        let containers = pod["spec"]["containers"]
-            .as_array()
-            .cloned()
-            .unwrap_or_default();
+        let mut containers = pod["spec"]["containers"].as_array().into_iter().flatten();
         let container = match query.get("container") {
-            Some(name) => containers
-                .iter()
-                .find(|c| c["name"] == name)
-                .cloned()
-                .ok_or_else(|| {
-                    ApiError::bad_request(format!(
-                        "container {name} is not valid for pod {pod_name}"
-                    ))
-                })?,
+            Some(name) => containers.find(|c| c["name"] == name).ok_or_else(|| {
+                ApiError::bad_request(format!("container {name} is not valid for pod {pod_name}"))
+            })?,
             None => containers
-                .first()
-                .cloned()
+                .next()
                 .ok_or_else(|| ApiError::bad_request("the pod has no containers"))?,
         };
         if pod["status"]["phase"] != "Running" {
@@ -66,11 +56,11 @@ pub fn handle(
         }
         let node = pod["spec"]["nodeName"]
             .as_str()
-            .and_then(|n| state.object("nodes", "", n));
+            .and_then(|n| state.object_ref("nodes", "", n));
         let context = Context {
-            pod: &pod,
-            container: &container,
-            node: node.as_ref(),
+            pod,
+            container,
+            node,
         };
         Ok((state.exec)(&command, &context, state))
     });

@@ -188,18 +188,27 @@ impl FieldSelector {
         Ok(Self { terms })
     }
 
+    /// The value a `path=value` term requires, if there is one.
+    pub fn required(&self, path: &str) -> Option<&str> {
+        self.terms
+            .iter()
+            .find(|(p, negate, _)| p == path && !negate)
+            .map(|(_, _, value)| value.as_str())
+    }
+
     pub fn matches(&self, object: &Value) -> bool {
         self.terms.iter().all(|(path, negate, value)| {
             let mut current = object;
             for part in path.split('.') {
                 current = &current[part];
             }
-            let actual = match current {
-                Value::String(s) => s.clone(),
-                Value::Null => String::new(),
-                other => other.to_string(),
+            let equal = match current {
+                Value::String(s) => s == value,
+                Value::Null => value.is_empty(),
+                Value::Bool(b) => value == if *b { "true" } else { "false" },
+                other => serde_json::from_str::<Value>(value).is_ok_and(|v| v == *other),
             };
-            (actual == *value) != *negate
+            equal != *negate
         })
     }
 }
@@ -244,5 +253,31 @@ mod tests {
                 .matches(&pod)
         );
         assert!(FieldSelector::parse("nonsense").is_err());
+        // A missing field reads as empty, a number as its text.
+        assert!(
+            FieldSelector::parse("spec.schedulerName=")
+                .unwrap()
+                .matches(&pod)
+        );
+        assert!(
+            !FieldSelector::parse("spec.schedulerName!=")
+                .unwrap()
+                .matches(&pod)
+        );
+        let numbered = json!({"spec": {"priority": 7}});
+        assert!(
+            FieldSelector::parse("spec.priority=7")
+                .unwrap()
+                .matches(&numbered)
+        );
+    }
+
+    #[test]
+    fn a_required_value_is_what_an_index_can_answer() {
+        let selector = FieldSelector::parse("spec.nodeName!=n2,spec.nodeName=n1").unwrap();
+        assert_eq!(selector.required("spec.nodeName"), Some("n1"));
+        assert_eq!(selector.required("status.phase"), None);
+        let negated = FieldSelector::parse("spec.nodeName!=n1").unwrap();
+        assert_eq!(negated.required("spec.nodeName"), None);
     }
 }

@@ -54,7 +54,13 @@ pub async fn serve(twin: Arc<Twin>, listener: TcpListener) {
         tokio::spawn(async move {
             let service = service_fn(move |request: Request<Incoming>| {
                 let twin = twin.clone();
-                async move { Ok::<_, Infallible>(handlers::handle(twin, request).await) }
+                async move {
+                    let latency = twin.read_kube(|s| s.latency);
+                    if !latency.is_zero() {
+                        tokio::time::sleep(latency).await;
+                    }
+                    Ok::<_, Infallible>(handlers::handle(twin, request).await)
+                }
             });
             // A client that hangs up mid-request is its own business.
             let _ = http1::Builder::new()

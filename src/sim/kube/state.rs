@@ -61,6 +61,9 @@ pub struct KubeState {
     pub now: Duration,
     /// Health checks made to fail, by name (`etcd`), for `/readyz` and `/livez`.
     pub failing_checks: BTreeSet<String>,
+    /// Wall-clock time added to every request (the `kube-latency` fault): an apiserver as far
+    /// away as a real one, for runbooks' timeouts and fan-outs.
+    pub latency: std::time::Duration,
     pub timers: Vec<(Duration, Timer)>,
     /// Logs by (namespace, pod, container).
     pub logs: HashMap<(String, String, String), ContainerLog>,
@@ -82,6 +85,7 @@ impl Default for KubeState {
             store: Store::default(),
             now: Duration::ZERO,
             failing_checks: BTreeSet::new(),
+            latency: std::time::Duration::ZERO,
             timers: Vec::new(),
             logs: HashMap::new(),
             programs: Box::new(super::programs::container_program),
@@ -154,6 +158,11 @@ impl KubeState {
         self.store
             .get(&built_in_key(plural), namespace, name)
             .cloned()
+    }
+
+    /// [`KubeState::object`] without the copy, for reads under the lock.
+    pub fn object_ref(&self, plural: &str, namespace: &str, name: &str) -> Option<&Value> {
+        self.store.get(&built_in_key(plural), namespace, name)
     }
 
     /// A short deterministic suffix for generated names (`coredns-5d8f7-x2k9q`).

@@ -56,7 +56,14 @@ pub struct Store {
     /// Owner uid -> the keys of the objects that name it in their ownerReferences, so that
     /// controllers find a ReplicaSet's pods without scanning every pod.
     owned: HashMap<String, std::collections::BTreeSet<(String, String, String)>>,
+    /// Node name -> the keys of the pods bound to it, as the apiserver indexes
+    /// `spec.nodeName`: a kubelet (or a fan-out over nodes) lists one node's pods without a scan
+    /// of every pod.
+    pods_on_node: HashMap<String, std::collections::BTreeSet<(String, String)>>,
 }
+
+/// The store key of pods.
+const PODS: &str = "/pods";
 
 impl Default for Store {
     fn default() -> Self {
@@ -67,6 +74,7 @@ impl Default for Store {
             history: VecDeque::new(),
             changes: broadcast::channel(8192).0,
             owned: HashMap::new(),
+            pods_on_node: HashMap::new(),
         }
     }
 }
@@ -117,6 +125,46 @@ impl Store {
             .flat_map(|m| m.iter())
             .filter(move |((ns, _), _)| namespace.is_none_or(|want| ns == want))
             .map(|(_, e)| (&e.value, &e.json))
+    }
+
+    /// Pods bound to `node`, in one namespace or all, ordered like [`Store::list_with_json`].
+    pub fn pods_on_node_with_json<'a>(
+        &'a self,
+        node: &str,
+        namespace: Option<&'a str>,
+    ) -> impl Iterator<Item = (&'a Value, &'a bytes::Bytes)> + 'a {
+        let pods = self.objects.get(PODS);
+        self.pods_on_node
+            .get(node)
+            .into_iter()
+            .flatten()
+            .filter(move |(ns, _)| namespace.is_none_or(|want| ns == want))
+            .filter_map(move |key| pods?.get(key))
+            .map(|e| (&e.value, &e.json))
+    }
+
+    fn index_node(&mut self, resource: &str, object: &Value, add: bool) {
+        let Some(node) = object["spec"]["nodeName"]
+            .as_str()
+            .filter(|_| resource == PODS)
+        else {
+            return;
+        };
+        let key = (
+            namespace_of(object).to_string(),
+            name_of(object).to_string(),
+        );
+        if add {
+            self.pods_on_node
+                .entry(node.to_string())
+                .or_default()
+                .insert(key);
+        } else if let Some(set) = self.pods_on_node.get_mut(node) {
+            set.remove(&key);
+            if set.is_empty() {
+                self.pods_on_node.remove(node);
+            }
+        }
     }
 
     /// Every stored object's `(resource, namespace, name)`.
@@ -252,6 +300,7 @@ impl Store {
             .remove(&(namespace.to_string(), name.to_string()))?
             .value;
         self.index_owners(resource, &object, false);
+        self.index_node(resource, &object, false);
         let rv = self.bump();
         object["metadata"]["resourceVersion"] = json!(rv.to_string());
         self.record(Change {
@@ -273,8 +322,10 @@ impl Store {
         let json = bytes::Bytes::from(serde_json::to_vec(&object).unwrap_or_default());
         if let Some(previous) = self.get(resource, &key.0, &key.1).cloned() {
             self.index_owners(resource, &previous, false);
+            self.index_node(resource, &previous, false);
         }
         self.index_owners(resource, &object, true);
+        self.index_node(resource, &object, true);
         self.objects
             .entry(resource.to_string())
             .or_default()
@@ -336,5 +387,52 @@ impl Store {
             .cloned()
             .collect();
         Ok((past, self.changes.subscribe()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pod(name: &str, node: Option<&str>) -> Value {
+        let mut pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "default"}, "spec": {}});
+        if let Some(node) = node {
+            pod["spec"]["nodeName"] = json!(node);
+        }
+        pod
+    }
+
+    fn on_node(store: &Store, node: &str) -> Vec<String> {
+        store
+            .pods_on_node_with_json(node, None)
+            .map(|(pod, _)| name_of(pod).to_string())
+            .collect()
+    }
+
+    #[test]
+    fn pods_are_indexed_by_the_node_they_are_bound_to() {
+        let mut store = Store::default();
+        store.create(PODS, pod("b", Some("n1")), Duration::ZERO);
+        store.create(PODS, pod("a", Some("n1")), Duration::ZERO);
+        store.create(PODS, pod("pending", None), Duration::ZERO);
+        store.create(
+            "apps/deployments",
+            pod("not-a-pod", Some("n1")),
+            Duration::ZERO,
+        );
+        assert_eq!(on_node(&store, "n1"), ["a", "b"]);
+        // Bound by the scheduler, moved, deleted.
+        store.update(PODS, pod("pending", Some("n2")));
+        store.update(PODS, pod("a", Some("n2")));
+        assert_eq!(on_node(&store, "n1"), ["b"]);
+        assert_eq!(on_node(&store, "n2"), ["a", "pending"]);
+        store.remove(PODS, "default", "b");
+        assert!(on_node(&store, "n1").is_empty());
+        assert!(
+            store
+                .pods_on_node_with_json("n2", Some("kube-system"))
+                .next()
+                .is_none()
+        );
     }
 }
