@@ -8,7 +8,7 @@ use rhai::{Dynamic, EvalAltResult, Map, Module, NativeCallContext};
 
 use super::aws::{call, json};
 use super::options::Spec;
-use crate::clients::aws::{AwsClients, ClusterSpec, NodegroupSpec, SubnetSpec};
+use crate::clients::aws::{AwsClients, ClusterSpec, EksResource, NodegroupSpec, SubnetSpec};
 use crate::lab::cost::PRICES;
 use crate::script::{Host, documented as doc, duration_value};
 
@@ -26,16 +26,17 @@ fn int32(spec: &Spec<'_>, key: &str, default: i32) -> Result<i32> {
 }
 
 /// Registers `name(args..)` and `name(args.., timeout)` for a waiter: the client method gets
-/// the arguments, the timeout and the run's clock.
+/// what the arguments name (`(cluster, name) => EksResource::Addon { cluster, name }`), the
+/// timeout and the run's clock.
 macro_rules! waiter {
-    ($module:expr, $clients:expr, $host:expr, $name:literal, $default:expr, $what:literal, ($($arg:ident),+), $method:ident) => {{
+    ($module:expr, $clients:expr, $host:expr, $name:literal, $default:expr, $what:literal, ($($arg:ident),+) => $resource:expr, $method:ident) => {{
         let params: &[&str] = &[$(concat!(stringify!($arg), ": &str")),+, "()"];
         let params_timeout: &[&str] = &[$(concat!(stringify!($arg), ": &str")),+, "timeout: Dynamic", "()"];
         let (clients, host) = ($clients.clone(), $host.clone());
         doc($name, params, concat!("Waits on the run's clock until ", $what, "; a state it will not leave raises WaiterFailed,\nrunning out of time Timeout."))
             .set_into_module($module, move |ctx: NativeCallContext, $($arg: &str),+| -> Result<()> {
                 let clock = host.clock.clone();
-                call(&host, ctx.call_position(), clients.$method($($arg),+, $default, clock.as_ref()))
+                call(&host, ctx.call_position(), clients.$method($resource, $default, clock.as_ref()))
             });
         let (clients, host) = ($clients.clone(), $host.clone());
         doc($name, params_timeout, "The same with a timeout (\"30m\", or milliseconds).")
@@ -43,7 +44,7 @@ macro_rules! waiter {
                 let position = ctx.call_position();
                 let timeout = duration_value(&timeout, concat!($name, ": timeout"), position)?;
                 let clock = host.clock.clone();
-                call(&host, position, clients.$method($($arg),+, timeout, clock.as_ref()))
+                call(&host, position, clients.$method($resource, timeout, clock.as_ref()))
             });
     }};
 }
@@ -90,8 +91,8 @@ pub(super) fn install_eks(eks: &mut Module, clients: &Arc<AwsClients>, host: &Ar
         "wait_cluster_active",
         30 * MINUTE,
         "the cluster is ACTIVE",
-        (name),
-        wait_cluster_active
+        (name) => EksResource::Cluster(name),
+        wait_active
     );
     waiter!(
         eks,
@@ -100,8 +101,8 @@ pub(super) fn install_eks(eks: &mut Module, clients: &Arc<AwsClients>, host: &Ar
         "wait_cluster_deleted",
         30 * MINUTE,
         "the cluster is gone",
-        (name),
-        wait_cluster_deleted
+        (name) => EksResource::Cluster(name),
+        wait_deleted
     );
 
     let (c, h) = (clients.clone(), host.clone());
@@ -147,8 +148,8 @@ pub(super) fn install_eks(eks: &mut Module, clients: &Arc<AwsClients>, host: &Ar
         "wait_nodegroup_active",
         30 * MINUTE,
         "the node group is ACTIVE",
-        (cluster, name),
-        wait_nodegroup_active
+        (cluster, name) => EksResource::Nodegroup { cluster, name },
+        wait_active
     );
     waiter!(
         eks,
@@ -157,8 +158,8 @@ pub(super) fn install_eks(eks: &mut Module, clients: &Arc<AwsClients>, host: &Ar
         "wait_nodegroup_deleted",
         30 * MINUTE,
         "the node group is gone",
-        (cluster, name),
-        wait_nodegroup_deleted
+        (cluster, name) => EksResource::Nodegroup { cluster, name },
+        wait_deleted
     );
 
     let (c, h) = (clients.clone(), host.clone());
@@ -204,8 +205,8 @@ pub(super) fn install_eks(eks: &mut Module, clients: &Arc<AwsClients>, host: &Ar
         "wait_addon_active",
         15 * MINUTE,
         "the add-on is ACTIVE",
-        (cluster, name),
-        wait_addon_active
+        (cluster, name) => EksResource::Addon { cluster, name },
+        wait_active
     );
     waiter!(
         eks,
@@ -214,8 +215,8 @@ pub(super) fn install_eks(eks: &mut Module, clients: &Arc<AwsClients>, host: &Ar
         "wait_addon_deleted",
         15 * MINUTE,
         "the add-on is gone",
-        (cluster, name),
-        wait_addon_deleted
+        (cluster, name) => EksResource::Addon { cluster, name },
+        wait_deleted
     );
 }
 
@@ -282,7 +283,7 @@ pub(super) fn install_ec2(ec2: &mut Module, clients: &Arc<AwsClients>, host: &Ar
         "wait_nat_gateway_available",
         15 * MINUTE,
         "the NAT gateway is available",
-        (id),
+        (id) => id,
         wait_nat_gateway_available
     );
     let (c, h) = (clients.clone(), host.clone());

@@ -66,18 +66,26 @@ impl<'a> Spec<'a> {
     }
 
     pub(super) fn strings(&self, key: &str) -> Result<Vec<String>> {
+        self.array_of(key, "an array of strings", |item| {
+            item.clone().into_string().ok()
+        })
+    }
+
+    /// An array whose every item `item` can read; `what` names it in the error.
+    fn array_of<T>(
+        &self,
+        key: &str,
+        what: &str,
+        item: impl Fn(&Dynamic) -> Option<T>,
+    ) -> Result<Vec<T>> {
         match self.value(key) {
             None => Ok(Vec::new()),
             Some(v) => match v.read_lock::<rhai::Array>() {
                 Some(items) => items
                     .iter()
-                    .map(|i| {
-                        i.clone()
-                            .into_string()
-                            .map_err(|_| self.wrong(key, "an array of strings", v))
-                    })
+                    .map(|i| item(i).ok_or_else(|| self.wrong(key, what, v)))
                     .collect(),
-                None => Err(self.wrong(key, "an array of strings", v)),
+                None => Err(self.wrong(key, what, v)),
             },
         }
     }
@@ -107,20 +115,9 @@ impl<'a> Spec<'a> {
     }
 
     pub(super) fn maps(&self, key: &str) -> Result<Vec<Map>> {
-        match self.value(key) {
-            None => Ok(Vec::new()),
-            Some(v) => match v.read_lock::<rhai::Array>() {
-                Some(items) => items
-                    .iter()
-                    .map(|i| {
-                        i.read_lock::<Map>()
-                            .map(|m| m.clone())
-                            .ok_or_else(|| self.wrong(key, "an array of maps", v))
-                    })
-                    .collect(),
-                None => Err(self.wrong(key, "an array of maps", v)),
-            },
-        }
+        self.array_of(key, "an array of maps", |item| {
+            item.read_lock::<Map>().map(|m| m.clone())
+        })
     }
 
     pub(super) fn error(&self, message: impl std::fmt::Display) -> Box<EvalAltResult> {

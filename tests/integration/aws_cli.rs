@@ -3,7 +3,7 @@
 
 use std::process::Command;
 
-use crate::support::{LabServer, kubectl};
+use crate::support::{LabServer, aws_cli_available, kubectl};
 
 struct Aws<'a> {
     lab: &'a LabServer,
@@ -17,16 +17,7 @@ struct Output {
 
 impl Aws<'_> {
     fn run(&self, args: &[&str]) -> Output {
-        let mut command = Command::new("aws");
-        command
-            .args(args)
-            .env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .env("HOME", std::env::temp_dir());
-        for (key, value) in &self.lab.aws_env {
-            command.env(key, value);
-        }
-        let output = command.output().expect("the aws CLI runs (pip awscli)");
+        let output = self.lab.aws(args);
         Output {
             code: output.status.code().unwrap_or(-1),
             stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
@@ -63,12 +54,7 @@ impl Aws<'_> {
 }
 
 fn lab() -> Option<LabServer> {
-    if Command::new("aws").arg("--version").output().is_err() {
-        assert!(
-            std::env::var_os("RUNBOOK_REQUIRE_TOOLS").is_none(),
-            "the aws CLI is required (pip install awscli)"
-        );
-        eprintln!("skipped: the aws CLI is not installed");
+    if !aws_cli_available() {
         return None;
     }
     Some(LabServer::start("600"))

@@ -2,10 +2,9 @@
 //! timeline, AWS's error codes for bad input, injected faults, the cost meter, and the aws CLI
 //! creating a cluster on an empty twin.
 
-use std::process::Command;
 use std::time::Instant;
 
-use crate::support::{LabServer, Runbook, report_with};
+use crate::support::{LabServer, Runbook, aws_cli_available, report_with};
 use crate::with_snapshots;
 
 fn child_ms(step: &serde_json::Value, name: &str) -> serde_json::Value {
@@ -148,17 +147,7 @@ fn the_cost_meter_reproduces_the_labs_six_dollars_a_day() {
 }
 
 fn aws_cli(lab: &LabServer, args: &[&str]) -> (bool, String) {
-    let mut command = Command::new("aws");
-    command
-        .args(args)
-        .args(["--output", "json"])
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", std::env::temp_dir());
-    for (key, value) in &lab.aws_env {
-        command.env(key, value);
-    }
-    let output = command.output().expect("the aws CLI runs");
+    let output = lab.aws(&[args, &["--output", "json"]].concat());
     let text = String::from_utf8_lossy(if output.status.success() {
         &output.stdout
     } else {
@@ -170,12 +159,7 @@ fn aws_cli(lab: &LabServer, args: &[&str]) -> (bool, String) {
 
 #[test]
 fn the_aws_cli_creates_a_cluster_on_an_empty_twin() {
-    if Command::new("aws").arg("--version").output().is_err() {
-        assert!(
-            std::env::var_os("RUNBOOK_REQUIRE_TOOLS").is_none(),
-            "the aws CLI is required (pip install awscli)"
-        );
-        eprintln!("skipped: the aws CLI is not installed");
+    if !aws_cli_available() {
         return;
     }
     let lab = LabServer::start_with("0.001", &["--scenario", "empty"]);

@@ -145,23 +145,14 @@ fn gpu_nodes_that_never_join_fail_the_scale_up_and_still_go_back_to_zero() {
 
 /// The aws CLI's view of one group's ingress rules: `(protocol, from, to, source)`.
 fn ingress_rules(lab: &LabServer, group: &str) -> Vec<(String, i64, i64, String)> {
-    let mut command = Command::new("aws");
-    command
-        .args([
-            "ec2",
-            "describe-security-group-rules",
-            "--filters",
-            &format!("Name=group-id,Values={group}"),
-            "--output",
-            "json",
-        ])
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", std::env::temp_dir());
-    for (key, value) in &lab.aws_env {
-        command.env(key, value);
-    }
-    let output = command.output().expect("the aws CLI runs");
+    let output = lab.aws(&[
+        "ec2",
+        "describe-security-group-rules",
+        "--filters",
+        &format!("Name=group-id,Values={group}"),
+        "--output",
+        "json",
+    ]);
     assert!(
         output.status.success(),
         "{}",

@@ -136,6 +136,20 @@ pub struct LabServer {
 }
 
 impl LabServer {
+    /// The aws CLI pointed at this lab (its endpoint, region and dummy credentials only).
+    pub fn aws(&self, args: &[&str]) -> Output {
+        let mut command = Command::new("aws");
+        command
+            .args(args)
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", std::env::temp_dir());
+        for (key, value) in &self.aws_env {
+            command.env(key, value);
+        }
+        command.output().expect("the aws CLI runs (pip awscli)")
+    }
+
     pub fn start(speed: &str) -> Self {
         Self::start_with(speed, &[])
     }
@@ -281,6 +295,20 @@ pub fn helm_available() -> bool {
         panic!("{message}");
     }
     eprintln!("skipped: {message}");
+    false
+}
+
+/// Whether the aws CLI is installed; with a message when it is not, and a failure instead when
+/// RUNBOOK_REQUIRE_TOOLS is set (CI).
+pub fn aws_cli_available() -> bool {
+    if Command::new("aws").arg("--version").output().is_ok() {
+        return true;
+    }
+    let message = "the aws CLI is required (pip install awscli)";
+    if std::env::var_os("RUNBOOK_REQUIRE_TOOLS").is_some() {
+        panic!("{message}");
+    }
+    eprintln!("skipped: the aws CLI is not installed");
     false
 }
 

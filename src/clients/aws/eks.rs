@@ -129,23 +129,27 @@ impl AwsClients {
             .map_err(|e| AwsError::from_sdk("ListAddons", e))?;
         let mut addons = serde_json::Map::new();
         for name in names.addons() {
-            let out = self
-                .sdk()
-                .await
-                .eks
-                .describe_addon()
-                .cluster_name(cluster)
-                .addon_name(name)
-                .send()
-                .await
-                .map_err(|e| AwsError::from_sdk("DescribeAddon", e))?;
-            let addon = out.addon();
-            addons.insert(
-                name.clone(),
-                json!({"version": addon.and_then(|a| a.addon_version()), "status": addon.and_then(|a| a.status()).map(|s| s.as_str())}),
-            );
+            addons.insert(name.clone(), self.addon(cluster, name).await?);
         }
         Ok(Value::Object(addons))
+    }
+
+    /// One add-on: `#{version, status}`.
+    pub async fn addon(&self, cluster: &str, name: &str) -> Result<Value, AwsError> {
+        let out = self
+            .sdk()
+            .await
+            .eks
+            .describe_addon()
+            .cluster_name(cluster)
+            .addon_name(name)
+            .send()
+            .await
+            .map_err(|e| AwsError::from_sdk("DescribeAddon", e))?;
+        let addon = out.addon();
+        Ok(
+            json!({"version": addon.and_then(|a| a.addon_version()), "status": addon.and_then(|a| a.status()).map(|s| s.as_str())}),
+        )
     }
 
     /// Starts scaling a node group; returns the update (`id`, `status`).

@@ -55,6 +55,36 @@ fn taint_effect(effect: &str) -> Result<TaintEffect, AwsError> {
     }
 }
 
+/// An EKS resource a waiter watches.
+#[derive(Debug, Clone, Copy)]
+pub enum EksResource<'a> {
+    Cluster(&'a str),
+    Nodegroup { cluster: &'a str, name: &'a str },
+    Addon { cluster: &'a str, name: &'a str },
+}
+
+impl EksResource<'_> {
+    fn describe_operation(self) -> &'static str {
+        match self {
+            EksResource::Cluster(_) => "DescribeCluster",
+            EksResource::Nodegroup { .. } => "DescribeNodegroup",
+            EksResource::Addon { .. } => "DescribeAddon",
+        }
+    }
+}
+
+impl std::fmt::Display for EksResource<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            EksResource::Cluster(name) => write!(f, "cluster {name}"),
+            EksResource::Nodegroup { cluster, name } => {
+                write!(f, "node group {name} of cluster {cluster}")
+            }
+            EksResource::Addon { cluster, name } => write!(f, "add-on {name} of cluster {cluster}"),
+        }
+    }
+}
+
 impl AwsClients {
     pub async fn clusters(&self) -> Result<Vec<String>, AwsError> {
         let out = self
@@ -105,14 +135,6 @@ impl AwsClients {
             .await
             .map_err(|e| AwsError::from_sdk("DeleteCluster", e))?;
         Ok(())
-    }
-
-    /// The cluster's status, through the same describe as `eks::cluster`.
-    async fn cluster_status(&self, name: &str) -> Result<String, AwsError> {
-        Ok(self.cluster(name).await?["status"]
-            .as_str()
-            .unwrap_or("UNKNOWN")
-            .to_string())
     }
 
     pub async fn create_nodegroup(
@@ -173,14 +195,6 @@ impl AwsClients {
         Ok(())
     }
 
-    /// The node group's status, through the same describe as `eks::nodegroup`.
-    async fn nodegroup_status(&self, cluster: &str, name: &str) -> Result<String, AwsError> {
-        Ok(self.nodegroup(cluster, name).await?["status"]
-            .as_str()
-            .unwrap_or("UNKNOWN")
-            .to_string())
-    }
-
     pub async fn create_addon(
         &self,
         cluster: &str,
@@ -220,102 +234,51 @@ impl AwsClients {
         Ok(())
     }
 
-    async fn addon_status(&self, cluster: &str, name: &str) -> Result<String, AwsError> {
-        let out = self
-            .sdk()
-            .await
-            .eks
-            .describe_addon()
-            .cluster_name(cluster)
-            .addon_name(name)
-            .send()
-            .await
-            .map_err(|e| AwsError::from_sdk("DescribeAddon", e))?;
-        Ok(out
-            .addon()
-            .and_then(|a| a.status())
-            .map_or("UNKNOWN".into(), |s| s.as_str().to_string()))
+    /// The resource's status, through the same describes as `eks::cluster`, `eks::nodegroup`
+    /// and `eks::addons`.
+    async fn status(&self, resource: EksResource<'_>) -> Result<String, AwsError> {
+        let described = match resource {
+            EksResource::Cluster(name) => self.cluster(name).await?,
+            EksResource::Nodegroup { cluster, name } => self.nodegroup(cluster, name).await?,
+            EksResource::Addon { cluster, name } => self.addon(cluster, name).await?,
+        };
+        Ok(described["status"]
+            .as_str()
+            .unwrap_or("UNKNOWN")
+            .to_string())
     }
 
-    pub async fn wait_cluster_active(
+    /// Waits on `clock` until the resource is ACTIVE; a state it will not leave is WaiterFailed.
+    pub async fn wait_active(
         &self,
-        name: &str,
+        resource: EksResource<'_>,
         timeout: Duration,
         clock: &dyn Clock,
     ) -> Result<(), AwsError> {
-        let what = format!("cluster {name}");
-        until_active(clock, timeout, "DescribeCluster", &what, || {
-            self.cluster_status(name)
-        })
+        until_active(
+            clock,
+            timeout,
+            resource.describe_operation(),
+            &resource.to_string(),
+            || self.status(resource),
+        )
         .await
     }
 
-    pub async fn wait_cluster_deleted(
+    /// Waits on `clock` until describing the resource answers that it does not exist.
+    pub async fn wait_deleted(
         &self,
-        name: &str,
+        resource: EksResource<'_>,
         timeout: Duration,
         clock: &dyn Clock,
     ) -> Result<(), AwsError> {
-        let what = format!("cluster {name}");
-        until_gone(clock, timeout, "DescribeCluster", &what, || {
-            self.cluster_status(name)
-        })
-        .await
-    }
-
-    pub async fn wait_nodegroup_active(
-        &self,
-        cluster: &str,
-        name: &str,
-        timeout: Duration,
-        clock: &dyn Clock,
-    ) -> Result<(), AwsError> {
-        let what = format!("node group {name} of cluster {cluster}");
-        until_active(clock, timeout, "DescribeNodegroup", &what, || {
-            self.nodegroup_status(cluster, name)
-        })
-        .await
-    }
-
-    pub async fn wait_nodegroup_deleted(
-        &self,
-        cluster: &str,
-        name: &str,
-        timeout: Duration,
-        clock: &dyn Clock,
-    ) -> Result<(), AwsError> {
-        let what = format!("node group {name} of cluster {cluster}");
-        until_gone(clock, timeout, "DescribeNodegroup", &what, || {
-            self.nodegroup_status(cluster, name)
-        })
-        .await
-    }
-
-    pub async fn wait_addon_active(
-        &self,
-        cluster: &str,
-        name: &str,
-        timeout: Duration,
-        clock: &dyn Clock,
-    ) -> Result<(), AwsError> {
-        let what = format!("add-on {name} of cluster {cluster}");
-        until_active(clock, timeout, "DescribeAddon", &what, || {
-            self.addon_status(cluster, name)
-        })
-        .await
-    }
-
-    pub async fn wait_addon_deleted(
-        &self,
-        cluster: &str,
-        name: &str,
-        timeout: Duration,
-        clock: &dyn Clock,
-    ) -> Result<(), AwsError> {
-        let what = format!("add-on {name} of cluster {cluster}");
-        until_gone(clock, timeout, "DescribeAddon", &what, || {
-            self.addon_status(cluster, name)
-        })
+        until_gone(
+            clock,
+            timeout,
+            resource.describe_operation(),
+            &resource.to_string(),
+            || self.status(resource),
+        )
         .await
     }
 }

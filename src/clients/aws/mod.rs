@@ -16,5 +16,5 @@ mod waiter;
 pub use client::AwsClients;
 pub use ec2::RuleSpec;
 pub use ec2_lifecycle::SubnetSpec;
-pub use eks_lifecycle::{ClusterSpec, NodegroupSpec};
+pub use eks_lifecycle::{ClusterSpec, EksResource, NodegroupSpec};
 pub use error::AwsError;

@@ -90,15 +90,8 @@ impl AllReduce {
         value["nodes"] = json!(nodes);
         value["name"] = json!(self.name);
         value["duration_s"] = json!((clock.now().saturating_sub(started)).as_secs_f64());
-        let tail: Vec<&str> = log
-            .lines()
-            .rev()
-            .take(5)
-            .collect::<Vec<_>>()
-            .into_iter()
-            .rev()
-            .collect();
-        value["log_tail"] = json!(tail);
+        let lines: Vec<&str> = log.lines().collect();
+        value["log_tail"] = json!(lines[lines.len().saturating_sub(5)..]);
         value
     }
 
