@@ -8,12 +8,25 @@ pub enum Exit {
     Passed = 0,
     Failed = 1,
     ScriptError = 2,
+    /// A cleanup failed or did not finish: something may be left behind. Wins over every
+    /// other ending, so a leak is never hidden behind "interrupted" or "failed".
+    CleanupFailed = 3,
     Interrupted = 130,
 }
 
 impl Exit {
     pub fn code(self) -> i32 {
         self as i32
+    }
+}
+
+impl From<&crate::report::Report> for Exit {
+    fn from(report: &crate::report::Report) -> Self {
+        if report.left_behind().is_empty() {
+            Exit::from(report.status)
+        } else {
+            Exit::CleanupFailed
+        }
     }
 }
 
@@ -39,6 +52,12 @@ pub enum Error {
         what: String,
         #[source]
         source: std::io::Error,
+    },
+    #[error("cannot read {what}")]
+    ReadRefused {
+        what: String,
+        #[source]
+        source: crate::sandbox::SandboxError,
     },
     #[error("cannot write {what} to {path}")]
     Write {

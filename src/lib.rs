@@ -11,6 +11,7 @@
 //! - [`gpu`], [`lab`]: pure domain logic (nvidia-smi and nccl-tests parsers, lab facts,
 //!   reachability, cost)
 //! - [`clock`]: real time and the virtual discrete-event clock
+//! - [`sandbox`]: what a runbook may read on this machine
 
 pub mod app;
 pub mod bindings;
@@ -22,5 +23,6 @@ pub mod gpu;
 pub mod lab;
 pub mod repl;
 pub mod report;
+pub mod sandbox;
 pub mod script;
 pub mod sim;

@@ -16,6 +16,10 @@ pub(crate) fn execute(args: &EvalArgs) -> AppResult {
             "<eval>",
             std::env::current_dir().unwrap_or_default(),
             std::env::temp_dir().join("runbook-eval-snapshots"),
+        )
+        .reading(
+            args.read
+                .sandbox([std::env::current_dir().unwrap_or_default()]),
         ),
         target.clock.clone(),
         Arc::new(PrintSink::new(std::io::stderr())),
@@ -39,7 +43,10 @@ pub(crate) fn execute(args: &EvalArgs) -> AppResult {
             println!("{text}");
         }
     }
-    Ok(Exit::from(outcome.report.status))
+    if let Some(text) = crate::report::left_behind_text(&outcome.report) {
+        eprint!("{text}");
+    }
+    Ok(Exit::from(&outcome.report))
 }
 
 /// Strings as they are, maps and arrays as YAML, `()` as nothing, the rest as Rhai shows them.

@@ -1,10 +1,9 @@
 //! `runbook lab serve`: the twin as a standalone server, with a kubeconfig kubectl can use.
 
-use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::{AppResult, runtime};
+use super::{AppResult, lab_files, runtime};
 use crate::cli::ServeArgs;
 use crate::clock::VirtualClock;
 use crate::error::{Error, Exit};
@@ -46,11 +45,18 @@ pub(crate) fn execute(args: &ServeArgs) -> AppResult {
             ))
         })?;
     let aws = format!("http://{aws_address}");
+    let mut written = Vec::new();
     if let Some(path) = &args.write_env {
-        write_env(path, &aws)?;
+        written.push(lab_files::write_env(path, &aws)?);
     }
     if let Some(path) = &args.write_kubeconfig {
-        write_kubeconfig(path, &server)?;
+        match lab_files::write_kubeconfig(path, &server) {
+            Ok(file) => written.push(file),
+            Err(error) => {
+                undo_all(&written);
+                return Err(error);
+            }
+        }
     }
     say(format!(
         "lab twin ({:?} scenario) serving the Kubernetes API on {server} and AWS (EKS, EC2, IAM) on {aws}",
@@ -78,14 +84,28 @@ pub(crate) fn execute(args: &ServeArgs) -> AppResult {
     let step = TICK.mul_f64(args.speed);
     runtime.block_on(async move {
         let mut ticker = tokio::time::interval(TICK);
+        // SIGTERM (a CI job cancelled, `kill`) stops it like Ctrl-C: the files come back out.
+        let mut terminate =
+            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
         loop {
             tokio::select! {
                 _ = ticker.tick() => twin.clock.advance(step),
                 _ = tokio::signal::ctrl_c() => break,
+                Some(()) = async { match terminate.as_mut() { Some(t) => t.recv().await, None => std::future::pending().await } } => break,
             }
         }
     });
+    undo_all(&written);
     Ok(Exit::Passed)
+}
+
+/// Takes back what `lab serve` wrote (newest first); says so when it cannot.
+fn undo_all(written: &[lab_files::Written]) {
+    for file in written.iter().rev() {
+        if let Err(error) = file.undo() {
+            eprint!("{}", error.render());
+        }
+    }
 }
 
 /// Prints a line; a closed stdout (the reader went away) must not stop the server.
@@ -94,28 +114,4 @@ fn say(line: String) {
     let mut out = std::io::stdout();
     let _ = writeln!(out, "{line}");
     let _ = out.flush();
-}
-
-fn write_env(path: &Path, endpoint: &str) -> Result<(), Error> {
-    let text = format!(
-        "AWS_ENDPOINT_URL={endpoint}\nAWS_REGION={region}\nAWS_DEFAULT_REGION={region}\nAWS_ACCESS_KEY_ID=AKIDLABTWIN\nAWS_SECRET_ACCESS_KEY=lab-twin-secret\nAWS_EC2_METADATA_DISABLED=true\nNO_PROXY=127.0.0.1,localhost\n",
-        region = crate::lab::REGION
-    );
-    std::fs::write(path, text).map_err(|source| Error::Write {
-        path: path.to_path_buf(),
-        what: "the env file",
-        source,
-    })
-}
-
-fn write_kubeconfig(path: &Path, server: &str) -> Result<(), Error> {
-    let text = format!(
-        "apiVersion: v1\nkind: Config\nclusters:\n- name: {name}\n  cluster:\n    server: {server}\ncontexts:\n- name: {name}\n  context:\n    cluster: {name}\n    user: {name}-twin\ncurrent-context: {name}\npreferences: {{}}\nusers:\n- name: {name}-twin\n  user: {{}}\n",
-        name = crate::lab::CLUSTER_NAME
-    );
-    std::fs::write(path, text).map_err(|source| Error::Write {
-        path: path.to_path_buf(),
-        what: "the kubeconfig",
-        source,
-    })
 }

@@ -3,7 +3,9 @@
 mod check;
 mod docs;
 mod eval;
+mod lab_files;
 mod lab_serve;
+mod preflight;
 mod repl;
 mod run;
 mod runtime;

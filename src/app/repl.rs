@@ -18,7 +18,11 @@ pub(crate) fn execute(args: &ReplArgs) -> AppResult {
             "<repl>",
             std::env::current_dir().unwrap_or_default(),
             std::path::PathBuf::from("snapshots/repl"),
-        ),
+        )
+        .reading(args.read.sandbox([
+            std::env::current_dir().unwrap_or_default(),
+            std::path::PathBuf::from("snapshots/repl"),
+        ])),
         target.clock.clone(),
         Arc::new(LiveSink::new()),
         interrupt.clone(),

@@ -4,14 +4,19 @@ use std::io::IsTerminal;
 use std::path::Path;
 use std::sync::Arc;
 
-use super::{AppResult, runtime, signals, target};
+use super::{AppResult, preflight, runtime, signals, target};
 use crate::cli::{Progress, RunArgs, RunConfig};
 use crate::error::{Error, Exit};
-use crate::report::{LiveSink, PlainSink, Report, Sink, to_junit_xml};
+use crate::report::{LiveSink, PlainSink, Report, Sink, left_behind_text, to_junit_xml};
 use crate::script::{self, Host, HostConfig, Interrupt, RunOptions};
 
 pub(crate) fn execute(args: RunArgs) -> AppResult {
     let config = RunConfig::from_args(args)?;
+    preflight::check_outputs(
+        config.report.as_deref(),
+        config.junit.as_deref(),
+        config.snapshot_root.as_deref(),
+    )?;
     let text = std::fs::read_to_string(&config.file).map_err(|source| Error::Read {
         path: config.file.clone(),
         what: "the runbook".into(),
@@ -29,6 +34,8 @@ pub(crate) fn execute(args: RunArgs) -> AppResult {
                 .map(Path::to_path_buf)
                 .unwrap_or_default(),
             sets: config.sets.clone(),
+            set_files: config.set_files.clone(),
+            read: config.read.clone(),
             snapshot_dir: config.snapshot_dir.clone(),
             update_snapshots: config.update_snapshots,
         },
@@ -39,10 +46,9 @@ pub(crate) fn execute(args: RunArgs) -> AppResult {
     );
 
     let (report_path, junit_path) = (config.report.clone(), config.junit.clone());
-    signals::watch(&runtime, host.clone(), move |host| {
-        let report = script::report(host, None);
+    signals::watch(&runtime, host.clone(), move |report| {
         // Best effort on abort: the process is about to exit either way.
-        let _ = write_reports(&report, report_path.as_deref(), junit_path.as_deref());
+        let _ = write_reports(report, report_path.as_deref(), junit_path.as_deref());
     });
 
     let script_host = host.clone();
@@ -58,14 +64,17 @@ pub(crate) fn execute(args: RunArgs) -> AppResult {
         )
     })?;
     if let Some(diagnostic) = &outcome.diagnostic {
-        eprint!("{}", diagnostic.render(&host.sources));
+        eprint!("{}", host.mask(&diagnostic.render(&host.sources)));
     }
     write_reports(
         &outcome.report,
         config.report.as_deref(),
         config.junit.as_deref(),
     )?;
-    Ok(Exit::from(outcome.report.status))
+    if let Some(text) = left_behind_text(&outcome.report) {
+        eprint!("{text}");
+    }
+    Ok(Exit::from(&outcome.report))
 }
 
 fn sink(progress: Progress) -> Arc<dyn Sink> {

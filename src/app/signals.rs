@@ -3,6 +3,7 @@
 use std::sync::Arc;
 
 use crate::error::Exit;
+use crate::report::{Report, left_behind_text};
 use crate::script::Host;
 
 /// Installs the SIGINT handler now, before the script starts: a Ctrl-C that came before a
@@ -12,12 +13,12 @@ pub(crate) fn interrupts(runtime: &tokio::runtime::Runtime) -> Option<tokio::sig
     tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt()).ok()
 }
 
-/// Listens for Ctrl-C for the rest of the run. `on_abort` runs before the process exits on the
-/// second one (to write what can be written).
+/// Listens for Ctrl-C for the rest of the run. `on_abort` gets the report as it stands before
+/// the process exits on the second one (to write what can be written).
 pub(crate) fn watch(
     runtime: &tokio::runtime::Runtime,
     host: Arc<Host>,
-    on_abort: impl Fn(&Host) + Send + 'static,
+    on_abort: impl Fn(&Report) + Send + 'static,
 ) {
     let Some(mut signals) = interrupts(runtime) else {
         return;
@@ -30,17 +31,13 @@ pub(crate) fn watch(
             if host.interrupt.raise() == 1 {
                 eprintln!("\ninterrupted: stopping the runbook; cleanups will run (Ctrl-C again to abort them)");
             } else {
-                let skipped = host.unfinished_defers();
-                if skipped.is_empty() {
-                    eprintln!("\naborted");
-                } else {
-                    eprintln!("\naborted: these cleanups did not run:");
-                    for name in &skipped {
-                        eprintln!("  - {name}");
-                    }
+                let report = crate::script::report(&host, None);
+                eprintln!("\naborted");
+                if let Some(text) = left_behind_text(&report) {
+                    eprint!("{text}");
                 }
-                on_abort(&host);
-                std::process::exit(Exit::Interrupted.code());
+                on_abort(&report);
+                std::process::exit(Exit::from(&report).code());
             }
         }
     });

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use crate::bindings::{AwsBindings, GpuBindings, HelmBindings, KubeBindings};
 use crate::cli::{ClockKind, TargetArgs};
-use crate::clients::aws::AwsClients;
+use crate::clients::aws::{AwsClients, RetryPolicy};
 use crate::clients::kube::KubeClient;
 use crate::clock::{Clock, RealClock, VirtualClock};
 use crate::error::Error;
@@ -58,11 +58,6 @@ pub(crate) fn connect(
                 .aws_endpoint
                 .clone()
                 .unwrap_or_else(|| format!("http://{aws_address}"));
-            let aws = AwsClients::for_endpoint(&endpoint, crate::lab::REGION);
-            let description = format!(
-                "the lab twin ({} scenario) at http://{address}",
-                args.scenario
-            );
             let twin_clock = virtual_clock.clone();
             let clock: Arc<dyn Clock> = if clock == Some(ClockKind::Real) {
                 // The twin's world then follows the wall clock, as under `lab serve --speed 1`.
@@ -71,6 +66,15 @@ pub(crate) fn connect(
             } else {
                 virtual_clock
             };
+            let aws =
+                AwsClients::for_endpoint(&endpoint, crate::lab::REGION).with_retry(RetryPolicy {
+                    max_attempts: args.aws_max_attempts,
+                    virtual_clock: clock.is_virtual().then(|| twin_clock.clone()),
+                });
+            let description = format!(
+                "the lab twin ({} scenario) at http://{address}",
+                args.scenario
+            );
             Ok(Target {
                 clock,
                 extensions: extensions(client, aws, args.helm.clone()),
@@ -92,6 +96,7 @@ pub(crate) fn connect(
                     args.context.as_deref(),
                 ))
                 .map_err(|e| Error::Usage(e.to_string()))?;
+            let clock: Arc<dyn Clock> = Arc::new(RealClock::new());
             let aws = match &args.aws_endpoint {
                 Some(endpoint) => AwsClients::for_endpoint(
                     endpoint,
@@ -100,9 +105,13 @@ pub(crate) fn connect(
                 None => {
                     AwsClients::from_environment(args.profile.as_deref(), args.region.as_deref())
                 }
-            };
+            }
+            .with_retry(RetryPolicy {
+                max_attempts: args.aws_max_attempts,
+                virtual_clock: None,
+            });
             Ok(Target {
-                clock: Arc::new(RealClock::new()),
+                clock,
                 extensions: extensions(client, aws, args.helm.clone()),
                 virtual_clock: None,
                 description: format!(

@@ -7,7 +7,7 @@ use std::time::Duration;
 use rhai::{Dynamic, Engine, EvalAltResult, Map, Module, NativeCallContext, Position};
 
 use super::args::known_options;
-use crate::clients::aws::{AwsClients, AwsError, RuleSpec};
+use crate::clients::aws::{AwsClients, AwsError, RuleSpec, is_transient};
 use crate::script::{Extension, Host, documented as doc, duration_value, from_json, usage_error};
 
 type Result<T = Dynamic> = std::result::Result<T, Box<EvalAltResult>>;
@@ -31,13 +31,42 @@ pub(super) fn aws_error(error: AwsError, position: Position) -> Box<EvalAltResul
     EvalAltResult::ErrorRuntime(Dynamic::from_map(map), position).into()
 }
 
-pub(super) fn call<T>(
-    host: &Host,
-    position: Position,
-    future: impl Future<Output = std::result::Result<T, AwsError>>,
-) -> Result<T> {
-    host.block_on(position, future)?
+/// One client call for the script. Inside a cleanup, a call that AWS throttles or fails on
+/// its side (past the SDK's own attempts) is made again, on the run's clock, until the
+/// cleanup's deadline: a cleanup must not give up on a busy API.
+pub(super) fn call<T, F, Fut>(host: &Host, position: Position, make: F) -> Result<T>
+where
+    F: Fn() -> Fut,
+    Fut: Future<Output = std::result::Result<T, AwsError>>,
+{
+    host.block_on(position, persist(host, make))?
         .map_err(|e| aws_error(e, position))
+}
+
+async fn persist<T, F, Fut>(host: &Host, make: F) -> std::result::Result<T, AwsError>
+where
+    F: Fn() -> Fut,
+    Fut: Future<Output = std::result::Result<T, AwsError>>,
+{
+    let mut pause = Duration::from_secs(2);
+    loop {
+        let outcome = make().await;
+        let deadline = match &outcome {
+            Err(error) if is_transient(&error.code) => host.cleanup_deadline(),
+            _ => None,
+        };
+        match (outcome, deadline) {
+            (Err(error), Some(deadline)) if host.clock.now() + pause <= deadline => {
+                host.log(&format!(
+                    "{error}; the cleanup tries again in {}",
+                    crate::clock::format_duration(pause)
+                ));
+                host.clock.sleep(pause).await;
+                pause = (pause * 2).min(Duration::from_secs(30));
+            }
+            (outcome, _) => return outcome,
+        }
+    }
 }
 
 pub(super) fn json(value: &serde_json::Value) -> Dynamic {
@@ -167,7 +196,7 @@ impl Extension for AwsBindings {
         let (clients, host) = clone!();
         doc("cluster", &["name: &str", "Map"], "describe-cluster: #{ name, status, version, endpoint, platform_version, identity: #{ oidc: #{ issuer } }, resources_vpc_config, node_security_group, ... }.")
             .set_into_module(&mut eks, move |ctx: NativeCallContext, name: &str| -> Result {
-                Ok(json(&call(&host, ctx.call_position(), clients.cluster(name))?))
+                Ok(json(&call(&host, ctx.call_position(), || clients.cluster(name))?))
             });
         let (clients, host) = clone!();
         doc(
@@ -181,14 +210,14 @@ impl Extension for AwsBindings {
                 Ok(json(&serde_json::json!(call(
                     &host,
                     ctx.call_position(),
-                    clients.nodegroups(cluster)
+                    || clients.nodegroups(cluster)
                 )?)))
             },
         );
         let (clients, host) = clone!();
         doc("nodegroup", &["cluster: &str", "name: &str", "Map"], "describe-nodegroup: #{ status, scaling_config: #{ min_size, max_size, desired_size }, instance_types, labels, taints, subnets, ... }.")
             .set_into_module(&mut eks, move |ctx: NativeCallContext, cluster: &str, name: &str| -> Result {
-                Ok(json(&call(&host, ctx.call_position(), clients.nodegroup(cluster, name))?))
+                Ok(json(&call(&host, ctx.call_position(), || clients.nodegroup(cluster, name))?))
             });
         let (clients, host) = clone!();
         doc(
@@ -199,18 +228,16 @@ impl Extension for AwsBindings {
         .set_into_module(
             &mut eks,
             move |ctx: NativeCallContext, cluster: &str| -> Result {
-                Ok(json(&call(
-                    &host,
-                    ctx.call_position(),
-                    clients.addons(cluster),
-                )?))
+                Ok(json(&call(&host, ctx.call_position(), || {
+                    clients.addons(cluster)
+                })?))
             },
         );
         let (clients, host) = clone!();
         doc(
             "scale_nodegroup",
             &["cluster: &str", "name: &str", "desired: i64", "Map"],
-            "Sets a node group's desired size and waits (on the run's clock, up to 20m) until the update is\nSuccessful; returns the update #{ id, status }. Waiting for the Nodes is k8s::wait_nodes's job.",
+            "Sets a node group's desired size and waits (on the run's clock, up to 20m) until the update is\nSuccessful; returns the update #{ id, status }. An update already in flight is waited out first;\na group that already has the size is left alone (status \"Unchanged\", id ()). Waiting for the\nNodes is k8s::wait_nodes's job.",
         )
         .set_into_module(&mut eks, move |ctx: NativeCallContext, cluster: &str, name: &str, desired: i64| -> Result {
             scale(&host, &clients, ctx.call_position(), cluster, name, desired, Some(Duration::from_secs(1200)))
@@ -252,30 +279,30 @@ impl Extension for AwsBindings {
         let (clients, host) = clone!();
         doc("security_group", &["id: &str", "Map"], "A security group: #{ group_id, group_name, description, vpc_id, ingress_permissions, egress_permissions, tags }.")
             .set_into_module(&mut ec2, move |ctx: NativeCallContext, id: &str| -> Result {
-                Ok(json(&call(&host, ctx.call_position(), clients.security_group(id))?))
+                Ok(json(&call(&host, ctx.call_position(), || clients.security_group(id))?))
             });
         let (clients, host) = clone!();
         doc("rules", &["group: &str", "Array"], "A group's rules in one shape: #{ id, direction, protocol, from_port, to_port, source, description },\nsource a CIDR, a group id or \"self\"; ingress first, ordered by port.")
             .set_into_module(&mut ec2, move |ctx: NativeCallContext, group: &str| -> Result {
-                Ok(json(&serde_json::json!(call(&host, ctx.call_position(), clients.rules(group))?)))
+                Ok(json(&serde_json::json!(call(&host, ctx.call_position(), || clients.rules(group))?)))
             });
         let (clients, host) = clone!();
         doc("authorize", &["group: &str", "rule: Map", "String"], "Adds a rule (#{ direction, protocol, port | ports: \"1025-65535\", source, description }); returns its id.")
             .set_into_module(&mut ec2, move |ctx: NativeCallContext, group: &str, rule: Map| -> Result<String> {
                 let position = ctx.call_position();
                 let spec = rule_spec(group, &rule, position)?;
-                call(&host, position, clients.authorize(group, &spec))
+                call(&host, position, || clients.authorize(group, &spec))
             });
         let (clients, host) = clone!();
         doc("revoke", &["group: &str", "rule: Dynamic", "()"], "Removes a rule, given as a map like authorize's (or one from ec2::rules) or as its id (\"sgr-...\").")
             .set_into_module(&mut ec2, move |ctx: NativeCallContext, group: &str, rule: Dynamic| -> Result<()> {
                 let position = ctx.call_position();
                 if let Some(id) = rule.read_lock::<rhai::ImmutableString>() {
-                    return call(&host, position, clients.revoke_rule_id(group, &id));
+                    return call(&host, position, || clients.revoke_rule_id(group, &id));
                 }
                 let map = rule.read_lock::<Map>().map(|m| m.clone()).ok_or_else(|| usage_error("ec2::revoke takes a rule map or a rule id", position))?;
                 let spec = rule_spec(group, &map, position)?;
-                call(&host, position, clients.revoke(group, &spec))
+                call(&host, position, || clients.revoke(group, &spec))
             });
         let (clients, host) = clone!();
         doc(
@@ -302,13 +329,14 @@ impl Extension for AwsBindings {
                 .ok_or_else(|| usage_error("ec2::reachable: `port` is required", position))?
                 .as_int()
                 .map_err(|t| usage_error(format!("ec2::reachable: `port` must be an integer, got {t}"), position))?;
-            let verdict = call(&host, position, clients.reachable(&ids("from")?, &ids("to")?, &protocol, port as i32))?;
+            let (from, to) = (ids("from")?, ids("to")?);
+            let verdict = call(&host, position, || clients.reachable(&from, &to, &protocol, port as i32))?;
             Ok(json(&serde_json::to_value(verdict).unwrap_or_default()))
         });
         let (clients, host) = clone!();
         doc("subnets", &["Array"], "Subnets: #{ subnet_id, cidr_block, availability_zone, vpc_id, map_public_ip_on_launch, name }, by CIDR.")
             .set_into_module(&mut ec2, move |ctx: NativeCallContext| -> Result {
-                Ok(json(&serde_json::json!(call(&host, ctx.call_position(), clients.subnets())?)))
+                Ok(json(&serde_json::json!(call(&host, ctx.call_position(), || clients.subnets())?)))
             });
         let (clients, host) = clone!();
         doc("vpcs", &["Array"], "VPCs: #{ vpc_id, cidr_block, state }.").set_into_module(
@@ -317,14 +345,14 @@ impl Extension for AwsBindings {
                 Ok(json(&serde_json::json!(call(
                     &host,
                     ctx.call_position(),
-                    clients.vpcs()
+                    || clients.vpcs()
                 )?)))
             },
         );
         let (clients, host) = clone!();
         doc("instances", &["Array"], "Instances: #{ instance_id, state, instance_type, availability_zone, private_ip_address, subnet_id, security_groups, nodegroup }.")
             .set_into_module(&mut ec2, move |ctx: NativeCallContext| -> Result {
-                Ok(json(&serde_json::json!(call(&host, ctx.call_position(), clients.instances())?)))
+                Ok(json(&serde_json::json!(call(&host, ctx.call_position(), || clients.instances())?)))
             });
         super::aws_lifecycle::install_ec2(&mut ec2, &c, &h);
         engine.register_static_module("ec2", ec2.into());
@@ -340,7 +368,7 @@ impl Extension for AwsBindings {
             Ok(json(&serde_json::json!(call(
                 &host,
                 ctx.call_position(),
-                clients.oidc_providers()
+                || clients.oidc_providers()
             )?)))
         });
         let (clients, host) = clone!();
@@ -352,11 +380,9 @@ impl Extension for AwsBindings {
         .set_into_module(
             &mut iam,
             move |ctx: NativeCallContext, issuer: &str| -> Result {
-                Ok(json(&call(
-                    &host,
-                    ctx.call_position(),
-                    clients.oidc_provider_for(issuer),
-                )?))
+                Ok(json(&call(&host, ctx.call_position(), || {
+                    clients.oidc_provider_for(issuer)
+                })?))
             },
         );
         super::aws_lifecycle::install_iam(&mut iam, &c, &h);
@@ -380,22 +406,9 @@ fn scale(
             position,
         )
     })?;
-    let update = call(
-        host,
-        position,
-        clients.scale_nodegroup(cluster, name, desired),
-    )?;
-    let Some(timeout) = wait else {
-        return Ok(json(&update));
-    };
-    let id = update["id"].as_str().unwrap_or_default().to_string();
     let clock = host.clock.clone();
-    call(
-        host,
-        position,
-        clients.wait_update(cluster, name, &id, timeout, clock.as_ref()),
-    )?;
-    let mut done = update;
-    done["status"] = serde_json::json!("Successful");
-    Ok(json(&done))
+    let update = call(host, position, || {
+        clients.scale_nodegroup_to(cluster, name, desired, wait, clock.as_ref())
+    })?;
+    Ok(json(&update))
 }

@@ -36,7 +36,7 @@ macro_rules! waiter {
         doc($name, params, concat!("Waits on the run's clock until ", $what, "; a state it will not leave raises WaiterFailed,\nrunning out of time Timeout."))
             .set_into_module($module, move |ctx: NativeCallContext, $($arg: &str),+| -> Result<()> {
                 let clock = host.clock.clone();
-                call(&host, ctx.call_position(), clients.$method($resource, $default, clock.as_ref()))
+                call(&host, ctx.call_position(), || clients.$method($resource, $default, clock.as_ref()))
             });
         let (clients, host) = ($clients.clone(), $host.clone());
         doc($name, params_timeout, "The same with a timeout (\"30m\", or milliseconds).")
@@ -44,7 +44,7 @@ macro_rules! waiter {
                 let position = ctx.call_position();
                 let timeout = duration_value(&timeout, concat!($name, ": timeout"), position)?;
                 let clock = host.clock.clone();
-                call(&host, position, clients.$method($resource, timeout, clock.as_ref()))
+                call(&host, position, || clients.$method($resource, timeout, clock.as_ref()))
             });
     }};
 }
@@ -62,7 +62,7 @@ pub(super) fn install_eks(eks: &mut Module, clients: &Arc<AwsClients>, host: &Ar
         Ok(json(&serde_json::json!(call(
             &h,
             ctx.call_position(),
-            c.clusters()
+            || c.clusters()
         )?)))
     });
     let (c, h) = (clients.clone(), host.clone());
@@ -77,12 +77,12 @@ pub(super) fn install_eks(eks: &mut Module, clients: &Arc<AwsClients>, host: &Ar
                 subnets: s.strings("subnets")?,
                 security_groups: s.strings("security_groups")?,
             };
-            Ok(json(&call(&h, position, c.create_cluster(&cluster))?))
+            Ok(json(&call(&h, position, || c.create_cluster(&cluster))?))
         });
     let (c, h) = (clients.clone(), host.clone());
     doc("delete_cluster", &["name: &str", "()"], "Starts deleting a cluster (its node groups must be gone: ResourceInUseException otherwise).")
         .set_into_module(eks, move |ctx: NativeCallContext, name: &str| -> Result {
-            call(&h, ctx.call_position(), c.delete_cluster(name)).map(|()| unit())
+            call(&h, ctx.call_position(), || c.delete_cluster(name)).map(|()| unit())
         });
     waiter!(
         eks,
@@ -127,7 +127,7 @@ pub(super) fn install_eks(eks: &mut Module, clients: &Arc<AwsClients>, host: &Ar
                 labels: s.pairs("labels")?,
                 taints,
             };
-            Ok(json(&call(&h, position, c.create_nodegroup(cluster, &nodegroup))?))
+            Ok(json(&call(&h, position, || c.create_nodegroup(cluster, &nodegroup))?))
         });
     let (c, h) = (clients.clone(), host.clone());
     doc(
@@ -138,7 +138,10 @@ pub(super) fn install_eks(eks: &mut Module, clients: &Arc<AwsClients>, host: &Ar
     .set_into_module(
         eks,
         move |ctx: NativeCallContext, cluster: &str, name: &str| -> Result {
-            call(&h, ctx.call_position(), c.delete_nodegroup(cluster, name)).map(|()| unit())
+            call(&h, ctx.call_position(), || {
+                c.delete_nodegroup(cluster, name)
+            })
+            .map(|()| unit())
         },
     );
     waiter!(
@@ -165,7 +168,7 @@ pub(super) fn install_eks(eks: &mut Module, clients: &Arc<AwsClients>, host: &Ar
     let (c, h) = (clients.clone(), host.clone());
     doc("create_addon", &["cluster: &str", "name: &str", "Map"], "Starts installing an add-on at its default version; returns #{ addon_name, addon_version, status }.")
         .set_into_module(eks, move |ctx: NativeCallContext, cluster: &str, name: &str| -> Result {
-            Ok(json(&call(&h, ctx.call_position(), c.create_addon(cluster, name, None))?))
+            Ok(json(&call(&h, ctx.call_position(), || c.create_addon(cluster, name, None))?))
         });
     let (c, h) = (clients.clone(), host.clone());
     doc(
@@ -179,11 +182,9 @@ pub(super) fn install_eks(eks: &mut Module, clients: &Arc<AwsClients>, host: &Ar
             let position = ctx.call_position();
             let s = Spec::new(&options, "eks::create_addon", &["version"], position)?;
             let version = s.string("version")?;
-            Ok(json(&call(
-                &h,
-                position,
-                c.create_addon(cluster, name, version.as_deref()),
-            )?))
+            Ok(json(&call(&h, position, || {
+                c.create_addon(cluster, name, version.as_deref())
+            })?))
         },
     );
     let (c, h) = (clients.clone(), host.clone());
@@ -195,7 +196,7 @@ pub(super) fn install_eks(eks: &mut Module, clients: &Arc<AwsClients>, host: &Ar
     .set_into_module(
         eks,
         move |ctx: NativeCallContext, cluster: &str, name: &str| -> Result {
-            call(&h, ctx.call_position(), c.delete_addon(cluster, name)).map(|()| unit())
+            call(&h, ctx.call_position(), || c.delete_addon(cluster, name)).map(|()| unit())
         },
     );
     waiter!(
@@ -233,7 +234,7 @@ pub(super) fn install_ec2(ec2: &mut Module, clients: &Arc<AwsClients>, host: &Ar
             let position = ctx.call_position();
             let s = Spec::new(&spec, "ec2::create_vpc", &["cidr", "name"], position)?;
             let (cidr, name) = (s.required("cidr")?, s.string("name")?.unwrap_or_default());
-            call(&h, position, c.create_vpc(&cidr, &name))
+            call(&h, position, || c.create_vpc(&cidr, &name))
         },
     );
     let (c, h) = (clients.clone(), host.clone());
@@ -253,7 +254,7 @@ pub(super) fn install_ec2(ec2: &mut Module, clients: &Arc<AwsClients>, host: &Ar
                 name: s.string("name")?.unwrap_or_default(),
                 public,
             };
-            call(&h, position, c.create_subnet(&subnet))
+            call(&h, position, || c.create_subnet(&subnet))
         });
     let (c, h) = (clients.clone(), host.clone());
     doc("create_nat_gateway", &["spec: Map", "String"], "Creates a public NAT gateway: #{ subnet, name, allocation_id } (real AWS needs the Elastic IP's\nallocation_id); returns its id. ec2::wait_nat_gateway_available waits for it.")
@@ -261,7 +262,7 @@ pub(super) fn install_ec2(ec2: &mut Module, clients: &Arc<AwsClients>, host: &Ar
             let position = ctx.call_position();
             let s = Spec::new(&spec, "ec2::create_nat_gateway", &["subnet", "name", "allocation_id"], position)?;
             let (subnet, name, allocation) = (s.required("subnet")?, s.string("name")?.unwrap_or_default(), s.string("allocation_id")?);
-            call(&h, position, c.create_nat_gateway(&subnet, &name, allocation.as_deref()))
+            call(&h, position, || c.create_nat_gateway(&subnet, &name, allocation.as_deref()))
         });
     let (c, h) = (clients.clone(), host.clone());
     doc(
@@ -273,7 +274,7 @@ pub(super) fn install_ec2(ec2: &mut Module, clients: &Arc<AwsClients>, host: &Ar
         Ok(json(&serde_json::json!(call(
             &h,
             ctx.call_position(),
-            c.nat_gateways()
+            || c.nat_gateways()
         )?)))
     });
     waiter!(
@@ -292,7 +293,7 @@ pub(super) fn install_ec2(ec2: &mut Module, clients: &Arc<AwsClients>, host: &Ar
             let position = ctx.call_position();
             let s = Spec::new(&spec, "ec2::create_security_group", &["name", "description", "vpc"], position)?;
             let (name, description, vpc) = (s.required("name")?, s.required("description")?, s.required("vpc")?);
-            call(&h, position, c.create_security_group(&name, &description, &vpc))
+            call(&h, position, || c.create_security_group(&name, &description, &vpc))
         });
     let (c, h) = (clients.clone(), host.clone());
     doc(
@@ -304,7 +305,7 @@ pub(super) fn install_ec2(ec2: &mut Module, clients: &Arc<AwsClients>, host: &Ar
         Ok(json(&serde_json::json!(call(
             &h,
             ctx.call_position(),
-            c.security_groups()
+            || c.security_groups()
         )?)))
     });
     for (name, what) in [
@@ -328,10 +329,10 @@ pub(super) fn install_ec2(ec2: &mut Module, clients: &Arc<AwsClients>, host: &Ar
             move |ctx: NativeCallContext, id: &str| -> Result {
                 let position = ctx.call_position();
                 let outcome = match name {
-                    "delete_vpc" => call(&h, position, c.delete_vpc(id)),
-                    "delete_subnet" => call(&h, position, c.delete_subnet(id)),
-                    "delete_nat_gateway" => call(&h, position, c.delete_nat_gateway(id)),
-                    _ => call(&h, position, c.delete_security_group(id)),
+                    "delete_vpc" => call(&h, position, || c.delete_vpc(id)),
+                    "delete_subnet" => call(&h, position, || c.delete_subnet(id)),
+                    "delete_nat_gateway" => call(&h, position, || c.delete_nat_gateway(id)),
+                    _ => call(&h, position, || c.delete_security_group(id)),
                 };
                 outcome.map(|()| unit())
             },
@@ -346,7 +347,7 @@ pub(super) fn install_iam(iam: &mut Module, clients: &Arc<AwsClients>, host: &Ar
             let position = ctx.call_position();
             let s = Spec::new(&spec, "iam::create_oidc_provider", &["url", "client_ids", "thumbprints"], position)?;
             let (url, ids, thumbprints) = (s.required("url")?, s.strings("client_ids")?, s.strings("thumbprints")?);
-            call(&h, position, c.create_oidc_provider(&url, &ids, &thumbprints))
+            call(&h, position, || c.create_oidc_provider(&url, &ids, &thumbprints))
         });
     let (c, h) = (clients.clone(), host.clone());
     doc(
@@ -355,7 +356,7 @@ pub(super) fn install_iam(iam: &mut Module, clients: &Arc<AwsClients>, host: &Ar
         "Removes an IAM OIDC provider.",
     )
     .set_into_module(iam, move |ctx: NativeCallContext, arn: &str| -> Result {
-        call(&h, ctx.call_position(), c.delete_oidc_provider(arn)).map(|()| unit())
+        call(&h, ctx.call_position(), || c.delete_oidc_provider(arn)).map(|()| unit())
     });
 }
 
@@ -364,7 +365,7 @@ pub(super) fn cost_module(clients: &Arc<AwsClients>, host: &Arc<Host>) -> Module
     let (c, h) = (clients.clone(), host.clone());
     doc("report", &["Map"], "The run's cost so far from the lab twin's meter: #{ currency, hours, lines: [#{ resource, kind, hours,\nusd_per_hour, usd, running }], total_usd, daily_rate_usd, unpriced }. Real AWS has no such\nmeter: there it raises CostMeterUnavailable.")
         .set_into_module(&mut cost, move |ctx: NativeCallContext| -> Result {
-            let report = call(&h, ctx.call_position(), c.cost_report())?;
+            let report = call(&h, ctx.call_position(), || c.cost_report())?;
             Ok(json(&serde_json::to_value(report).unwrap_or_default()))
         });
     doc("prices", &["Array"], "The price table: #{ kind, usd_per_hour, source } for the EKS control plane, NAT gateway,\nt3.medium and g5.xlarge (ap-northeast-2, on demand).")

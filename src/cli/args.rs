@@ -110,7 +110,35 @@ pub struct RunArgs {
     #[arg(long, value_enum)]
     pub clock: Option<ClockKind>,
     #[command(flatten)]
+    pub read: ReadArgs,
+    #[command(flatten)]
     pub target: TargetArgs,
+}
+
+/// What `read_text` and `--set key=@path` may read besides the runbook's and the snapshot
+/// folder (`eval` and `repl`: the current folder).
+#[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "Reading files")]
+pub struct ReadArgs {
+    /// Let the runbook read files under DIR too (repeatable); /proc, /sys and /dev never.
+    #[arg(long = "allow-read", value_name = "DIR")]
+    pub allow_read: Vec<PathBuf>,
+    /// The largest file a runbook may read.
+    #[arg(long, value_name = "BYTES", default_value_t = crate::sandbox::DEFAULT_MAX_READ_BYTES)]
+    pub max_read_bytes: u64,
+}
+
+impl ReadArgs {
+    /// The sandbox over `folders` and the `--allow-read` ones.
+    pub fn sandbox(
+        &self,
+        folders: impl IntoIterator<Item = PathBuf>,
+    ) -> crate::sandbox::ReadSandbox {
+        crate::sandbox::ReadSandbox::new(
+            folders.into_iter().chain(self.allow_read.iter().cloned()),
+            self.max_read_bytes,
+        )
+    }
 }
 
 /// Where runbooks act: the embedded lab twin (default) or a cluster from a kubeconfig.
@@ -146,6 +174,16 @@ pub struct TargetArgs {
     /// The helm binary for helm:: [default: RUNBOOK_HELM, then PATH, then .tools/bin/helm].
     #[arg(long, value_name = "PATH", global = true)]
     pub helm: Option<PathBuf>,
+    /// Attempts per AWS call (the first and its retries) when AWS throttles or fails on its
+    /// side; backoff doubles up to 20 s, on the run's clock.
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = crate::clients::aws::DEFAULT_MAX_ATTEMPTS,
+        value_parser = clap::value_parser!(u32).range(1..=100),
+        global = true
+    )]
+    pub aws_max_attempts: u32,
     /// Switch a fault on in the lab twin (repeatable): check=NAME, nodegroup-never-joins=NAME,
     /// aws-throttle=RATE, aws-5xx=RATE, aws-latency=DURATION,
     /// kube-latency=DURATION.
@@ -173,6 +211,8 @@ pub struct EvalArgs {
     #[arg(long)]
     pub json: bool,
     #[command(flatten)]
+    pub read: ReadArgs,
+    #[command(flatten)]
     pub target: TargetArgs,
 }
 
@@ -181,6 +221,8 @@ pub struct ReplArgs {
     /// The clock waits and sleeps use [default: virtual on the lab twin].
     #[arg(long, value_enum)]
     pub clock: Option<ClockKind>,
+    #[command(flatten)]
+    pub read: ReadArgs,
     #[command(flatten)]
     pub target: TargetArgs,
 }

@@ -5,6 +5,7 @@ use std::path::{Component, Path, PathBuf};
 
 use super::args::{ClockKind, Progress, RunArgs, TargetArgs};
 use crate::error::Error;
+use crate::sandbox::ReadSandbox;
 
 #[derive(Debug, Clone)]
 pub struct RunConfig {
@@ -14,25 +15,43 @@ pub struct RunConfig {
     pub junit: Option<PathBuf>,
     pub update_snapshots: bool,
     pub snapshot_dir: PathBuf,
+    /// `--snapshot-dir` as given, if it was.
+    pub snapshot_root: Option<PathBuf>,
     pub progress: Progress,
     pub clock: Option<ClockKind>,
     pub target: TargetArgs,
+    /// What `read_text` may read: the runbook's folder, the snapshot folder, `--allow-read`.
+    pub read: ReadSandbox,
+    /// `--set` keys whose value came from a file, with the `@path` given: reports show that,
+    /// never the file's content.
+    pub set_files: BTreeMap<String, String>,
 }
 
 impl RunConfig {
     pub fn from_args(args: RunArgs) -> Result<Self, Error> {
-        let sets = parse_sets(&args.sets)?;
+        let snapshot_root = args.snapshot_dir.clone();
         let snapshot_dir = match args.snapshot_dir {
             Some(dir) => dir.join(runbook_key(&args.file)),
             None => snapshot_dir_for(&args.file),
         };
+        let folder = args
+            .file
+            .parent()
+            .map(Path::to_path_buf)
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or_else(|| PathBuf::from("."));
+        let read = args.read.sandbox([folder, snapshot_dir.clone()]);
+        let (sets, set_files) = parse_sets(&args.sets, &read)?;
         Ok(Self {
+            read,
+            set_files,
             file: args.file,
             sets,
             report: args.report,
             junit: args.junit,
             update_snapshots: args.update_snapshots,
             snapshot_dir,
+            snapshot_root,
             progress: args.progress,
             clock: args.clock,
             target: args.target,
@@ -40,9 +59,14 @@ impl RunConfig {
     }
 }
 
-/// `KEY=VALUE` pairs; `KEY=@path` reads the value from a file.
-pub fn parse_sets(raw: &[String]) -> Result<BTreeMap<String, String>, Error> {
+/// `--set` keys and values.
+pub type Sets = BTreeMap<String, String>;
+
+/// `KEY=VALUE` pairs; `KEY=@path` reads the value from a file inside the read sandbox.
+/// Answers the values, and the `@path` of those read from files.
+pub fn parse_sets(raw: &[String], read: &ReadSandbox) -> Result<(Sets, Sets), Error> {
     let mut sets = BTreeMap::new();
+    let mut files = BTreeMap::new();
     for item in raw {
         let Some((key, value)) = item.split_once('=') else {
             return Err(Error::Usage(format!(
@@ -61,18 +85,21 @@ pub fn parse_sets(raw: &[String]) -> Result<BTreeMap<String, String>, Error> {
             )));
         }
         let value = match value.strip_prefix('@') {
-            Some(path) => std::fs::read_to_string(path).map_err(|source| Error::Read {
-                path: PathBuf::from(path),
-                what: format!("the value of --set {key}"),
-                source,
-            })?,
+            Some(path) => {
+                files.insert(key.to_string(), format!("@{path}"));
+                read.read_text(Path::new(path))
+                    .map_err(|source| Error::ReadRefused {
+                        what: format!("the value of --set {key}"),
+                        source,
+                    })?
+            }
             None => value.to_string(),
         };
         if sets.insert(key.to_string(), value).is_some() {
             return Err(Error::Usage(format!("--set {key} is given twice")));
         }
     }
-    Ok(sets)
+    Ok((sets, files))
 }
 
 /// A runbook's name for snapshots: its path under `runbooks/` without the extension
@@ -111,13 +138,32 @@ mod tests {
 
     #[test]
     fn sets_parse_and_reject_nonsense() {
-        let sets = parse_sets(&["a=1".into(), "name=x=y".into()]).unwrap();
+        let read = ReadSandbox::new([PathBuf::from(".")], 1024);
+        let (sets, files) = parse_sets(&["a=1".into(), "name=x=y".into()], &read).unwrap();
         assert_eq!(sets["a"], "1");
         assert_eq!(sets["name"], "x=y");
-        assert!(parse_sets(&["novalue".into()]).is_err());
-        assert!(parse_sets(&["1x=2".into()]).is_err());
-        assert!(parse_sets(&["a=1".into(), "a=2".into()]).is_err());
-        assert!(parse_sets(&["a=@/no/such/file".into()]).is_err());
+        assert!(files.is_empty());
+        assert!(parse_sets(&["novalue".into()], &read).is_err());
+        assert!(parse_sets(&["1x=2".into()], &read).is_err());
+        assert!(parse_sets(&["a=1".into(), "a=2".into()], &read).is_err());
+        assert!(parse_sets(&["a=@/no/such/file".into()], &read).is_err());
+        let outside = parse_sets(&["a=@/etc/hostname".into()], &read).unwrap_err();
+        assert!(
+            outside.render().contains("--allow-read"),
+            "{}",
+            outside.render()
+        );
+    }
+
+    #[test]
+    fn a_value_from_a_file_is_remembered_by_its_path() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("token.txt"), "s3cret").unwrap();
+        let read = ReadSandbox::new([dir.path().to_path_buf()], 1024);
+        let arg = format!("token=@{}", dir.path().join("token.txt").display());
+        let (sets, files) = parse_sets(&[arg], &read).unwrap();
+        assert_eq!(sets["token"], "s3cret");
+        assert!(files["token"].starts_with('@') && files["token"].ends_with("token.txt"));
     }
 
     #[test]

@@ -139,7 +139,7 @@ impl Sink for LiveSink {
                 let symbol = match status {
                     DeferStatus::Passed => "↺",
                     DeferStatus::Failed => "\u{1b}[31m✗\u{1b}[0m",
-                    DeferStatus::Skipped => "\u{1b}[33m-\u{1b}[0m",
+                    DeferStatus::Skipped | DeferStatus::CutShort => "\u{1b}[33m-\u{1b}[0m",
                 };
                 let mut text = format!(
                     "{symbol} cleanup {name}  {}",

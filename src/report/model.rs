@@ -40,6 +40,9 @@ pub struct DeferRecord {
     pub status: DeferStatus,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// How to undo by hand what the cleanup was for, as its `defer` said.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub undo: Option<String>,
     pub virtual_ms: u64,
     pub wall_ms: u64,
 }
@@ -51,6 +54,8 @@ pub enum DeferStatus {
     Failed,
     /// Not run: a second Ctrl-C aborted the run first.
     Skipped,
+    /// Started and had sent calls when a second Ctrl-C aborted it: half done.
+    CutShort,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -103,6 +108,15 @@ impl Report {
         let mut out = Vec::new();
         walk(&self.steps, &mut Vec::new(), &mut out);
         out
+    }
+
+    /// The cleanups that did not finish (failed, cut short or never run): what the run may
+    /// have left behind.
+    pub fn left_behind(&self) -> Vec<&DeferRecord> {
+        self.defers
+            .iter()
+            .filter(|d| d.status != DeferStatus::Passed)
+            .collect()
     }
 
     pub fn to_json(&self) -> String {

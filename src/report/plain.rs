@@ -40,6 +40,7 @@ pub(super) fn defer_word(status: DeferStatus) -> &'static str {
         DeferStatus::Passed => "pass",
         DeferStatus::Failed => "fail",
         DeferStatus::Skipped => "skipped",
+        DeferStatus::CutShort => "cut short",
     }
 }
 

@@ -12,8 +12,10 @@ use super::interrupt::Interrupt;
 use super::sources::SourceMap;
 use crate::clock::Clock;
 use crate::report::{
-    DeferRecord, DeferStatus, Event, Outcome, Sink, SnapshotOutcome, SnapshotRecord, StepRecord,
+    DeferRecord, DeferStatus, Event, Outcome, Secrets, Sink, SnapshotOutcome, SnapshotRecord,
+    StepRecord,
 };
+use crate::sandbox::ReadSandbox;
 
 /// What a run is about, fixed before it starts.
 #[derive(Clone, Debug)]
@@ -24,6 +26,10 @@ pub struct HostConfig {
     pub base_dir: PathBuf,
     /// `--set` values (already read from `@file`).
     pub sets: BTreeMap<String, String>,
+    /// The `@path` of `--set` values read from files: what reports show for them.
+    pub set_files: BTreeMap<String, String>,
+    /// What `read_text` may read.
+    pub read: ReadSandbox,
     /// Where `snapshot()` keeps golden files for this runbook.
     pub snapshot_dir: PathBuf,
     pub update_snapshots: bool,
@@ -39,11 +45,22 @@ impl HostConfig {
     ) -> Self {
         Self {
             runbook: name.to_string(),
+            read: ReadSandbox::new(
+                [base_dir.clone(), snapshot_dir.clone()],
+                crate::sandbox::DEFAULT_MAX_READ_BYTES,
+            ),
             base_dir,
             sets: BTreeMap::new(),
+            set_files: BTreeMap::new(),
             snapshot_dir,
             update_snapshots: false,
         }
+    }
+
+    /// The same, reading what `read` allows instead.
+    pub fn reading(mut self, read: ReadSandbox) -> Self {
+        self.read = read;
+        self
     }
 }
 
@@ -63,6 +80,29 @@ pub(crate) struct PendingDefer {
     /// The script functions in reach where it was registered: a closure made inside a stdlib
     /// module's function lives there, not in the runbook's own AST.
     pub(crate) namespaces: Vec<rhai::Shared<rhai::Module>>,
+    /// How long it may keep retrying a busy or throttled API.
+    pub(crate) deadline: Duration,
+    /// What a person runs to undo by hand what this cleanup was for, when it did not finish.
+    pub(crate) undo: Option<String>,
+}
+
+/// The cleanup running now.
+struct RunningDefer {
+    name: String,
+    undo: Option<String>,
+    /// Its deadline on the run's clock.
+    until: Duration,
+    /// Host calls it has made: one or more, and an abort leaves it cut short, not unrun.
+    calls: u32,
+}
+
+/// A cleanup that did not finish, and so may have left something behind.
+#[derive(Debug, Clone)]
+pub struct Unfinished {
+    pub name: String,
+    pub undo: Option<String>,
+    /// It had sent at least one call when the run was aborted.
+    pub started: bool,
 }
 
 #[derive(Default)]
@@ -70,7 +110,7 @@ struct RunState {
     open: Vec<OpenStep>,
     steps: Vec<StepRecord>,
     pending_defers: Vec<PendingDefer>,
-    running_defer: Option<String>,
+    running_defer: Option<RunningDefer>,
     defers: Vec<DeferRecord>,
     snapshots: Vec<SnapshotRecord>,
     parameters: Option<serde_json::Value>,
@@ -85,6 +125,7 @@ pub struct Host {
     pub sources: SourceMap,
     pub config: HostConfig,
     sink: Arc<dyn Sink>,
+    secrets: Mutex<Secrets>,
     cleaning_up: AtomicBool,
     wall_start: Instant,
     virtual_start: Duration,
@@ -107,6 +148,7 @@ impl Host {
             sources: SourceMap::default(),
             config,
             sink,
+            secrets: Mutex::new(Secrets::default()),
             cleaning_up: AtomicBool::new(false),
             wall_start: Instant::now(),
             virtual_start,
@@ -121,7 +163,32 @@ impl Host {
     }
 
     pub fn emit(&self, event: &Event<'_>) {
-        self.sink.event(event);
+        let secrets = self.secrets();
+        if secrets.is_empty() {
+            self.sink.event(event);
+        } else {
+            emit_masked(self.sink.as_ref(), event, &secrets);
+        }
+    }
+
+    /// Marks a value secret: from now on it is masked in output, reports and snapshots.
+    pub fn add_secret(&self, value: &str) {
+        self.secrets
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .add(value);
+    }
+
+    pub fn secrets(&self) -> Secrets {
+        self.secrets
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+
+    /// `text` with the run's secret values masked, for whatever leaves the process.
+    pub fn mask(&self, text: &str) -> String {
+        self.secrets().mask(text).into_owned()
     }
 
     pub fn log(&self, line: &str) {
@@ -155,8 +222,21 @@ impl Host {
         EvalAltResult::ErrorTerminated("interrupted".into(), position).into()
     }
 
-    /// Blocks the script on a future, giving up when Ctrl-C asks the run to stop.
+    /// Blocks the script on a call to the target, giving up when Ctrl-C asks the run to stop.
     pub fn block_on<T>(
+        &self,
+        position: Position,
+        future: impl std::future::Future<Output = T>,
+    ) -> Result<T, Box<EvalAltResult>> {
+        if let Some(running) = self.state().running_defer.as_mut() {
+            running.calls += 1;
+        }
+        self.block_on_quietly(position, future)
+    }
+
+    /// The same for waiting that sends nothing (a sleep): a cleanup aborted in one has not
+    /// started changing anything.
+    fn block_on_quietly<T>(
         &self,
         position: Position,
         future: impl std::future::Future<Output = T>,
@@ -189,7 +269,7 @@ impl Host {
         // Timers belong to the runtime; the REPL calls in from a thread outside it.
         let _entered = self.runtime.enter();
         let sleep = self.clock.sleep(duration);
-        self.block_on(position, sleep)
+        self.block_on_quietly(position, sleep)
     }
 
     // --- steps -------------------------------------------------------------------------------
@@ -265,19 +345,8 @@ impl Host {
 
     // --- cleanups ----------------------------------------------------------------------------
 
-    pub(crate) fn push_defer(
-        &self,
-        name: &str,
-        body: FnPtr,
-        imports: Vec<(String, rhai::Shared<rhai::Module>)>,
-        namespaces: Vec<rhai::Shared<rhai::Module>>,
-    ) {
-        self.state().pending_defers.push(PendingDefer {
-            name: name.to_string(),
-            body,
-            imports,
-            namespaces,
-        });
+    pub(crate) fn push_defer(&self, defer: PendingDefer) {
+        self.state().pending_defers.push(defer);
     }
 
     /// How many cleanups are registered and not yet run.
@@ -292,7 +361,12 @@ impl Host {
             return None;
         }
         let next = state.pending_defers.pop();
-        state.running_defer = next.as_ref().map(|d| d.name.clone());
+        state.running_defer = next.as_ref().map(|d| RunningDefer {
+            name: d.name.clone(),
+            undo: d.undo.clone(),
+            until: self.clock.now() + d.deadline,
+            calls: 0,
+        });
         next
     }
 
@@ -305,9 +379,15 @@ impl Host {
         state.defers.push(record);
     }
 
-    /// Names of the cleanups that have not finished, in the order they would have run.
-    pub fn unfinished_defers(&self) -> Vec<String> {
+    /// The cleanups that have not finished, in the order they would have run.
+    pub fn unfinished_defers(&self) -> Vec<Unfinished> {
         unfinished(&self.state())
+    }
+
+    /// While a cleanup runs: until when (on the run's clock) it keeps retrying an API that is
+    /// busy or throttled.
+    pub fn cleanup_deadline(&self) -> Option<Duration> {
+        self.state().running_defer.as_ref().map(|d| d.until)
     }
 
     // --- parameters and snapshots --------------------------------------------------------------
@@ -343,10 +423,15 @@ impl Host {
     pub(crate) fn snapshot_records(&self) -> Recorded {
         let state = self.state();
         let mut defers = state.defers.clone();
-        defers.extend(unfinished(&state).into_iter().map(|name| DeferRecord {
-            name,
-            status: DeferStatus::Skipped,
+        defers.extend(unfinished(&state).into_iter().map(|u| DeferRecord {
+            name: u.name,
+            status: if u.started {
+                DeferStatus::CutShort
+            } else {
+                DeferStatus::Skipped
+            },
             error: None,
+            undo: u.undo,
             virtual_ms: 0,
             wall_ms: 0,
         }));
@@ -360,9 +445,80 @@ impl Host {
     }
 }
 
-fn unfinished(state: &RunState) -> Vec<String> {
-    let pending = state.pending_defers.iter().rev().map(|d| d.name.clone());
-    state.running_defer.iter().cloned().chain(pending).collect()
+/// The event with every text in it masked.
+fn emit_masked(sink: &dyn Sink, event: &Event<'_>, secrets: &Secrets) {
+    let m = |text: &str| secrets.mask(text).into_owned();
+    match event {
+        Event::RunStarted { runbook, clock } => sink.event(&Event::RunStarted {
+            runbook: &m(runbook),
+            clock,
+        }),
+        Event::StepStarted { path } => {
+            let path: Vec<String> = path.iter().map(|p| m(p)).collect();
+            sink.event(&Event::StepStarted { path: &path });
+        }
+        Event::StepFinished {
+            path,
+            outcome,
+            error,
+            virtual_time,
+            wall_time,
+        } => {
+            let path: Vec<String> = path.iter().map(|p| m(p)).collect();
+            let error = error.map(m);
+            sink.event(&Event::StepFinished {
+                path: &path,
+                outcome: *outcome,
+                error: error.as_deref(),
+                virtual_time: *virtual_time,
+                wall_time: *wall_time,
+            });
+        }
+        Event::Log { line } => sink.event(&Event::Log { line: &m(line) }),
+        Event::DeferStarted { name } => sink.event(&Event::DeferStarted { name: &m(name) }),
+        Event::DeferFinished {
+            name,
+            status,
+            error,
+            virtual_time,
+            wall_time,
+        } => {
+            let error = error.map(m);
+            sink.event(&Event::DeferFinished {
+                name: &m(name),
+                status: *status,
+                error: error.as_deref(),
+                virtual_time: *virtual_time,
+                wall_time: *wall_time,
+            });
+        }
+        Event::Snapshot {
+            name,
+            outcome,
+            path,
+        } => sink.event(&Event::Snapshot {
+            name: &m(name),
+            outcome: *outcome,
+            path: &m(path),
+        }),
+        Event::RunFinished { summary } => sink.event(&Event::RunFinished {
+            summary: &m(summary),
+        }),
+    }
+}
+
+fn unfinished(state: &RunState) -> Vec<Unfinished> {
+    let running = state.running_defer.iter().map(|d| Unfinished {
+        name: d.name.clone(),
+        undo: d.undo.clone(),
+        started: d.calls > 0,
+    });
+    let pending = state.pending_defers.iter().rev().map(|d| Unfinished {
+        name: d.name.clone(),
+        undo: d.undo.clone(),
+        started: false,
+    });
+    running.chain(pending).collect()
 }
 
 pub(crate) struct Recorded {

@@ -158,6 +158,7 @@ pub fn run_cleanups(host: &Host, engine: &mut Engine, ast: &AST, keep: usize) {
             } else {
                 DeferStatus::Passed
             },
+            undo: error.is_some().then(|| defer.undo.clone()).flatten(),
             error,
             virtual_ms: millis(host.clock.now().saturating_sub(virtual_start)),
             wall_ms: millis(wall_start.elapsed()),
@@ -196,7 +197,7 @@ pub fn report(host: &Host, diagnostic: Option<&Diagnostic>) -> Report {
     } else {
         RunStatus::Passed
     };
-    Report {
+    let report = Report {
         runbook: host.config.runbook.clone(),
         status,
         clock: clock_name(host),
@@ -207,7 +208,8 @@ pub fn report(host: &Host, diagnostic: Option<&Diagnostic>) -> Report {
         error: diagnostic.map(Diagnostic::one_line),
         virtual_ms: millis(host.virtual_elapsed()),
         wall_ms: millis(host.wall_elapsed()),
-    }
+    };
+    report.for_output(&host.secrets())
 }
 
 fn finish(host: &Host, diagnostic: Option<Diagnostic>, value: Option<Dynamic>) -> RunOutcome {

@@ -125,7 +125,7 @@ fn bad_invocations_exit_2_with_a_message_that_says_what_to_do() {
                 "--set",
                 "cluster=@/no/such/file",
             ],
-            "cannot read the value of --set cluster from /no/such/file",
+            "cannot read the value of --set cluster\n  caused by: cannot read /no/such/file: No such file",
         ),
         (
             &[

@@ -6,6 +6,7 @@ use crate::with_snapshots;
 fn run_with_report(runbook: &str, extra: &[&str], code: i32) -> serde_json::Value {
     let dir = tempfile::tempdir().expect("temp dir");
     let report = dir.path().join("report.json");
+    std::fs::create_dir(dir.path().join("snapshots")).expect("snapshot folder");
     Runbook::new()
         .args(["run", runbook, "--report"])
         .arg(&report)
@@ -45,7 +46,7 @@ fn defers_run_after_a_script_error() {
 
 #[test]
 fn a_failing_cleanup_is_reported_and_the_others_still_run() {
-    let report = run_with_report("runbooks/core/failing-cleanup.rhai", &[], 1);
+    let report = run_with_report("runbooks/core/failing-cleanup.rhai", &[], 3);
     with_snapshots!({ insta::assert_json_snapshot!("failing-cleanup", report) });
 }
 
@@ -95,12 +96,32 @@ fn set_reads_a_value_from_a_file_with_at() {
     let dir = tempfile::tempdir().expect("temp dir");
     let value = dir.path().join("cluster.txt");
     std::fs::write(&value, "lab-from-file").expect("write value");
-    let report = run_with_report(
-        "runbooks/core/params.rhai",
-        &["--set", &format!("cluster=@{}", value.display())],
-        0,
+    let report = dir.path().join("report.json");
+    let ran = Runbook::new()
+        .args([
+            "run",
+            "runbooks/core/params.rhai",
+            "--progress",
+            "never",
+            "--set",
+        ])
+        .arg(format!("cluster=@{}", value.display()))
+        .arg("--allow-read")
+        .arg(dir.path())
+        .arg("--report")
+        .arg(&report)
+        .run()
+        .expect_code(0);
+    assert!(
+        ran.stdout().contains("cluster=lab-from-file"),
+        "{}",
+        ran.stdout()
     );
-    assert_eq!(report["parameters"]["cluster"], "lab-from-file");
+    // The report says where the value came from, never what the file holds.
+    assert_eq!(
+        read_report(&report)["parameters"]["cluster"],
+        format!("@{}", value.display())
+    );
 }
 
 #[test]

@@ -11,6 +11,7 @@ mod bad_input;
 mod cli;
 mod core_runbooks;
 mod gpu_twin;
+mod hardening;
 mod helm_client;
 mod helm_runbooks;
 mod interrupt;

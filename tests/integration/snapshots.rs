@@ -6,6 +6,9 @@ use crate::support::{Runbook, read_report};
 
 fn run(dir: &Path, extra: &[&str], code: i32) -> (serde_json::Value, String) {
     let report = dir.join("report.json");
+    // --snapshot-dir names a folder that must exist; the runbook's own folder inside it is
+    // made on the first snapshot.
+    let _ = std::fs::create_dir(dir.join("snapshots"));
     let ran = Runbook::new()
         .args([
             "run",

@@ -1,9 +1,14 @@
 //! The three SDK clients. The SDK configuration (credential chain, HTTP client) loads on the
 //! first call, so runs that never touch AWS do not pay for it.
 
-use aws_config::{BehaviorVersion, Region};
+use aws_config::stalled_stream_protection::StalledStreamProtectionConfig;
+use aws_config::timeout::TimeoutConfig;
+use aws_config::{BehaviorVersion, Region, SdkConfig};
 use aws_credential_types::Credentials;
+use aws_sdk_eks::config::retry::{RetryPartition, TokenBucket};
 use tokio::sync::OnceCell;
+
+use super::retry::RetryPolicy;
 
 pub(super) struct Sdk {
     pub(super) eks: aws_sdk_eks::Client,
@@ -23,6 +28,7 @@ enum Recipe {
 
 pub struct AwsClients {
     recipe: Recipe,
+    retry: RetryPolicy,
     sdk: OnceCell<Sdk>,
     /// Where calls go, for messages.
     pub endpoint: String,
@@ -35,6 +41,7 @@ impl AwsClients {
                 url: url.into(),
                 region: region.into(),
             },
+            retry: RetryPolicy::default(),
             sdk: OnceCell::new(),
             endpoint: url.into(),
         }
@@ -47,9 +54,16 @@ impl AwsClients {
                 profile: profile.map(str::to_string),
                 region: region.map(str::to_string),
             },
+            retry: RetryPolicy::default(),
             sdk: OnceCell::new(),
             endpoint,
         }
+    }
+
+    /// Retries by this policy instead of the default one.
+    pub fn with_retry(mut self, retry: RetryPolicy) -> Self {
+        self.retry = retry;
+        self
     }
 
     /// The endpoint URL when calls go to one (the lab twin, an emulator), not to AWS.
@@ -63,9 +77,20 @@ impl AwsClients {
     pub(super) async fn sdk(&self) -> &Sdk {
         self.sdk
             .get_or_init(|| async {
+                let mut loader = aws_config::defaults(BehaviorVersion::latest())
+                    .retry_config(self.retry.retry_config());
+                if let Some(sleep) = self.retry.sleep() {
+                    // Backoffs move the virtual clock. Timeouts and stalled-stream checks
+                    // would race that clock against loopback I/O that takes wall time, so
+                    // the twin's endpoint goes without them.
+                    loader = loader
+                        .sleep_impl(sleep)
+                        .timeout_config(TimeoutConfig::disabled())
+                        .stalled_stream_protection(StalledStreamProtectionConfig::disabled());
+                }
                 let config = match &self.recipe {
                     Recipe::Endpoint { url, region } => {
-                        aws_config::defaults(BehaviorVersion::latest())
+                        loader
                             .region(Region::new(region.clone()))
                             .endpoint_url(url)
                             .credentials_provider(Credentials::new(
@@ -79,7 +104,6 @@ impl AwsClients {
                             .await
                     }
                     Recipe::Environment { profile, region } => {
-                        let mut loader = aws_config::defaults(BehaviorVersion::latest());
                         if let Some(profile) = profile {
                             loader = loader.profile_name(profile);
                         }
@@ -89,12 +113,36 @@ impl AwsClients {
                         loader.load().await
                     }
                 };
-                Sdk {
-                    eks: aws_sdk_eks::Client::new(&config),
-                    ec2: aws_sdk_ec2::Client::new(&config),
-                    iam: aws_sdk_iam::Client::new(&config),
-                }
+                sdk_clients(&config)
             })
             .await
+    }
+}
+
+/// One drill is one caller making its calls in turn, each bounded by the attempt budget. The
+/// SDK's shared retry quota (about 35 retries a process, then none at all) would only turn a
+/// long throttled stretch into a failed cleanup, so each service gets a quota without limit.
+fn sdk_clients(config: &SdkConfig) -> Sdk {
+    let partition = |name: &'static str| {
+        RetryPartition::custom(name)
+            .token_bucket(TokenBucket::unlimited())
+            .build()
+    };
+    Sdk {
+        eks: aws_sdk_eks::Client::from_conf(
+            aws_sdk_eks::config::Builder::from(config)
+                .retry_partition(partition("runbook-eks"))
+                .build(),
+        ),
+        ec2: aws_sdk_ec2::Client::from_conf(
+            aws_sdk_ec2::config::Builder::from(config)
+                .retry_partition(partition("runbook-ec2"))
+                .build(),
+        ),
+        iam: aws_sdk_iam::Client::from_conf(
+            aws_sdk_iam::config::Builder::from(config)
+                .retry_partition(partition("runbook-iam"))
+                .build(),
+        ),
     }
 }

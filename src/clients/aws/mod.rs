@@ -10,7 +10,9 @@ mod eks;
 mod eks_lifecycle;
 mod error;
 mod iam;
+mod nodegroup_scaling;
 mod reachability;
+mod retry;
 mod waiter;
 
 pub use client::AwsClients;
@@ -18,3 +20,4 @@ pub use ec2::RuleSpec;
 pub use ec2_lifecycle::SubnetSpec;
 pub use eks_lifecycle::{ClusterSpec, EksResource, NodegroupSpec};
 pub use error::AwsError;
+pub use retry::{DEFAULT_MAX_ATTEMPTS, RetryPolicy, is_transient};

@@ -110,16 +110,19 @@ fn assert_eq(
         || actual_json.is_array()
         || expected_json.is_object()
         || expected_json.is_array();
-    let detail = if structured {
-        diff::unified(
-            &to_yaml(&expected_json),
-            &to_yaml(&actual_json),
-            "expected",
-            "actual",
-        )
-    } else {
-        format!("expected: {expected_json}\n  actual: {actual_json}")
-    };
+    if !structured {
+        // One line, so the step's error in a report or a CI log says what was found.
+        return Err(failure(
+            format!("{headline}: expected {expected_json}, got {actual_json}"),
+            position,
+        ));
+    }
+    let detail = diff::unified(
+        &to_yaml(&expected_json),
+        &to_yaml(&actual_json),
+        "expected",
+        "actual",
+    );
     Err(failure(
         format!("{headline}\n{}", detail.trim_end()),
         position,

@@ -6,38 +6,26 @@ use rhai::{Dynamic, Engine, EvalAltResult, Module, NativeCallContext};
 
 use super::doc;
 use crate::script::convert::{from_json, parse_yaml_documents, to_json, to_yaml};
-use crate::script::error::{failure, usage_error};
+use crate::script::error::failure;
 use crate::script::host::Host;
-
-/// Files larger than this are refused, like strings over the engine's size limit.
-pub(crate) const MAX_READ_BYTES: u64 = 16 * 1024 * 1024;
 
 pub(super) fn register(engine: &mut Engine, host: &Arc<Host>) {
     let h = host.clone();
     doc(
         "read_text",
         &["path: &str", "String"],
-        "The text of a file, relative to the runbook's folder (read-only).",
+        "The text of a file, relative to the runbook's folder. Only files under the runbook's\n\
+         folder, the snapshot folder and --allow-read folders can be read (never /proc, /sys,\n\
+         /dev), up to --max-read-bytes (64 MiB).",
     )
     .register_into_engine(
         engine,
         move |ctx: NativeCallContext, path: &str| -> Result<String, Box<EvalAltResult>> {
-            let position = ctx.call_position();
             let full = h.config.base_dir.join(path);
-            let size = std::fs::metadata(&full)
-                .map_err(|e| failure(format!("cannot read {}: {e}", full.display()), position))?
-                .len();
-            if size > MAX_READ_BYTES {
-                return Err(usage_error(
-                    format!(
-                        "{} is {size} bytes, over the {MAX_READ_BYTES}-byte limit",
-                        full.display()
-                    ),
-                    position,
-                ));
-            }
-            std::fs::read_to_string(&full)
-                .map_err(|e| failure(format!("cannot read {}: {e}", full.display()), position))
+            h.config
+                .read
+                .read_text(&full)
+                .map_err(|e| failure(e.to_string(), ctx.call_position()))
         },
     );
 

@@ -6,6 +6,7 @@ use rhai::{Dynamic, Engine, EvalAltResult, Map, NativeCallContext, Position};
 
 use super::doc;
 use crate::clock::parse_duration;
+use crate::report::MASK;
 use crate::script::convert::{from_json, to_json};
 use crate::script::error::usage_error;
 use crate::script::host::Host;
@@ -20,11 +21,58 @@ pub(super) fn register(engine: &mut Engine, host: &Arc<Host>) {
          and maps). An unknown key is an error that lists the known ones.",
     )
     .register_into_engine(engine, move |ctx: NativeCallContext, defaults: Map| {
-        resolve(&h, defaults, ctx.call_position())
+        resolve(&h, defaults, &[], ctx.call_position())
     });
+    let h = host.clone();
+    doc(
+        "params",
+        &["defaults: Map", "options: Map", "Map"],
+        "The same; option `secret`: the keys whose values are secret (`#{ secret: [\"token\"] }`).\n\
+         Their values are masked in output, reports, JUnit and snapshots wherever they appear,\n\
+         error messages included (values shorter than 4 characters only as parameters).",
+    )
+    .register_into_engine(
+        engine,
+        move |ctx: NativeCallContext, defaults: Map, options: Map| {
+            let position = ctx.call_position();
+            if let Some(unknown) = options.keys().find(|k| k.as_str() != "secret") {
+                return Err(usage_error(
+                    format!("params: unknown option `{unknown}` (known: secret)"),
+                    position,
+                ));
+            }
+            let secret: Vec<String> = match options.get("secret") {
+                None => Vec::new(),
+                Some(value) => value
+                    .clone()
+                    .into_typed_array::<rhai::ImmutableString>()
+                    .map_err(|_| {
+                        usage_error(
+                            "params: `secret` is an array of parameter names, e.g. [\"token\"]",
+                            position,
+                        )
+                    })?
+                    .into_iter()
+                    .map(|k| k.to_string())
+                    .collect(),
+            };
+            if let Some(unknown) = secret.iter().find(|k| !defaults.contains_key(k.as_str())) {
+                return Err(usage_error(
+                    format!("params: `secret` names `{unknown}`, which is not a parameter"),
+                    position,
+                ));
+            }
+            resolve(&h, defaults, &secret, position)
+        },
+    );
 }
 
-fn resolve(host: &Host, mut params: Map, position: Position) -> Result<Map, Box<EvalAltResult>> {
+fn resolve(
+    host: &Host,
+    mut params: Map,
+    secret: &[String],
+    position: Position,
+) -> Result<Map, Box<EvalAltResult>> {
     let sets = &host.config.sets;
     if let Some(unknown) = sets.keys().find(|k| !params.contains_key(k.as_str())) {
         let known: Vec<&str> = params.keys().map(|k| k.as_str()).collect();
@@ -43,10 +91,22 @@ fn resolve(host: &Host, mut params: Map, position: Position) -> Result<Map, Box<
         })?;
         params.insert(key.as_str().into(), value);
     }
-    host.set_parameters(
-        to_json(&Dynamic::from_map(params.clone())),
-        sets.keys().cloned(),
-    );
+    for key in secret {
+        if let Some(value) = params.get(key.as_str()) {
+            host.add_secret(&value.to_string());
+        }
+    }
+    // Reports show what was asked for, never what a file or a secret holds.
+    let mut shown = to_json(&Dynamic::from_map(params.clone()));
+    if let Some(map) = shown.as_object_mut() {
+        for key in secret {
+            map.insert(key.clone(), serde_json::Value::String(MASK.into()));
+        }
+        for (key, path) in &host.config.set_files {
+            map.insert(key.clone(), serde_json::Value::String(path.clone()));
+        }
+    }
+    host.set_parameters(shown, sets.keys().cloned());
     Ok(params)
 }
 

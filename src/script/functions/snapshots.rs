@@ -170,7 +170,8 @@ fn snapshot(
 ) -> Result<(), Box<EvalAltResult>> {
     let path = snapshot_path(host, name, position)?;
     let shown = path.display().to_string();
-    let actual_json = to_json(&value);
+    let mut actual_json = to_json(&value);
+    host.secrets().mask_json(&mut actual_json);
     let actual = to_yaml(&actual_json);
     let write = |outcome| -> Result<(), Box<EvalAltResult>> {
         let written = path

@@ -1,0 +1,277 @@
+//! The files `lab serve` writes for other tools, without ever destroying a user's file: a
+//! kubeconfig that exists gets a `runbook-lab` cluster, user and context merged in (as `kind`
+//! and `aws eks update-kubeconfig` do) and taken out again on exit, byte for byte; an env file
+//! is written only where none is or where it wrote one before. Both are 0600.
+
+use std::io::Write;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+
+use serde_json::{Value, json};
+
+use crate::error::Error;
+
+/// The name of the cluster, user and context merged into a kubeconfig.
+pub(crate) const ENTRY: &str = "runbook-lab";
+
+/// The first line of every env file `lab serve` writes; an existing file without it is not ours.
+const ENV_MARKER: &str =
+    "# written by runbook lab serve: the lab twin's AWS endpoint (removed when it stops)";
+
+/// What to undo when `lab serve` stops.
+#[derive(Debug)]
+pub(crate) enum Written {
+    /// A file that was not there: removed, unless someone changed it since.
+    Created { path: PathBuf, text: String },
+    /// Entries merged into a user's kubeconfig: the original comes back.
+    Merged {
+        path: PathBuf,
+        original: String,
+        merged: String,
+    },
+}
+
+impl Written {
+    /// Undoes the write. A file changed since is edited, not replaced: only our entries go.
+    pub(crate) fn undo(&self) -> Result<(), Error> {
+        match self {
+            Written::Created { path, text } => {
+                if std::fs::read_to_string(path).is_ok_and(|now| &now == text) {
+                    let _ = std::fs::remove_file(path);
+                }
+                Ok(())
+            }
+            Written::Merged {
+                path,
+                original,
+                merged,
+            } => {
+                let now = std::fs::read_to_string(path).unwrap_or_default();
+                if &now == merged {
+                    return write_private(path, original, "the kubeconfig");
+                }
+                let mut config = parse(path, &now)?;
+                let previous = parse(path, original)?["current-context"].clone();
+                remove_entries(&mut config);
+                if config["current-context"] == ENTRY {
+                    config["current-context"] = previous;
+                }
+                write_private(path, &to_yaml(&config), "the kubeconfig")
+            }
+        }
+    }
+}
+
+/// A kubeconfig for the twin at `server`: a new file, or merged into the one at `path`.
+pub(crate) fn write_kubeconfig(path: &Path, server: &str) -> Result<Written, Error> {
+    let ours = json!({
+        "clusters": [{"name": ENTRY, "cluster": {"server": server}}],
+        "contexts": [{"name": ENTRY, "context": {"cluster": ENTRY, "user": ENTRY}}],
+        "users": [{"name": ENTRY, "user": {}}],
+    });
+    let original = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            let mut config = json!({"apiVersion": "v1", "kind": "Config", "preferences": {}});
+            merge(&mut config, &ours);
+            let text = to_yaml(&config);
+            write_private(path, &text, "the kubeconfig")?;
+            return Ok(Written::Created {
+                path: path.to_path_buf(),
+                text,
+            });
+        }
+        Err(source) => {
+            return Err(Error::Read {
+                path: path.to_path_buf(),
+                what: "the kubeconfig to merge the lab into".into(),
+                source,
+            });
+        }
+    };
+    let mut config = parse(path, &original)?;
+    merge(&mut config, &ours);
+    let merged = to_yaml(&config);
+    write_private(path, &merged, "the kubeconfig")?;
+    Ok(Written::Merged {
+        path: path.to_path_buf(),
+        original,
+        merged,
+    })
+}
+
+/// The env file for the aws CLI; refuses a file that `lab serve` did not write.
+pub(crate) fn write_env(path: &Path, endpoint: &str) -> Result<Written, Error> {
+    if let Ok(existing) = std::fs::read_to_string(path)
+        && !existing.starts_with(ENV_MARKER)
+    {
+        return Err(Error::Usage(format!(
+            "--write-env {}: the file exists and runbook lab serve did not write it; remove it or name another path",
+            path.display()
+        )));
+    } else if path.exists() && std::fs::read_to_string(path).is_err() {
+        return Err(Error::Usage(format!(
+            "--write-env {}: exists and is not a text file runbook lab serve wrote; name another path",
+            path.display()
+        )));
+    }
+    let text = format!(
+        "{ENV_MARKER}\nAWS_ENDPOINT_URL={endpoint}\nAWS_REGION={region}\nAWS_DEFAULT_REGION={region}\nAWS_ACCESS_KEY_ID=AKIDLABTWIN\nAWS_SECRET_ACCESS_KEY=lab-twin-secret\nAWS_EC2_METADATA_DISABLED=true\nNO_PROXY=127.0.0.1,localhost\n",
+        region = crate::lab::REGION
+    );
+    write_private(path, &text, "the env file")?;
+    Ok(Written::Created {
+        path: path.to_path_buf(),
+        text,
+    })
+}
+
+fn parse(path: &Path, text: &str) -> Result<Value, Error> {
+    let value: Value = if text.trim().is_empty() {
+        json!({})
+    } else {
+        serde_saphyr::from_str(text).map_err(|e| {
+            Error::Usage(format!(
+                "--write-kubeconfig {}: the file is not a kubeconfig runbook can merge into ({e}); name another path",
+                path.display()
+            ))
+        })?
+    };
+    if !value.is_object() {
+        return Err(Error::Usage(format!(
+            "--write-kubeconfig {}: the file is not a kubeconfig (not a YAML map); name another path",
+            path.display()
+        )));
+    }
+    Ok(value)
+}
+
+/// Our entries replace any of the same name; the context becomes the current one.
+fn merge(config: &mut Value, ours: &Value) {
+    remove_entries(config);
+    for list in ["clusters", "contexts", "users"] {
+        if !config[list].is_array() {
+            config[list] = json!([]);
+        }
+        if let (Some(items), Some(add)) = (config[list].as_array_mut(), ours[list].as_array()) {
+            items.extend(add.iter().cloned());
+        }
+    }
+    config["current-context"] = json!(ENTRY);
+}
+
+fn remove_entries(config: &mut Value) {
+    for list in ["clusters", "contexts", "users"] {
+        if let Some(items) = config[list].as_array_mut() {
+            items.retain(|item| item["name"] != ENTRY);
+        }
+    }
+}
+
+fn to_yaml(value: &Value) -> String {
+    serde_saphyr::to_string(value).unwrap_or_default()
+}
+
+/// Writes with mode 0600 (a kubeconfig or env file may hold credentials), keeping the mode of
+/// a file that exists narrowed to that too.
+fn write_private(path: &Path, text: &str, what: &'static str) -> Result<(), Error> {
+    let error = |source| Error::Write {
+        path: path.to_path_buf(),
+        what,
+        source,
+    };
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(path)
+        .map_err(error)?;
+    use std::os::unix::fs::PermissionsExt;
+    file.set_permissions(std::fs::Permissions::from_mode(0o600))
+        .map_err(error)?;
+    file.write_all(text.as_bytes()).map_err(error)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const USERS: &str = "apiVersion: v1\nkind: Config\n# the user's own comment\nclusters:\n- cluster:\n    server: https://ABC.gr7.ap-northeast-2.eks.amazonaws.com\n  name: prod\ncontexts:\n- context:\n    cluster: prod\n    user: prod\n  name: prod\ncurrent-context: prod\nusers:\n- name: prod\n  user:\n    token: abc\n";
+
+    #[test]
+    fn a_users_kubeconfig_gets_our_entries_and_gets_them_back_out_byte_for_byte() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config");
+        std::fs::write(&path, USERS).unwrap();
+        let written = write_kubeconfig(&path, "http://127.0.0.1:1234").unwrap();
+        let merged: Value =
+            serde_saphyr::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        assert_eq!(merged["current-context"], ENTRY);
+        assert_eq!(merged["contexts"].as_array().unwrap().len(), 2);
+        assert_eq!(
+            merged["users"][0]["user"]["token"], "abc",
+            "the user's entries stay"
+        );
+        written.undo().unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), USERS);
+    }
+
+    #[test]
+    fn a_kubeconfig_changed_meanwhile_loses_only_our_entries() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config");
+        std::fs::write(&path, USERS).unwrap();
+        let written = write_kubeconfig(&path, "http://127.0.0.1:1234").unwrap();
+        let changed = std::fs::read_to_string(&path).unwrap() + "preferences: {}\n";
+        std::fs::write(&path, changed).unwrap();
+        written.undo().unwrap();
+        let after: Value =
+            serde_saphyr::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        assert_eq!(after["current-context"], "prod");
+        assert_eq!(after["contexts"].as_array().unwrap().len(), 1);
+        assert_eq!(after["users"][0]["name"], "prod");
+    }
+
+    #[test]
+    fn a_new_kubeconfig_is_private_and_goes_when_the_lab_stops() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("kubeconfig");
+        let written = write_kubeconfig(&path, "http://127.0.0.1:1234").unwrap();
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600);
+        written.undo().unwrap();
+        assert!(!path.exists());
+    }
+
+    #[test]
+    fn an_env_file_we_did_not_write_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(".env");
+        std::fs::write(&path, "DATABASE_URL=postgres://...\n").unwrap();
+        let error = write_env(&path, "http://127.0.0.1:1")
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("did not write it"), "{error}");
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            "DATABASE_URL=postgres://...\n"
+        );
+        let ours = dir.path().join("aws.env");
+        write_env(&ours, "http://127.0.0.1:1").unwrap();
+        write_env(&ours, "http://127.0.0.1:2").expect("ours may be rewritten");
+    }
+
+    #[test]
+    fn a_file_that_is_not_a_kubeconfig_is_refused_untouched() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("notes.txt");
+        std::fs::write(&path, "- just\n- a list\n").unwrap();
+        assert!(write_kubeconfig(&path, "http://127.0.0.1:1").is_err());
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            "- just\n- a list\n"
+        );
+    }
+}
