@@ -513,3 +513,52 @@ fn lab_serve_merges_into_an_existing_kubeconfig_and_takes_it_back_out() {
         "the user's kubeconfig is back byte for byte"
     );
 }
+
+#[test]
+fn the_twin_answers_a_repeated_client_request_token_with_the_first_answer() {
+    let lab = LabServer::start("1");
+    let update = |token: Option<&str>| {
+        let mut args = vec![
+            "eks",
+            "update-nodegroup-config",
+            "--cluster-name",
+            "myeks5w",
+            "--nodegroup-name",
+            "gpu",
+            "--scaling-config",
+            "desiredSize=1",
+            "--output",
+            "json",
+        ];
+        if let Some(token) = token {
+            args.extend(["--client-request-token", token]);
+        }
+        lab.aws(&args)
+    };
+    let first = update(Some("drill-42"));
+    assert!(
+        first.status.success(),
+        "{}",
+        String::from_utf8_lossy(&first.stderr)
+    );
+    // The same call again, as a client that lost the answer retries it: the same update.
+    let again = update(Some("drill-42"));
+    assert!(
+        again.status.success(),
+        "{}",
+        String::from_utf8_lossy(&again.stderr)
+    );
+    let id = |out: &std::process::Output| {
+        serde_json::from_slice::<serde_json::Value>(&out.stdout).expect("JSON")["update"]["id"]
+            .clone()
+    };
+    assert_eq!(id(&first), id(&again));
+    // A new call while that update is in flight is refused, as EKS refuses it.
+    let other = update(Some("drill-43"));
+    assert!(!other.status.success());
+    assert!(
+        String::from_utf8_lossy(&other.stderr).contains("ResourceInUseException"),
+        "{}",
+        String::from_utf8_lossy(&other.stderr)
+    );
+}

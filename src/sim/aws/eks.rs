@@ -166,8 +166,39 @@ fn int_field(body: &Value, path: &[&str]) -> Result<Option<i64>, AwsError> {
     }
 }
 
-/// Serves one EKS request: `(HTTP status, JSON body)` or an error.
+/// Serves one EKS request: `(HTTP status, JSON body)` or an error. A call that carries a
+/// `clientRequestToken` it carried before gets the first answer again, as EKS does, so a
+/// client that retries a create or an update whose answer it lost changes nothing twice.
 pub fn handle(
+    state: &mut AwsState,
+    method: &str,
+    path: &str,
+    query: &BTreeMap<String, String>,
+    body: &Value,
+) -> Result<(u16, Value), AwsError> {
+    let Some(token) = body["clientRequestToken"]
+        .as_str()
+        .filter(|t| !t.is_empty())
+    else {
+        return serve(state, method, path, query, body);
+    };
+    let key = format!("{method} {path} {token}");
+    if let Some((first_body, answer)) = state.idempotent.get(&key) {
+        if first_body != body {
+            return Err(AwsError::new(
+                400,
+                "InvalidParameterException",
+                format!("clientRequestToken {token} was used before with other parameters"),
+            ));
+        }
+        return Ok(answer.clone());
+    }
+    let answer = serve(state, method, path, query, body)?;
+    state.idempotent.insert(key, (body.clone(), answer.clone()));
+    Ok(answer)
+}
+
+fn serve(
     state: &mut AwsState,
     method: &str,
     path: &str,

@@ -2,6 +2,8 @@
 //! EKS cluster with its node groups, add-ons and updates, and the IAM OIDC provider.
 
 use std::collections::BTreeMap;
+
+use serde_json::Value;
 use std::time::Duration;
 
 use super::faults::AwsFaults;
@@ -251,6 +253,9 @@ pub struct AwsState {
     pub meter: Meter,
     /// Throttling, server errors and latency injected into AWS calls.
     pub faults: AwsFaults,
+    /// Answers to EKS calls made with a `clientRequestToken`, by method, path and token, with
+    /// the body they came with: the same call again gets the same answer.
+    pub idempotent: BTreeMap<String, (Value, (u16, Value))>,
     sequence: u64,
 }
 
