@@ -11,7 +11,11 @@ pub enum Exit {
     /// A cleanup failed or did not finish: something may be left behind. Wins over every
     /// other ending, so a leak is never hidden behind "interrupted" or "failed".
     CleanupFailed = 3,
+    /// Stopped by SIGHUP (128 + 1), cleanups done.
+    HungUp = 129,
     Interrupted = 130,
+    /// Stopped by SIGTERM (128 + 15), cleanups done.
+    Terminated = 143,
 }
 
 impl Exit {
@@ -66,6 +70,8 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
+    #[error("the run journal")]
+    Journal(#[source] crate::journal::JournalError),
     #[error("cannot start the async runtime")]
     Runtime(#[source] std::io::Error),
     #[error("the run stopped unexpectedly: {0}")]

@@ -12,6 +12,7 @@
 //!   reachability, cost)
 //! - [`clock`]: real time and the virtual discrete-event clock
 //! - [`sandbox`]: what a runbook may read on this machine
+//! - [`journal`]: the run journal, what undoes each mutation, and the lock on a target
 
 pub mod app;
 pub mod bindings;
@@ -20,6 +21,7 @@ pub mod clients;
 pub mod clock;
 pub mod error;
 pub mod gpu;
+pub mod journal;
 pub mod lab;
 pub mod repl;
 pub mod report;

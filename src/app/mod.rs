@@ -6,6 +6,7 @@ mod eval;
 mod lab_files;
 mod lab_serve;
 mod preflight;
+mod recover;
 mod repl;
 mod run;
 mod runtime;
@@ -49,6 +50,7 @@ pub fn main() -> i32 {
         Command::Docs(args) => docs::execute(&args),
         Command::Lab(LabCommand::Serve(args)) => lab_serve::execute(&args),
         Command::Repl(args) => repl::execute(&args),
+        Command::Recover(args) => recover::execute(&args),
     };
     match result {
         Ok(exit) => exit.code(),

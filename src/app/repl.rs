@@ -32,7 +32,8 @@ pub(crate) fn execute(args: &ReplArgs) -> AppResult {
     // edited the terminal is raw and Ctrl-C reaches the editor as a key instead.)
     if let Some(mut signals) = super::signals::interrupts(&runtime) {
         runtime.spawn(async move {
-            while signals.recv().await.is_some() {
+            loop {
+                signals.recv().await;
                 interrupt.raise();
             }
         });

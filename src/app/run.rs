@@ -6,7 +6,8 @@ use std::sync::Arc;
 
 use super::{AppResult, preflight, runtime, signals, target};
 use crate::cli::{Progress, RunArgs, RunConfig};
-use crate::error::{Error, Exit};
+use crate::error::Error;
+use crate::journal::{self, Journal, Record};
 use crate::report::{LiveSink, PlainSink, Report, Sink, left_behind_text, to_junit_xml};
 use crate::script::{self, Host, HostConfig, Interrupt, RunOptions};
 
@@ -25,6 +26,27 @@ pub(crate) fn execute(args: RunArgs) -> AppResult {
     let runtime = runtime::build()?;
     let target = target::connect(&runtime, &config.target, config.clock)?;
     let runbook = config.file.display().to_string();
+    let state_dir = journal::state_dir(config.journal.state_dir.as_deref());
+    let run_id = new_run_id();
+    // The embedded twin is this process's own; any other target is held for the run.
+    let _lock = match &target.clients {
+        Some(_) => Some(take_lock(
+            &state_dir,
+            &config,
+            &target.key,
+            &run_id,
+            &runbook,
+        )?),
+        None => None,
+    };
+    if let Some(earlier) = journal::latest_unfinished(&state_dir, &target.key) {
+        eprintln!(
+            "note: run {} of {} against this target was killed before its cleanups finished; \
+             `runbook recover {}` with the same --kubeconfig and --aws-endpoint puts back what it changed",
+            earlier.id, earlier.runbook, earlier.id
+        );
+    }
+    let run_journal = start_journal(&state_dir, &run_id, &runbook, &target.key)?;
     let host = Host::new(
         HostConfig {
             runbook: runbook.clone(),
@@ -38,6 +60,7 @@ pub(crate) fn execute(args: RunArgs) -> AppResult {
             read: config.read.clone(),
             snapshot_dir: config.snapshot_dir.clone(),
             update_snapshots: config.update_snapshots,
+            run_id: Some(run_id.clone()),
         },
         target.clock.clone(),
         sink(config.progress),
@@ -45,6 +68,7 @@ pub(crate) fn execute(args: RunArgs) -> AppResult {
         runtime.handle().clone(),
     );
 
+    host.attach_journal(run_journal.clone());
     let (report_path, junit_path) = (config.report.clone(), config.junit.clone());
     signals::watch(&runtime, host.clone(), move |report| {
         // Best effort on abort: the process is about to exit either way.
@@ -74,7 +98,70 @@ pub(crate) fn execute(args: RunArgs) -> AppResult {
     if let Some(text) = left_behind_text(&outcome.report) {
         eprint!("{text}");
     }
-    Ok(Exit::from(&outcome.report))
+    // A run whose cleanups did not all finish stays unfinished: recover can still act on it.
+    if outcome.report.left_behind().is_empty() {
+        let status = serde_json::to_value(outcome.report.status)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_default();
+        let _ = run_journal.append(&Record::End { status });
+    }
+    Ok(signals::exit_code(&host, &outcome.report))
+}
+
+/// `r<seconds since the epoch>-<pid>`: sortable, and apart across processes.
+fn new_run_id() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    format!("r{secs}-{}", std::process::id())
+}
+
+fn take_lock(
+    state_dir: &Path,
+    config: &RunConfig,
+    key: &str,
+    run_id: &str,
+    runbook: &str,
+) -> Result<journal::TargetLock, Error> {
+    let wait = match &config.journal.wait_lock {
+        Some(text) => crate::clock::parse_duration(text)
+            .map_err(|e| Error::Usage(format!("--wait-lock {text}: {e}")))?,
+        None => std::time::Duration::ZERO,
+    };
+    journal::acquire(
+        state_dir,
+        &journal::Holder {
+            pid: std::process::id(),
+            run_id: run_id.to_string(),
+            runbook: runbook.to_string(),
+            target: key.to_string(),
+        },
+        wait,
+    )
+    .map_err(|e| Error::Usage(e.to_string()))
+}
+
+/// The run's journal, with its first record on disk.
+fn start_journal(
+    state_dir: &Path,
+    run_id: &str,
+    runbook: &str,
+    key: &str,
+) -> Result<Arc<Journal>, Error> {
+    let journal = Journal::create(&state_dir.join("runs").join(run_id)).map_err(Error::Journal)?;
+    journal
+        .append(&Record::Start {
+            run_id: run_id.to_string(),
+            runbook: runbook.to_string(),
+            target: key.to_string(),
+            pid: std::process::id(),
+            started_at: std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs()),
+        })
+        .map_err(Error::Journal)?;
+    Ok(Arc::new(journal))
 }
 
 fn sink(progress: Progress) -> Arc<dyn Sink> {

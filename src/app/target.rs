@@ -13,8 +13,19 @@ use crate::script::Extension;
 use crate::sim::scenario::{self, Scenario};
 use crate::sim::{Twin, kube};
 
+/// The clients of a target outside this process (`recover` undoes through them).
+#[derive(Clone)]
+pub(crate) struct TargetClients {
+    pub(crate) aws: Arc<AwsClients>,
+    pub(crate) kube: Arc<KubeClient>,
+}
+
 pub(crate) struct Target {
     pub(crate) clock: Arc<dyn Clock>,
+    /// What names this target in journals and locks: the Kubernetes API and the AWS endpoint.
+    pub(crate) key: String,
+    /// None for the embedded twin, which lives and dies with the process.
+    pub(crate) clients: Option<TargetClients>,
     pub(crate) extensions: Vec<Arc<dyn Extension>>,
     /// The twin's clock, when the target is the twin.
     pub(crate) virtual_clock: Option<Arc<VirtualClock>>,
@@ -77,7 +88,9 @@ pub(crate) fn connect(
             );
             Ok(Target {
                 clock,
-                extensions: extensions(client, aws, args.helm.clone()),
+                key: format!("the embedded lab twin of process {}", std::process::id()),
+                clients: None,
+                extensions: extensions(Arc::new(client), Arc::new(aws), args.helm.clone()),
                 virtual_clock: Some(twin_clock),
                 description,
                 _twin: Some(twin),
@@ -110,9 +123,16 @@ pub(crate) fn connect(
                 max_attempts: args.aws_max_attempts,
                 virtual_clock: None,
             });
+            let key = format!("Kubernetes {} with AWS {}", client.endpoint, aws.endpoint);
+            let (kube, aws) = (Arc::new(client), Arc::new(aws));
             Ok(Target {
                 clock,
-                extensions: extensions(client, aws, args.helm.clone()),
+                key,
+                clients: Some(TargetClients {
+                    aws: aws.clone(),
+                    kube: kube.clone(),
+                }),
+                extensions: extensions(kube, aws, args.helm.clone()),
                 virtual_clock: None,
                 description: format!(
                     "the cluster of {}{}",
@@ -144,21 +164,20 @@ pub(crate) fn documentation_extensions(
     let _entered = runtime.enter();
     let aws = AwsClients::for_endpoint("http://127.0.0.1:9", crate::lab::REGION);
     match KubeClient::for_endpoint("http://127.0.0.1:9") {
-        Ok(client) => extensions(client, aws, None),
+        Ok(client) => extensions(Arc::new(client), Arc::new(aws), None),
         Err(_) => vec![Arc::new(AwsBindings::new(Arc::new(aws)))],
     }
 }
 
 /// Every binding module, over one Kubernetes client and one set of AWS clients.
 fn extensions(
-    kube: KubeClient,
-    aws: AwsClients,
+    kube: Arc<KubeClient>,
+    aws: Arc<AwsClients>,
     helm: Option<std::path::PathBuf>,
 ) -> Vec<Arc<dyn Extension>> {
-    let kube = Arc::new(kube);
     vec![
         Arc::new(KubeBindings::new(kube.clone())),
-        Arc::new(AwsBindings::new(Arc::new(aws))),
+        Arc::new(AwsBindings::new(aws)),
         Arc::new(GpuBindings::new(kube.clone())),
         Arc::new(HelmBindings::new(helm, Some(kube))),
     ]

@@ -7,7 +7,9 @@ use std::time::Duration;
 use rhai::{Dynamic, Engine, EvalAltResult, Map, Module, NativeCallContext, Position};
 
 use super::args::known_options;
+use super::journaled::{journal_rule, journaled, rule_action, shown_rule};
 use crate::clients::aws::{AwsClients, AwsError, RuleSpec, is_transient};
+use crate::journal::Undo;
 use crate::script::{Extension, Host, documented as doc, duration_value, from_json, usage_error};
 
 type Result<T = Dynamic> = std::result::Result<T, Box<EvalAltResult>>;
@@ -291,18 +293,34 @@ impl Extension for AwsBindings {
             .set_into_module(&mut ec2, move |ctx: NativeCallContext, group: &str, rule: Map| -> Result<String> {
                 let position = ctx.call_position();
                 let spec = rule_spec(group, &rule, position)?;
-                call(&host, position, || clients.authorize(group, &spec))
+                let journal_rule = journal_rule(&spec);
+                let action = rule_action("authorize", group, &journal_rule);
+                let undo = Undo::Revoke { group: group.to_string(), rule: journal_rule };
+                journaled(&host, position, &action, Some(undo), || call(&host, position, || clients.authorize(group, &spec)))
             });
         let (clients, host) = clone!();
         doc("revoke", &["group: &str", "rule: Dynamic", "()"], "Removes a rule, given as a map like authorize's (or one from ec2::rules) or as its id (\"sgr-...\").")
             .set_into_module(&mut ec2, move |ctx: NativeCallContext, group: &str, rule: Dynamic| -> Result<()> {
                 let position = ctx.call_position();
                 if let Some(id) = rule.read_lock::<rhai::ImmutableString>() {
-                    return call(&host, position, || clients.revoke_rule_id(group, &id));
+                    // The journal needs the whole rule to put it back: read it first.
+                    let rules = call(&host, position, || clients.rules(group))?;
+                    let undo = rules
+                        .iter()
+                        .find(|r| r["id"].as_str() == Some(id.as_str()))
+                        .map(|r| Undo::Authorize { group: group.to_string(), rule: shown_rule(group, r) });
+                    let action = match &undo {
+                        Some(Undo::Authorize { rule, .. }) => rule_action("revoke", group, rule),
+                        _ => format!("ec2::revoke {group} {}", id.as_str()),
+                    };
+                    return journaled(&host, position, &action, undo, || call(&host, position, || clients.revoke_rule_id(group, &id)));
                 }
                 let map = rule.read_lock::<Map>().map(|m| m.clone()).ok_or_else(|| usage_error("ec2::revoke takes a rule map or a rule id", position))?;
                 let spec = rule_spec(group, &map, position)?;
-                call(&host, position, || clients.revoke(group, &spec))
+                let journal_rule = journal_rule(&spec);
+                let action = rule_action("revoke", group, &journal_rule);
+                let undo = Undo::Authorize { group: group.to_string(), rule: journal_rule };
+                journaled(&host, position, &action, Some(undo), || call(&host, position, || clients.revoke(group, &spec)))
             });
         let (clients, host) = clone!();
         doc(
@@ -407,8 +425,21 @@ fn scale(
         )
     })?;
     let clock = host.clock.clone();
-    let update = call(host, position, || {
-        clients.scale_nodegroup_to(cluster, name, desired, wait, clock.as_ref())
+    // The size before, so that a recover can put it back.
+    let before = call(host, position, || clients.nodegroup(cluster, name))?;
+    let undo = before["scaling_config"]["desired_size"]
+        .as_i64()
+        .and_then(|d| i32::try_from(d).ok())
+        .map(|previous| Undo::ScaleNodegroup {
+            cluster: cluster.to_string(),
+            nodegroup: name.to_string(),
+            desired: previous,
+        });
+    let action = format!("eks::scale_nodegroup {cluster} {name} to {desired}");
+    let update = journaled(host, position, &action, undo, || {
+        call(host, position, || {
+            clients.scale_nodegroup_to(cluster, name, desired, wait, clock.as_ref())
+        })
     })?;
     Ok(json(&update))
 }

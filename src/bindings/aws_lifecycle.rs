@@ -1,6 +1,7 @@
 //! The create, delete and wait half of `eks::`, `ec2::` and `iam::` (what the lab blueprint in
 //! stdlib/lab.rhai builds and tears down), and `cost::`.
 
+use super::journaled::journaled;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -77,12 +78,12 @@ pub(super) fn install_eks(eks: &mut Module, clients: &Arc<AwsClients>, host: &Ar
                 subnets: s.strings("subnets")?,
                 security_groups: s.strings("security_groups")?,
             };
-            Ok(json(&call(&h, position, || c.create_cluster(&cluster))?))
+            Ok(json(&journaled(&h, position, "eks::create_cluster", None, || call(&h, position, || c.create_cluster(&cluster)))?))
         });
     let (c, h) = (clients.clone(), host.clone());
     doc("delete_cluster", &["name: &str", "()"], "Starts deleting a cluster (its node groups must be gone: ResourceInUseException otherwise).")
         .set_into_module(eks, move |ctx: NativeCallContext, name: &str| -> Result {
-            call(&h, ctx.call_position(), || c.delete_cluster(name)).map(|()| unit())
+            journaled(&h, ctx.call_position(), "eks::delete_cluster", None, || call(&h, ctx.call_position(), || c.delete_cluster(name))).map(|()| unit())
         });
     waiter!(
         eks,
@@ -127,7 +128,7 @@ pub(super) fn install_eks(eks: &mut Module, clients: &Arc<AwsClients>, host: &Ar
                 labels: s.pairs("labels")?,
                 taints,
             };
-            Ok(json(&call(&h, position, || c.create_nodegroup(cluster, &nodegroup))?))
+            Ok(json(&journaled(&h, position, "eks::create_nodegroup", None, || call(&h, position, || c.create_nodegroup(cluster, &nodegroup)))?))
         });
     let (c, h) = (clients.clone(), host.clone());
     doc(
@@ -168,7 +169,7 @@ pub(super) fn install_eks(eks: &mut Module, clients: &Arc<AwsClients>, host: &Ar
     let (c, h) = (clients.clone(), host.clone());
     doc("create_addon", &["cluster: &str", "name: &str", "Map"], "Starts installing an add-on at its default version; returns #{ addon_name, addon_version, status }.")
         .set_into_module(eks, move |ctx: NativeCallContext, cluster: &str, name: &str| -> Result {
-            Ok(json(&call(&h, ctx.call_position(), || c.create_addon(cluster, name, None))?))
+            Ok(json(&journaled(&h, ctx.call_position(), "eks::create_addon", None, || call(&h, ctx.call_position(), || c.create_addon(cluster, name, None)))?))
         });
     let (c, h) = (clients.clone(), host.clone());
     doc(
@@ -182,9 +183,17 @@ pub(super) fn install_eks(eks: &mut Module, clients: &Arc<AwsClients>, host: &Ar
             let position = ctx.call_position();
             let s = Spec::new(&options, "eks::create_addon", &["version"], position)?;
             let version = s.string("version")?;
-            Ok(json(&call(&h, position, || {
-                c.create_addon(cluster, name, version.as_deref())
-            })?))
+            Ok(json(&journaled(
+                &h,
+                position,
+                "eks::create_addon",
+                None,
+                || {
+                    call(&h, position, || {
+                        c.create_addon(cluster, name, version.as_deref())
+                    })
+                },
+            )?))
         },
     );
     let (c, h) = (clients.clone(), host.clone());
@@ -196,7 +205,10 @@ pub(super) fn install_eks(eks: &mut Module, clients: &Arc<AwsClients>, host: &Ar
     .set_into_module(
         eks,
         move |ctx: NativeCallContext, cluster: &str, name: &str| -> Result {
-            call(&h, ctx.call_position(), || c.delete_addon(cluster, name)).map(|()| unit())
+            journaled(&h, ctx.call_position(), "eks::delete_addon", None, || {
+                call(&h, ctx.call_position(), || c.delete_addon(cluster, name))
+            })
+            .map(|()| unit())
         },
     );
     waiter!(
@@ -234,7 +246,9 @@ pub(super) fn install_ec2(ec2: &mut Module, clients: &Arc<AwsClients>, host: &Ar
             let position = ctx.call_position();
             let s = Spec::new(&spec, "ec2::create_vpc", &["cidr", "name"], position)?;
             let (cidr, name) = (s.required("cidr")?, s.string("name")?.unwrap_or_default());
-            call(&h, position, || c.create_vpc(&cidr, &name))
+            journaled(&h, position, "ec2::create_vpc", None, || {
+                call(&h, position, || c.create_vpc(&cidr, &name))
+            })
         },
     );
     let (c, h) = (clients.clone(), host.clone());
@@ -254,7 +268,7 @@ pub(super) fn install_ec2(ec2: &mut Module, clients: &Arc<AwsClients>, host: &Ar
                 name: s.string("name")?.unwrap_or_default(),
                 public,
             };
-            call(&h, position, || c.create_subnet(&subnet))
+            journaled(&h, position, "ec2::create_subnet", None, || call(&h, position, || c.create_subnet(&subnet)))
         });
     let (c, h) = (clients.clone(), host.clone());
     doc("create_nat_gateway", &["spec: Map", "String"], "Creates a public NAT gateway: #{ subnet, name, allocation_id } (real AWS needs the Elastic IP's\nallocation_id); returns its id. ec2::wait_nat_gateway_available waits for it.")
@@ -262,7 +276,7 @@ pub(super) fn install_ec2(ec2: &mut Module, clients: &Arc<AwsClients>, host: &Ar
             let position = ctx.call_position();
             let s = Spec::new(&spec, "ec2::create_nat_gateway", &["subnet", "name", "allocation_id"], position)?;
             let (subnet, name, allocation) = (s.required("subnet")?, s.string("name")?.unwrap_or_default(), s.string("allocation_id")?);
-            call(&h, position, || c.create_nat_gateway(&subnet, &name, allocation.as_deref()))
+            journaled(&h, position, "ec2::create_nat_gateway", None, || call(&h, position, || c.create_nat_gateway(&subnet, &name, allocation.as_deref())))
         });
     let (c, h) = (clients.clone(), host.clone());
     doc(
@@ -293,7 +307,7 @@ pub(super) fn install_ec2(ec2: &mut Module, clients: &Arc<AwsClients>, host: &Ar
             let position = ctx.call_position();
             let s = Spec::new(&spec, "ec2::create_security_group", &["name", "description", "vpc"], position)?;
             let (name, description, vpc) = (s.required("name")?, s.required("description")?, s.required("vpc")?);
-            call(&h, position, || c.create_security_group(&name, &description, &vpc))
+            journaled(&h, position, "ec2::create_security_group", None, || call(&h, position, || c.create_security_group(&name, &description, &vpc)))
         });
     let (c, h) = (clients.clone(), host.clone());
     doc(
@@ -329,10 +343,20 @@ pub(super) fn install_ec2(ec2: &mut Module, clients: &Arc<AwsClients>, host: &Ar
             move |ctx: NativeCallContext, id: &str| -> Result {
                 let position = ctx.call_position();
                 let outcome = match name {
-                    "delete_vpc" => call(&h, position, || c.delete_vpc(id)),
-                    "delete_subnet" => call(&h, position, || c.delete_subnet(id)),
-                    "delete_nat_gateway" => call(&h, position, || c.delete_nat_gateway(id)),
-                    _ => call(&h, position, || c.delete_security_group(id)),
+                    "delete_vpc" => journaled(&h, position, "ec2::delete_vpc", None, || {
+                        call(&h, position, || c.delete_vpc(id))
+                    }),
+                    "delete_subnet" => journaled(&h, position, "ec2::delete_subnet", None, || {
+                        call(&h, position, || c.delete_subnet(id))
+                    }),
+                    "delete_nat_gateway" => {
+                        journaled(&h, position, "ec2::delete_nat_gateway", None, || {
+                            call(&h, position, || c.delete_nat_gateway(id))
+                        })
+                    }
+                    _ => journaled(&h, position, "ec2::delete_security_group", None, || {
+                        call(&h, position, || c.delete_security_group(id))
+                    }),
                 };
                 outcome.map(|()| unit())
             },
@@ -347,7 +371,7 @@ pub(super) fn install_iam(iam: &mut Module, clients: &Arc<AwsClients>, host: &Ar
             let position = ctx.call_position();
             let s = Spec::new(&spec, "iam::create_oidc_provider", &["url", "client_ids", "thumbprints"], position)?;
             let (url, ids, thumbprints) = (s.required("url")?, s.strings("client_ids")?, s.strings("thumbprints")?);
-            call(&h, position, || c.create_oidc_provider(&url, &ids, &thumbprints))
+            journaled(&h, position, "iam::create_oidc_provider", None, || call(&h, position, || c.create_oidc_provider(&url, &ids, &thumbprints)))
         });
     let (c, h) = (clients.clone(), host.clone());
     doc(
@@ -356,7 +380,14 @@ pub(super) fn install_iam(iam: &mut Module, clients: &Arc<AwsClients>, host: &Ar
         "Removes an IAM OIDC provider.",
     )
     .set_into_module(iam, move |ctx: NativeCallContext, arn: &str| -> Result {
-        call(&h, ctx.call_position(), || c.delete_oidc_provider(arn)).map(|()| unit())
+        journaled(
+            &h,
+            ctx.call_position(),
+            "iam::delete_oidc_provider",
+            None,
+            || call(&h, ctx.call_position(), || c.delete_oidc_provider(arn)),
+        )
+        .map(|()| unit())
     });
 }
 

@@ -1,6 +1,8 @@
 //! `nvml::` (nvidia-smi over exec, and its parsers) and `nccl::` (nccl-tests across GPU nodes,
 //! and its parser).
 
+use super::journaled::journaled;
+use crate::journal::Undo;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -122,11 +124,19 @@ impl Extension for GpuBindings {
                     timeout: timeout_of(&options, "nvml::query", Duration::from_secs(120), position)?,
                 };
                 let clock = h.clock.clone();
-                let answered = h.block_on(position, query(&kube, &spec, clock.as_ref()));
-                if answered.is_err() {
-                    h.block_on_cleanup(remove_probes(&kube, &spec));
-                }
-                Ok(encode(&answered?.map_err(|e| kube_error(e, position))?))
+                // Probe pods it may start; a run killed meanwhile leaves them to recover.
+                let undo = Undo::DeleteLabeled {
+                    kinds: vec!["Pod".into()],
+                    namespace: spec.namespace.clone(),
+                    selector: "app.kubernetes.io/managed-by=runbook,runbook/probe=nvml".into(),
+                };
+                journaled(&h, position, "nvml::query (probe pods)", Some(undo), || {
+                    let answered = h.block_on(position, query(&kube, &spec, clock.as_ref()));
+                    if answered.is_err() {
+                        h.block_on_cleanup(remove_probes(&kube, &spec));
+                    }
+                    Ok(encode(&answered?.map_err(|e| kube_error(e, position))?))
+                })
             });
 
         let (kube, h) = (self.kube.clone(), host.clone());
@@ -157,13 +167,20 @@ impl Extension for GpuBindings {
                 let clock = h.clock.clone();
                 let salt = if clock.is_virtual() { 0 } else { std::process::id() };
                 let mut run = AllReduce::new(&spec, clock.now(), salt);
-                let outcome = h.block_on(position, run.run(&kube, &spec, clock.as_ref()));
-                let cleaned = h.block_on_cleanup(run.cleanup(&kube));
-                let result = outcome?.map_err(|e| kube_error(e, position))?;
-                if let Some(Err(e)) = cleaned {
-                    return Err(kube_error(e, position));
-                }
-                Ok(from_json(&result))
+                let undo = Undo::DeleteLabeled {
+                    kinds: vec!["Job".into(), "Pod".into(), "Service".into()],
+                    namespace: spec.namespace.clone(),
+                    selector: format!("app.kubernetes.io/managed-by=runbook,runbook/nccl={}", run.name),
+                };
+                journaled(&h, position, &format!("nccl::all_reduce {}", run.name), Some(undo), || {
+                    let outcome = h.block_on(position, run.run(&kube, &spec, clock.as_ref()));
+                    let cleaned = h.block_on_cleanup(run.cleanup(&kube));
+                    let result = outcome?.map_err(|e| kube_error(e, position))?;
+                    if let Some(Err(e)) = cleaned {
+                        return Err(kube_error(e, position));
+                    }
+                    Ok(from_json(&result))
+                })
             });
         engine.register_static_module("nvml", nvml.into());
         engine.register_static_module("nccl", nccl_module.into());

@@ -9,6 +9,7 @@ mod aws;
 mod aws_lifecycle;
 mod gpu;
 mod helm;
+mod journaled;
 mod k8s;
 mod kubectl_view;
 mod options;

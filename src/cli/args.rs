@@ -9,7 +9,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
     name = "runbook",
     version,
     about = "Prove that a GPU cluster works: Rhai runbooks over typed AWS, Kubernetes and NVIDIA primitives",
-    after_help = "Exit codes: 0 passed, 1 a step, assertion or cleanup failed, 2 usage or script error, 130 interrupted."
+    after_help = "Exit codes: 0 passed, 1 a step or assertion failed, 2 usage or script error, 3 a cleanup did not finish (something may be left behind), 130/143/129 stopped by SIGINT/SIGTERM/SIGHUP."
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -31,6 +31,38 @@ pub enum Command {
     /// The lab twin as a server, for kubectl and the aws CLI.
     #[command(subcommand)]
     Lab(LabCommand),
+    /// Put back what a killed run changed, from its journal: what its pending cleanups were
+    /// there to undo.
+    Recover(RecoverArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct RecoverArgs {
+    /// The run to recover [default: the newest unfinished run against this target].
+    pub run_id: Option<String>,
+    /// List the unfinished runs (runbook, target, start, what a recover would do) and stop.
+    #[arg(long)]
+    pub list: bool,
+    /// Say what would be done, and do nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    #[command(flatten)]
+    pub journal: JournalArgs,
+    #[command(flatten)]
+    pub target: TargetArgs,
+}
+
+/// Where run journals and target locks live.
+#[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "Journal")]
+pub struct JournalArgs {
+    /// Run journals and locks go here [default: $XDG_STATE_HOME/runbook, else
+    /// ~/.local/state/runbook].
+    #[arg(long, value_name = "DIR", global = true)]
+    pub state_dir: Option<PathBuf>,
+    /// When another run holds the target, wait this long for it ("10m") instead of failing.
+    #[arg(long, value_name = "DURATION", global = true)]
+    pub wait_lock: Option<String>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -111,6 +143,8 @@ pub struct RunArgs {
     pub clock: Option<ClockKind>,
     #[command(flatten)]
     pub read: ReadArgs,
+    #[command(flatten)]
+    pub journal: JournalArgs,
     #[command(flatten)]
     pub target: TargetArgs,
 }

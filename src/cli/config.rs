@@ -20,6 +20,7 @@ pub struct RunConfig {
     pub progress: Progress,
     pub clock: Option<ClockKind>,
     pub target: TargetArgs,
+    pub journal: super::args::JournalArgs,
     /// What `read_text` may read: the runbook's folder, the snapshot folder, `--allow-read`.
     pub read: ReadSandbox,
     /// `--set` keys whose value came from a file, with the `@path` given: reports show that,
@@ -55,6 +56,7 @@ impl RunConfig {
             progress: args.progress,
             clock: args.clock,
             target: args.target,
+            journal: args.journal,
         })
     }
 }

@@ -4,7 +4,7 @@ mod args;
 mod config;
 
 pub use args::{
-    CheckArgs, Cli, ClockKind, Command, DocsArgs, EvalArgs, LabCommand, Progress, ReadArgs,
-    ReplArgs, RunArgs, ServeArgs, TargetArgs,
+    CheckArgs, Cli, ClockKind, Command, DocsArgs, EvalArgs, JournalArgs, LabCommand, Progress,
+    ReadArgs, RecoverArgs, ReplArgs, RunArgs, ServeArgs, TargetArgs,
 };
 pub use config::{RunConfig, Sets, parse_sets, snapshot_dir_for};

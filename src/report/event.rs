@@ -8,6 +8,8 @@ pub enum Event<'a> {
     RunStarted {
         runbook: &'a str,
         clock: &'static str,
+        /// The run's journal id, when it has one.
+        run_id: Option<&'a str>,
     },
     StepStarted {
         path: &'a [String],

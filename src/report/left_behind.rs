@@ -40,6 +40,7 @@ mod tests {
     fn report(defers: Vec<DeferRecord>) -> Report {
         Report {
             runbook: "r.rhai".into(),
+            run_id: None,
             status: RunStatus::Interrupted,
             clock: "virtual",
             parameters: serde_json::json!({}),

@@ -76,10 +76,18 @@ fn dim(text: &str) -> String {
 impl Sink for LiveSink {
     fn event(&self, event: &Event<'_>) {
         match event {
-            Event::RunStarted { runbook, clock } => {
+            Event::RunStarted {
+                runbook,
+                clock,
+                run_id,
+            } => {
                 self.virtual_clock
                     .store(*clock == "virtual", Ordering::Relaxed);
-                self.println(&format!("▶ {runbook} {}", dim(&format!("({clock} clock)"))));
+                let about = match run_id {
+                    Some(id) => format!("({clock} clock, run {id})"),
+                    None => format!("({clock} clock)"),
+                };
+                self.println(&format!("▶ {runbook} {}", dim(&about)));
             }
             Event::StepStarted { path } => {
                 let depth = path.len().saturating_sub(1);

@@ -78,6 +78,9 @@ pub struct SnapshotRecord {
 #[derive(Debug, Clone, Serialize)]
 pub struct Report {
     pub runbook: String,
+    /// The run's journal id: `runbook recover ID` after a kill.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub run_id: Option<String>,
     pub status: RunStatus,
     pub clock: &'static str,
     pub parameters: serde_json::Value,

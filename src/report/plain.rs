@@ -46,7 +46,14 @@ pub(super) fn defer_word(status: DeferStatus) -> &'static str {
 
 fn line(event: &Event<'_>) -> String {
     match event {
-        Event::RunStarted { runbook, clock } => format!("[run] {runbook} ({clock} clock)"),
+        Event::RunStarted {
+            runbook,
+            clock,
+            run_id,
+        } => match run_id {
+            Some(id) => format!("[run] {runbook} ({clock} clock, run {id})"),
+            None => format!("[run] {runbook} ({clock} clock)"),
+        },
         Event::StepStarted { path } => format!("[step] {}", path.join(" > ")),
         Event::StepFinished {
             path,

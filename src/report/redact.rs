@@ -151,6 +151,7 @@ mod tests {
         secrets.add("s3cr3t-value");
         let report = Report {
             runbook: "r.rhai".into(),
+            run_id: None,
             status: RunStatus::Failed,
             clock: "virtual",
             parameters: serde_json::json!({"token": "s3cr3t-value", "n": 2}),

@@ -11,6 +11,7 @@ use rhai::{EvalAltResult, FnPtr, Position};
 use super::interrupt::Interrupt;
 use super::sources::SourceMap;
 use crate::clock::Clock;
+use crate::journal::{Journal, Record, Scope, Undo};
 use crate::report::{
     DeferRecord, DeferStatus, Event, Outcome, Secrets, Sink, SnapshotOutcome, SnapshotRecord,
     StepRecord,
@@ -33,6 +34,8 @@ pub struct HostConfig {
     /// Where `snapshot()` keeps golden files for this runbook.
     pub snapshot_dir: PathBuf,
     pub update_snapshots: bool,
+    /// The run's journal id (`runbook run`), shown in the first line and the report.
+    pub run_id: Option<String>,
 }
 
 impl HostConfig {
@@ -54,6 +57,7 @@ impl HostConfig {
             set_files: BTreeMap::new(),
             snapshot_dir,
             update_snapshots: false,
+            run_id: None,
         }
     }
 
@@ -72,6 +76,8 @@ struct OpenStep {
 }
 
 pub(crate) struct PendingDefer {
+    /// Its number in the run journal.
+    pub(crate) id: u64,
     pub(crate) name: String,
     pub(crate) body: FnPtr,
     /// The modules imported where the cleanup was registered (`gpu::scale` in its body needs
@@ -88,6 +94,7 @@ pub(crate) struct PendingDefer {
 
 /// The cleanup running now.
 struct RunningDefer {
+    id: u64,
     name: String,
     undo: Option<String>,
     /// Its deadline on the run's clock.
@@ -116,6 +123,7 @@ struct RunState {
     parameters: Option<serde_json::Value>,
     used_sets: BTreeSet<String>,
     failed: bool,
+    next_defer_id: u64,
 }
 
 pub struct Host {
@@ -126,6 +134,10 @@ pub struct Host {
     pub config: HostConfig,
     sink: Arc<dyn Sink>,
     secrets: Mutex<Secrets>,
+    journal: std::sync::OnceLock<Arc<Journal>>,
+    /// A test hook: the process exits right after this many mutations have been sent, as a
+    /// run killed with SIGKILL would (`RUNBOOK_CRASH_AFTER_MUTATION`).
+    crash_after: Option<u64>,
     cleaning_up: AtomicBool,
     wall_start: Instant,
     virtual_start: Duration,
@@ -149,6 +161,10 @@ impl Host {
             config,
             sink,
             secrets: Mutex::new(Secrets::default()),
+            journal: std::sync::OnceLock::new(),
+            crash_after: std::env::var("RUNBOOK_CRASH_AFTER_MUTATION")
+                .ok()
+                .and_then(|n| n.parse().ok()),
             cleaning_up: AtomicBool::new(false),
             wall_start: Instant::now(),
             virtual_start,
@@ -345,8 +361,20 @@ impl Host {
 
     // --- cleanups ----------------------------------------------------------------------------
 
-    pub(crate) fn push_defer(&self, defer: PendingDefer) {
+    /// A number for the next cleanup.
+    pub(crate) fn next_defer_id(&self) -> u64 {
+        let mut state = self.state();
+        state.next_defer_id += 1;
+        state.next_defer_id
+    }
+
+    pub(crate) fn push_defer(&self, defer: PendingDefer) -> Result<(), String> {
+        self.write_journal(&Record::DeferRegistered {
+            id: defer.id,
+            name: defer.name.clone(),
+        })?;
         self.state().pending_defers.push(defer);
+        Ok(())
     }
 
     /// How many cleanups are registered and not yet run.
@@ -362,6 +390,7 @@ impl Host {
         }
         let next = state.pending_defers.pop();
         state.running_defer = next.as_ref().map(|d| RunningDefer {
+            id: d.id,
             name: d.name.clone(),
             undo: d.undo.clone(),
             until: self.clock.now() + d.deadline,
@@ -372,7 +401,13 @@ impl Host {
 
     pub(crate) fn record_defer(&self, record: DeferRecord) {
         let mut state = self.state();
-        state.running_defer = None;
+        if let Some(running) = state.running_defer.take() {
+            // A journal that cannot be written now only makes a later recover do more.
+            let _ = self.write_journal(&Record::DeferFinished {
+                id: running.id,
+                passed: record.status == DeferStatus::Passed,
+            });
+        }
         if record.status == DeferStatus::Failed {
             state.failed = true;
         }
@@ -382,6 +417,67 @@ impl Host {
     /// The cleanups that have not finished, in the order they would have run.
     pub fn unfinished_defers(&self) -> Vec<Unfinished> {
         unfinished(&self.state())
+    }
+
+    // --- the run journal ------------------------------------------------------------------------
+
+    /// From now on every mutation is journaled here before it is sent.
+    pub fn attach_journal(&self, journal: Arc<Journal>) {
+        let _ = self.journal.set(journal);
+    }
+
+    pub fn journal(&self) -> Option<&Arc<Journal>> {
+        self.journal.get()
+    }
+
+    pub fn write_journal(&self, record: &Record) -> Result<(), String> {
+        match self.journal.get() {
+            Some(journal) => journal.append(record).map_err(|e| e.to_string()),
+            None => Ok(()),
+        }
+    }
+
+    /// Journals a mutation about to be sent (synced to disk when this returns): what it does
+    /// and what undoes it. Answers its number for [`Host::mutation_answered`].
+    pub fn mutation_starts(&self, action: &str, undo: Option<Undo>) -> Result<u64, String> {
+        let Some(journal) = self.journal.get() else {
+            return Ok(0);
+        };
+        let scope = {
+            let state = self.state();
+            Scope {
+                pending: state
+                    .pending_defers
+                    .iter()
+                    .map(|d| d.id)
+                    .chain(state.running_defer.as_ref().map(|d| d.id))
+                    .collect(),
+                in_cleanup: state.running_defer.as_ref().map(|d| d.id),
+            }
+        };
+        let seq = journal.next_seq();
+        journal
+            .append(&Record::Mutation {
+                seq,
+                action: action.to_string(),
+                undo,
+                scope,
+            })
+            .map_err(|e| format!("{e}; the call was not sent"))?;
+        Ok(seq)
+    }
+
+    /// Journals the answer to mutation `seq`.
+    pub fn mutation_answered(&self, seq: u64, error: Option<String>) {
+        if self.crash_after.is_some_and(|n| seq >= n) {
+            // The test hook: gone without a word, cleanups and all, like SIGKILL.
+            std::process::exit(137);
+        }
+        let _ = self.write_journal(&Record::Outcome {
+            seq,
+            ok: error.is_none(),
+            error,
+        });
     }
 
     /// While a cleanup runs: until when (on the run's clock) it keeps retrying an API that is
@@ -449,9 +545,14 @@ impl Host {
 fn emit_masked(sink: &dyn Sink, event: &Event<'_>, secrets: &Secrets) {
     let m = |text: &str| secrets.mask(text).into_owned();
     match event {
-        Event::RunStarted { runbook, clock } => sink.event(&Event::RunStarted {
+        Event::RunStarted {
+            runbook,
+            clock,
+            run_id,
+        } => sink.event(&Event::RunStarted {
             runbook: &m(runbook),
             clock,
+            run_id: *run_id,
         }),
         Event::StepStarted { path } => {
             let path: Vec<String> = path.iter().map(|p| m(p)).collect();

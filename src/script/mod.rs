@@ -25,7 +25,7 @@ pub use docs::{FunctionDoc, function_docs};
 pub use engine::{Extension, build_engine, documented};
 pub use error::{failure as failure_error, usage_error};
 pub use host::{Host, HostConfig};
-pub use interrupt::Interrupt;
+pub use interrupt::{Interrupt, SIGHUP, SIGINT, SIGTERM};
 pub use memory::{CountingAllocator, MAX_DATA_BYTES, large_bytes};
 pub use runner::{
     RunOptions, RunOutcome, check_files, eval_snippet, report, run_cleanups, run_file, summary,

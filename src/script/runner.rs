@@ -38,6 +38,7 @@ pub fn run_file(host: &Arc<Host>, options: RunOptions) -> RunOutcome {
     host.emit(&Event::RunStarted {
         runbook: &host.config.runbook,
         clock: clock_name(host),
+        run_id: host.config.run_id.as_deref(),
     });
 
     let ast = match engine.compile(&text) {
@@ -199,6 +200,7 @@ pub fn report(host: &Host, diagnostic: Option<&Diagnostic>) -> Report {
     };
     let report = Report {
         runbook: host.config.runbook.clone(),
+        run_id: host.config.run_id.clone(),
         status,
         clock: clock_name(host),
         parameters: recorded.parameters.unwrap_or_else(|| serde_json::json!({})),

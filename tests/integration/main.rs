@@ -10,6 +10,7 @@ mod aws_runbooks;
 mod bad_input;
 mod cli;
 mod core_runbooks;
+mod crash_safe;
 mod gpu_twin;
 mod hardening;
 mod helm_client;

@@ -11,12 +11,20 @@ pub struct Runbook {
     command: Command,
 }
 
+/// One state folder (run journals, target locks) for this test process, apart from the user's.
+pub fn test_state_dir() -> &'static Path {
+    static DIR: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| tempfile::tempdir().expect("temp dir"))
+        .path()
+}
+
 impl Runbook {
     pub fn new() -> Self {
         let mut command = Command::new(env!("CARGO_BIN_EXE_runbook"));
         command
             .current_dir(repo_root())
             .env_remove("RUST_BACKTRACE")
+            .env("XDG_STATE_HOME", test_state_dir())
             .env("NO_COLOR", "1");
         Self { command }
     }
@@ -89,6 +97,8 @@ fn redact_wall(value: &mut serde_json::Value) {
             for (key, child) in map.iter_mut() {
                 if key == "wall_ms" {
                     *child = serde_json::Value::String("[wall]".into());
+                } else if key == "run_id" {
+                    *child = serde_json::Value::String("[run id]".into());
                 } else {
                     redact_wall(child);
                 }
@@ -99,10 +109,20 @@ fn redact_wall(value: &mut serde_json::Value) {
     }
 }
 
-/// Masks `wall 12ms` in human output.
+/// Masks `wall 12ms` and the run id (`run r1764623112-4821`) in human output.
 pub fn redact_wall_text(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
+    while let Some(at) = rest.find(", run r") {
+        out.push_str(&rest[..at + 6]);
+        rest = &rest[at + 6..];
+        let end = rest.find(')').unwrap_or(rest.len());
+        out.push_str("[run id]");
+        rest = &rest[end..];
+    }
+    out.push_str(rest);
+    let text = std::mem::take(&mut out);
+    let mut rest = text.as_str();
     while let Some(at) = rest.find("wall ") {
         out.push_str(&rest[..at + 5]);
         rest = &rest[at + 5..];

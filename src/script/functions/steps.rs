@@ -9,7 +9,7 @@ use super::doc;
 use crate::report::Outcome;
 use crate::script::convert::duration_arg;
 use crate::script::diagnostic::{Diagnostic, FaultKind};
-use crate::script::error::usage_error;
+use crate::script::error::{failure, usage_error};
 use crate::script::host::{Host, PendingDefer};
 
 pub(super) fn register(engine: &mut Engine, host: &Arc<Host>) {
@@ -109,14 +109,15 @@ fn register_defer(
         .map(|module| rhai::Shared::new(module.clone()))
         .collect();
     host.push_defer(PendingDefer {
+        id: host.next_defer_id(),
         name: name.to_string(),
         body,
         imports,
         namespaces,
         deadline,
         undo,
-    });
-    Ok(())
+    })
+    .map_err(|e| failure(e, position))
 }
 
 fn run_step(

@@ -1,0 +1,63 @@
+//! A binding's mutation around its call: the journal record, with what undoes it, is on disk
+//! before the call is sent, and its answer after. Without a journal (docs, check) it is only
+//! the call.
+
+use rhai::{EvalAltResult, Position};
+
+use crate::clients::aws::RuleSpec;
+use crate::journal::{Rule, Undo};
+use crate::script::{Host, failure_error};
+
+/// Runs `call` as the mutation `action`, journaled with `undo`.
+pub(super) fn journaled<T>(
+    host: &Host,
+    position: Position,
+    action: &str,
+    undo: Option<Undo>,
+    call: impl FnOnce() -> Result<T, Box<EvalAltResult>>,
+) -> Result<T, Box<EvalAltResult>> {
+    let seq = host
+        .mutation_starts(action, undo)
+        .map_err(|e| failure_error(e, position))?;
+    let result = call();
+    host.mutation_answered(seq, result.as_ref().err().map(|e| e.to_string()));
+    result
+}
+
+/// A rule as the journal keeps it.
+pub(super) fn journal_rule(spec: &RuleSpec) -> Rule {
+    Rule {
+        direction: if spec.egress { "egress" } else { "ingress" }.into(),
+        protocol: spec.protocol.clone(),
+        from_port: spec.from_port,
+        to_port: spec.to_port,
+        source: spec
+            .cidr
+            .clone()
+            .or_else(|| spec.group.clone())
+            .unwrap_or_default(),
+        description: spec.description.clone(),
+    }
+}
+
+/// A rule as `ec2::rules` shows it (`source` "self" for the group itself), for the journal.
+pub(super) fn shown_rule(group: &str, rule: &serde_json::Value) -> Rule {
+    let number = |key: &str| rule[key].as_i64().unwrap_or(-1) as i32;
+    let source = rule["source"].as_str().unwrap_or_default();
+    Rule {
+        direction: rule["direction"].as_str().unwrap_or("ingress").into(),
+        protocol: rule["protocol"].as_str().unwrap_or("-1").into(),
+        from_port: number("from_port"),
+        to_port: number("to_port"),
+        source: if source == "self" { group } else { source }.into(),
+        description: rule["description"].as_str().map(str::to_string),
+    }
+}
+
+/// `ec2::revoke sg-0abc3456 ingress tcp 1025-65535 from sg-0abc3456`.
+pub(super) fn rule_action(verb: &str, group: &str, rule: &Rule) -> String {
+    format!(
+        "ec2::{verb} {group} {} {} {}-{} from {}",
+        rule.direction, rule.protocol, rule.from_port, rule.to_port, rule.source
+    )
+}

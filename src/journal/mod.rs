@@ -1,0 +1,14 @@
+//! The run journal: every mutation a run makes, written with what undoes it before it is sent,
+//! so that `runbook recover` can put a target back after a run that was killed.
+
+mod lock;
+mod plan;
+mod record;
+mod runs;
+mod writer;
+
+pub use lock::{Holder, LockError, TargetLock, acquire};
+pub use plan::{Plan, Rule, Undo, plan};
+pub use record::{Record, Scope};
+pub use runs::{RunInfo, latest_unfinished, list_runs, read_journal, state_dir};
+pub use writer::{Journal, JournalError};

@@ -1,0 +1,143 @@
+//! Where journals live (`$XDG_STATE_HOME/runbook/runs/<run-id>/journal.jsonl`, or
+//! `--state-dir`), reading one back (up to its last whole line: a run killed while writing
+//! leaves half a line), and the runs that did not end by themselves.
+
+use std::path::{Path, PathBuf};
+
+use super::plan::plan;
+use super::record::Record;
+use super::writer::JournalError;
+
+/// `--state-dir`, else `$XDG_STATE_HOME/runbook`, else `~/.local/state/runbook`.
+pub fn state_dir(given: Option<&Path>) -> PathBuf {
+    if let Some(dir) = given {
+        return dir.to_path_buf();
+    }
+    if let Some(state) = std::env::var_os("XDG_STATE_HOME").filter(|s| !s.is_empty()) {
+        return PathBuf::from(state).join("runbook");
+    }
+    let home = std::env::var_os("HOME").unwrap_or_else(|| ".".into());
+    PathBuf::from(home).join(".local/state/runbook")
+}
+
+/// The records of a journal; a torn last line (the process died writing it) is dropped.
+pub fn read_journal(path: &Path) -> Result<Vec<Record>, JournalError> {
+    let text = std::fs::read_to_string(path).map_err(|source| JournalError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    Ok(text
+        .split_inclusive('\n')
+        .filter(|line| line.ends_with('\n'))
+        .filter_map(|line| serde_json::from_str(line.trim_end()).ok())
+        .collect())
+}
+
+/// One run, as its journal tells it.
+#[derive(Debug, Clone)]
+pub struct RunInfo {
+    pub id: String,
+    pub journal: PathBuf,
+    pub runbook: String,
+    pub target: String,
+    pub pid: u32,
+    pub started_at: u64,
+    /// It ended by itself (its cleanups ran).
+    pub ended: bool,
+    pub recovered: bool,
+    /// Mutations it made.
+    pub mutations: usize,
+    /// What a recover would do, in words.
+    pub to_undo: Vec<String>,
+}
+
+impl RunInfo {
+    /// Its process is still there.
+    pub fn alive(&self) -> bool {
+        self.pid != std::process::id() && Path::new(&format!("/proc/{}", self.pid)).exists()
+    }
+
+    /// Killed before its cleanups ran, and not yet recovered.
+    pub fn unfinished(&self) -> bool {
+        !self.ended && !self.recovered
+    }
+}
+
+/// Every run under `state_dir`, oldest first.
+pub fn list_runs(state_dir: &Path) -> Vec<RunInfo> {
+    let Ok(entries) = std::fs::read_dir(state_dir.join("runs")) else {
+        return Vec::new();
+    };
+    let mut runs: Vec<RunInfo> = entries
+        .filter_map(Result::ok)
+        .filter_map(|entry| {
+            let journal = entry.path().join("journal.jsonl");
+            let records = read_journal(&journal).ok()?;
+            let Some(Record::Start {
+                run_id,
+                runbook,
+                target,
+                pid,
+                started_at,
+            }) = records.first().cloned()
+            else {
+                return None;
+            };
+            let the_plan = plan(&records);
+            Some(RunInfo {
+                id: run_id,
+                journal,
+                runbook,
+                target,
+                pid,
+                started_at,
+                ended: records.iter().any(|r| matches!(r, Record::End { .. })),
+                recovered: the_plan.already_recovered,
+                mutations: records
+                    .iter()
+                    .filter(|r| matches!(r, Record::Mutation { .. }))
+                    .count(),
+                to_undo: the_plan.steps.iter().map(|u| u.describe()).collect(),
+            })
+        })
+        .collect();
+    runs.sort_by(|a, b| (a.started_at, &a.id).cmp(&(b.started_at, &b.id)));
+    runs
+}
+
+/// The newest unfinished run against `target`.
+pub fn latest_unfinished(state_dir: &Path, target: &str) -> Option<RunInfo> {
+    list_runs(state_dir)
+        .into_iter()
+        .rev()
+        .find(|run| run.unfinished() && run.target == target)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::journal::Journal;
+
+    #[test]
+    fn a_torn_last_line_is_dropped_and_the_rest_is_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let journal = Journal::create(dir.path()).unwrap();
+        journal
+            .append(&Record::DeferRegistered {
+                id: 1,
+                name: "x".into(),
+            })
+            .unwrap();
+        let path = journal.path().to_path_buf();
+        let mut text = std::fs::read_to_string(&path).unwrap();
+        text.push_str("{\"type\":\"mutation\",\"seq\":1,\"act");
+        std::fs::write(&path, text).unwrap();
+        assert_eq!(
+            read_journal(&path).unwrap(),
+            vec![Record::DeferRegistered {
+                id: 1,
+                name: "x".into()
+            }]
+        );
+    }
+}
