@@ -46,7 +46,18 @@ pub(crate) fn execute(args: RunArgs) -> AppResult {
             earlier.id, earlier.runbook, earlier.id
         );
     }
-    let run_journal = start_journal(&state_dir, &run_id, &runbook, &target.key)?;
+    // `RUNBOOK_JOURNAL=off` is the benchmarks' baseline (scripts/bench-lab.py): a run that
+    // nothing can recover.
+    let run_journal = match std::env::var("RUNBOOK_JOURNAL").as_deref() {
+        Ok("off") => None,
+        _ => Some(start_journal(
+            &state_dir,
+            &run_id,
+            &runbook,
+            &target.key,
+            target.clients.is_some(),
+        )?),
+    };
     let host = Host::new(
         HostConfig {
             runbook: runbook.clone(),
@@ -68,7 +79,9 @@ pub(crate) fn execute(args: RunArgs) -> AppResult {
         runtime.handle().clone(),
     );
 
-    host.attach_journal(run_journal.clone());
+    if let Some(journal) = &run_journal {
+        host.attach_journal(journal.clone());
+    }
     let (report_path, junit_path) = (config.report.clone(), config.junit.clone());
     signals::watch(&runtime, host.clone(), move |report| {
         // Best effort on abort: the process is about to exit either way.
@@ -97,6 +110,11 @@ pub(crate) fn execute(args: RunArgs) -> AppResult {
     )?;
     if let Some(text) = left_behind_text(&outcome.report) {
         eprint!("{text}");
+        if run_journal.is_some() && target.clients.is_some() {
+            eprintln!(
+                "  or put back what the run changed from its journal: runbook recover {run_id} (with the same --kubeconfig and --aws-endpoint)"
+            );
+        }
     }
     // A run whose cleanups did not all finish stays unfinished: recover can still act on it.
     if outcome.report.left_behind().is_empty() {
@@ -104,7 +122,9 @@ pub(crate) fn execute(args: RunArgs) -> AppResult {
             .ok()
             .and_then(|v| v.as_str().map(str::to_string))
             .unwrap_or_default();
-        let _ = run_journal.append(&Record::End { status });
+        if let Some(journal) = &run_journal {
+            let _ = journal.append(&Record::End { status });
+        }
     }
     Ok(signals::exit_code(&host, &outcome.report))
 }
@@ -148,8 +168,10 @@ fn start_journal(
     run_id: &str,
     runbook: &str,
     key: &str,
+    durable: bool,
 ) -> Result<Arc<Journal>, Error> {
-    let journal = Journal::create(&state_dir.join("runs").join(run_id)).map_err(Error::Journal)?;
+    let journal =
+        Journal::create(&state_dir.join("runs").join(run_id), durable).map_err(Error::Journal)?;
     journal
         .append(&Record::Start {
             run_id: run_id.to_string(),

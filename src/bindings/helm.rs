@@ -1,6 +1,7 @@
 //! `helm::`: render charts with the real `helm template`, summarize what they render, and
 //! install rendered objects through `k8s::`'s client as `helm install` would.
 
+use super::k8s_undo::{identity, undo_of};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -217,9 +218,23 @@ impl Extension for HelmBindings {
                 let objects = rendered_objects(&objects, "helm::apply", position)?;
                 let kube = kube.clone().ok_or_else(|| crate::script::usage_error("helm::apply needs a cluster (the lab twin or --kubeconfig)", position))?;
                 let clock = h.clock.clone();
-                let report = h
-                    .block_on(position, install(&kube, &objects, &namespace, wait, clock.as_ref()))?
-                    .map_err(|e| helm_error(e, position))?;
+                // Each object it may create or change is journaled, with what undoes it, before
+                // the install starts (hooks it skips included: a recover deletes what is not there
+                // as a no-op).
+                let namespace_object = serde_json::json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}});
+                let mut seqs = Vec::new();
+                for object in std::iter::once(&namespace_object).chain(objects.iter().map(|o| &o.object)) {
+                    let (kind, ns, name) = identity(object, Some(&namespace));
+                    let ns = if kind == "v1/Namespace" { None } else { ns };
+                    let undo = undo_of(&h, &kube, &kind, &name, ns.as_deref(), position)?;
+                    let action = format!("helm::apply {kind} {}/{name}", ns.as_deref().unwrap_or(""));
+                    seqs.push(h.mutation_starts(&action, undo).map_err(|e| crate::script::failure_error(e, position))?);
+                }
+                let installed = h.block_on(position, install(&kube, &objects, &namespace, wait, clock.as_ref()));
+                // Answered as sent even when the install failed: it may have failed after some
+                // objects went in, and undoing an object that is not there does nothing.
+                h.mutation_answered(&seqs, None);
+                let report = installed?.map_err(|e| helm_error(e, position))?;
                 Ok(from_json(&serde_json::to_value(report).unwrap_or_default()))
             });
         engine.register_static_module("helm", m.into());

@@ -20,7 +20,7 @@ pub(super) fn journaled<T>(
         .mutation_starts(action, undo)
         .map_err(|e| failure_error(e, position))?;
     let result = call();
-    host.mutation_answered(seq, result.as_ref().err().map(|e| e.to_string()));
+    host.mutation_answered(&[seq], result.as_ref().err().map(|e| e.to_string()));
     result
 }
 

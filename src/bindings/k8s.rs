@@ -1,5 +1,7 @@
 //! `k8s::`: the cluster as plain maps and arrays, with the fields kubectl users know.
 
+use super::journaled::journaled;
+use super::k8s_undo::{identity, undo_of};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -38,6 +40,36 @@ fn call<T>(
 ) -> Result<T> {
     host.block_on(position, future)?
         .map_err(|e| kube_error(e, position))
+}
+
+/// Applies objects one at a time, each journaled with what undoes it.
+fn apply_journaled(
+    host: &Host,
+    client: &KubeClient,
+    objects: &[serde_json::Value],
+    namespace: Option<&str>,
+    position: Position,
+) -> Result<Vec<serde_json::Value>> {
+    let mut applied = Vec::with_capacity(objects.len());
+    for object in objects {
+        let (kind, ns, name) = identity(object, namespace);
+        // An object without its identity fails in the client with the reason; nothing to undo.
+        let undo = if name.is_empty() || kind == "/" {
+            None
+        } else {
+            undo_of(host, client, &kind, &name, ns.as_deref(), position)?
+        };
+        let action = format!("k8s::apply {kind} {}/{name}", ns.as_deref().unwrap_or(""));
+        let one = journaled(host, position, &action, undo, || {
+            call(
+                host,
+                position,
+                client.apply(std::slice::from_ref(object), namespace),
+            )
+        })?;
+        applied.extend(one);
+    }
+    Ok(applied)
 }
 
 fn list_options(options: &Map, function: &str, position: Position) -> Result<ListOptions> {
@@ -188,7 +220,7 @@ impl Extension for KubeBindings {
             .set_into_module(&mut m, move |ctx: NativeCallContext, value: Dynamic| -> Result {
                 let position = ctx.call_position();
                 let objects = objects(&value, position)?;
-                Ok(encode(&call(&host, position, client.apply(&objects, None))?))
+                Ok(encode(&apply_journaled(&host, &client, &objects, None, position)?))
             });
         let (client, host) = clone!();
         doc(
@@ -203,10 +235,12 @@ impl Extension for KubeBindings {
                 known_options(&options, "k8s::apply", &["namespace"], position)?;
                 let namespace = string_option(&options, "namespace", "k8s::apply", position)?;
                 let objects = objects(&value, position)?;
-                Ok(encode(&call(
+                Ok(encode(&apply_journaled(
                     &host,
+                    &client,
+                    &objects,
+                    namespace.as_deref(),
                     position,
-                    client.apply(&objects, namespace.as_deref()),
                 )?))
             },
         );
@@ -220,12 +254,22 @@ impl Extension for KubeBindings {
         .set_into_module(
             &mut m,
             move |ctx: NativeCallContext, kind: &str, name: &str, patch: Map| -> Result {
+                let position = ctx.call_position();
                 let patch = to_json(&Dynamic::from_map(patch));
-                Ok(from_json(&call(
+                let undo = undo_of(&host, &client, kind, name, None, position)?;
+                journaled(
                     &host,
-                    ctx.call_position(),
-                    client.patch(kind, name, None, &patch, "merge"),
-                )?))
+                    position,
+                    &format!("k8s::patch {kind} {name}"),
+                    undo,
+                    || {
+                        Ok(from_json(&call(
+                            &host,
+                            position,
+                            client.patch(kind, name, None, &patch, "merge"),
+                        )?))
+                    },
+                )
             },
         );
         let (client, host) = clone!();
@@ -253,17 +297,26 @@ impl Extension for KubeBindings {
                 let namespace = string_option(&options, "namespace", "k8s::patch", position)?;
                 let kind_of_patch = string_option(&options, "type", "k8s::patch", position)?
                     .unwrap_or_else(|| "merge".into());
-                Ok(from_json(&call(
+                let undo = undo_of(&host, &client, kind, name, namespace.as_deref(), position)?;
+                journaled(
                     &host,
                     position,
-                    client.patch(
-                        kind,
-                        name,
-                        namespace.as_deref(),
-                        &to_json(&patch),
-                        &kind_of_patch,
-                    ),
-                )?))
+                    &format!("k8s::patch {kind} {name}"),
+                    undo,
+                    || {
+                        Ok(from_json(&call(
+                            &host,
+                            position,
+                            client.patch(
+                                kind,
+                                name,
+                                namespace.as_deref(),
+                                &to_json(&patch),
+                                &kind_of_patch,
+                            ),
+                        )?))
+                    },
+                )
             },
         );
 
@@ -276,7 +329,15 @@ impl Extension for KubeBindings {
         .set_into_module(
             &mut m,
             move |ctx: NativeCallContext, kind: &str, name: &str| -> Result<()> {
-                call(&host, ctx.call_position(), client.delete(kind, name, None))
+                let position = ctx.call_position();
+                let undo = undo_of(&host, &client, kind, name, None, position)?;
+                journaled(
+                    &host,
+                    position,
+                    &format!("k8s::delete {kind} {name}"),
+                    undo,
+                    || call(&host, position, client.delete(kind, name, None)),
+                )
             },
         );
         let (client, host) = clone!();
@@ -288,11 +349,12 @@ impl Extension for KubeBindings {
         .set_into_module(
             &mut m,
             move |ctx: NativeCallContext, kind: &str, name: &str, namespace: &str| -> Result<()> {
-                call(
-                    &host,
-                    ctx.call_position(),
-                    client.delete(kind, name, Some(namespace)),
-                )
+                let position = ctx.call_position();
+                let undo = undo_of(&host, &client, kind, name, Some(namespace), position)?;
+                let action = format!("k8s::delete {kind} {namespace}/{name}");
+                journaled(&host, position, &action, undo, || {
+                    call(&host, position, client.delete(kind, name, Some(namespace)))
+                })
             },
         );
 

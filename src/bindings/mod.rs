@@ -11,6 +11,7 @@ mod gpu;
 mod helm;
 mod journaled;
 mod k8s;
+mod k8s_undo;
 mod kubectl_view;
 mod options;
 

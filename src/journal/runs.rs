@@ -121,7 +121,7 @@ mod tests {
     #[test]
     fn a_torn_last_line_is_dropped_and_the_rest_is_read() {
         let dir = tempfile::tempdir().unwrap();
-        let journal = Journal::create(dir.path()).unwrap();
+        let journal = Journal::create(dir.path(), true).unwrap();
         journal
             .append(&Record::DeferRegistered {
                 id: 1,

@@ -135,9 +135,11 @@ pub struct Host {
     sink: Arc<dyn Sink>,
     secrets: Mutex<Secrets>,
     journal: std::sync::OnceLock<Arc<Journal>>,
-    /// A test hook: the process exits right after this many mutations have been sent, as a
-    /// run killed with SIGKILL would (`RUNBOOK_CRASH_AFTER_MUTATION`).
+    /// A test hook: the process exits right after this many mutating calls have been answered
+    /// (before the journal hears of it), as a run killed with SIGKILL would
+    /// (`RUNBOOK_CRASH_AFTER_MUTATION`).
     crash_after: Option<u64>,
+    answered_calls: std::sync::atomic::AtomicU64,
     cleaning_up: AtomicBool,
     wall_start: Instant,
     virtual_start: Duration,
@@ -165,6 +167,7 @@ impl Host {
             crash_after: std::env::var("RUNBOOK_CRASH_AFTER_MUTATION")
                 .ok()
                 .and_then(|n| n.parse().ok()),
+            answered_calls: std::sync::atomic::AtomicU64::new(0),
             cleaning_up: AtomicBool::new(false),
             wall_start: Instant::now(),
             virtual_start,
@@ -467,17 +470,20 @@ impl Host {
         Ok(seq)
     }
 
-    /// Journals the answer to mutation `seq`.
-    pub fn mutation_answered(&self, seq: u64, error: Option<String>) {
-        if self.crash_after.is_some_and(|n| seq >= n) {
+    /// Journals the answer to the mutations `seqs`, sent as one call.
+    pub fn mutation_answered(&self, seqs: &[u64], error: Option<String>) {
+        let calls = self.answered_calls.fetch_add(1, Ordering::SeqCst) + 1;
+        if self.crash_after.is_some_and(|n| calls >= n) {
             // The test hook: gone without a word, cleanups and all, like SIGKILL.
             std::process::exit(137);
         }
-        let _ = self.write_journal(&Record::Outcome {
-            seq,
-            ok: error.is_none(),
-            error,
-        });
+        for seq in seqs {
+            let _ = self.write_journal(&Record::Outcome {
+                seq: *seq,
+                ok: error.is_none(),
+                error: error.clone(),
+            });
+        }
     }
 
     /// While a cleanup runs: until when (on the run's clock) it keeps retrying an API that is

@@ -14,6 +14,7 @@ struct LabState {
     node_sg: Vec<String>,
     aux_sg: Vec<String>,
     runbook_pods: usize,
+    runbook_services: usize,
 }
 
 fn json(output: &std::process::Output) -> serde_json::Value {
@@ -71,27 +72,31 @@ fn state(lab: &LabServer) -> LabState {
         "--output",
         "json",
     ]));
-    let pods = Command::new("/usr/bin/kubectl")
-        .arg("--kubeconfig")
-        .arg(&lab.kubeconfig)
-        .args([
-            "get",
-            "pods",
-            "-A",
-            "-l",
-            "app.kubernetes.io/managed-by=runbook",
-            "-o",
-            "json",
-        ])
-        .output()
-        .expect("kubectl runs");
+    let made_by_runbook = |resource: &str| {
+        let listed = Command::new("/usr/bin/kubectl")
+            .arg("--kubeconfig")
+            .arg(&lab.kubeconfig)
+            .args([
+                "get",
+                resource,
+                "-A",
+                "-l",
+                "app.kubernetes.io/managed-by=runbook",
+                "-o",
+                "json",
+            ])
+            .output()
+            .expect("kubectl runs");
+        json(&listed)["items"].as_array().map_or(0, Vec::len)
+    };
     LabState {
         gpu_desired: nodegroup["nodegroup"]["scalingConfig"]["desiredSize"]
             .as_i64()
             .unwrap_or(-1),
         node_sg: rules(lab, "sg-0abc3456"),
         aux_sg: rules(lab, "sg-0abc1234"),
-        runbook_pods: json(&pods)["items"].as_array().map_or(0, Vec::len),
+        runbook_pods: made_by_runbook("pods"),
+        runbook_services: made_by_runbook("services"),
     }
 }
 
@@ -324,4 +329,58 @@ fn a_second_run_against_the_same_lab_is_refused_naming_the_first() {
     )
     .run()
     .expect_code(0);
+}
+
+#[test]
+fn a_kill_at_any_mutation_of_the_drill_is_recovered() {
+    if !helm_available() {
+        return;
+    }
+    let mutations =
+        kill_at_every_mutation("runbooks/gpu-lab.rhai", &["--set", "blocked_timeout=3s"]);
+    assert!(mutations >= 8, "{mutations} mutations");
+}
+
+#[test]
+fn a_kill_at_random_moments_of_the_drill_is_recovered() {
+    if !helm_available() {
+        return;
+    }
+    // Four moments drawn from a fixed seed (splitmix64): the same ones every run.
+    let mut seed: u64 = 0x005e_ed0f_c0de;
+    for _ in 0..4 {
+        seed = seed.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = seed;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        let after = Duration::from_millis(300 + (z ^ (z >> 31)) % 6_000);
+        let lab = LabServer::start("600");
+        let before = state(&lab);
+        let mut child = against(
+            &lab,
+            &[
+                "run",
+                "runbooks/gpu-lab.rhai",
+                "--progress",
+                "never",
+                "--set",
+                "blocked_timeout=3s",
+            ],
+        )
+        .command()
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("starts");
+        std::thread::sleep(after);
+        let _ = child.kill(); // SIGKILL: no cleanup runs
+        let _ = child.wait();
+        let recovered = against(&lab, &["recover"]).run().expect_code(0);
+        assert_eq!(
+            state(&lab),
+            before,
+            "killed after {after:?}, recovered:\n{}",
+            recovered.stdout()
+        );
+    }
 }
