@@ -70,7 +70,7 @@ pub(crate) fn execute(args: &RecoverArgs) -> AppResult {
             runbook: run.runbook.clone(),
             target: target.key.clone(),
         },
-        Duration::ZERO,
+        super::run::lock_patience(&args.journal)?,
     )
     .map_err(|e| Error::Usage(e.to_string()))?;
     let records = journal::read_journal(&run.journal).map_err(|e| Error::Usage(e.to_string()))?;

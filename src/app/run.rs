@@ -5,7 +5,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use super::{AppResult, preflight, runtime, signals, target};
-use crate::cli::{Progress, RunArgs, RunConfig};
+use crate::cli::{JournalArgs, Progress, RunArgs, RunConfig};
 use crate::error::Error;
 use crate::journal::{self, Journal, Record};
 use crate::report::{LiveSink, PlainSink, Report, Sink, left_behind_text, to_junit_xml};
@@ -144,11 +144,7 @@ fn take_lock(
     run_id: &str,
     runbook: &str,
 ) -> Result<journal::TargetLock, Error> {
-    let wait = match &config.journal.wait_lock {
-        Some(text) => crate::clock::parse_duration(text)
-            .map_err(|e| Error::Usage(format!("--wait-lock {text}: {e}")))?,
-        None => std::time::Duration::ZERO,
-    };
+    let wait = lock_patience(&config.journal)?;
     journal::acquire(
         state_dir,
         &journal::Holder {
@@ -160,6 +156,15 @@ fn take_lock(
         wait,
     )
     .map_err(|e| Error::Usage(e.to_string()))
+}
+
+/// `--wait-lock`, or no waiting.
+pub(crate) fn lock_patience(args: &JournalArgs) -> Result<std::time::Duration, Error> {
+    match &args.wait_lock {
+        Some(text) => crate::clock::parse_duration(text)
+            .map_err(|e| Error::Usage(format!("--wait-lock {text}: {e}"))),
+        None => Ok(std::time::Duration::ZERO),
+    }
 }
 
 /// The run's journal, with its first record on disk.

@@ -42,6 +42,25 @@ fn call<T>(
         .map_err(|e| kube_error(e, position))
 }
 
+/// Deletes one object, journaled with the object as it was.
+fn delete_journaled(
+    host: &Host,
+    client: &KubeClient,
+    kind: &str,
+    name: &str,
+    namespace: Option<&str>,
+    position: Position,
+) -> Result<()> {
+    let undo = undo_of(host, client, kind, name, namespace, position)?;
+    let action = format!(
+        "k8s::delete {kind} {}/{name}",
+        namespace.unwrap_or("default")
+    );
+    journaled(host, position, &action, undo, || {
+        call(host, position, client.delete(kind, name, namespace))
+    })
+}
+
 /// Applies objects one at a time, each journaled with what undoes it.
 fn apply_journaled(
     host: &Host,
@@ -329,15 +348,7 @@ impl Extension for KubeBindings {
         .set_into_module(
             &mut m,
             move |ctx: NativeCallContext, kind: &str, name: &str| -> Result<()> {
-                let position = ctx.call_position();
-                let undo = undo_of(&host, &client, kind, name, None, position)?;
-                journaled(
-                    &host,
-                    position,
-                    &format!("k8s::delete {kind} {name}"),
-                    undo,
-                    || call(&host, position, client.delete(kind, name, None)),
-                )
+                delete_journaled(&host, &client, kind, name, None, ctx.call_position())
             },
         );
         let (client, host) = clone!();
@@ -349,12 +360,14 @@ impl Extension for KubeBindings {
         .set_into_module(
             &mut m,
             move |ctx: NativeCallContext, kind: &str, name: &str, namespace: &str| -> Result<()> {
-                let position = ctx.call_position();
-                let undo = undo_of(&host, &client, kind, name, Some(namespace), position)?;
-                let action = format!("k8s::delete {kind} {namespace}/{name}");
-                journaled(&host, position, &action, undo, || {
-                    call(&host, position, client.delete(kind, name, Some(namespace)))
-                })
+                delete_journaled(
+                    &host,
+                    &client,
+                    kind,
+                    name,
+                    Some(namespace),
+                    ctx.call_position(),
+                )
             },
         );
 

@@ -4,7 +4,7 @@
 
 use std::borrow::Cow;
 
-use super::{DeferRecord, Report, SnapshotRecord, StepRecord};
+use super::{DeferRecord, Event, Report, Sink, SnapshotRecord, StepRecord};
 
 /// What a masked value reads as.
 pub const MASK: &str = "[secret]";
@@ -111,6 +111,75 @@ impl Report {
         self.runbook = clean(&self.runbook);
         map_json_strings(&mut self.parameters, &clean);
         self
+    }
+}
+
+impl Secrets {
+    /// Hands `event` to `sink` with every text in it masked.
+    pub fn emit_masked(&self, sink: &dyn Sink, event: &Event<'_>) {
+        let m = |text: &str| self.mask(text).into_owned();
+        match event {
+            Event::RunStarted {
+                runbook,
+                clock,
+                run_id,
+            } => sink.event(&Event::RunStarted {
+                runbook: &m(runbook),
+                clock,
+                run_id: *run_id,
+            }),
+            Event::StepStarted { path } => {
+                let path: Vec<String> = path.iter().map(|p| m(p)).collect();
+                sink.event(&Event::StepStarted { path: &path });
+            }
+            Event::StepFinished {
+                path,
+                outcome,
+                error,
+                virtual_time,
+                wall_time,
+            } => {
+                let path: Vec<String> = path.iter().map(|p| m(p)).collect();
+                let error = error.map(m);
+                sink.event(&Event::StepFinished {
+                    path: &path,
+                    outcome: *outcome,
+                    error: error.as_deref(),
+                    virtual_time: *virtual_time,
+                    wall_time: *wall_time,
+                });
+            }
+            Event::Log { line } => sink.event(&Event::Log { line: &m(line) }),
+            Event::DeferStarted { name } => sink.event(&Event::DeferStarted { name: &m(name) }),
+            Event::DeferFinished {
+                name,
+                status,
+                error,
+                virtual_time,
+                wall_time,
+            } => {
+                let error = error.map(m);
+                sink.event(&Event::DeferFinished {
+                    name: &m(name),
+                    status: *status,
+                    error: error.as_deref(),
+                    virtual_time: *virtual_time,
+                    wall_time: *wall_time,
+                });
+            }
+            Event::Snapshot {
+                name,
+                outcome,
+                path,
+            } => sink.event(&Event::Snapshot {
+                name: &m(name),
+                outcome: *outcome,
+                path: &m(path),
+            }),
+            Event::RunFinished { summary } => sink.event(&Event::RunFinished {
+                summary: &m(summary),
+            }),
+        }
     }
 }
 

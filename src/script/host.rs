@@ -1,5 +1,7 @@
 //! The state one run shares with every host function: clock, output, steps, cleanups, snapshots.
 
+mod journal_calls;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -11,7 +13,7 @@ use rhai::{EvalAltResult, FnPtr, Position};
 use super::interrupt::Interrupt;
 use super::sources::SourceMap;
 use crate::clock::Clock;
-use crate::journal::{Journal, Record, Scope, Undo};
+use crate::journal::{Journal, Record};
 use crate::report::{
     DeferRecord, DeferStatus, Event, Outcome, Secrets, Sink, SnapshotOutcome, SnapshotRecord,
     StepRecord,
@@ -182,11 +184,15 @@ impl Host {
     }
 
     pub fn emit(&self, event: &Event<'_>) {
-        let secrets = self.secrets();
+        let secrets = self
+            .secrets
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         if secrets.is_empty() {
+            drop(secrets);
             self.sink.event(event);
         } else {
-            emit_masked(self.sink.as_ref(), event, &secrets);
+            secrets.emit_masked(self.sink.as_ref(), event);
         }
     }
 
@@ -422,69 +428,7 @@ impl Host {
         unfinished(&self.state())
     }
 
-    // --- the run journal ------------------------------------------------------------------------
-
-    /// From now on every mutation is journaled here before it is sent.
-    pub fn attach_journal(&self, journal: Arc<Journal>) {
-        let _ = self.journal.set(journal);
-    }
-
-    pub fn journal(&self) -> Option<&Arc<Journal>> {
-        self.journal.get()
-    }
-
-    pub fn write_journal(&self, record: &Record) -> Result<(), String> {
-        match self.journal.get() {
-            Some(journal) => journal.append(record).map_err(|e| e.to_string()),
-            None => Ok(()),
-        }
-    }
-
-    /// Journals a mutation about to be sent (synced to disk when this returns): what it does
-    /// and what undoes it. Answers its number for [`Host::mutation_answered`].
-    pub fn mutation_starts(&self, action: &str, undo: Option<Undo>) -> Result<u64, String> {
-        let Some(journal) = self.journal.get() else {
-            return Ok(0);
-        };
-        let scope = {
-            let state = self.state();
-            Scope {
-                pending: state
-                    .pending_defers
-                    .iter()
-                    .map(|d| d.id)
-                    .chain(state.running_defer.as_ref().map(|d| d.id))
-                    .collect(),
-                in_cleanup: state.running_defer.as_ref().map(|d| d.id),
-            }
-        };
-        let seq = journal.next_seq();
-        journal
-            .append(&Record::Mutation {
-                seq,
-                action: action.to_string(),
-                undo,
-                scope,
-            })
-            .map_err(|e| format!("{e}; the call was not sent"))?;
-        Ok(seq)
-    }
-
-    /// Journals the answer to the mutations `seqs`, sent as one call.
-    pub fn mutation_answered(&self, seqs: &[u64], error: Option<String>) {
-        let calls = self.answered_calls.fetch_add(1, Ordering::SeqCst) + 1;
-        if self.crash_after.is_some_and(|n| calls >= n) {
-            // The test hook: gone without a word, cleanups and all, like SIGKILL.
-            std::process::exit(137);
-        }
-        for seq in seqs {
-            let _ = self.write_journal(&Record::Outcome {
-                seq: *seq,
-                ok: error.is_none(),
-                error: error.clone(),
-            });
-        }
-    }
+    // --- cleanups' deadline -----------------------------------------------------------------
 
     /// While a cleanup runs: until when (on the run's clock) it keeps retrying an API that is
     /// busy or throttled.
@@ -544,73 +488,6 @@ impl Host {
             parameters: state.parameters.clone(),
             failed: state.failed,
         }
-    }
-}
-
-/// The event with every text in it masked.
-fn emit_masked(sink: &dyn Sink, event: &Event<'_>, secrets: &Secrets) {
-    let m = |text: &str| secrets.mask(text).into_owned();
-    match event {
-        Event::RunStarted {
-            runbook,
-            clock,
-            run_id,
-        } => sink.event(&Event::RunStarted {
-            runbook: &m(runbook),
-            clock,
-            run_id: *run_id,
-        }),
-        Event::StepStarted { path } => {
-            let path: Vec<String> = path.iter().map(|p| m(p)).collect();
-            sink.event(&Event::StepStarted { path: &path });
-        }
-        Event::StepFinished {
-            path,
-            outcome,
-            error,
-            virtual_time,
-            wall_time,
-        } => {
-            let path: Vec<String> = path.iter().map(|p| m(p)).collect();
-            let error = error.map(m);
-            sink.event(&Event::StepFinished {
-                path: &path,
-                outcome: *outcome,
-                error: error.as_deref(),
-                virtual_time: *virtual_time,
-                wall_time: *wall_time,
-            });
-        }
-        Event::Log { line } => sink.event(&Event::Log { line: &m(line) }),
-        Event::DeferStarted { name } => sink.event(&Event::DeferStarted { name: &m(name) }),
-        Event::DeferFinished {
-            name,
-            status,
-            error,
-            virtual_time,
-            wall_time,
-        } => {
-            let error = error.map(m);
-            sink.event(&Event::DeferFinished {
-                name: &m(name),
-                status: *status,
-                error: error.as_deref(),
-                virtual_time: *virtual_time,
-                wall_time: *wall_time,
-            });
-        }
-        Event::Snapshot {
-            name,
-            outcome,
-            path,
-        } => sink.event(&Event::Snapshot {
-            name: &m(name),
-            outcome: *outcome,
-            path: &m(path),
-        }),
-        Event::RunFinished { summary } => sink.event(&Event::RunFinished {
-            summary: &m(summary),
-        }),
     }
 }
 

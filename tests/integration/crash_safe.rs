@@ -4,7 +4,7 @@
 use std::process::Command;
 use std::time::Duration;
 
-use crate::support::{LabServer, Runbook, helm_available, spawn_with_lines};
+use crate::support::{LabServer, Runbook, helm_available, send_signal, spawn_with_lines};
 
 /// What the aws CLI and kubectl see of the lab: the GPU node group's desired size, the ingress
 /// rules of the node SG and the auxiliary SG, and the pods runbook made.
@@ -257,11 +257,7 @@ fn stop_the_block_experiment_with(signal: &str, code: i32) {
             .iter()
             .all(|r| r.starts_with("egress"))
     );
-    let status = Command::new("kill")
-        .args([&format!("-{signal}"), &child.id().to_string()])
-        .status()
-        .expect("kill runs");
-    assert!(status.success());
+    send_signal(&child, signal);
     let output = child.wait_with_output().expect("exits");
     assert_eq!(
         output.status.code(),
@@ -315,11 +311,7 @@ fn a_second_run_against_the_same_lab_is_refused_naming_the_first() {
     assert!(err.contains("is in use by run r"), "{err}");
     assert!(err.contains("runbooks/core/interrupt.rhai"), "{err}");
     assert!(err.contains("--wait-lock"), "{err}");
-    let status = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .expect("kill runs");
-    assert!(status.success());
+    send_signal(&child, "INT");
     let output = child.wait_with_output().expect("exits");
     assert_eq!(output.status.code(), Some(130));
     // Free again once the first run has ended.

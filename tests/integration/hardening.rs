@@ -4,7 +4,9 @@
 use std::process::Command;
 use std::time::Duration;
 
-use crate::support::{LabServer, Runbook, helm_available, report_with, spawn_with_lines};
+use crate::support::{
+    LabServer, Runbook, helm_available, report_with, send_signal, spawn_with_lines,
+};
 
 /// The drill from nothing under a fault mix; answers its report.
 fn drill_under(faults: &[&str]) -> serde_json::Value {
@@ -203,11 +205,7 @@ fn ctrl_c_during_the_gpu_scale_up_leaves_no_gpu_nodes() {
         (2, "UPDATING".to_string()),
         "the scale-up is in flight"
     );
-    let status = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .expect("kill runs");
-    assert!(status.success());
+    send_signal(&child, "INT");
     let output = child.wait_with_output().expect("exits");
     let stderr = String::from_utf8_lossy(&output.stderr);
     let stdout: Vec<String> = rx.try_iter().collect();
@@ -501,11 +499,7 @@ fn lab_serve_merges_into_an_existing_kubeconfig_and_takes_it_back_out() {
         .mode()
         & 0o777;
     assert_eq!(mode, 0o600);
-    let status = Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status()
-        .expect("kill runs");
-    assert!(status.success());
+    send_signal(&child, "TERM");
     assert!(child.wait().expect("exits").success());
     assert_eq!(
         std::fs::read_to_string(&config).expect("config"),

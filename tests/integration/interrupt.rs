@@ -5,14 +5,10 @@ use std::process::Child;
 use std::sync::mpsc;
 use std::time::Duration;
 
-use crate::support::{Runbook, read_report, spawn_with_lines};
+use crate::support::{Runbook, read_report, send_signal, spawn_with_lines};
 
 fn send_sigint(child: &Child) {
-    let status = std::process::Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .expect("kill runs");
-    assert!(status.success());
+    send_signal(child, "INT");
 }
 
 /// Starts the interrupt runbook on the real clock and returns once it is inside its wait.

@@ -2,11 +2,11 @@
 //! runbooks of their own, what a user sees, and the failure paths (GPU nodes that never join,
 //! Ctrl-C in the middle of the block experiment).
 
-use std::process::Command;
 use std::time::Duration;
 
 use crate::support::{
-    LabServer, Runbook, helm_available, redact_wall_text, report_with, spawn_with_lines,
+    LabServer, Runbook, helm_available, redact_wall_text, report_with, send_signal,
+    spawn_with_lines,
 };
 use crate::with_snapshots;
 
@@ -229,11 +229,7 @@ fn ctrl_c_in_the_block_experiment_restores_the_baseline_rules() {
         ingress_rules(&lab, "sg-0abc1234").is_empty(),
         "the auxiliary VPC allow is revoked during the experiment"
     );
-    let status = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .expect("kill runs");
-    assert!(status.success());
+    send_signal(&child, "INT");
     let output = child.wait_with_output().expect("exits");
     assert_eq!(
         output.status.code(),

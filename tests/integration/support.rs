@@ -11,6 +11,15 @@ pub struct Runbook {
     command: Command,
 }
 
+/// Sends `signal` ("INT", "TERM", "HUP") to a child, as a user or a CI runner would.
+pub fn send_signal(child: &std::process::Child, signal: &str) {
+    let status = Command::new("kill")
+        .args([&format!("-{signal}"), &child.id().to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(status.success(), "kill -{signal} failed");
+}
+
 /// One state folder (run journals, target locks) for this test process, apart from the user's.
 pub fn test_state_dir() -> &'static Path {
     static DIR: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
