@@ -1,6 +1,9 @@
 //! The twin as one object: the virtual clock and the world it drives (Kubernetes and AWS).
 //! Every change runs the controllers to rest and arms the timers they asked for on the clock.
 
+use std::cell::Cell;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::Duration;
 
@@ -14,17 +17,76 @@ use super::kube::controllers::{fire_timer, reconcile};
 use super::kube::programs::{self, container_program};
 use super::kube::state::{KubeState, Timer, built_in_key};
 use super::scenario::{NodeSpec, clear_cluster, install_addon, node_object, uninstall_addon};
-use crate::lab::reachability::{Endpoint, Peer, SgRule, reachable};
+use crate::lab::reachability::{Endpoint, Peer, SgRule, cidr_contains, reachable};
 
 pub struct Twin {
     pub clock: Arc<VirtualClock>,
     kube: Mutex<KubeState>,
     aws: Mutex<AwsState>,
+    /// Timers of both worlds by the virtual instant they are due: one clock event an instant,
+    /// which fires them all and runs the controllers once (64 GPU nodes that boot together
+    /// join in one pass, not 64).
+    due: Mutex<BTreeMap<Duration, Vec<Due>>>,
     this: Weak<Twin>,
+    /// How many requests each API has answered (`GET /twin/requests`), for benchmarks that
+    /// check a runbook makes only the requests it needs.
+    pub requests: RequestCounts,
+}
+
+#[derive(Default)]
+pub struct RequestCounts {
+    kube: AtomicU64,
+    aws: AtomicU64,
+}
+
+impl RequestCounts {
+    pub fn count_kube(&self) {
+        self.kube.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub fn count_aws(&self) {
+        self.aws.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// `(kubernetes, aws)` requests so far.
+    pub fn totals(&self) -> (u64, u64) {
+        (
+            self.kube.load(Ordering::Relaxed),
+            self.aws.load(Ordering::Relaxed),
+        )
+    }
+}
+
+/// A timer of either world.
+enum Due {
+    Kube(Timer),
+    Aws(AwsTimer),
+}
+
+thread_local! {
+    /// Set while this thread fires the timers of one instant: its changes wait for the one
+    /// reconcile at the end. Other threads (requests being served) reconcile as usual.
+    static IN_ONE_PASS: Cell<bool> = const { Cell::new(false) };
 }
 
 fn unpoison<T>(result: std::sync::LockResult<MutexGuard<'_, T>>) -> MutexGuard<'_, T> {
     result.unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Marks this thread as firing one instant until dropped (a panicking timer included).
+struct OnePass;
+
+impl OnePass {
+    fn begin() -> Self {
+        IN_ONE_PASS.with(|flag| flag.set(true));
+        Self
+    }
+}
+
+impl Drop for OnePass {
+    fn drop(&mut self) {
+        IN_ONE_PASS.with(|flag| flag.set(false));
+    }
 }
 
 impl Twin {
@@ -44,33 +106,63 @@ impl Twin {
                 clock,
                 kube: Mutex::new(kube),
                 aws: Mutex::new(AwsState::default()),
+                due: Mutex::new(BTreeMap::new()),
                 this: this.clone(),
+                requests: RequestCounts::default(),
             }
         })
     }
 
     /// Changes the Kubernetes world, then lets the controllers react.
     pub fn kube<R>(&self, change: impl FnOnce(&mut KubeState) -> R) -> R {
+        let deferred = IN_ONE_PASS.with(Cell::get);
         let (result, timers) = {
             let mut state = unpoison(self.kube.lock());
             state.now = self.clock.now();
             let result = change(&mut state);
-            reconcile(&mut state);
-            (result, std::mem::take(&mut state.timers))
+            if deferred {
+                (result, Vec::new())
+            } else {
+                reconcile(&mut state);
+                (result, std::mem::take(&mut state.timers))
+            }
         };
-        self.arm_kube(timers);
+        self.arm(timers.into_iter().map(|(at, t)| (at, Due::Kube(t))));
         result
     }
 
-    fn arm_kube(&self, timers: Vec<(Duration, Timer)>) {
+    /// Puts timers on the clock: the first timer of an instant schedules the event that fires
+    /// every timer of that instant.
+    fn arm(&self, timers: impl IntoIterator<Item = (Duration, Due)>) {
+        let mut due = unpoison(self.due.lock());
         for (at, timer) in timers {
-            let this = self.this.clone();
-            self.clock.schedule_at(at, move |_| {
-                if let Some(twin) = this.upgrade() {
-                    twin.kube(|state| fire_timer(state, &timer));
-                }
-            });
+            let slot = due.entry(at).or_default();
+            if slot.is_empty() {
+                let this = self.this.clone();
+                self.clock.schedule_at(at, move |_| {
+                    if let Some(twin) = this.upgrade() {
+                        twin.fire_instant(at);
+                    }
+                });
+            }
+            slot.push(timer);
         }
+    }
+
+    /// Fires what is due at `at`, in the order it was asked for, then lets the controllers
+    /// react once.
+    fn fire_instant(&self, at: Duration) {
+        let timers = unpoison(self.due.lock()).remove(&at).unwrap_or_default();
+        {
+            let _one_pass = OnePass::begin();
+            for timer in &timers {
+                match timer {
+                    Due::Kube(timer) => self.kube(|state| fire_timer(state, timer)),
+                    Due::Aws(timer) => self.fire_aws(timer),
+                }
+            }
+        }
+        self.kube(|_| ());
     }
 
     /// Reads the AWS world as it is now (no timers, no clock: safe inside a Kubernetes change).
@@ -94,19 +186,8 @@ impl Twin {
             let result = change(&mut state);
             (result, std::mem::take(&mut state.timers))
         };
-        self.arm_aws(timers);
+        self.arm(timers.into_iter().map(|(at, t)| (at, Due::Aws(t))));
         result
-    }
-
-    fn arm_aws(&self, timers: Vec<(Duration, AwsTimer)>) {
-        for (at, timer) in timers {
-            let this = self.this.clone();
-            self.clock.schedule_at(at, move |_| {
-                if let Some(twin) = this.upgrade() {
-                    twin.fire_aws(&timer);
-                }
-            });
-        }
     }
 
     /// Virtual time now.
@@ -245,31 +326,62 @@ impl Twin {
 }
 
 /// The network between node addresses, from the EC2 side: NCCL needs TCP 1025-65535 to pass
-/// both ways, judged by the same evaluator as `ec2::reachable`.
+/// both ways between every two ranks, judged by the same evaluator as `ec2::reachable`.
+///
+/// The evaluator sees an address only through its security groups and the CIDR rules that
+/// contain it, so addresses alike in both are judged once: 256 nodes in one subnet cost one
+/// evaluation and 65,280 lookups, not 65,280 evaluations.
 fn network_of(twin: Weak<Twin>) -> gpu::programs::Network {
-    Arc::new(move |from: &str, to: &str| {
+    Arc::new(move |ips: &[String]| {
         let twin = twin.upgrade()?;
         twin.read_aws(|state| {
-            let endpoint = |ip: &str| {
-                state
-                    .instances
-                    .values()
-                    .find(|i| i.private_ip == ip && i.state == "running")
-                    .map(|i| Endpoint {
-                        groups: i.groups.clone(),
-                        ip: Some(ip.to_string()),
-                    })
-            };
-            let (Some(a), Some(b)) = (endpoint(from), endpoint(to)) else {
-                return Some(format!("no running instance has address {from} or {to}"));
-            };
+            let running: HashMap<&str, &Vec<String>> = state
+                .instances
+                .values()
+                .filter(|i| i.state == "running")
+                .map(|i| (i.private_ip.as_str(), &i.groups))
+                .collect();
             let rules: Vec<SgRule> = state.rules.iter().map(sg_rule).collect();
-            [1025, 43_000, 65_535].iter().find_map(|port| {
-                let there = reachable(&a, &b, "tcp", *port, &rules);
-                let back = reachable(&b, &a, "tcp", *port, &rules);
-                (!there.allowed)
-                    .then_some(there.reason)
-                    .or((!back.allowed).then_some(back.reason))
+            let mut kinds: HashMap<(Vec<String>, Vec<bool>), usize> = HashMap::new();
+            let mut endpoints: Vec<Endpoint> = Vec::new();
+            // Per address: the index of its kind in `endpoints`, or None without an instance.
+            let kind_of: Vec<Option<usize>> = ips
+                .iter()
+                .map(|ip| {
+                    let groups = running.get(ip.as_str())?;
+                    let cidrs: Vec<bool> = rules
+                        .iter()
+                        .map(|r| matches!(&r.peer, Peer::Cidr(c) if cidr_contains(c, Some(ip))))
+                        .collect();
+                    let next = endpoints.len();
+                    let kind = *kinds.entry(((*groups).clone(), cidrs)).or_insert(next);
+                    if kind == next {
+                        endpoints.push(Endpoint {
+                            groups: (*groups).clone(),
+                            ip: Some(ip.clone()),
+                        });
+                    }
+                    Some(kind)
+                })
+                .collect();
+            let mut judged: HashMap<(usize, usize), bool> = HashMap::new();
+            let mut blocked = |a: Option<usize>, b: Option<usize>| -> bool {
+                let (Some(a), Some(b)) = (a, b) else {
+                    return true; // no running instance has that address
+                };
+                *judged.entry((a, b)).or_insert_with(|| {
+                    let (a, b) = (&endpoints[a], &endpoints[b]);
+                    [1025, 43_000, 65_535].iter().any(|port| {
+                        !reachable(a, b, "tcp", *port, &rules).allowed
+                            || !reachable(b, a, "tcp", *port, &rules).allowed
+                    })
+                })
+            };
+            (0..ips.len()).find_map(|i| {
+                (0..ips.len())
+                    .filter(|j| *j != i)
+                    .find(|j| blocked(kind_of[i], kind_of[*j]))
+                    .map(|j| ips[j].clone())
             })
         })
     })

@@ -186,7 +186,10 @@ pub async fn start(twin: Arc<Twin>, port: u16) -> std::io::Result<SocketAddr> {
             tokio::spawn(async move {
                 let service = service_fn(move |request| {
                     let twin = twin.clone();
-                    async move { Ok::<_, Infallible>(handle(twin, request).await) }
+                    async move {
+                        twin.requests.count_aws();
+                        Ok::<_, Infallible>(handle(twin, request).await)
+                    }
                 });
                 let _ = http1::Builder::new()
                     .serve_connection(TokioIo::new(stream), service)

@@ -14,9 +14,10 @@ use crate::sim::kube::programs::{Context, Output};
 use crate::sim::kube::state::{KubeState, ProgramRun};
 use crate::sim::timestamps::{ctime, unix_seconds};
 
-/// Whether TCP on NCCL's ports (1025-65535) passes both ways between two node addresses;
-/// `Some(reason)` when it does not. The twin answers it from the EC2 state.
-pub type Network = Arc<dyn Fn(&str, &str) -> Option<String> + Send + Sync>;
+/// Whether TCP on NCCL's ports (1025-65535) passes both ways between the nodes of a run's
+/// ranks: given their addresses in order, the first peer that some rank cannot reach, if
+/// any. The twin answers it from the EC2 state.
+pub type Network = Arc<dyn Fn(&[String]) -> Option<String> + Send + Sync>;
 
 /// GPUs of a node, by its instance type.
 pub fn node_gpus(node: &Value) -> u32 {
@@ -264,12 +265,7 @@ fn all_reduce(
         .iter()
         .map(|(_, node, _)| node_ip(node))
         .collect();
-    let blocked = ips.iter().enumerate().find_map(|(i, a)| {
-        ips.iter()
-            .enumerate()
-            .filter(|(j, _)| *j != i)
-            .find_map(|(_, b)| network(a, b).map(|_| b.clone()))
-    });
+    let blocked = network(&ips);
     run.outcome = match blocked {
         Some(peer) => Outcome::Hang {
             unreachable_peer_ip: peer,

@@ -1,5 +1,5 @@
-//! The twin's own endpoints under `/twin/`: read and advance the virtual clock, and switch
-//! health-check faults. Real clusters have no such thing; tests and the REPL use them.
+//! The twin's own endpoints under `/twin/`: read and advance the virtual clock, switch
+//! health-check faults, and count the requests served. Real clusters have no such thing; tests and the REPL use them.
 
 use http::{Method, Response};
 use serde_json::json;
@@ -12,6 +12,10 @@ use crate::sim::twin::Twin;
 
 pub fn handle(twin: &Twin, method: &Method, path: &str, query: &Query) -> Response<Body> {
     match (method.as_str(), path) {
+        ("GET", "requests") => {
+            let (kubernetes, aws) = twin.requests.totals();
+            json_response(200, &json!({"kubernetes": kubernetes, "aws": aws}))
+        }
         ("GET", "clock") => json_response(
             200,
             &json!({"virtual_ms": twin.clock.now().as_millis() as u64}),

@@ -451,9 +451,7 @@ pub fn delete(
         state.registry.unregister_crd(&group, &plural);
     }
     if resource.kind == "Pod" {
-        state
-            .logs
-            .retain(|(ns, pod, _), _| !(ns == namespace && pod == name));
+        state.forget_logs(namespace, name);
     }
     Ok(removed)
 }

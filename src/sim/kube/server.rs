@@ -55,6 +55,7 @@ pub async fn serve(twin: Arc<Twin>, listener: TcpListener) {
             let service = service_fn(move |request: Request<Incoming>| {
                 let twin = twin.clone();
                 async move {
+                    twin.requests.count_kube();
                     let latency = twin.read_kube(|s| s.latency);
                     if !latency.is_zero() {
                         tokio::time::sleep(latency).await;

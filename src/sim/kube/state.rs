@@ -1,11 +1,12 @@
 //! The Kubernetes half of the twin's world: the registry, the store, pod runtimes, health
 //! switches and the timers controllers ask for.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::time::Duration;
 
 use serde_json::Value;
 
+use super::controllers::NodeUsage;
 use super::programs::{Context, Output};
 use super::resources::{Registry, ResourceType};
 use super::store::Store;
@@ -65,8 +66,8 @@ pub struct KubeState {
     /// away as a real one, for runbooks' timeouts and fan-outs.
     pub latency: std::time::Duration,
     pub timers: Vec<(Duration, Timer)>,
-    /// Logs by (namespace, pod, container).
-    pub logs: HashMap<(String, String, String), ContainerLog>,
+    /// Logs by (namespace, pod, container); ordered, so a pod's logs go in one range.
+    pub logs: BTreeMap<(String, String, String), ContainerLog>,
     /// Decides what a container runs; the GPU side adds programs such as `nvidia-smi`.
     pub programs: ProgramDecider,
     /// Answers exec requests (`kubectl exec`, `k8s::exec`).
@@ -76,6 +77,10 @@ pub struct KubeState {
     name_sequence: u64,
     /// The store's resource version when the controllers last came to rest.
     pub settled_at: u64,
+    /// `(namespace, name)` of the pods waiting for a node: the scheduler's queue.
+    pub unscheduled: BTreeSet<(String, String)>,
+    /// What the scheduler last counted on each node, kept until one of its pods changes.
+    pub node_usage: HashMap<String, (u64, NodeUsage)>,
 }
 
 impl Default for KubeState {
@@ -87,12 +92,14 @@ impl Default for KubeState {
             failing_checks: BTreeSet::new(),
             latency: std::time::Duration::ZERO,
             timers: Vec::new(),
-            logs: HashMap::new(),
+            logs: BTreeMap::new(),
             programs: Box::new(super::programs::container_program),
             exec: Box::new(|argv, context, _| super::programs::run(argv, context)),
             exit_codes: HashMap::new(),
             name_sequence: 0,
             settled_at: 0,
+            unscheduled: BTreeSet::new(),
+            node_usage: HashMap::new(),
         }
     }
 }
@@ -181,6 +188,20 @@ impl KubeState {
 
     pub fn schedule(&mut self, after: Duration, timer: Timer) {
         self.timers.push((self.now + after, timer));
+    }
+
+    /// Drops the logs of a deleted pod.
+    pub fn forget_logs(&mut self, namespace: &str, pod: &str) {
+        let from = (namespace.to_string(), pod.to_string(), String::new());
+        let containers: Vec<_> = self
+            .logs
+            .range(from..)
+            .take_while(|((ns, name, _), _)| ns == namespace && name == pod)
+            .map(|(key, _)| key.clone())
+            .collect();
+        for key in containers {
+            self.logs.remove(&key);
+        }
     }
 
     pub fn log_line(&mut self, namespace: &str, pod: &str, container: &str, line: &str) {

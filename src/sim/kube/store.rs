@@ -43,7 +43,8 @@ const HISTORY: usize = 20_000;
 
 /// A stored object and its JSON, serialized once when written: lists are mostly reads.
 struct Entry {
-    value: Value,
+    /// Shared with the change that wrote it: a write copies the object once, not twice.
+    value: Arc<Value>,
     json: bytes::Bytes,
 }
 
@@ -60,6 +61,13 @@ pub struct Store {
     /// `spec.nodeName`: a kubelet (or a fan-out over nodes) lists one node's pods without a scan
     /// of every pod.
     pods_on_node: HashMap<String, std::collections::BTreeSet<(String, String)>>,
+    /// Node name -> the count of pod writes (see `node_writes`) at the last write to a pod
+    /// bound to it, so that what a node runs can be cached until one of its pods changes.
+    node_pods_written: HashMap<String, u64>,
+    node_writes: u64,
+    /// The uids of every stored object, so the garbage collector can tell whether an owner
+    /// still exists without listing everything.
+    uids: std::collections::HashSet<String>,
 }
 
 /// The store key of pods.
@@ -75,12 +83,19 @@ impl Default for Store {
             changes: broadcast::channel(8192).0,
             owned: HashMap::new(),
             pods_on_node: HashMap::new(),
+            uids: std::collections::HashSet::new(),
+            node_pods_written: HashMap::new(),
+            node_writes: 0,
         }
     }
 }
 
 pub fn name_of(object: &Value) -> &str {
     object["metadata"]["name"].as_str().unwrap_or_default()
+}
+
+fn uid_of(object: &Value) -> &str {
+    object["metadata"]["uid"].as_str().unwrap_or_default()
 }
 
 pub fn namespace_of(object: &Value) -> &str {
@@ -96,7 +111,7 @@ impl Store {
         self.objects
             .get(resource)?
             .get(&(namespace.to_string(), name.to_string()))
-            .map(|e| &e.value)
+            .map(|e| &*e.value)
     }
 
     /// Objects of a resource, in one namespace or all, ordered by namespace then name.
@@ -105,12 +120,17 @@ impl Store {
         resource: &str,
         namespace: Option<&'a str>,
     ) -> impl Iterator<Item = &'a Value> + 'a {
-        self.objects
-            .get(resource)
-            .into_iter()
-            .flat_map(|m| m.iter())
-            .filter(move |((ns, _), _)| namespace.is_none_or(|want| ns == want))
-            .map(|(_, e)| &e.value)
+        self.entries(resource, namespace).map(|e| &*e.value)
+    }
+
+    /// Like [`Store::list`], each object shared rather than borrowed: a controller can keep
+    /// it while it changes the store.
+    pub fn list_shared<'a>(
+        &'a self,
+        resource: &str,
+        namespace: Option<&'a str>,
+    ) -> impl Iterator<Item = Arc<Value>> + 'a {
+        self.entries(resource, namespace).map(|e| e.value.clone())
     }
 
     /// Like [`Store::list`], with each object's JSON as stored.
@@ -119,12 +139,31 @@ impl Store {
         resource: &str,
         namespace: Option<&'a str>,
     ) -> impl Iterator<Item = (&'a Value, &'a bytes::Bytes)> + 'a {
-        self.objects
-            .get(resource)
-            .into_iter()
-            .flat_map(|m| m.iter())
-            .filter(move |((ns, _), _)| namespace.is_none_or(|want| ns == want))
-            .map(|(_, e)| (&e.value, &e.json))
+        self.entries(resource, namespace)
+            .map(|e| (&*e.value, &e.json))
+    }
+
+    /// The entries of a resource; one namespace is a range of the ordered map, not a scan.
+    fn entries<'a>(
+        &'a self,
+        resource: &str,
+        namespace: Option<&'a str>,
+    ) -> impl Iterator<Item = &'a Entry> + 'a {
+        let objects = self.objects.get(resource);
+        let (all, one) = match namespace {
+            None => (objects.map(|m| m.iter()), None),
+            Some(want) => (
+                None,
+                objects.map(|m| {
+                    m.range((want.to_string(), String::new())..)
+                        .take_while(move |((ns, _), _)| ns == want)
+                }),
+            ),
+        };
+        all.into_iter()
+            .flatten()
+            .chain(one.into_iter().flatten())
+            .map(|(_, e)| e)
     }
 
     /// Pods bound to `node`, in one namespace or all, ordered like [`Store::list_with_json`].
@@ -140,7 +179,7 @@ impl Store {
             .flatten()
             .filter(move |(ns, _)| namespace.is_none_or(|want| ns == want))
             .filter_map(move |key| pods?.get(key))
-            .map(|e| (&e.value, &e.json))
+            .map(|e| (&*e.value, &e.json))
     }
 
     fn index_node(&mut self, resource: &str, object: &Value, add: bool) {
@@ -154,6 +193,9 @@ impl Store {
             namespace_of(object).to_string(),
             name_of(object).to_string(),
         );
+        self.node_writes += 1;
+        self.node_pods_written
+            .insert(node.to_string(), self.node_writes);
         if add {
             self.pods_on_node
                 .entry(node.to_string())
@@ -176,6 +218,36 @@ impl Store {
                     .keys()
                     .map(move |(ns, name)| (resource.clone(), ns.clone(), name.clone()))
             })
+            .collect()
+    }
+
+    /// Whether an object with this uid is stored.
+    pub fn has_uid(&self, uid: &str) -> bool {
+        self.uids.contains(uid)
+    }
+
+    /// `(resource, namespace, name)` of every object that lists `owner_uid` among its owners.
+    pub fn dependents_of(&self, owner_uid: &str) -> Vec<(String, String, String)> {
+        self.owned
+            .get(owner_uid)
+            .into_iter()
+            .flatten()
+            .cloned()
+            .collect()
+    }
+
+    /// Changes whenever a pod bound to `node` is written or removed (0: none yet).
+    pub fn node_pods_written(&self, node: &str) -> u64 {
+        self.node_pods_written.get(node).copied().unwrap_or(0)
+    }
+
+    /// `(namespace, name)` of the pods bound to `node`.
+    pub fn pod_keys_on_node(&self, node: &str) -> Vec<(String, String)> {
+        self.pods_on_node
+            .get(node)
+            .into_iter()
+            .flatten()
+            .cloned()
             .collect()
     }
 
@@ -264,12 +336,12 @@ impl Store {
             namespace_of(&object).to_string(),
             name_of(&object).to_string(),
         );
+        static ABSENT: Value = Value::Null;
         let old = self
             .objects
             .get(resource)
             .and_then(|m| m.get(&key))
-            .map(|e| e.value.clone())
-            .unwrap_or(Value::Null);
+            .map_or(&ABSENT, |e| &*e.value);
         for field in ["uid", "creationTimestamp"] {
             if !old["metadata"][field].is_null() {
                 object["metadata"][field] = old["metadata"][field].clone();
@@ -284,7 +356,7 @@ impl Store {
             };
             object["metadata"]["generation"] = json!(next);
         }
-        if old == object {
+        if *old == object {
             return object;
         }
         let rv = self.bump();
@@ -294,11 +366,12 @@ impl Store {
     }
 
     pub fn remove(&mut self, resource: &str, namespace: &str, name: &str) -> Option<Value> {
-        let mut object = self
+        let entry = self
             .objects
             .get_mut(resource)?
-            .remove(&(namespace.to_string(), name.to_string()))?
-            .value;
+            .remove(&(namespace.to_string(), name.to_string()))?;
+        let mut object = Arc::unwrap_or_clone(entry.value);
+        self.uids.remove(uid_of(&object));
         self.index_owners(resource, &object, false);
         self.index_node(resource, &object, false);
         let rv = self.bump();
@@ -318,30 +391,32 @@ impl Store {
             namespace_of(&object).to_string(),
             name_of(&object).to_string(),
         );
-        let shared = Arc::new(object.clone());
         let json = bytes::Bytes::from(serde_json::to_vec(&object).unwrap_or_default());
-        if let Some(previous) = self.get(resource, &key.0, &key.1).cloned() {
-            self.index_owners(resource, &previous, false);
-            self.index_node(resource, &previous, false);
-        }
-        self.index_owners(resource, &object, true);
-        self.index_node(resource, &object, true);
-        self.objects
+        let object = Arc::new(object);
+        let previous = self
+            .objects
             .entry(resource.to_string())
             .or_default()
             .insert(
                 key.clone(),
                 Entry {
-                    value: object,
+                    value: object.clone(),
                     json,
                 },
             );
+        if let Some(previous) = previous {
+            self.index_owners(resource, &previous.value, false);
+            self.index_node(resource, &previous.value, false);
+        }
+        self.index_owners(resource, &object, true);
+        self.index_node(resource, &object, true);
+        self.uids.insert(uid_of(&object).to_string());
         self.record(Change {
             resource_version: rv,
             change,
             resource: resource.to_string(),
             namespace: key.0,
-            object: shared,
+            object,
         });
     }
 

@@ -1,17 +1,18 @@
 //! DaemonSets: one pod on every node that its nodeSelector, affinity and tolerations allow.
 
+use std::collections::HashSet;
+
 use serde_json::{Value, json};
 
 use super::dirty::Dirty;
 use super::{events, shared};
-use crate::sim::kube::state::KubeState;
+use crate::sim::kube::state::{KubeState, built_in_key};
 
 pub(super) fn run(state: &mut KubeState, dirty: &Dirty) {
-    let nodes = state.objects("nodes", None);
     for ds in state.objects_where("daemonsets", None, |o| {
         dirty.nodes_changed || dirty.touches(o)
     }) {
-        reconcile(state, ds, &nodes);
+        reconcile(state, ds);
     }
 }
 
@@ -36,22 +37,37 @@ fn with_daemon_tolerations(spec: &Value) -> Value {
     json!(tolerations)
 }
 
-fn reconcile(state: &mut KubeState, mut ds: Value, nodes: &[Value]) {
+fn reconcile(state: &mut KubeState, mut ds: Value) {
     let uid = shared::uid(&ds).to_string();
-    let spec = ds["spec"]["template"]["spec"].clone();
-    let tolerations = with_daemon_tolerations(&spec);
-    let eligible: Vec<&Value> = nodes
-        .iter()
+    let spec = &ds["spec"]["template"]["spec"];
+    let tolerations = with_daemon_tolerations(spec);
+    let pods_key = built_in_key("pods");
+    // Names only: this runs for every change to one of its pods, so it must not copy nodes.
+    let eligible: Vec<String> = state
+        .store
+        .list(&built_in_key("nodes"), None)
         .filter(|n| {
-            shared::node_matches(&spec, n) && shared::untolerated_taints(n, &tolerations).is_empty()
+            shared::node_matches(spec, n) && shared::untolerated_taints(n, &tolerations).is_empty()
         })
+        .map(|n| shared::name(n).to_string())
         .collect();
-    let pods: Vec<Value> = state.owned("pods", &uid);
-    for node in &eligible {
-        let node_name = shared::name(node);
-        if pods.iter().any(|p| p["spec"]["nodeName"] == node_name) {
-            continue;
-        }
+    let eligible_set: HashSet<&str> = eligible.iter().map(String::as_str).collect();
+    let placed: HashSet<String> = state
+        .store
+        .owned_by(&pods_key, &uid)
+        .filter_map(|p| p["spec"]["nodeName"].as_str().map(str::to_string))
+        .collect();
+    let misplaced: Vec<Value> = state
+        .store
+        .owned_by(&pods_key, &uid)
+        .filter(|p| {
+            !p["spec"]["nodeName"]
+                .as_str()
+                .is_some_and(|n| eligible_set.contains(n))
+        })
+        .cloned()
+        .collect();
+    for node_name in eligible.iter().filter(|n| !placed.contains(*n)) {
         let name = format!("{}-{}", shared::name(&ds), state.next_suffix(5));
         let mut pod = shared::pod_from_template(&ds, name.clone(), &[]);
         pod["spec"]["nodeName"] = json!(node_name);
@@ -67,27 +83,26 @@ fn reconcile(state: &mut KubeState, mut ds: Value, nodes: &[Value]) {
             );
         }
     }
-    for pod in &pods {
-        let on_eligible = eligible
-            .iter()
-            .any(|n| pod["spec"]["nodeName"] == shared::name(n));
-        if !on_eligible {
-            shared::remove(state, "pods", pod);
-        }
+    for pod in &misplaced {
+        shared::remove(state, "pods", pod);
     }
-    let pods: Vec<Value> = state.owned("pods", &uid);
-    let ready = pods.iter().filter(|p| shared::pod_ready(p)).count();
+    let (count, ready) = state
+        .store
+        .owned_by(&pods_key, &uid)
+        .fold((0, 0), |(count, ready), p| {
+            (count + 1, ready + usize::from(shared::pod_ready(p)))
+        });
     ds["status"] = json!({
         "desiredNumberScheduled": eligible.len(),
-        "currentNumberScheduled": pods.len(),
-        "updatedNumberScheduled": pods.len(),
+        "currentNumberScheduled": count,
+        "updatedNumberScheduled": count,
         "numberReady": ready,
         "numberAvailable": ready,
         "numberMisscheduled": 0,
         "observedGeneration": ds["metadata"]["generation"],
     });
-    if pods.len() > ready {
-        ds["status"]["numberUnavailable"] = json!(pods.len() - ready);
+    if count > ready {
+        ds["status"]["numberUnavailable"] = json!(count - ready);
     }
     if ready == 0
         && let Some(status) = ds["status"].as_object_mut()

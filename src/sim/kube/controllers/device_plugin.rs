@@ -2,7 +2,7 @@
 //! and allocatable only while a device-plugin pod runs there (the GPU Operator's or a
 //! standalone one); GPU feature discovery adds the product labels.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
 use serde_json::{Value, json};
 
@@ -36,7 +36,7 @@ fn affected(state: &KubeState, dirty: &Dirty) -> BTreeSet<String> {
             .get(&nodes_key, "", name)
             .is_some_and(|n| node_gpus(n) > 0)
     };
-    if dirty.all || dirty.deleted {
+    if dirty.all {
         return state
             .store
             .list(&nodes_key, None)
@@ -45,6 +45,15 @@ fn affected(state: &KubeState, dirty: &Dirty) -> BTreeSet<String> {
             .collect();
     }
     let mut names = BTreeSet::new();
+    for node in dirty
+        .deleted_pods
+        .iter()
+        .filter_map(|(_, _, node)| node.as_deref())
+    {
+        if is_gpu(node) {
+            names.insert(node.to_string());
+        }
+    }
     for (resource, namespace, name) in &dirty.changed {
         let node = if *resource == nodes_key {
             Some(name.as_str())
@@ -68,45 +77,71 @@ pub(super) fn run(state: &mut KubeState, dirty: &Dirty) {
     if nodes.is_empty() {
         return;
     }
-    let mut running: BTreeMap<&str, Running> = nodes
-        .iter()
-        .map(|n| (n.as_str(), Running::default()))
-        .collect();
-    for pod in state.store.list(&built_in_key("pods"), None) {
-        let Some(entry) = pod["spec"]["nodeName"]
-            .as_str()
-            .and_then(|n| running.get_mut(n))
-        else {
-            continue;
-        };
-        if pod["status"]["phase"] != "Running" || !runs_image(pod, "k8s-device-plugin") {
-            continue;
-        }
-        // GPU feature discovery runs the device plugin's image too; its app label tells them apart.
-        if pod["metadata"]["labels"]["app"] == "gpu-feature-discovery" {
-            entry.discovery = true;
-        } else {
-            entry.plugin = true;
-        }
-    }
-    let running: Vec<(String, Running)> = running
+    // Only the pods bound to the affected nodes, from the store's node index.
+    let running: Vec<(String, Running)> = nodes
         .into_iter()
-        .map(|(n, r)| (n.to_string(), r))
+        .map(|node| {
+            let mut found = Running::default();
+            for (pod, _) in state.store.pods_on_node_with_json(&node, None) {
+                if pod["status"]["phase"] != "Running" || !runs_image(pod, "k8s-device-plugin") {
+                    continue;
+                }
+                // GPU feature discovery runs the device plugin's image too; its app label tells
+                // them apart.
+                if pod["metadata"]["labels"]["app"] == "gpu-feature-discovery" {
+                    found.discovery = true;
+                } else {
+                    found.plugin = true;
+                }
+            }
+            (node, found)
+        })
         .collect();
     for (name, running) in running {
-        let Some(node) = state.object("nodes", "", &name) else {
+        let Some(node) = state.object_ref("nodes", "", &name) else {
             continue;
         };
-        let updated = with_gpu_resources(&node, running);
-        if updated != node {
+        if let Some(updated) = with_gpu_resources(node, running) {
             shared::update(state, "nodes", updated);
         }
     }
 }
 
-fn with_gpu_resources(node: &Value, running: Running) -> Value {
-    let mut updated = node.clone();
+/// The labels GPU feature discovery puts on a node with `gpus` A10Gs.
+fn discovery_labels(gpus: &str) -> [(&'static str, &str); 5] {
+    [
+        ("nvidia.com/gpu.product", "NVIDIA-A10G"),
+        ("nvidia.com/gpu.count", gpus),
+        ("nvidia.com/gpu.memory", "23028"),
+        ("nvidia.com/cuda.driver-version.full", "580.95.05"),
+        ("nvidia.com/cuda.runtime-version.full", "13.0"),
+    ]
+}
+
+/// The node as the device plugin and feature discovery leave it, or None when it already is:
+/// this runs on every change to a GPU node's pods, so the node is copied only to change it.
+fn with_gpu_resources(node: &Value, running: Running) -> Option<Value> {
     let gpus = node_gpus(node).to_string();
+    let resources_ok = ["capacity", "allocatable"].iter().all(|field| {
+        let present = &node["status"][*field]["nvidia.com/gpu"];
+        if running.plugin {
+            present.as_str() == Some(gpus.as_str())
+        } else {
+            present.is_null()
+        }
+    });
+    let labels_ok = discovery_labels(&gpus).iter().all(|(key, value)| {
+        let present = &node["metadata"]["labels"][*key];
+        if running.discovery {
+            present.as_str() == Some(*value)
+        } else {
+            present.is_null()
+        }
+    });
+    if resources_ok && labels_ok {
+        return None;
+    }
+    let mut updated = node.clone();
     for field in ["capacity", "allocatable"] {
         let resources = &mut updated["status"][field];
         if running.plugin {
@@ -116,18 +151,12 @@ fn with_gpu_resources(node: &Value, running: Running) -> Value {
         }
     }
     let labels = &mut updated["metadata"]["labels"];
-    for (key, value) in [
-        ("nvidia.com/gpu.product", "NVIDIA-A10G"),
-        ("nvidia.com/gpu.count", gpus.as_str()),
-        ("nvidia.com/gpu.memory", "23028"),
-        ("nvidia.com/cuda.driver-version.full", "580.95.05"),
-        ("nvidia.com/cuda.runtime-version.full", "13.0"),
-    ] {
+    for (key, value) in discovery_labels(&gpus) {
         if running.discovery {
             labels[key] = json!(value);
         } else if let Some(map) = labels.as_object_mut() {
             map.remove(key);
         }
     }
-    updated
+    Some(updated)
 }

@@ -19,6 +19,12 @@ pub(super) struct Dirty {
     /// A pod was deleted or finished: capacity was freed.
     pub(super) capacity_freed: bool,
     pub(super) deleted: bool,
+    /// Uids of deleted objects (their dependents may be orphans now).
+    pub(super) deleted_uids: Vec<String>,
+    /// Names of deleted nodes (their pods are stranded).
+    pub(super) deleted_nodes: Vec<String>,
+    /// `(namespace, name, node)` of deleted pods.
+    pub(super) deleted_pods: Vec<(String, String, Option<String>)>,
 }
 
 impl Dirty {
@@ -59,7 +65,21 @@ impl Dirty {
                 _ => {}
             }
             dirty.deleted |= deleted;
-            if !deleted {
+            if deleted {
+                if let Some(uid) = metadata["uid"].as_str() {
+                    dirty.deleted_uids.push(uid.to_string());
+                }
+                let name = metadata["name"].as_str().unwrap_or_default().to_string();
+                match change.resource.as_str() {
+                    "/nodes" => dirty.deleted_nodes.push(name),
+                    "/pods" => dirty.deleted_pods.push((
+                        change.namespace.clone(),
+                        name,
+                        object["spec"]["nodeName"].as_str().map(str::to_string),
+                    )),
+                    _ => {}
+                }
+            } else {
                 let name = metadata["name"].as_str().unwrap_or_default().to_string();
                 dirty
                     .changed

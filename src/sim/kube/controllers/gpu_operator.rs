@@ -42,17 +42,19 @@ const COMPONENTS: [(&str, &str, &str, &str); 4] = [
     ),
 ];
 
-/// The running operator pod's namespace, if the operator runs.
-fn operator_namespace(state: &KubeState) -> Option<String> {
-    state
-        .store
-        .list(&built_in_key("pods"), None)
-        .find(|pod| {
-            let labels = &pod["metadata"]["labels"];
-            (labels["app"] == "gpu-operator"
-                || labels["app.kubernetes.io/component"] == "gpu-operator")
-                && pod["status"]["phase"] == "Running"
-        })
+/// The running operator pod's namespace, if the operator runs. The namespace the policy
+/// last recorded is looked at first, so that a steady cluster is not scanned pod by pod on
+/// every change.
+fn operator_namespace(state: &KubeState, recorded: Option<&str>) -> Option<String> {
+    let is_operator = |pod: &&Value| {
+        let labels = &pod["metadata"]["labels"];
+        (labels["app"] == "gpu-operator" || labels["app.kubernetes.io/component"] == "gpu-operator")
+            && pod["status"]["phase"] == "Running"
+    };
+    let pods = built_in_key("pods");
+    recorded
+        .and_then(|ns| state.store.list(&pods, Some(ns)).find(is_operator))
+        .or_else(|| state.store.list(&pods, None).find(is_operator))
         .map(|pod| shared::namespace(pod).to_string())
 }
 
@@ -62,22 +64,26 @@ pub(super) fn run(state: &mut KubeState, dirty: &Dirty) {
     {
         return;
     }
-    let Some(namespace) = operator_namespace(state) else {
-        return;
-    };
     let Some(policy) = state.store.list(POLICIES, None).next().cloned() else {
         return;
     };
+    let Some(namespace) = operator_namespace(state, policy["status"]["namespace"].as_str()) else {
+        return;
+    };
     let policy = &policy;
-    let unmarked: Vec<Value> = state
-        .store
-        .list(&built_in_key("nodes"), None)
-        .filter(|n| node_gpus(n) > 0 && n["metadata"]["labels"][PRESENT] != "true")
-        .cloned()
-        .collect();
-    for mut node in unmarked {
-        node["metadata"]["labels"][PRESENT] = json!("true");
-        shared::update(state, "nodes", node);
+    // Nodes need marking only when nodes changed or the operator (or its policy) just came.
+    let operator_new = policy["status"]["namespace"].as_str() != Some(namespace.as_str());
+    if dirty.all || dirty.nodes_changed || dirty.touched(POLICIES) || operator_new {
+        let unmarked: Vec<Value> = state
+            .store
+            .list(&built_in_key("nodes"), None)
+            .filter(|n| n["metadata"]["labels"][PRESENT] != "true" && node_gpus(n) > 0)
+            .cloned()
+            .collect();
+        for mut node in unmarked {
+            node["metadata"]["labels"][PRESENT] = json!("true");
+            shared::update(state, "nodes", node);
+        }
     }
     let tolerations = match policy["spec"]["daemonsets"]["tolerations"].as_array() {
         Some(list) => json!(list),
@@ -85,7 +91,7 @@ pub(super) fn run(state: &mut KubeState, dirty: &Dirty) {
     };
     for (key, name, app, image) in COMPONENTS {
         let enabled = policy["spec"][key]["enabled"].as_bool().unwrap_or(true);
-        let existing = state.object("daemonsets", &namespace, name);
+        let existing = state.object_ref("daemonsets", &namespace, name).cloned();
         match (enabled, existing) {
             (true, None) => {
                 let daemonset = json!({
@@ -120,7 +126,7 @@ pub(super) fn run(state: &mut KubeState, dirty: &Dirty) {
     let ready = COMPONENTS.iter().all(|(key, name, ..)| {
         !policy["spec"][*key]["enabled"].as_bool().unwrap_or(true)
             || state
-                .object("daemonsets", &namespace, name)
+                .object_ref("daemonsets", &namespace, name)
                 .is_some_and(|ds| {
                     let status = &ds["status"];
                     status["desiredNumberScheduled"].as_i64().unwrap_or(0) > 0

@@ -16,6 +16,7 @@ mod shared;
 
 pub use gc::orphan_dependents;
 pub use kubelet::fire_timer;
+pub use scheduler::NodeUsage;
 
 use super::state::KubeState;
 use dirty::Dirty;
@@ -29,9 +30,7 @@ pub fn reconcile(state: &mut KubeState) {
         if dirty.is_empty() {
             return;
         }
-        if dirty.deleted {
-            gc::run(state);
-        }
+        gc::run(state, &dirty);
         deployment::run(state, &dirty);
         replicaset::run(state, &dirty);
         daemonset::run(state, &dirty);

@@ -2,32 +2,205 @@
 //! tolerate the taints and have room for the requests (extended resources such as
 //! `nvidia.com/gpu` included); spreads replicas across zones; explains why when none fits.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
 
 use serde_json::{Value, json};
 
 use super::dirty::Dirty;
 use super::{events, shared};
-use crate::sim::kube::state::KubeState;
+use crate::sim::kube::state::{KubeState, built_in_key};
 use crate::sim::timestamps::rfc3339;
 
 pub(super) fn run(state: &mut KubeState, dirty: &Dirty) {
-    let is_pending =
-        |p: &Value| p["spec"]["nodeName"].is_null() && p["status"]["phase"] == "Pending";
+    let changed = update_queue(state, dirty);
     // A pod that did not fit may fit once a node joins or capacity frees up; otherwise only
     // new and changed pods need a place.
-    let pending: Vec<Value> = if dirty.nodes_changed || dirty.capacity_freed {
-        state.objects_where("pods", None, is_pending)
+    let keys: Vec<(String, String)> = if dirty.nodes_changed || dirty.capacity_freed {
+        state.unscheduled.iter().cloned().collect()
     } else {
-        dirty
-            .changed_objects(state, "pods")
-            .into_iter()
-            .filter(is_pending)
-            .collect()
+        changed
     };
-    for pod in pending {
-        schedule(state, pod);
+    let pods = built_in_key("pods");
+    let pending: Vec<Value> = keys
+        .iter()
+        .filter_map(|(namespace, name)| state.store.get(&pods, namespace, name).cloned())
+        .collect();
+    if pending.is_empty() {
+        return;
     }
+    // One look at the cluster for the whole pass, kept current as pods are bound: placing a
+    // pod costs a pass over the nodes, not over every pod of every node.
+    let mut cluster = Cluster::observe(state);
+    for pod in pending {
+        schedule(state, &mut cluster, pod);
+    }
+    cluster.remember(state);
+}
+
+fn is_pending(pod: &Value) -> bool {
+    pod["spec"]["nodeName"].is_null() && pod["status"]["phase"] == "Pending"
+}
+
+/// Brings the queue of unscheduled pods up to date with what changed; returns the changed
+/// pods that wait for a node.
+fn update_queue(state: &mut KubeState, dirty: &Dirty) -> Vec<(String, String)> {
+    let pods = built_in_key("pods");
+    if dirty.all {
+        state.unscheduled = state
+            .store
+            .list(&pods, None)
+            .filter(|p| is_pending(p))
+            .map(|p| {
+                (
+                    shared::namespace(p).to_string(),
+                    shared::name(p).to_string(),
+                )
+            })
+            .collect();
+        return state.unscheduled.iter().cloned().collect();
+    }
+    for (namespace, name, _) in &dirty.deleted_pods {
+        state.unscheduled.remove(&(namespace.clone(), name.clone()));
+    }
+    let mut changed = Vec::new();
+    for (resource, namespace, name) in &dirty.changed {
+        if *resource != pods {
+            continue;
+        }
+        let key = (namespace.clone(), name.clone());
+        if state
+            .store
+            .get(resource, namespace, name)
+            .is_some_and(is_pending)
+        {
+            state.unscheduled.insert(key.clone());
+            changed.push(key);
+        } else {
+            state.unscheduled.remove(&key);
+        }
+    }
+    changed
+}
+
+/// What the scheduler knows of one node.
+struct NodeView {
+    node: Arc<Value>,
+    name: String,
+    zone: String,
+    usage: NodeUsage,
+}
+
+/// The requests and the number of the non-terminal pods bound to a node.
+#[derive(Default, Clone)]
+pub struct NodeUsage {
+    used: BTreeMap<String, i128>,
+    pods: usize,
+}
+
+impl NodeUsage {
+    fn add(&mut self, requests: &BTreeMap<String, i128>) {
+        self.pods += 1;
+        for (resource, amount) in requests {
+            *self.used.entry(resource.clone()).or_insert(0) += amount;
+        }
+    }
+}
+
+/// The nodes, and where each owner's pods are (for zone spreading), for one pass: what a
+/// pod's placement needs is looked up once and kept current as pods are bound.
+struct Cluster {
+    nodes: Vec<NodeView>,
+    zones: HashMap<String, String>,
+    /// Owner uid -> zone -> how many of its live pods run there.
+    owners_by_zone: HashMap<String, HashMap<String, usize>>,
+}
+
+impl Cluster {
+    fn observe(state: &KubeState) -> Self {
+        let nodes: Vec<NodeView> = state
+            .store
+            .list_shared(&built_in_key("nodes"), None)
+            .map(|node| {
+                let name = shared::name(&node).to_string();
+                NodeView {
+                    zone: zone_of(&node).to_string(),
+                    usage: Self::usage(state, &name),
+                    name,
+                    node,
+                }
+            })
+            .collect();
+        let zones = nodes
+            .iter()
+            .map(|n| (n.name.clone(), n.zone.clone()))
+            .collect();
+        Self {
+            nodes,
+            zones,
+            owners_by_zone: HashMap::new(),
+        }
+    }
+
+    /// What runs on `node`, from the cache while none of its pods has changed.
+    fn usage(state: &KubeState, node: &str) -> NodeUsage {
+        let written = state.store.node_pods_written(node);
+        if let Some((at, usage)) = state.node_usage.get(node)
+            && *at == written
+        {
+            return usage.clone();
+        }
+        let mut usage = NodeUsage::default();
+        for (pod, _) in state.store.pods_on_node_with_json(node, None) {
+            if !shared::is_terminal(pod) {
+                usage.add(&pod_requests(&pod["spec"]));
+            }
+        }
+        usage
+    }
+
+    /// Keeps what was counted for the next pass.
+    fn remember(self, state: &mut KubeState) {
+        for view in self.nodes {
+            let written = state.store.node_pods_written(&view.name);
+            state.node_usage.insert(view.name, (written, view.usage));
+        }
+    }
+
+    /// Zone -> live pods of `owner` there.
+    fn siblings(&mut self, state: &KubeState, owner: &str) -> &HashMap<String, usize> {
+        let zones = &self.zones;
+        self.owners_by_zone
+            .entry(owner.to_string())
+            .or_insert_with(|| {
+                let mut by_zone = HashMap::new();
+                for pod in state.store.owned_by(&built_in_key("pods"), owner) {
+                    if shared::is_terminal(pod) || owner_uid(pod) != Some(owner) {
+                        continue;
+                    }
+                    if let Some(zone) = pod["spec"]["nodeName"].as_str().and_then(|n| zones.get(n))
+                    {
+                        *by_zone.entry(zone.clone()).or_insert(0) += 1;
+                    }
+                }
+                by_zone
+            })
+    }
+
+    /// Records a pod bound to the node at `index`.
+    fn bind(&mut self, index: usize, pod: &Value, requests: &BTreeMap<String, i128>) {
+        let node = &mut self.nodes[index];
+        node.usage.add(requests);
+        if let Some(by_zone) = owner_uid(pod).and_then(|o| self.owners_by_zone.get_mut(o)) {
+            *by_zone.entry(node.zone.clone()).or_insert(0) += 1;
+        }
+    }
+}
+
+fn zone_of(node: &Value) -> &str {
+    node["metadata"]["labels"]["topology.kubernetes.io/zone"]
+        .as_str()
+        .unwrap_or_default()
 }
 
 /// Parses a quantity into base units times 1000 (millicores, milli-bytes), enough to compare.
@@ -110,8 +283,8 @@ struct Verdict {
 fn evaluate(
     pod: &Value,
     node: &Value,
-    used: &BTreeMap<String, i128>,
-    pods_on_node: usize,
+    requests: &BTreeMap<String, i128>,
+    usage: &NodeUsage,
 ) -> Verdict {
     let spec = &pod["spec"];
     let mut reasons = Vec::new();
@@ -135,12 +308,12 @@ fn evaluate(
     let max_pods = allocatable["pods"]
         .as_str()
         .map_or(110, |p| p.parse().unwrap_or(110));
-    if pods_on_node >= max_pods {
+    if usage.pods >= max_pods {
         reasons.push("Too many pods".to_string());
     }
-    for (resource, request) in pod_requests(spec) {
-        let capacity = value_milli(&allocatable[&resource]);
-        if request > 0 && used.get(&resource).copied().unwrap_or(0) + request > capacity {
+    for (resource, request) in requests {
+        let capacity = value_milli(&allocatable[resource]);
+        if *request > 0 && usage.used.get(resource).copied().unwrap_or(0) + request > capacity {
             reasons.push(format!("Insufficient {resource}"));
         }
     }
@@ -154,50 +327,21 @@ fn owner_uid(pod: &Value) -> Option<&str> {
     pod["metadata"]["ownerReferences"][0]["uid"].as_str()
 }
 
-fn schedule(state: &mut KubeState, mut pod: Value) {
-    let nodes = state.objects("nodes", None);
-    let pods = state.objects("pods", None);
+fn schedule(state: &mut KubeState, cluster: &mut Cluster, mut pod: Value) {
     let now = rfc3339(state.now);
     let mut candidates = Vec::new();
     let mut tally: BTreeMap<String, usize> = BTreeMap::new();
-    for node in &nodes {
-        let node_name = shared::name(node);
-        let on_node: Vec<&Value> = pods
-            .iter()
-            .filter(|p| p["spec"]["nodeName"] == node_name && !shared::is_terminal(p))
-            .collect();
-        let mut used: BTreeMap<String, i128> = BTreeMap::new();
-        for p in &on_node {
-            for (k, v) in pod_requests(&p["spec"]) {
-                *used.entry(k).or_insert(0) += v;
-            }
-        }
-        let verdict = evaluate(&pod, node, &used, on_node.len());
+    let requests = pod_requests(&pod["spec"]);
+    let siblings = match owner_uid(&pod) {
+        Some(owner) => cluster.siblings(state, owner).clone(),
+        None => HashMap::new(),
+    };
+    for (index, view) in cluster.nodes.iter().enumerate() {
+        let usage = &view.usage;
+        let verdict = evaluate(&pod, &view.node, &requests, usage);
         if verdict.fits {
-            let zone = node["metadata"]["labels"]["topology.kubernetes.io/zone"]
-                .as_str()
-                .unwrap_or_default()
-                .to_string();
-            let siblings_in_zone = pods
-                .iter()
-                .filter(|p| {
-                    owner_uid(p).is_some()
-                        && owner_uid(p) == owner_uid(&pod)
-                        && !shared::is_terminal(p)
-                })
-                .filter(|p| {
-                    p["spec"]["nodeName"]
-                        .as_str()
-                        .and_then(|n| nodes.iter().find(|x| shared::name(x) == n))
-                        .is_some_and(|n| {
-                            n["metadata"]["labels"]["topology.kubernetes.io/zone"]
-                                .as_str()
-                                .unwrap_or_default()
-                                == zone
-                        })
-                })
-                .count();
-            candidates.push((siblings_in_zone, on_node.len(), node_name.to_string()));
+            let siblings_in_zone = siblings.get(&view.zone).copied().unwrap_or(0);
+            candidates.push((siblings_in_zone, usage.pods, view.name.clone(), index));
         } else {
             for reason in verdict.reasons {
                 *tally.entry(reason).or_insert(0) += 1;
@@ -206,8 +350,9 @@ fn schedule(state: &mut KubeState, mut pod: Value) {
     }
     candidates.sort();
     match candidates.first() {
-        Some((_, _, node_name)) => {
+        Some((_, _, node_name, index)) => {
             let node_name = node_name.clone();
+            cluster.bind(*index, &pod, &requests);
             pod["spec"]["nodeName"] = json!(node_name);
             shared::set_condition(
                 &mut pod,
@@ -230,7 +375,7 @@ fn schedule(state: &mut KubeState, mut pod: Value) {
             );
         }
         None => {
-            let message = unschedulable_message(nodes.len(), &tally);
+            let message = unschedulable_message(cluster.nodes.len(), &tally);
             let already = pod["status"]["conditions"]
                 .as_array()
                 .into_iter()

@@ -103,9 +103,7 @@ pub(super) fn remove(state: &mut KubeState, plural: &str, object: &Value) {
     let (namespace, name) = (namespace(object).to_string(), name(object).to_string());
     state.store.remove(&key, &namespace, &name);
     if plural == "pods" {
-        state
-            .logs
-            .retain(|(ns, pod, _), _| !(*ns == namespace && *pod == name));
+        state.forget_logs(&namespace, &name);
     }
 }
 
