@@ -94,7 +94,6 @@ impl AwsClients {
     /// source, description }`, where `source` is a CIDR, a group id, or `self`; ingress first,
     /// then egress, each ordered by port.
     pub async fn rules(&self, group: &str) -> Result<Vec<Value>, AwsError> {
-        self.security_group(group).await?;
         let out = self
             .sdk()
             .await
@@ -129,6 +128,11 @@ impl AwsClients {
                 (egress, from, to, source, value)
             })
             .collect();
+        // The filter answers nothing for a group that does not exist: only then is the group
+        // described, to tell "no rules" from InvalidGroup.NotFound.
+        if rules.is_empty() {
+            self.security_group(group).await?;
+        }
         rules.sort_by(|a, b| (a.0, a.1, a.2, &a.3).cmp(&(b.0, b.1, b.2, &b.3)));
         Ok(rules.into_iter().map(|(.., v)| v).collect())
     }

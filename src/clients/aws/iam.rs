@@ -15,28 +15,30 @@ impl AwsClients {
             .send()
             .await
             .map_err(|e| AwsError::from_sdk("ListOpenIDConnectProviders", e))?;
-        let mut providers = Vec::new();
-        for arn in list
+        // The providers' details, all at once.
+        let arns: Vec<&str> = list
             .open_id_connect_provider_list()
             .iter()
             .filter_map(|p| p.arn())
-        {
+            .collect();
+        let providers = futures::future::try_join_all(arns.iter().map(|arn| async move {
             let p = self
                 .sdk()
                 .await
                 .iam
                 .get_open_id_connect_provider()
-                .open_id_connect_provider_arn(arn)
+                .open_id_connect_provider_arn(*arn)
                 .send()
                 .await
                 .map_err(|e| AwsError::from_sdk("GetOpenIDConnectProvider", e))?;
-            providers.push(json!({
+            Ok::<_, AwsError>(json!({
                 "arn": arn,
                 "url": p.url(),
                 "client_ids": p.client_id_list(),
                 "thumbprints": p.thumbprint_list(),
-            }));
-        }
+            }))
+        }))
+        .await?;
         Ok(providers)
     }
 

@@ -105,7 +105,13 @@ impl KubeClient {
         {
             return Ok(kind);
         }
-        let discovery = Discovery::new(self.client.clone()).run().await?;
+        // Aggregated discovery: two requests for every group, where the legacy documents take
+        // one per group version (14 on the lab) one after another. Servers before 1.26 do
+        // not have it; they get the legacy walk.
+        let discovery = match Discovery::new(self.client.clone()).run_aggregated().await {
+            Ok(discovery) => discovery,
+            Err(_) => Discovery::new(self.client.clone()).run().await?,
+        };
         let found =
             kinds::resolve(&discovery, wanted).ok_or_else(|| kinds::unknown(wanted, &discovery));
         *cached = Some(discovery);

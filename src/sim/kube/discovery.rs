@@ -1,5 +1,7 @@
 //! Discovery as kubectl asks for it: `/version`, `/api`, `/api/v1`, `/apis`, `/apis/{g}/{v}`.
-//! The twin answers the legacy (unaggregated) documents; kubectl falls back to them.
+//! The twin answers both the legacy documents and aggregated discovery v2 (`/api` and `/apis`
+//! with `Accept: application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList`), which
+//! kubectl 1.30+ and runbook's own client ask for first.
 
 use serde_json::{Value, json};
 
@@ -73,4 +75,91 @@ pub fn resource_list(registry: &Registry, group: &str, version: &str) -> Option<
     Some(
         json!({"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": group_version, "resources": resources}),
     )
+}
+
+/// The media type of aggregated discovery (Kubernetes 1.30+), which kubectl asks for first.
+pub const AGGREGATED_V2: &str =
+    "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList";
+
+/// Whether a request's Accept header asks for aggregated discovery v2.
+pub fn wants_aggregated(accept: &str) -> bool {
+    accept.split(',').any(|media| {
+        let parts: Vec<&str> = media.split(';').map(str::trim).collect();
+        parts.contains(&"g=apidiscovery.k8s.io")
+            && parts.contains(&"v=v2")
+            && parts.contains(&"as=APIGroupDiscoveryList")
+    })
+}
+
+/// Every group with its versions and resources in one document: `/api` (the core group) or
+/// `/apis` (all the others), as `APIGroupDiscoveryList` v2. Two requests instead of one per
+/// group version.
+pub fn aggregated(registry: &Registry, core: bool) -> Value {
+    let items: Vec<Value> = registry
+        .groups()
+        .into_iter()
+        .filter(|(group, _)| group.is_empty() == core)
+        .map(|(group, versions)| {
+            let versions: Vec<Value> = versions
+                .iter()
+                .map(|version| {
+                    let resources: Vec<Value> = registry
+                        .all()
+                        .iter()
+                        .filter(|t| t.group == group && t.version == *version)
+                        .map(aggregated_resource)
+                        .collect();
+                    json!({"version": version, "resources": resources, "freshness": "Current"})
+                })
+                .collect();
+            let metadata = if core {
+                json!({"creationTimestamp": null})
+            } else {
+                json!({"name": group, "creationTimestamp": null})
+            };
+            json!({"metadata": metadata, "versions": versions})
+        })
+        .collect();
+    json!({
+        "kind": "APIGroupDiscoveryList",
+        "apiVersion": "apidiscovery.k8s.io/v2",
+        "metadata": {},
+        "items": items,
+    })
+}
+
+fn aggregated_resource(t: &super::resources::ResourceType) -> Value {
+    let legacy = t.discovery_entries();
+    let main = &legacy[0];
+    let subresources: Vec<Value> = t
+        .subresources
+        .iter()
+        .zip(legacy.iter().skip(1))
+        .map(|(sub, entry)| {
+            let (group, version) = match sub.as_str() {
+                "scale" => ("autoscaling", "v1"),
+                "log" | "exec" | "attach" | "portforward" => ("", "v1"),
+                _ => (t.group.as_str(), t.version.as_str()),
+            };
+            json!({
+                "subresource": sub,
+                "responseKind": {"group": group, "version": version, "kind": entry["kind"]},
+                "verbs": entry["verbs"],
+            })
+        })
+        .collect();
+    let mut resource = json!({
+        "resource": t.plural,
+        "responseKind": {"group": t.group, "version": t.version, "kind": t.kind},
+        "scope": if t.namespaced { "Namespaced" } else { "Cluster" },
+        "singularResource": t.singular,
+        "verbs": main["verbs"],
+    });
+    if !t.short_names.is_empty() {
+        resource["shortNames"] = json!(t.short_names);
+    }
+    if !subresources.is_empty() {
+        resource["subresources"] = json!(subresources);
+    }
+    resource
 }

@@ -35,12 +35,26 @@ fn not_found_page() -> Response<Body> {
     text_response(404, "404 page not found\n".into())
 }
 
+/// Aggregated discovery, answered with its own media type (kubectl checks it).
+fn aggregated_response(twin: &Twin, core: bool) -> Response<Body> {
+    let document = twin.read_kube(|s| discovery::aggregated(&s.registry, core));
+    let mut response = json_response(200, &document);
+    response.headers_mut().insert(
+        http::header::CONTENT_TYPE,
+        http::HeaderValue::from_static(discovery::AGGREGATED_V2),
+    );
+    response
+}
+
 pub async fn handle(twin: Arc<Twin>, request: Request<Incoming>) -> Response<Body> {
     let path = request.uri().path().to_string();
     let query = Query::parse(request.uri().query());
+    let aggregated = discovery::wants_aggregated(header(&request, "accept"));
     match routes::parse(&path) {
         Route::Version => json_response(200, &discovery::version()),
+        Route::CoreVersions if aggregated => aggregated_response(&twin, true),
         Route::CoreVersions => json_response(200, &discovery::core_versions()),
+        Route::GroupList if aggregated => aggregated_response(&twin, false),
         Route::GroupList => {
             json_response(200, &twin.read_kube(|s| discovery::group_list(&s.registry)))
         }
