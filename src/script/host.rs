@@ -1,5 +1,8 @@
 //! The state one run shares with every host function: clock, output, steps, cleanups, snapshots.
 
+mod branches;
+
+pub(crate) use branches::BranchRecords;
 mod journal_calls;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -300,58 +303,67 @@ impl Host {
     // --- steps -------------------------------------------------------------------------------
 
     pub(crate) fn begin_step(&self, name: &str) {
-        let path = {
-            let mut state = self.state();
-            state.open.push(OpenStep {
-                name: name.to_string(),
-                virtual_start: self.clock.now(),
-                wall_start: Instant::now(),
-                children: Vec::new(),
-            });
-            state
-                .open
-                .iter()
-                .map(|s| s.name.clone())
-                .collect::<Vec<_>>()
+        let step = OpenStep {
+            name: name.to_string(),
+            virtual_start: self.clock.now(),
+            wall_start: Instant::now(),
+            children: Vec::new(),
+        };
+        let mut step = Some(step);
+        let in_branch = branches::with_branch(|b| {
+            b.open.extend(step.take());
+            b.path()
+        });
+        let path = match (in_branch, step) {
+            (Some(path), _) => path,
+            (None, Some(step)) => {
+                let mut state = self.state();
+                state.open.push(step);
+                state
+                    .open
+                    .iter()
+                    .map(|s| s.name.clone())
+                    .collect::<Vec<_>>()
+            }
+            (None, None) => Vec::new(),
         };
         self.emit(&Event::StepStarted { path: &path });
     }
 
     pub(crate) fn end_step(&self, outcome: Outcome, error: Option<String>) {
-        let (path, record) = {
-            let mut state = self.state();
-            let path = state
-                .open
-                .iter()
-                .map(|s| s.name.clone())
-                .collect::<Vec<_>>();
-            let Some(open) = state.open.pop() else { return };
-            // An error that escaped a failed child is that child's: say so rather than repeat it.
-            let error = match (error, open.children.last()) {
-                (Some(e), Some(child))
-                    if child.status != Outcome::Passed && child.error.as_deref() == Some(&e) =>
-                {
-                    Some(format!("step `{}` did not pass", child.name))
-                }
-                (error, _) => error,
-            };
-            let record = StepRecord {
-                name: open.name,
-                status: outcome,
-                error,
-                virtual_ms: millis(self.clock.now().saturating_sub(open.virtual_start)),
-                wall_ms: millis(open.wall_start.elapsed()),
-                steps: open.children,
-            };
-            if outcome == Outcome::Failed {
-                state.failed = true;
+        let finished = match branches::with_branch(|b| {
+            let path = b.path();
+            b.open.pop().map(|open| (path, open))
+        }) {
+            Some(Some((path, open))) => {
+                let record = self.step_record(open, outcome, error);
+                branches::with_branch(|b| b.file(record.clone()));
+                Some((path, record))
             }
-            match state.open.last_mut() {
-                Some(parent) => parent.children.push(record.clone()),
-                None => state.steps.push(record.clone()),
+            Some(None) => None,
+            None => {
+                let mut state = self.state();
+                let path = state
+                    .open
+                    .iter()
+                    .map(|s| s.name.clone())
+                    .collect::<Vec<_>>();
+                state.open.pop().map(|open| {
+                    let record = self.step_record(open, outcome, error);
+                    match state.open.last_mut() {
+                        Some(parent) => parent.children.push(record.clone()),
+                        None => state.steps.push(record.clone()),
+                    }
+                    (path, record)
+                })
             }
-            (path, record)
         };
+        let Some((path, record)) = finished else {
+            return;
+        };
+        if outcome == Outcome::Failed {
+            self.state().failed = true;
+        }
         self.emit(&Event::StepFinished {
             path: &path,
             outcome,
@@ -359,6 +371,26 @@ impl Host {
             virtual_time: Duration::from_millis(record.virtual_ms),
             wall_time: Duration::from_millis(record.wall_ms),
         });
+    }
+
+    fn step_record(&self, open: OpenStep, outcome: Outcome, error: Option<String>) -> StepRecord {
+        // An error that escaped a failed child is that child's: say so rather than repeat it.
+        let error = match (error, open.children.last()) {
+            (Some(e), Some(child))
+                if child.status != Outcome::Passed && child.error.as_deref() == Some(&e) =>
+            {
+                Some(format!("step `{}` did not pass", child.name))
+            }
+            (error, _) => error,
+        };
+        StepRecord {
+            name: open.name,
+            status: outcome,
+            error,
+            virtual_ms: millis(self.clock.now().saturating_sub(open.virtual_start)),
+            wall_ms: millis(open.wall_start.elapsed()),
+            steps: open.children,
+        }
     }
 
     /// Closes steps left open by an error that escaped them (interrupt, script error).
@@ -453,11 +485,17 @@ impl Host {
     }
 
     pub(crate) fn record_snapshot(&self, name: &str, outcome: SnapshotOutcome, path: &str) {
-        self.state().snapshots.push(SnapshotRecord {
+        let mut record = Some(SnapshotRecord {
             name: name.to_string(),
             outcome,
             path: path.to_string(),
         });
+        // Inside `parallel`, a branch keeps its own, so the report's order does not depend on
+        // which branch got there first.
+        branches::with_branch(|b| b.snapshots.extend(record.take()));
+        if let Some(record) = record {
+            self.state().snapshots.push(record);
+        }
         self.emit(&Event::Snapshot {
             name,
             outcome,

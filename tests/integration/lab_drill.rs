@@ -240,3 +240,75 @@ fn ctrl_c_in_the_block_experiment_restores_the_baseline_rules() {
     assert_eq!(ingress_rules(&lab, "sg-0abc3456"), node_sg_before);
     assert_eq!(ingress_rules(&lab, "sg-0abc1234"), aux_before);
 }
+
+#[test]
+fn the_drill_runs_on_64_gpu_nodes() {
+    if !helm_available() {
+        return;
+    }
+    // The blueprint's GPU max follows gpu_nodes, so 64 nodes need nothing else.
+    let ran = Runbook::new()
+        .args([
+            "run",
+            "runbooks/gpu-lab.rhai",
+            "--scenario",
+            "empty",
+            "--progress",
+            "never",
+            "--set",
+            "gpu_nodes=64",
+        ])
+        .run()
+        .expect_code(0);
+    let stdout = ran.stdout();
+    assert!(stdout.contains("over 64 ranks"), "{stdout}");
+    assert!(
+        stdout.contains("hang: no result within 3m across 64 ranks"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn an_impossible_gpu_count_fails_before_anything_is_made() {
+    let ran = Runbook::new()
+        .args([
+            "run",
+            "runbooks/gpu-lab.rhai",
+            "--scenario",
+            "empty",
+            "--progress",
+            "never",
+            "--set",
+            "gpu_nodes=500",
+        ])
+        .run()
+        .expect_code(2);
+    assert!(
+        ran.stderr()
+            .contains("--set gpu_nodes=500: gpu_nodes must be at most 450, not 500"),
+        "{}",
+        ran.stderr()
+    );
+    assert!(!ran.stdout().contains("[step] deploy"), "{}", ran.stdout());
+    let ran = Runbook::new()
+        .args([
+            "run",
+            "runbooks/gpu-lab.rhai",
+            "--scenario",
+            "empty",
+            "--progress",
+            "never",
+            "--set",
+            "gpu_nodes=8",
+            "--set",
+            "gpu_max=4",
+        ])
+        .run()
+        .expect_code(2);
+    assert!(
+        ran.stderr()
+            .contains("--set gpu_max=4: gpu_max (4) must be at least gpu_nodes (8)"),
+        "{}",
+        ran.stderr()
+    );
+}

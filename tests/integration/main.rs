@@ -20,6 +20,7 @@ mod k8s_runbooks;
 mod kubectl;
 mod lab_drill;
 mod moto;
+mod parallel;
 mod repl;
 mod snapshots;
 mod support;

@@ -2,6 +2,8 @@
 
 mod asserts;
 mod data;
+mod parallel;
+mod param_checks;
 mod params;
 mod snapshots;
 mod steps;
@@ -15,6 +17,7 @@ use super::host::Host;
 
 pub(crate) fn register_all(engine: &mut Engine, host: &Arc<Host>) {
     steps::register(engine, host);
+    parallel::register(engine, host);
     waits::register(engine, host);
     asserts::register(engine);
     snapshots::register(engine, host);

@@ -5,6 +5,7 @@ use std::sync::Arc;
 use rhai::{Dynamic, Engine, EvalAltResult, Map, NativeCallContext, Position};
 
 use super::doc;
+use super::param_checks::{Check, example_of, parse_checks};
 use crate::clock::parse_duration;
 use crate::report::MASK;
 use crate::script::convert::{from_json, to_json};
@@ -21,26 +22,40 @@ pub(super) fn register(engine: &mut Engine, host: &Arc<Host>) {
          and maps). An unknown key is an error that lists the known ones.",
     )
     .register_into_engine(engine, move |ctx: NativeCallContext, defaults: Map| {
-        resolve(&h, defaults, &[], ctx.call_position())
+        resolve(&h, defaults, &[], &[], ctx.call_position())
     });
     let h = host.clone();
     doc(
         "params",
         &["defaults: Map", "options: Map", "Map"],
-        "The same; option `secret`: the keys whose values are secret (`#{ secret: [\"token\"] }`).\n\
-         Their values are masked in output, reports, JUnit and snapshots wherever they appear,\n\
-         error messages included (values shorter than 4 characters only as parameters).",
+        "The same, with options. `secret`: the keys whose values are secret (`#{ secret: [\"token\"] }`);\n\
+         their values are masked in output, reports, JUnit and snapshots wherever they appear,\n\
+         error messages included (values shorter than 4 characters only as parameters).\n\
+         `check`: what each parameter may be, checked before the first step:\n\
+         `#{ check: #{ gpu_nodes: #{ min: 0, max: 450, hint: \"EKS: 450 nodes a node group\" },\n\
+         gpu_max: #{ type: \"int\", at_least: \"gpu_nodes\" }, mode: #{ one_of: [\"a\", \"b\"] } } }`\n\
+         (`type`: int, float, bool, string, duration, array, map; it also parses `--set` for a\n\
+         parameter whose default is `()`; `min`/`max` compare numbers or durations).",
     )
     .register_into_engine(
         engine,
         move |ctx: NativeCallContext, defaults: Map, options: Map| {
             let position = ctx.call_position();
-            if let Some(unknown) = options.keys().find(|k| k.as_str() != "secret") {
+            if let Some(unknown) = options
+                .keys()
+                .find(|k| !matches!(k.as_str(), "secret" | "check"))
+            {
                 return Err(usage_error(
-                    format!("params: unknown option `{unknown}` (known: secret)"),
+                    format!("params: unknown option `{unknown}` (known: secret, check)"),
                     position,
                 ));
             }
+            let checks = match options.get("check") {
+                None => Vec::new(),
+                Some(declared) => {
+                    parse_checks(declared, &defaults).map_err(|e| usage_error(e, position))?
+                }
+            };
             let secret: Vec<String> = match options.get("secret") {
                 None => Vec::new(),
                 Some(value) => value
@@ -62,7 +77,7 @@ pub(super) fn register(engine: &mut Engine, host: &Arc<Host>) {
                     position,
                 ));
             }
-            resolve(&h, defaults, &secret, position)
+            resolve(&h, defaults, &secret, &checks, position)
         },
     );
 }
@@ -71,6 +86,7 @@ fn resolve(
     host: &Host,
     mut params: Map,
     secret: &[String],
+    checks: &[(String, Check)],
     position: Position,
 ) -> Result<Map, Box<EvalAltResult>> {
     let sets = &host.config.sets;
@@ -84,8 +100,19 @@ fn resolve(
             position,
         ));
     }
+    let declared_kind = |key: &str| {
+        checks
+            .iter()
+            .find(|(name, _)| name == key)
+            .and_then(|(_, check)| check.kind.as_deref())
+    };
     for (key, raw) in sets {
-        let default = params.get(key.as_str()).cloned().unwrap_or_default();
+        let mut default = params.get(key.as_str()).cloned().unwrap_or_default();
+        if default.is_unit()
+            && let Some(kind) = declared_kind(key)
+        {
+            default = example_of(kind);
+        }
         let value = parse_like(&default, raw).map_err(|expected| {
             usage_error(format!("--set {key}={raw}: expected {expected}"), position)
         })?;
@@ -94,6 +121,22 @@ fn resolve(
     for key in secret {
         if let Some(value) = params.get(key.as_str()) {
             host.add_secret(&value.to_string());
+        }
+    }
+    for (key, check) in checks {
+        let value = params.get(key.as_str()).cloned().unwrap_or_default();
+        if let Some(why) = check.violation(key, &value, &params) {
+            let message = match sets.get(key) {
+                // A value read from a file is shown as the file, as in reports.
+                Some(raw) => match host.config.set_files.get(key) {
+                    Some(path) => format!("--set {key}={path}: {why}"),
+                    None => format!("--set {key}={raw}: {why}"),
+                },
+                None => {
+                    format!("params: the default of `{key}` breaks its own check: {why}")
+                }
+            };
+            return Err(usage_error(message, position));
         }
     }
     // Reports show what was asked for, never what a file or a secret holds.
