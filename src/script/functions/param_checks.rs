@@ -297,9 +297,10 @@ mod tests {
             &params,
         )
         .unwrap();
-        let verdicts: Vec<Option<String>> = parsed
+        let check = |name: &str| &parsed.iter().find(|(n, _)| n == name).unwrap().1;
+        let verdicts: Vec<Option<String>> = ["gpu_nodes", "gpu_max", "mode", "timeout"]
             .iter()
-            .map(|(name, check)| check.violation(name, &params[name.as_str()], &params))
+            .map(|name| check(name).violation(name, &params[*name], &params))
             .collect();
         assert_eq!(verdicts[0], None);
         assert_eq!(
@@ -316,20 +317,21 @@ mod tests {
         );
         let too_many = Dynamic::from_int(600);
         assert_eq!(
-            parsed[0]
-                .1
+            check("gpu_nodes")
                 .violation("gpu_nodes", &too_many, &params)
                 .as_deref(),
             Some("gpu_nodes must be at most 450, not 600 (EKS)")
         );
         // Unset: derived later, nothing to check yet.
         assert_eq!(
-            parsed[1].1.violation("gpu_max", &Dynamic::UNIT, &params),
+            check("gpu_max").violation("gpu_max", &Dynamic::UNIT, &params),
             None
         );
         let text = Dynamic::from("four".to_string());
         assert_eq!(
-            parsed[1].1.violation("gpu_max", &text, &params).as_deref(),
+            check("gpu_max")
+                .violation("gpu_max", &text, &params)
+                .as_deref(),
             Some("gpu_max must be an int, not \"four\"")
         );
     }
