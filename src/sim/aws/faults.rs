@@ -1,7 +1,9 @@
 //! Faults injected into AWS calls on request: a share of calls throttled, a share failing with
-//! a server error, and added latency. Decisions are deterministic (a counter through a hash),
-//! so a drill that fails under faults fails the same way again.
+//! a server error, and added latency. Decisions are deterministic (a counter per request
+//! through a hash), so a drill that fails under faults fails the same way again, even when
+//! its calls go out at the same time and arrive in another order.
 
+use std::collections::HashMap;
 use std::time::Duration;
 
 #[derive(Debug, Default, Clone, PartialEq)]
@@ -12,7 +14,8 @@ pub struct AwsFaults {
     pub error_rate: f64,
     /// Wall-clock delay added before each answer.
     pub latency: Duration,
-    calls: u64,
+    /// How many times each request (by its hash) was drawn for.
+    calls: HashMap<u64, u64>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -26,14 +29,17 @@ impl AwsFaults {
         self.throttle_rate <= 0.0 && self.error_rate <= 0.0 && self.latency.is_zero()
     }
 
-    /// Whether this call fails, and how.
-    pub fn draw(&mut self) -> Option<Injected> {
+    /// Whether this call fails, and how. `request` identifies the call (operation and
+    /// parameters); its n-th attempt always gets the same answer.
+    pub fn draw(&mut self, request: &str) -> Option<Injected> {
         if self.throttle_rate <= 0.0 && self.error_rate <= 0.0 {
             return None;
         }
-        self.calls += 1;
+        let key = request_hash(request);
+        let count = self.calls.entry(key).or_insert(0);
+        *count += 1;
         // splitmix64: cheap, well spread, and the same sequence every run.
-        let mut z = self.calls.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        let mut z = (key ^ *count).wrapping_mul(0x9E37_79B9_7F4A_7C15);
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
         z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
         z ^= z >> 31;
@@ -48,6 +54,32 @@ impl AwsFaults {
     }
 }
 
+/// FNV-1a over the request with what differs between runs left out: idempotency tokens and
+/// other UUIDs the SDK makes up.
+fn request_hash(request: &str) -> u64 {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    let bytes = request.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        if is_uuid(&bytes[i..]) {
+            i += 36;
+            continue;
+        }
+        hash ^= u64::from(bytes[i]);
+        hash = hash.wrapping_mul(0x0100_0000_01b3);
+        i += 1;
+    }
+    hash
+}
+
+fn is_uuid(text: &[u8]) -> bool {
+    text.len() >= 36
+        && text[..36].iter().enumerate().all(|(i, b)| match i {
+            8 | 13 | 18 | 23 => *b == b'-',
+            _ => b.is_ascii_hexdigit(),
+        })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -59,7 +91,9 @@ mod tests {
             error_rate: 0.1,
             ..AwsFaults::default()
         };
-        let draws: Vec<Option<Injected>> = (0..10_000).map(|_| faults.draw()).collect();
+        let draws: Vec<Option<Injected>> = (0..10_000)
+            .map(|i| faults.draw(&format!("call {}", i % 7)))
+            .collect();
         let throttled = draws
             .iter()
             .filter(|d| **d == Some(Injected::Throttled))
@@ -75,14 +109,36 @@ mod tests {
             error_rate: 0.1,
             ..AwsFaults::default()
         };
-        let replay: Vec<Option<Injected>> = (0..10_000).map(|_| again.draw()).collect();
+        let replay: Vec<Option<Injected>> = (0..10_000)
+            .map(|i| again.draw(&format!("call {}", i % 7)))
+            .collect();
         assert_eq!(draws, replay);
+    }
+
+    #[test]
+    fn a_request_gets_its_own_sequence_whatever_its_token() {
+        let faults = || AwsFaults {
+            throttle_rate: 0.5,
+            ..AwsFaults::default()
+        };
+        let (mut a, mut b) = (faults(), faults());
+        let token =
+            |n: u32| format!("{{\"clientRequestToken\":\"{n:08x}-0000-4000-8000-000000000000\"}}");
+        let first: Vec<_> = (0..20).map(|n| a.draw(&token(n))).collect();
+        // Another request in between does not move this one's sequence.
+        let second: Vec<_> = (0..20)
+            .map(|n| {
+                b.draw("something else");
+                b.draw(&token(n + 100))
+            })
+            .collect();
+        assert_eq!(first, second);
     }
 
     #[test]
     fn no_rates_no_faults() {
         let mut faults = AwsFaults::default();
         assert!(faults.is_quiet());
-        assert!((0..100).all(|_| faults.draw().is_none()));
+        assert!((0..100).all(|_| faults.draw("call").is_none()));
     }
 }

@@ -74,7 +74,9 @@ async fn handle(twin: Arc<Twin>, request: Request<Incoming>) -> Response<Body> {
         return respond(200, "application/json", usage.to_string(), None);
     }
     if let Some(service) = service.as_deref() {
-        let (injected, latency) = twin.aws(|state| (state.faults.draw(), state.faults.latency));
+        let request = format!("{service} {method} {path} {text}");
+        let (injected, latency) =
+            twin.aws(|state| (state.faults.draw(&request), state.faults.latency));
         if !latency.is_zero() {
             tokio::time::sleep(latency).await;
         }
