@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::controllers::NodeUsage;
+use super::controllers::NodeCache;
 use super::programs::{Context, Output};
 use super::resources::{Registry, ResourceType};
 use super::store::Store;
@@ -77,10 +77,13 @@ pub struct KubeState {
     name_sequence: u64,
     /// The store's resource version when the controllers last came to rest.
     pub settled_at: u64,
+    /// `(namespace, name)` of the GPU Operator's pod when it last ran.
+    pub gpu_operator_pod: Option<(String, String)>,
     /// `(namespace, name)` of the pods waiting for a node: the scheduler's queue.
     pub unscheduled: BTreeSet<(String, String)>,
-    /// What the scheduler last counted on each node, kept until one of its pods changes.
-    pub node_usage: HashMap<String, (u64, NodeUsage)>,
+    /// What the scheduler last read of each node and counted on it, kept until the node or
+    /// one of its pods changes.
+    pub node_cache: HashMap<String, NodeCache>,
 }
 
 impl Default for KubeState {
@@ -98,8 +101,9 @@ impl Default for KubeState {
             exit_codes: HashMap::new(),
             name_sequence: 0,
             settled_at: 0,
+            gpu_operator_pod: None,
             unscheduled: BTreeSet::new(),
-            node_usage: HashMap::new(),
+            node_cache: HashMap::new(),
         }
     }
 }

@@ -42,20 +42,36 @@ const COMPONENTS: [(&str, &str, &str, &str); 4] = [
     ),
 ];
 
-/// The running operator pod's namespace, if the operator runs. The namespace the policy
-/// last recorded is looked at first, so that a steady cluster is not scanned pod by pod on
-/// every change.
-fn operator_namespace(state: &KubeState, recorded: Option<&str>) -> Option<String> {
-    let is_operator = |pod: &&Value| {
+/// The running operator pod's namespace, if the operator runs. The pod found last time is
+/// looked at first, so that a steady cluster (a thousand device-plugin pods in the same
+/// namespace) is not scanned on every change.
+fn operator_namespace(state: &mut KubeState) -> Option<String> {
+    let is_operator = |pod: &Value| {
         let labels = &pod["metadata"]["labels"];
         (labels["app"] == "gpu-operator" || labels["app.kubernetes.io/component"] == "gpu-operator")
             && pod["status"]["phase"] == "Running"
     };
     let pods = built_in_key("pods");
-    recorded
-        .and_then(|ns| state.store.list(&pods, Some(ns)).find(is_operator))
-        .or_else(|| state.store.list(&pods, None).find(is_operator))
-        .map(|pod| shared::namespace(pod).to_string())
+    if let Some((namespace, name)) = &state.gpu_operator_pod
+        && state
+            .store
+            .get(&pods, namespace, name)
+            .is_some_and(is_operator)
+    {
+        return Some(namespace.clone());
+    }
+    let found = state
+        .store
+        .list(&pods, None)
+        .find(|p| is_operator(p))
+        .map(|pod| {
+            (
+                shared::namespace(pod).to_string(),
+                shared::name(pod).to_string(),
+            )
+        });
+    state.gpu_operator_pod = found.clone();
+    found.map(|(namespace, _)| namespace)
 }
 
 pub(super) fn run(state: &mut KubeState, dirty: &Dirty) {
@@ -67,7 +83,7 @@ pub(super) fn run(state: &mut KubeState, dirty: &Dirty) {
     let Some(policy) = state.store.list(POLICIES, None).next().cloned() else {
         return;
     };
-    let Some(namespace) = operator_namespace(state, policy["status"]["namespace"].as_str()) else {
+    let Some(namespace) = operator_namespace(state) else {
         return;
     };
     let policy = &policy;

@@ -16,7 +16,7 @@ mod shared;
 
 pub use gc::orphan_dependents;
 pub use kubelet::fire_timer;
-pub use scheduler::NodeUsage;
+pub use scheduler::NodeCache;
 
 use super::state::KubeState;
 use dirty::Dirty;

@@ -88,12 +88,40 @@ struct NodeView {
     node: Arc<Value>,
     name: String,
     zone: String,
-    usage: NodeUsage,
+    facts: Arc<NodeFacts>,
+    usage: Arc<NodeUsage>,
+    /// A pod was bound here this pass: the cache needs the new usage.
+    bound: bool,
+}
+
+/// What a node offers, read from it once per version of it rather than once per pod.
+pub(super) struct NodeFacts {
+    ready: bool,
+    unschedulable: bool,
+    max_pods: usize,
+    allocatable: BTreeMap<String, i128>,
+}
+
+impl NodeFacts {
+    fn of(node: &Value) -> Self {
+        let allocatable = &node["status"]["allocatable"];
+        Self {
+            ready: node_ready(node),
+            unschedulable: node["spec"]["unschedulable"] == true,
+            max_pods: allocatable["pods"]
+                .as_str()
+                .map_or(110, |p| p.parse().unwrap_or(110)),
+            allocatable: allocatable
+                .as_object()
+                .map(|m| m.iter().map(|(k, v)| (k.clone(), value_milli(v))).collect())
+                .unwrap_or_default(),
+        }
+    }
 }
 
 /// The requests and the number of the non-terminal pods bound to a node.
 #[derive(Default, Clone)]
-pub struct NodeUsage {
+pub(super) struct NodeUsage {
     used: BTreeMap<String, i128>,
     pods: usize,
 }
@@ -107,11 +135,20 @@ impl NodeUsage {
     }
 }
 
+/// What the scheduler keeps of a node between passes: its facts for one version of the node,
+/// its usage for one state of its pods.
+pub struct NodeCache {
+    version: String,
+    facts: Arc<NodeFacts>,
+    pods_written: u64,
+    usage: Arc<NodeUsage>,
+}
+
 /// The nodes, and where each owner's pods are (for zone spreading), for one pass: what a
 /// pod's placement needs is looked up once and kept current as pods are bound.
 struct Cluster {
     nodes: Vec<NodeView>,
-    zones: HashMap<String, String>,
+    zones: Option<HashMap<String, String>>,
     /// Owner uid -> zone -> how many of its live pods run there.
     owners_by_zone: HashMap<String, HashMap<String, usize>>,
 }
@@ -123,33 +160,37 @@ impl Cluster {
             .list_shared(&built_in_key("nodes"), None)
             .map(|node| {
                 let name = shared::name(&node).to_string();
+                let version = node["metadata"]["resourceVersion"]
+                    .as_str()
+                    .unwrap_or_default();
+                let written = state.store.node_pods_written(&name);
+                let cached = state.node_cache.get(&name);
+                let facts = match cached {
+                    Some(c) if c.version == version => c.facts.clone(),
+                    _ => Arc::new(NodeFacts::of(&node)),
+                };
+                let usage = match cached {
+                    Some(c) if c.pods_written == written => c.usage.clone(),
+                    _ => Arc::new(Self::usage(state, &name)),
+                };
                 NodeView {
                     zone: zone_of(&node).to_string(),
-                    usage: Self::usage(state, &name),
                     name,
                     node,
+                    facts,
+                    usage,
+                    bound: false,
                 }
             })
             .collect();
-        let zones = nodes
-            .iter()
-            .map(|n| (n.name.clone(), n.zone.clone()))
-            .collect();
         Self {
             nodes,
-            zones,
+            zones: None,
             owners_by_zone: HashMap::new(),
         }
     }
 
-    /// What runs on `node`, from the cache while none of its pods has changed.
     fn usage(state: &KubeState, node: &str) -> NodeUsage {
-        let written = state.store.node_pods_written(node);
-        if let Some((at, usage)) = state.node_usage.get(node)
-            && *at == written
-        {
-            return usage.clone();
-        }
         let mut usage = NodeUsage::default();
         for (pod, _) in state.store.pods_on_node_with_json(node, None) {
             if !shared::is_terminal(pod) {
@@ -159,17 +200,40 @@ impl Cluster {
         usage
     }
 
-    /// Keeps what was counted for the next pass.
+    /// Keeps what was looked at for the next pass (only what changed is written).
     fn remember(self, state: &mut KubeState) {
         for view in self.nodes {
+            let version = view.node["metadata"]["resourceVersion"]
+                .as_str()
+                .unwrap_or_default();
             let written = state.store.node_pods_written(&view.name);
-            state.node_usage.insert(view.name, (written, view.usage));
+            let current = state
+                .node_cache
+                .get(&view.name)
+                .is_some_and(|c| !view.bound && c.version == version && c.pods_written == written);
+            if !current {
+                state.node_cache.insert(
+                    view.name,
+                    NodeCache {
+                        version: version.to_string(),
+                        facts: view.facts,
+                        pods_written: written,
+                        usage: view.usage,
+                    },
+                );
+            }
         }
     }
 
     /// Zone -> live pods of `owner` there.
     fn siblings(&mut self, state: &KubeState, owner: &str) -> &HashMap<String, usize> {
-        let zones = &self.zones;
+        let nodes = &self.nodes;
+        let zones = self.zones.get_or_insert_with(|| {
+            nodes
+                .iter()
+                .map(|n| (n.name.clone(), n.zone.clone()))
+                .collect()
+        });
         self.owners_by_zone
             .entry(owner.to_string())
             .or_insert_with(|| {
@@ -190,7 +254,8 @@ impl Cluster {
     /// Records a pod bound to the node at `index`.
     fn bind(&mut self, index: usize, pod: &Value, requests: &BTreeMap<String, i128>) {
         let node = &mut self.nodes[index];
-        node.usage.add(requests);
+        Arc::make_mut(&mut node.usage).add(requests);
+        node.bound = true;
         if let Some(by_zone) = owner_uid(pod).and_then(|o| self.owners_by_zone.get_mut(o)) {
             *by_zone.entry(node.zone.clone()).or_insert(0) += 1;
         }
@@ -282,16 +347,17 @@ struct Verdict {
 
 fn evaluate(
     pod: &Value,
-    node: &Value,
+    view: &NodeView,
     requests: &BTreeMap<String, i128>,
     usage: &NodeUsage,
 ) -> Verdict {
+    let (node, facts) = (&*view.node, &view.facts);
     let spec = &pod["spec"];
     let mut reasons = Vec::new();
-    if !node_ready(node) {
+    if !facts.ready {
         reasons.push("node(s) had untolerated taint {node.kubernetes.io/not-ready: }".to_string());
     }
-    if node["spec"]["unschedulable"] == true {
+    if facts.unschedulable {
         reasons.push("node(s) were unschedulable".to_string());
     }
     if !shared::node_matches(spec, node) {
@@ -304,15 +370,11 @@ fn evaluate(
             taint["key"].as_str().unwrap_or_default()
         ));
     }
-    let allocatable = &node["status"]["allocatable"];
-    let max_pods = allocatable["pods"]
-        .as_str()
-        .map_or(110, |p| p.parse().unwrap_or(110));
-    if usage.pods >= max_pods {
+    if usage.pods >= facts.max_pods {
         reasons.push("Too many pods".to_string());
     }
     for (resource, request) in requests {
-        let capacity = value_milli(&allocatable[resource]);
+        let capacity = facts.allocatable.get(resource).copied().unwrap_or(0);
         if *request > 0 && usage.used.get(resource).copied().unwrap_or(0) + request > capacity {
             reasons.push(format!("Insufficient {resource}"));
         }
@@ -338,7 +400,7 @@ fn schedule(state: &mut KubeState, cluster: &mut Cluster, mut pod: Value) {
     };
     for (index, view) in cluster.nodes.iter().enumerate() {
         let usage = &view.usage;
-        let verdict = evaluate(&pod, &view.node, &requests, usage);
+        let verdict = evaluate(&pod, view, &requests, usage);
         if verdict.fits {
             let siblings_in_zone = siblings.get(&view.zone).copied().unwrap_or(0);
             candidates.push((siblings_in_zone, usage.pods, view.name.clone(), index));
