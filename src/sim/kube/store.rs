@@ -38,8 +38,55 @@ pub struct Change {
     pub object: Arc<Value>,
 }
 
-/// How many past changes a watch can resume from before it gets 410 Gone.
-const HISTORY: usize = 20_000;
+/// How many past changes a watch can resume from before it gets 410 Gone (whole objects: the
+/// bulk of the twin's memory on a big cluster).
+const HISTORY: usize = 5_000;
+
+/// How many past changes the controllers can look back on (a few fields each): more than one
+/// pass of a 256-node cluster makes, so they need not fall back to looking at everything.
+const TOUCHES: usize = 200_000;
+
+/// What the controllers need to know of one change, without the object.
+#[derive(Debug, Clone)]
+pub struct Touch {
+    pub resource_version: u64,
+    pub change: ChangeType,
+    /// `group/plural`, as in [`Change`].
+    pub resource: String,
+    pub namespace: String,
+    pub name: String,
+    pub uid: String,
+    /// Uids of its owners.
+    pub owners: Vec<String>,
+    /// A pod's `spec.nodeName`.
+    pub node: Option<String>,
+    /// A pod's `status.phase`.
+    pub phase: Option<String>,
+}
+
+impl Touch {
+    fn of(change: &Change) -> Self {
+        let object = &change.object;
+        let metadata = &object["metadata"];
+        let text = |v: &Value| v.as_str().map(str::to_string);
+        Self {
+            resource_version: change.resource_version,
+            change: change.change,
+            resource: change.resource.clone(),
+            namespace: change.namespace.clone(),
+            name: name_of(object).to_string(),
+            uid: uid_of(object).to_string(),
+            owners: metadata["ownerReferences"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|r| text(&r["uid"]))
+                .collect(),
+            node: text(&object["spec"]["nodeName"]),
+            phase: text(&object["status"]["phase"]),
+        }
+    }
+}
 
 /// A stored object and its JSON, serialized once when written: lists are mostly reads.
 struct Entry {
@@ -53,6 +100,7 @@ pub struct Store {
     next_uid: u64,
     objects: HashMap<String, BTreeMap<(String, String), Entry>>,
     history: VecDeque<Change>,
+    touches: VecDeque<Touch>,
     changes: broadcast::Sender<Change>,
     /// Owner uid -> the keys of the objects that name it in their ownerReferences, so that
     /// controllers find a ReplicaSet's pods without scanning every pod.
@@ -80,6 +128,7 @@ impl Default for Store {
             next_uid: 1,
             objects: HashMap::new(),
             history: VecDeque::new(),
+            touches: VecDeque::new(),
             changes: broadcast::channel(8192).0,
             owned: HashMap::new(),
             pods_on_node: HashMap::new(),
@@ -424,22 +473,26 @@ impl Store {
         if self.history.len() == HISTORY {
             self.history.pop_front();
         }
+        if self.touches.len() == TOUCHES {
+            self.touches.pop_front();
+        }
+        self.touches.push_back(Touch::of(&change));
         self.history.push_back(change.clone());
         // No receivers is fine: nobody watches right now.
         let _ = self.changes.send(change);
     }
 
-    /// The changes after `resource_version`, oldest first; None when history no longer reaches
-    /// back that far.
-    pub fn changes_since(&self, resource_version: u64) -> Option<impl Iterator<Item = &Change>> {
+    /// What changed after `resource_version`, oldest first; None when the record no longer
+    /// reaches back that far.
+    pub fn changes_since(&self, resource_version: u64) -> Option<impl Iterator<Item = &Touch>> {
         let oldest = self
-            .history
+            .touches
             .front()
             .map_or(self.resource_version, |c| c.resource_version - 1);
         let start = self
-            .history
+            .touches
             .partition_point(|c| c.resource_version <= resource_version);
-        (resource_version >= oldest).then(|| self.history.range(start..))
+        (resource_version >= oldest).then(|| self.touches.range(start..))
     }
 
     /// Changes after `resource_version`, and a receiver for those that follow, taken together so

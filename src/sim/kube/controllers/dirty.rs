@@ -40,25 +40,18 @@ impl Dirty {
         };
         let mut dirty = Self::default();
         for change in changes {
-            let object: &Value = &change.object;
-            let metadata = &object["metadata"];
-            if let Some(uid) = metadata["uid"].as_str() {
-                dirty.uids.insert(uid.to_string());
+            if !change.uid.is_empty() {
+                dirty.uids.insert(change.uid.clone());
             }
-            for owner in metadata["ownerReferences"].as_array().into_iter().flatten() {
-                if let Some(uid) = owner["uid"].as_str() {
-                    dirty.uids.insert(uid.to_string());
-                }
+            for owner in &change.owners {
+                dirty.uids.insert(owner.clone());
             }
             let deleted = change.change == crate::sim::kube::store::ChangeType::Deleted;
             match change.resource.as_str() {
                 "/nodes" => dirty.nodes_changed = true,
                 "/pods"
                     if deleted
-                        || matches!(
-                            object["status"]["phase"].as_str(),
-                            Some("Succeeded" | "Failed")
-                        ) =>
+                        || matches!(change.phase.as_deref(), Some("Succeeded" | "Failed")) =>
                 {
                     dirty.capacity_freed = true;
                 }
@@ -66,24 +59,24 @@ impl Dirty {
             }
             dirty.deleted |= deleted;
             if deleted {
-                if let Some(uid) = metadata["uid"].as_str() {
-                    dirty.deleted_uids.push(uid.to_string());
+                if !change.uid.is_empty() {
+                    dirty.deleted_uids.push(change.uid.clone());
                 }
-                let name = metadata["name"].as_str().unwrap_or_default().to_string();
                 match change.resource.as_str() {
-                    "/nodes" => dirty.deleted_nodes.push(name),
+                    "/nodes" => dirty.deleted_nodes.push(change.name.clone()),
                     "/pods" => dirty.deleted_pods.push((
                         change.namespace.clone(),
-                        name,
-                        object["spec"]["nodeName"].as_str().map(str::to_string),
+                        change.name.clone(),
+                        change.node.clone(),
                     )),
                     _ => {}
                 }
             } else {
-                let name = metadata["name"].as_str().unwrap_or_default().to_string();
-                dirty
-                    .changed
-                    .push((change.resource.clone(), change.namespace.clone(), name));
+                dirty.changed.push((
+                    change.resource.clone(),
+                    change.namespace.clone(),
+                    change.name.clone(),
+                ));
             }
         }
         dirty.changed.sort();
