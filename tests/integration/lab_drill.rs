@@ -23,6 +23,23 @@ fn step<'a>(report: &'a serde_json::Value, path: &[&str]) -> &'a serde_json::Val
     found
 }
 
+/// `runbook run runbooks/gpu-lab.rhai --scenario empty` with plain output and `--set` each of
+/// `sets`.
+fn drill_from_empty(sets: &[&str]) -> Runbook {
+    let mut runbook = Runbook::new().args([
+        "run",
+        "runbooks/gpu-lab.rhai",
+        "--scenario",
+        "empty",
+        "--progress",
+        "never",
+    ]);
+    for set in sets {
+        runbook = runbook.args(["--set", set]);
+    }
+    runbook
+}
+
 #[test]
 fn the_drill_deploys_the_lab_from_nothing_and_proves_it() {
     if !helm_available() {
@@ -68,17 +85,7 @@ fn what_the_drill_prints() {
     if !helm_available() {
         return;
     }
-    let ran = Runbook::new()
-        .args([
-            "run",
-            "runbooks/gpu-lab.rhai",
-            "--scenario",
-            "empty",
-            "--progress",
-            "never",
-        ])
-        .run()
-        .expect_code(0);
+    let ran = drill_from_empty(&[]).run().expect_code(0);
     with_snapshots!({ insta::assert_snapshot!("gpu-lab-output", redact_wall_text(&ran.stdout())) });
 }
 
@@ -247,19 +254,7 @@ fn the_drill_runs_on_64_gpu_nodes() {
         return;
     }
     // The blueprint's GPU max follows gpu_nodes, so 64 nodes need nothing else.
-    let ran = Runbook::new()
-        .args([
-            "run",
-            "runbooks/gpu-lab.rhai",
-            "--scenario",
-            "empty",
-            "--progress",
-            "never",
-            "--set",
-            "gpu_nodes=64",
-        ])
-        .run()
-        .expect_code(0);
+    let ran = drill_from_empty(&["gpu_nodes=64"]).run().expect_code(0);
     let stdout = ran.stdout();
     assert!(stdout.contains("over 64 ranks"), "{stdout}");
     assert!(
@@ -270,19 +265,7 @@ fn the_drill_runs_on_64_gpu_nodes() {
 
 #[test]
 fn an_impossible_gpu_count_fails_before_anything_is_made() {
-    let ran = Runbook::new()
-        .args([
-            "run",
-            "runbooks/gpu-lab.rhai",
-            "--scenario",
-            "empty",
-            "--progress",
-            "never",
-            "--set",
-            "gpu_nodes=500",
-        ])
-        .run()
-        .expect_code(2);
+    let ran = drill_from_empty(&["gpu_nodes=500"]).run().expect_code(2);
     assert!(
         ran.stderr()
             .contains("--set gpu_nodes=500: gpu_nodes must be at most 450, not 500"),
@@ -290,19 +273,7 @@ fn an_impossible_gpu_count_fails_before_anything_is_made() {
         ran.stderr()
     );
     assert!(!ran.stdout().contains("[step] deploy"), "{}", ran.stdout());
-    let ran = Runbook::new()
-        .args([
-            "run",
-            "runbooks/gpu-lab.rhai",
-            "--scenario",
-            "empty",
-            "--progress",
-            "never",
-            "--set",
-            "gpu_nodes=8",
-            "--set",
-            "gpu_max=4",
-        ])
+    let ran = drill_from_empty(&["gpu_nodes=8", "gpu_max=4"])
         .run()
         .expect_code(2);
     assert!(
