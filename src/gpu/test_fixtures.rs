@@ -14,3 +14,12 @@ pub(crate) fn fixture(name: &str) -> Option<String> {
         }
     }
 }
+
+/// A capture kept in the repo (`tests/fixtures/real/`, sources in its SOURCES.md): public
+/// outputs that `../shared` does not hold. Always there, so a missing one is a failure.
+pub(crate) fn repo_fixture(name: &str) -> String {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/real")
+        .join(name);
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}

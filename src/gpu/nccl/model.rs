@@ -47,6 +47,8 @@ pub struct NcclReport {
     pub avg_busbw: Option<f64>,
     /// The highest busbw of any row, out-of-place or in-place.
     pub peak_busbw: Option<f64>,
+    /// What the rows' check column holds; `None` without rows.
+    pub error_column: Option<ErrorColumn>,
     pub out_of_bounds: Option<u64>,
     pub out_of_bounds_ok: Option<bool>,
     /// Lines containing `NCCL WARN`.
@@ -91,6 +93,21 @@ pub struct Perf {
     pub time_us: f64,
     pub algbw: f64,
     pub busbw: f64,
-    /// `#wrong`; `None` when the log prints `N/A` (validation off).
+    /// `#wrong`; `None` when the log prints `N/A` (validation off) or the older `error` column.
     pub wrong: Option<u64>,
+    /// The older `error` column: the largest deviation from the expected result (`2e-07`).
+    pub max_error: Option<f64>,
+}
+
+/// The check column of the result rows, which tells the nccl-tests generations apart.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorColumn {
+    /// `#wrong`: how many elements came out wrong (nccl-tests 2.12 and later).
+    WrongCount,
+    /// `error`: the largest deviation, printed as `%6.0e` (`0e+00`; NCCL 2.11-era builds). The
+    /// run's verdict is then its `# Out of bounds values` line.
+    MaxError,
+    /// `N/A`: the run did not check its results (`-c 0`).
+    NotChecked,
 }

@@ -1,6 +1,6 @@
 //! Line-by-line reading of nccl-tests output into an [`NcclReport`]; never fails.
 
-use super::model::{NcclReport, Perf, Rank, Row, Status};
+use super::model::{ErrorColumn, NcclReport, Perf, Rank, Row, Status};
 use super::summary::conclude;
 
 /// Whatever the log shows. Partial, interleaved and garbled logs still give a report; its
@@ -36,6 +36,8 @@ struct Scan {
     rows: Vec<Row>,
     /// Row width from the column header, or else from the first row.
     columns: Option<usize>,
+    /// From the column header (`#wrong` or `error`), or else from the first row's cells.
+    error_column: Option<ErrorColumn>,
     avg_busbw: Option<f64>,
     out_of_bounds: Option<u64>,
     out_of_bounds_ok: Option<bool>,
@@ -70,6 +72,18 @@ impl Scan {
             self.comment(comment.trim());
         } else if let Some(row) = self.row(line) {
             self.columns.get_or_insert(row.1);
+            let perf = &row.0.out_of_place;
+            let seen = if perf.max_error.is_some() {
+                ErrorColumn::MaxError
+            } else if perf.wrong.is_some() {
+                ErrorColumn::WrongCount
+            } else {
+                ErrorColumn::NotChecked
+            };
+            // `N/A` rows under either header mean the run did not check.
+            if seen == ErrorColumn::NotChecked || self.error_column.is_none() {
+                self.error_column = Some(seen);
+            }
             self.rows.push(row.0);
         } else {
             if self.collective.is_none() {
@@ -103,6 +117,11 @@ impl Scan {
             self.ranks.push(rank);
         } else if text.starts_with("size ") {
             self.columns = Some(text.split_whitespace().count());
+            if text.contains("#wrong") {
+                self.error_column = Some(ErrorColumn::WrongCount);
+            } else if text.split_whitespace().any(|w| w == "error") {
+                self.error_column = Some(ErrorColumn::MaxError);
+            }
         } else if let Some(value) = text.strip_prefix("Out of bounds values") {
             let mut words = value.trim_start_matches([' ', ':']).split_whitespace();
             self.out_of_bounds = words.next().and_then(|w| w.parse().ok());
@@ -176,6 +195,7 @@ impl Scan {
             .iter()
             .flat_map(|r| [r.out_of_place.busbw, r.in_place.busbw])
             .reduce(f64::max);
+        let error_column = self.error_column.filter(|_| !self.rows.is_empty());
         let mut report = NcclReport {
             status: Status::Incomplete,
             ok: false,
@@ -189,6 +209,7 @@ impl Scan {
             rows: self.rows,
             avg_busbw: self.avg_busbw,
             peak_busbw,
+            error_column,
             out_of_bounds: self.out_of_bounds,
             out_of_bounds_ok: self.out_of_bounds_ok,
             warnings: self.warnings,
@@ -200,7 +221,8 @@ impl Scan {
     }
 }
 
-/// `time algbw busbw #wrong`; `#wrong` may be `N/A`.
+/// `time algbw busbw #wrong`; `#wrong` may be `N/A`, or in older builds a deviation in any
+/// float notation (`0e+00`, `2e-07`, `1.5e-06`).
 fn parse_perf(words: &[&str]) -> Option<Perf> {
     let [time, algbw, busbw, wrong] = words else {
         return None;
@@ -215,7 +237,16 @@ fn parse_perf(words: &[&str]) -> Option<Perf> {
         busbw: busbw.parse().ok()?,
         wrong: match *wrong {
             "N/A" => None,
-            n => Some(n.parse().ok()?),
+            n => n.parse().ok(),
+        },
+        max_error: match *wrong {
+            "N/A" => None,
+            n if n.parse::<u64>().is_ok() => None,
+            n => Some(
+                n.parse::<f64>()
+                    .ok()
+                    .filter(|e| e.is_finite() && *e >= 0.0)?,
+            ),
         },
     })
 }
@@ -307,306 +338,5 @@ fn push_distinct(list: &mut Vec<String>, item: &str) {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::gpu::test_fixtures::fixture;
-
-    #[test]
-    fn superbench_a100x8_old_format() {
-        let Some(text) = fixture("nccl_all_reduce_perf_a100x8_single_node_superbench.txt") else {
-            return;
-        };
-        let report = parse(&text);
-        assert_eq!(report.status, Status::Ok, "{}", report.summary);
-        assert!(report.ok);
-        assert_eq!(report.avg_busbw, Some(68.4048));
-        assert_eq!(
-            (report.out_of_bounds, report.out_of_bounds_ok),
-            (Some(0), Some(true))
-        );
-        assert_eq!(report.ranks.len(), 8);
-        assert_eq!(
-            report.ranks[7],
-            Rank {
-                rank: 7,
-                group: None,
-                pid: 112424,
-                host: "localhost".into(),
-                device: 7,
-                bus_id: "0x00".into(),
-                gpu: "A100-SXM4-40GB".into(),
-            }
-        );
-        assert_eq!(report.devices, ["A100-SXM4-40GB"]);
-        // The INFO line's "hostname" prefix does not count once ranks are listed.
-        assert_eq!(report.hosts, ["localhost"]);
-        assert_eq!(report.nranks, Some(8));
-        assert_eq!(report.rows.len(), 34);
-        let first = &report.rows[0];
-        assert_eq!((first.size, first.count), (0, 0));
-        assert_eq!(first.r#type, "float");
-        assert_eq!(first.redop.as_deref(), Some("sum"));
-        assert_eq!(first.root, None);
-        assert_eq!(
-            first.out_of_place,
-            Perf {
-                time_us: 35.20,
-                algbw: 0.0,
-                busbw: 0.0,
-                wrong: None
-            }
-        );
-        let last = report.rows.last().unwrap();
-        assert_eq!(last.size, 8_589_934_592);
-        assert_eq!(last.out_of_place.busbw, 235.26);
-        assert_eq!(last.in_place.time_us, 63959.0);
-        assert_eq!(report.peak_busbw, Some(235.26));
-        assert_eq!(
-            (
-                report.nccl_version.as_deref(),
-                report.tests_version.as_deref()
-            ),
-            (None, None)
-        );
-        assert_eq!(report.collective, None);
-        assert!(report.warnings.is_empty() && report.errors.is_empty());
-        assert_eq!(
-            report.summary,
-            "ok: 8 ranks on 1 host, 8 GPUs (A100-SXM4-40GB), 33 sizes 0 B..8 GiB, avg busbw 68.40 GB/s"
-        );
-    }
-
-    #[test]
-    fn l40s_x4_newest_format() {
-        let Some(text) = fixture("nccl_all_reduce_perf_l40s_x4_single_node_nccltests2.17.9.txt")
-        else {
-            return;
-        };
-        let report = parse(&text);
-        assert_eq!(report.status, Status::Ok, "{}", report.summary);
-        assert_eq!(report.tests_version.as_deref(), Some("2.17.9"));
-        assert_eq!(report.nccl_version.as_deref(), Some("2.29.3"));
-        assert_eq!(report.collective.as_deref(), Some("all_reduce_perf"));
-        assert_eq!(report.ranks.len(), 4);
-        assert_eq!(
-            report.ranks[0],
-            Rank {
-                rank: 0,
-                group: Some(0),
-                pid: 15738,
-                host: "ip-172-31-47-40".into(),
-                device: 0,
-                bus_id: "0000:38:00".into(),
-                gpu: "NVIDIA L40S".into(),
-            }
-        );
-        assert_eq!(report.ranks[3].bus_id, "0000:3e:00");
-        assert_eq!(report.devices, ["NVIDIA L40S"]);
-        assert_eq!(report.rows.len(), 25);
-        let first = &report.rows[0];
-        assert_eq!((first.size, first.root), (8, Some(-1)));
-        assert_eq!(first.out_of_place.wrong, Some(0));
-        let last = report.rows.last().unwrap();
-        assert_eq!(last.size, 134_217_728);
-        assert_eq!(last.out_of_place.time_us, 37188.0);
-        assert_eq!(last.in_place.busbw, 5.44);
-        assert_eq!(report.avg_busbw, Some(2.30498));
-        assert_eq!(report.peak_busbw, Some(5.58));
-        assert_eq!(
-            report.summary,
-            "ok: all_reduce_perf, 4 ranks on 1 host, 4 GPUs (NVIDIA L40S), 25 sizes 8 B..128 MiB, avg busbw 2.30 GB/s"
-        );
-    }
-
-    #[test]
-    fn efa_2node_annotated_excerpt() {
-        let Some(text) = fixture("nccl_all_reduce_perf_2node_x8_efa_annotated_excerpt.txt") else {
-            return;
-        };
-        let report = parse(&text);
-        assert_eq!(report.status, Status::Ok, "{}", report.summary);
-        assert_eq!(report.avg_busbw, Some(97.4466));
-        assert_eq!(report.out_of_bounds_ok, Some(true));
-        assert_eq!(report.collective.as_deref(), Some("all_reduce_perf"));
-        // The excerpt cuts the header and rank list; the Destroy lines still give nranks.
-        assert!(report.ranks.is_empty());
-        assert_eq!(report.nranks, Some(16));
-        assert_eq!(report.hosts, ["ip-10-3-67-21", "ip-10-3-70-232"]);
-        assert_eq!(report.rows.len(), 28);
-        assert!(
-            report
-                .rows
-                .iter()
-                .all(|r| r.root == Some(-1) && r.in_place.wrong == Some(0))
-        );
-        let last = report.rows.last().unwrap();
-        assert_eq!(last.size, 1_073_741_824);
-        assert_eq!(last.out_of_place.busbw, 514.40, "markdown bold stripped");
-        assert_eq!(report.peak_busbw, Some(514.40));
-        assert!(
-            report.warnings.is_empty() && report.errors.is_empty(),
-            "{:?}",
-            report.errors
-        );
-        assert_eq!(
-            report.summary,
-            "ok: all_reduce_perf, 16 ranks on 2 hosts, 28 sizes 8 B..1 GiB, avg busbw 97.45 GB/s"
-        );
-    }
-
-    const NEW_HEADER: &str = "\
-# nccl-tests version 2.17.9 nccl-headers=22605 nccl-library=22903
-# Collective test starting: all_reduce_perf
-#  Rank  0 Group  0 Pid  15738 on node-a device  0 [0000:38:00] NVIDIA H100 80GB HBM3
-#  Rank  1 Group  0 Pid  15739 on node-b device  0 [0000:38:00] NVIDIA H100 80GB HBM3
-#       size         count      type   redop    root     time   algbw   busbw  #wrong     time   algbw   busbw  #wrong
-#        (B)    (elements)                               (us)  (GB/s)  (GB/s)             (us)  (GB/s)  (GB/s)
-           8             2     float     sum      -1    42.76    0.00    0.00       0    42.18    0.00    0.00       0
-";
-
-    #[test]
-    fn truncated_mid_table_is_incomplete() {
-        let text = format!(
-            "{NEW_HEADER}          16             4     float     sum      -1    42.14    0.00    0.00       0    42.18    0.\n"
-        );
-        let report = parse(&text);
-        assert_eq!(report.status, Status::Incomplete);
-        assert!(!report.ok);
-        assert_eq!(report.rows.len(), 1, "the cut row is ignored");
-        assert_eq!(report.nranks, Some(2));
-        assert_eq!(
-            report.summary,
-            "incomplete: no '# Avg bus bandwidth' line, 2 ranks on 2 hosts, 1 result row, last size 8 B"
-        );
-    }
-
-    #[test]
-    fn wrong_values_are_an_error() {
-        let text = format!(
-            "{NEW_HEADER}    16777216       4194304     float     sum      -1    188.1   89.21  167.26      3    187.1   89.69  168.16      0
-# Out of bounds values : 0 OK
-# Avg bus bandwidth    : 12.5
-"
-        );
-        let report = parse(&text);
-        assert_eq!(report.status, Status::Error);
-        assert!(!report.ok);
-        assert_eq!(report.rows[1].out_of_place.wrong, Some(3));
-        assert_eq!(
-            report.summary,
-            "error: 1 row with #wrong > 0 (first at 16 MiB), 2 ranks on 2 hosts, avg busbw 12.50 GB/s"
-        );
-    }
-
-    #[test]
-    fn only_warn_lines_is_incomplete_with_warnings() {
-        let text = "\
-ip-192-168-12-10:123:456 [0] NCCL WARN socketProgressOpt: Call to connect returned Connection timed out, retrying
-ip-192-168-12-10:123:456 [0] NCCL WARN socketProgressOpt: Call to connect returned Connection timed out, retrying
-";
-        let report = parse(text);
-        assert_eq!(report.status, Status::Incomplete);
-        assert_eq!(report.warnings.len(), 2);
-        assert!(report.errors.is_empty());
-        assert_eq!(report.hosts, ["ip-192-168-12-10"]);
-        assert!(report.summary.starts_with(
-            "incomplete: no '# Avg bus bandwidth' line, 1 host, no result rows, 2 NCCL WARN lines, last: ip-192-168-12-10:123:456 [0] NCCL WARN socketProgressOpt"
-        ), "{}", report.summary);
-    }
-
-    #[test]
-    fn failure_lines_are_errors() {
-        let text = format!(
-            "{NEW_HEADER}node-a:15738:15738 [0] NCCL WARN Cuda failure 'out of memory'
-node-a: Test NCCL failure common.cu:958 'unhandled cuda error (run with NCCL_DEBUG=INFO for details) / '
- .. node-a pid 15738: Test failure common.cu:842
-"
-        );
-        let report = parse(&text);
-        assert_eq!(report.status, Status::Error);
-        assert_eq!(report.warnings.len(), 1);
-        assert_eq!(report.errors.len(), 2);
-        assert!(
-            report
-                .summary
-                .starts_with("error: 2 error lines, last: .. node-a pid 15738: Test failure"),
-            "{}",
-            report.summary
-        );
-    }
-
-    #[test]
-    fn out_of_bounds_failed_is_an_error() {
-        let report = parse("# Out of bounds values : 5 FAILED\n# Avg bus bandwidth    : 1.0\n");
-        assert_eq!(report.status, Status::Error);
-        assert_eq!(
-            (report.out_of_bounds, report.out_of_bounds_ok),
-            (Some(5), Some(false))
-        );
-        assert!(
-            report.summary.contains("out of bounds values: 5 FAILED"),
-            "{}",
-            report.summary
-        );
-    }
-
-    #[test]
-    fn old_rootless_and_root_only_rows() {
-        let report = parse(
-            "          8             2   float    35.20    0.00    0.00    N/A    34.05    0.00    0.00    N/A\n\
-             #       size         count    type    root     time   algbw   busbw  error     time   algbw   busbw  error\n\
-                     8             2   float       0    35.20    0.00    0.00      0    34.05    0.00    0.00      0\n",
-        );
-        assert_eq!(report.rows.len(), 2);
-        assert_eq!(
-            (report.rows[0].redop.as_deref(), report.rows[0].root),
-            (None, None)
-        );
-        assert_eq!(
-            (report.rows[1].redop.as_deref(), report.rows[1].root),
-            (None, Some(0))
-        );
-    }
-
-    #[test]
-    fn nccl_versions_and_collective_from_command_line() {
-        let report = parse(
-            "$ mpirun -np 16 /opt/nccl-tests/build/all_gather_perf -b 8 -e 1G\n\
-             node-a:1:1 [0] NCCL INFO NCCL version 2.18.5+cuda12.2\n",
-        );
-        assert_eq!(report.collective.as_deref(), Some("all_gather_perf"));
-        assert_eq!(report.nccl_version.as_deref(), Some("2.18.5"));
-        assert_eq!(version_from_code("2708").as_deref(), Some("2.7.8"));
-        assert_eq!(version_from_code("22605").as_deref(), Some("2.26.5"));
-        assert_eq!(version_from_code("x"), None);
-    }
-
-    #[test]
-    fn launcher_tags_are_dropped() {
-        let report = parse(
-            "[1,0]<stdout>:#  Rank  0 Group  0 Pid  1 on node-a device  0 [0x07] NVIDIA A100\n\
-             [1,0]<stdout>:           8             2     float     sum      -1    42.76    0.00    0.00       0    42.18    0.00    0.00       0\n\
-             0: # Avg bus bandwidth    : 0.5\n",
-        );
-        assert_eq!(report.ranks.len(), 1);
-        assert_eq!(report.rows.len(), 1);
-        assert_eq!(report.status, Status::Ok, "{}", report.summary);
-    }
-
-    #[test]
-    fn garbage_never_panics() {
-        for text in [
-            "",
-            "...",
-            "#",
-            "# Rank",
-            "#  Rank x [",
-            "1 2 3 4 5 6 7 8 9 10 11",
-            "**",
-            "\u{feff}é\t#",
-        ] {
-            let report = parse(text);
-            assert_eq!(report.status, Status::Incomplete, "{text:?}");
-        }
-    }
-}
+#[path = "parse_tests.rs"]
+mod tests;
