@@ -8,8 +8,8 @@
 //! - [`bindings`]: thin Rhai modules over the clients
 //! - [`clients`]: typed clients for Kubernetes and AWS
 //! - [`sim`]: the lab twin (speaks the real wire protocols on loopback)
-//! - [`gpu`], [`lab`]: pure domain logic (nvidia-smi and nccl-tests parsers, lab facts,
-//!   reachability, cost)
+//! - [`gpu`], [`lab`], [`health`]: pure domain logic (nvidia-smi, nccl-tests, dcgmi and
+//!   kernel log parsers, lab facts, reachability, cost, GPU health verdicts)
 //! - [`clock`]: real time and the virtual discrete-event clock
 //! - [`sandbox`]: what a runbook may read on this machine
 //! - [`journal`]: the run journal, what undoes each mutation, and the lock on a target
@@ -21,6 +21,7 @@ pub mod clients;
 pub mod clock;
 pub mod error;
 pub mod gpu;
+pub mod health;
 pub mod journal;
 pub mod lab;
 pub mod repl;

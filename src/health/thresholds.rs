@@ -1,0 +1,91 @@
+//! What a healthy node of an instance type looks like: how many GPUs of which model, and the
+//! NCCL bus bandwidth a pair of such nodes reaches. A drill can override any of it.
+
+use serde::Serialize;
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Thresholds {
+    pub instance_type: String,
+    /// GPUs the instance has (AWS's instance type specification).
+    pub gpus: u32,
+    /// The product name nvidia-smi prints for them.
+    pub gpu_name: String,
+    /// The peak all-reduce bus bandwidth (GB/s) below which a two-node pair is slow; `None`
+    /// where no public measurement backs a figure (the drill must then give one).
+    pub pair_busbw_gbps: Option<f64>,
+    pub source: String,
+}
+
+/// (instance type, GPUs, product name, pair busbw floor, source).
+const KNOWN: &[(&str, u32, &str, Option<f64>, &str)] = &[
+    (
+        "g5.xlarge",
+        1,
+        "NVIDIA A10G",
+        // A real two-node A10G all-reduce over sockets peaked at 0.82 GB/s
+        // (aws-samples/aws-hpc-tutorials, tests/fixtures/real): a pair below 0.5 is slow.
+        Some(0.5),
+        "AWS g5 specification (1x A10G); NCCL floor: 60% of the 0.82 GB/s peak of a real 2-node A10G socket run (aws-hpc-tutorials)",
+    ),
+    (
+        "g5.12xlarge",
+        4,
+        "NVIDIA A10G",
+        None,
+        "AWS g5 specification (4x A10G)",
+    ),
+    (
+        "g5.48xlarge",
+        8,
+        "NVIDIA A10G",
+        None,
+        "AWS g5 specification (8x A10G)",
+    ),
+    (
+        "p4d.24xlarge",
+        8,
+        "NVIDIA A100-SXM4-40GB",
+        None,
+        "AWS p4d specification (8x A100 40GB)",
+    ),
+    (
+        "p5.48xlarge",
+        8,
+        "NVIDIA H100 80GB HBM3",
+        None,
+        "AWS p5 specification (8x H100 80GB)",
+    ),
+];
+
+/// The table's entry for an instance type, if it has one.
+pub fn for_instance_type(instance_type: &str) -> Option<Thresholds> {
+    KNOWN.iter().find(|(name, ..)| *name == instance_type).map(
+        |(name, gpus, gpu_name, busbw, source)| Thresholds {
+            instance_type: (*name).to_string(),
+            gpus: *gpus,
+            gpu_name: (*gpu_name).to_string(),
+            pair_busbw_gbps: *busbw,
+            source: (*source).to_string(),
+        },
+    )
+}
+
+/// The instance types the table knows, for error messages.
+pub fn known_instance_types() -> Vec<&'static str> {
+    KNOWN.iter().map(|(name, ..)| *name).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_lab_instance_type_has_a_bandwidth_floor() {
+        let g5 = for_instance_type("g5.xlarge").unwrap();
+        assert_eq!((g5.gpus, g5.gpu_name.as_str()), (1, "NVIDIA A10G"));
+        assert_eq!(g5.pair_busbw_gbps, Some(0.5));
+        assert_eq!(for_instance_type("p5.48xlarge").unwrap().gpus, 8);
+        assert_eq!(for_instance_type("m5.large"), None);
+        assert!(known_instance_types().contains(&"p4d.24xlarge"));
+    }
+}
