@@ -10,6 +10,7 @@ use rhai::{Array, Dynamic, EvalAltResult, Map, Module, NativeCallContext, Positi
 use serde::Serialize;
 
 use super::args::{kube_error, selector, timeout_of};
+use super::gpu_health::install_health_parsers;
 use super::options::Spec;
 use crate::clients::gpu::{
     AllReduce, AllReduceSpec, DEFAULT_FIELDS, QuerySpec, query, query_local, remove_probes,
@@ -100,6 +101,7 @@ impl Extension for GpuBindings {
         let mut nvml = Module::new();
         let mut nccl_module = Module::new();
         install_parsers(&mut nvml, &mut nccl_module);
+        install_health_parsers(&mut nvml);
 
         let (kube, h) = (self.kube.clone(), host.clone());
         doc("query", &["options: Map", "Array"], "nvidia-smi --query-gpu on every node `nodes` selects (a selector: #{ tier: \"gpu\" } or \"tier=gpu\"), a few\nat a time, through a pod there that sees the GPUs or a short-lived probe pod (deleted after);\none #{ node, ok, via, gpus: [#{ name, memory.total, ... }], error } per node, a failing node\nreported, not raised. Options: fields, concurrency (32), timeout (\"2m\" per node), namespace,\nimage (of the probe pod), local: true (this machine's nvidia-smi instead).")

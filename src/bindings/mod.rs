@@ -8,6 +8,7 @@ mod args;
 mod aws;
 mod aws_lifecycle;
 mod gpu;
+mod gpu_health;
 mod helm;
 mod journaled;
 mod k8s;

@@ -119,6 +119,25 @@ fn kubectl_exec_nvidia_smi_on_a_gpu_node() {
     let parsed = runbook::gpu::nvidia_smi::parse_table(&table).expect("the twin's table parses");
     assert_eq!(parsed.gpus[0].memory_total_mib, Some(23028));
 
+    // The health parsers read the twin's `-q` text and `topo -m` as they read real ones.
+    let (_, query, _) = kubectl_run(&binary, &lab, &["exec", "smi", "--", "nvidia-smi", "-q"]);
+    let report =
+        runbook::gpu::nvidia_smi::parse_query_text(&query).expect("the twin's -q text parses");
+    assert_eq!(report.driver_version.as_deref(), Some("580.95.05"));
+    let memory = runbook::gpu::nvidia_smi::memory_errors(&report.gpus[0]);
+    assert_eq!(memory.product.as_deref(), Some("NVIDIA A10G"));
+    assert_eq!(memory.ecc_mode.as_deref(), Some("Enabled"));
+    assert_eq!(memory.volatile.uncorrectable, Some(0));
+    assert_eq!(memory.remapped_rows.pending, Some(false));
+    let (_, topo, _) = kubectl_run(
+        &binary,
+        &lab,
+        &["exec", "smi", "--", "nvidia-smi", "topo", "-m"],
+    );
+    let topo = runbook::gpu::nvidia_smi::parse_topology(&topo).expect("the twin's topo -m parses");
+    assert_eq!(topo.devices, ["GPU0"]);
+    assert_eq!(topo.rows[0].cpu_affinity.as_deref(), Some("0-3"));
+
     // A container that asked for no GPU has no nvidia-smi, as under the NVIDIA runtime.
     let (code, _, err) = kubectl_run(
         &binary,

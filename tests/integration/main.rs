@@ -11,6 +11,7 @@ mod bad_input;
 mod cli;
 mod core_runbooks;
 mod crash_safe;
+mod gpu_health;
 mod gpu_twin;
 mod hardening;
 mod helm_client;

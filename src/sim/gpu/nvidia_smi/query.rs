@@ -64,6 +64,11 @@ fn enabled(on: bool) -> Cell {
     text(if on { "Enabled" } else { "Disabled" })
 }
 
+/// A clock event reason as the csv prints it.
+fn active(on: bool) -> Cell {
+    text(if on { "Active" } else { "Not Active" })
+}
+
 fn mig(gpu: &GpuDevice) -> Cell {
     match gpu.mig_mode {
         MigMode::Unsupported => Cell::NotAvailable,
@@ -158,6 +163,35 @@ pub const FIELDS: &[Field] = &[
     field("remapped_rows.uncorrectable", |_, _| text(0)),
     field("remapped_rows.pending", |_, _| text("No")),
     field("remapped_rows.failure", |_, _| text("No")),
+    // The A10G retires no pages and reports no SRAM threshold (its `-q` prints N/A there).
+    field("retired_pages.single_bit_ecc.count", |_, _| {
+        Cell::NotAvailable
+    })
+    .or(&["retired_pages.sbe"]),
+    field("retired_pages.double_bit.count", |_, _| Cell::NotAvailable).or(&["retired_pages.dbe"]),
+    field("retired_pages.pending", |_, _| Cell::NotAvailable),
+    field(
+        "ecc.errors.uncorrected.aggregate.sram.thresholdExceeded",
+        |_, _| Cell::NotAvailable,
+    ),
+    field("clocks_event_reasons.gpu_idle", |_, g| {
+        active(g.performance_state == 8)
+    })
+    .or(&["clocks_throttle_reasons.gpu_idle"]),
+    field("clocks_event_reasons.hw_slowdown", |_, _| active(false))
+        .or(&["clocks_throttle_reasons.hw_slowdown"]),
+    field("clocks_event_reasons.hw_thermal_slowdown", |_, _| {
+        active(false)
+    })
+    .or(&["clocks_throttle_reasons.hw_thermal_slowdown"]),
+    field("clocks_event_reasons.hw_power_brake_slowdown", |_, _| {
+        active(false)
+    })
+    .or(&["clocks_throttle_reasons.hw_power_brake_slowdown"]),
+    field("clocks_event_reasons.sw_thermal_slowdown", |_, _| {
+        active(false)
+    })
+    .or(&["clocks_throttle_reasons.sw_thermal_slowdown"]),
     field("temperature.gpu", |_, g| text(g.temperature_c)),
     field("temperature.memory", |_, _| Cell::NotAvailable),
     measured("power.draw", "W", |_, g| watts(g.power_draw_w)),
