@@ -283,3 +283,35 @@ fn an_impossible_gpu_count_fails_before_anything_is_made() {
         ran.stderr()
     );
 }
+
+#[test]
+fn the_phase_runbooks_check_their_parameters_before_touching_the_lab() {
+    for runbook in [
+        "runbooks/gpu-scale-up.rhai",
+        "runbooks/nccl.rhai",
+        "runbooks/sg-block-experiment.rhai",
+    ] {
+        let ran = Runbook::new()
+            .args([
+                "run",
+                runbook,
+                "--progress",
+                "never",
+                "--set",
+                "gpu_nodes=0",
+            ])
+            .run()
+            .expect_code(2);
+        assert!(
+            ran.stderr()
+                .contains("--set gpu_nodes=0: gpu_nodes must be at least 1, not 0"),
+            "{runbook}: {}",
+            ran.stderr()
+        );
+        assert!(
+            !ran.stdout().contains("[step]"),
+            "{runbook}: {}",
+            ran.stdout()
+        );
+    }
+}
