@@ -105,15 +105,17 @@ fn evidence_of(value: &Dynamic, position: Position) -> Result<NodeEvidence> {
     let gpus = match map.get("gpus") {
         Some(value) if value.is_string() => {
             let text = value.clone().into_string().unwrap_or_default();
-            nvidia_smi::parse_csv(&text, None)
-                .map_err(|e| parse_failed(function, format!("{node}: {e}"), position))?
+            Some(
+                nvidia_smi::parse_csv(&text, None)
+                    .map_err(|e| parse_failed(function, format!("{node}: {e}"), position))?,
+            )
         }
         Some(value) if value.is_array() => {
             let json = rhai::serde::from_dynamic::<serde_json::Value>(value)
                 .map_err(|e| parse_failed(function, e, position))?;
-            serde_json::from_value(json).map_err(|e| parse_failed(function, e, position))?
+            Some(serde_json::from_value(json).map_err(|e| parse_failed(function, e, position))?)
         }
-        _ => Vec::new(),
+        _ => None,
     };
     let kernel_log = text_field(&map, "kernel_log", position)?.map(|t| parse_kernel_log(&t));
     let diag = match text_field(&map, "dcgm", position)? {

@@ -65,8 +65,9 @@ const DCGM_THROTTLE: &str =
 #[derive(Debug, Clone, Default)]
 pub struct NodeEvidence {
     pub node: String,
-    /// Rows of `nvidia-smi --query-gpu=<QUERY_FIELDS> --format=csv`, parsed.
-    pub gpus: Vec<Map<String, Value>>,
+    /// Rows of `nvidia-smi --query-gpu=<QUERY_FIELDS> --format=csv`, parsed; `None` when that
+    /// output was not collected (its checks are then not run, rather than failed).
+    pub gpus: Option<Vec<Map<String, Value>>>,
     pub cuda_version: Option<String>,
     pub kernel_log: Option<KernelLogErrors>,
     pub diag: Option<DiagReport>,
@@ -84,7 +85,8 @@ pub struct Fleet {
 pub struct NodeHealth {
     pub node: String,
     pub verdict: Verdict,
-    pub gpus: usize,
+    /// GPUs nvidia-smi listed; `None` when its output was not collected.
+    pub gpus: Option<usize>,
     pub driver_version: Option<String>,
     pub cuda_version: Option<String>,
     /// Every check's outcome, failed ones first.
@@ -121,6 +123,7 @@ fn most_common(values: &[String]) -> Option<String> {
 fn driver_of(node: &NodeEvidence) -> Option<String> {
     node.gpus
         .iter()
+        .flatten()
         .find_map(|g| g.get("driver_version")?.as_str().map(str::to_string))
 }
 
@@ -143,9 +146,12 @@ pub fn check_node(
     fleet: &Fleet,
 ) -> NodeHealth {
     let mut findings = Vec::new();
-    gpu_count(evidence, expected, &mut findings);
+    let rows = evidence.gpus.as_deref();
+    if let Some(rows) = rows {
+        gpu_count(rows, expected, &mut findings);
+    }
     versions(evidence, fleet, &mut findings);
-    for row in &evidence.gpus {
+    for row in rows.into_iter().flatten() {
         let label = gpu_label(row);
         let memory = memory_errors_from_csv(row);
         findings.extend(
@@ -173,7 +179,7 @@ pub fn check_node(
     NodeHealth {
         node: evidence.node.clone(),
         verdict: worst(&findings),
-        gpus: evidence.gpus.len(),
+        gpus: evidence.gpus.as_ref().map(Vec::len),
         driver_version: driver_of(evidence),
         cuda_version: evidence.cuda_version.clone(),
         findings,
@@ -181,8 +187,12 @@ pub fn check_node(
     }
 }
 
-fn gpu_count(evidence: &NodeEvidence, expected: Option<&Thresholds>, findings: &mut Vec<Finding>) {
-    let seen = evidence.gpus.len();
+fn gpu_count(
+    rows: &[Map<String, Value>],
+    expected: Option<&Thresholds>,
+    findings: &mut Vec<Finding>,
+) {
+    let seen = rows.len();
     let Some(expected) = expected else {
         let verdict = if seen == 0 {
             Verdict::Reboot
@@ -215,7 +225,7 @@ fn gpu_count(evidence: &NodeEvidence, expected: Option<&Thresholds>, findings: &
             if seen < want { AWS_79 } else { SPEC },
         )
     });
-    for row in &evidence.gpus {
+    for row in rows {
         if let Some(name) = text(row, "name")
             && name != expected.gpu_name
         {
@@ -299,7 +309,7 @@ fn throttling(row: &Map<String, Value>, gpu: Option<String>, findings: &mut Vec<
 }
 
 fn kernel_log(log: &KernelLogErrors, evidence: &NodeEvidence, findings: &mut Vec<Finding>) {
-    let product = evidence.gpus.iter().find_map(|g| text(g, "name"));
+    let product = evidence.gpus.iter().flatten().find_map(|g| text(g, "name"));
     let mut judged: Vec<u32> = Vec::new();
     for event in &log.xids {
         // Xid 45 is a cleanup after another error; NVIDIA: "follow other Xid".

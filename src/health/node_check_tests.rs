@@ -24,7 +24,7 @@ fn a10g(index: u32) -> Map<String, Value> {
 fn node(name: &str) -> NodeEvidence {
     NodeEvidence {
         node: name.into(),
-        gpus: vec![a10g(0)],
+        gpus: Some(vec![a10g(0)]),
         cuda_version: Some("13.0".into()),
         kernel_log: Some(parse_kernel_log("")),
         diag: None,
@@ -94,7 +94,7 @@ fn xid_45_follows_the_error_that_caused_it() {
 #[test]
 fn a_missing_gpu_and_a_pending_remap() {
     let mut missing = node("ip-4");
-    missing.gpus.clear();
+    missing.gpus = Some(Vec::new());
     let health = judge(&missing);
     assert_eq!(health.verdict, Verdict::Reboot);
     assert!(
@@ -104,7 +104,7 @@ fn a_missing_gpu_and_a_pending_remap() {
     );
 
     let mut remap = node("ip-5");
-    remap.gpus[0].insert("remapped_rows.pending".into(), json!("Yes"));
+    remap.gpus.as_mut().unwrap()[0].insert("remapped_rows.pending".into(), json!("Yes"));
     let health = judge(&remap);
     assert_eq!(health.verdict, Verdict::Reset);
     assert_eq!(
@@ -116,7 +116,7 @@ fn a_missing_gpu_and_a_pending_remap() {
 #[test]
 fn a_driver_unlike_the_fleets_is_monitored() {
     let mut odd = node("ip-6");
-    odd.gpus[0].insert("driver_version".into(), json!("535.129.03"));
+    odd.gpus.as_mut().unwrap()[0].insert("driver_version".into(), json!("535.129.03"));
     let health = judge(&odd);
     assert_eq!(health.verdict, Verdict::Monitor);
     assert!(
@@ -149,4 +149,15 @@ fn a_failed_dcgm_test_takes_dcgms_severity() {
         .unwrap(),
     );
     assert_eq!(judge(&evidence).verdict, Verdict::Healthy);
+}
+
+#[test]
+fn outputs_not_collected_are_not_judged() {
+    let mut log_only = node("ip-8");
+    log_only.gpus = None;
+    let health = check_node(&log_only, None, &fleet_of(std::slice::from_ref(&log_only)));
+    assert_eq!(health.verdict, Verdict::Healthy, "{:?}", health.reasons);
+    assert_eq!(health.gpus, None);
+    let checks: Vec<&str> = health.findings.iter().map(|f| f.check).collect();
+    assert_eq!(checks, ["cuda_version", "xid"]);
 }
