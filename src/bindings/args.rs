@@ -3,7 +3,12 @@
 use rhai::{Dynamic, EvalAltResult, Map, Position};
 
 use crate::clients::kube::KubeError;
-use crate::script::usage_error;
+use crate::script::{from_json, usage_error};
+
+/// A client's answer as a script value (through JSON, which every answer type serializes to).
+pub(super) fn encode(value: &impl serde::Serialize) -> Dynamic {
+    from_json(&serde_json::to_value(value).unwrap_or_default())
+}
 
 /// A client error as a catchable script error: a map with `reason`, `code` and `message`, so
 /// that `catch (e) { if e.reason == "NotFound" { ... } }` works.

@@ -7,9 +7,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use rhai::{Array, Dynamic, EvalAltResult, Map, Module, NativeCallContext, Position};
-use serde::Serialize;
 
-use super::args::{kube_error, selector, timeout_of};
+use super::args::{encode, kube_error, selector, timeout_of};
 use super::gpu_health::install_health_parsers;
 use super::options::Spec;
 use crate::clients::gpu::{
@@ -29,10 +28,6 @@ impl GpuBindings {
     pub fn new(kube: Arc<KubeClient>) -> Self {
         Self { kube }
     }
-}
-
-fn encode(value: &impl Serialize) -> Dynamic {
-    from_json(&serde_json::to_value(value).unwrap_or_default())
 }
 
 fn parse_error(

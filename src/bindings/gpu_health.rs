@@ -3,20 +3,16 @@
 //! per-node judgement over what a script gathered.
 
 use rhai::{Array, Dynamic, EvalAltResult, Map, Module, NativeCallContext, Position};
-use serde::Serialize;
 
+use super::args::encode;
 use crate::gpu::dcgm_diag::parse_diag_json;
 use crate::gpu::nvidia_smi::{self, memory_errors, memory_errors_from_csv};
 use crate::gpu::xid::parse_kernel_log;
 use crate::health::node_check::{NodeEvidence, QUERY_FIELDS, check_node, fleet_of};
 use crate::health::thresholds::{Thresholds, for_instance_type, known_instance_types};
-use crate::script::{documented as doc, from_json};
+use crate::script::documented as doc;
 
 type Result<T = Dynamic> = std::result::Result<T, Box<EvalAltResult>>;
-
-fn encode(value: &impl Serialize) -> Dynamic {
-    from_json(&serde_json::to_value(value).unwrap_or_default())
-}
 
 fn error(
     function: &str,

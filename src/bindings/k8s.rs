@@ -7,9 +7,10 @@ use std::time::Duration;
 
 use kube::api::LogParams;
 use rhai::{Array, Dynamic, Engine, EvalAltResult, Map, Module, NativeCallContext, Position};
-use serde::Serialize;
 
-use super::args::{command, known_options, kube_error, selector, string_option, timeout_of};
+use super::args::{
+    command, encode, known_options, kube_error, selector, string_option, timeout_of,
+};
 use super::kubectl_view::Shown;
 use crate::clients::kube::{
     Condition, KubeClient, KubeError, ListOptions, NodeSummary, NodeWait, PodSummary,
@@ -26,10 +27,6 @@ impl KubeBindings {
     pub fn new(client: Arc<KubeClient>) -> Self {
         Self { client }
     }
-}
-
-fn encode(value: &impl Serialize) -> Dynamic {
-    from_json(&serde_json::to_value(value).unwrap_or_default())
 }
 
 /// Runs one client call on the host's runtime and turns its error into a script error.
