@@ -217,11 +217,13 @@ async fn undo(
             cluster,
             nodegroup,
             desired,
+            max,
         } => match aws
             .scale_nodegroup_to(
                 cluster,
                 nodegroup,
                 *desired,
+                *max,
                 Some(Duration::from_secs(1200)),
                 clock,
             )
@@ -287,5 +289,11 @@ async fn undo(
             kube.apply(std::slice::from_ref(object), None).await?;
             Ok(Done::Changed)
         }
+        Undo::ReleaseNode { node, key } => match kube.release(node, key).await {
+            Ok(true) => Ok(Done::Changed),
+            Ok(false) => Ok(Done::AlreadySo),
+            Err(crate::clients::kube::KubeError::Api { code: 404, .. }) => Ok(Done::AlreadySo),
+            Err(e) => Err(e.into()),
+        },
     }
 }

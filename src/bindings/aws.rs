@@ -242,7 +242,7 @@ impl Extension for AwsBindings {
             "Sets a node group's desired size and waits (on the run's clock, up to 20m) until the update is\nSuccessful; returns the update #{ id, status }. An update already in flight is waited out first;\na group that already has the size is left alone (status \"Unchanged\", id ()). Waiting for the\nNodes is k8s::wait_nodes's job.",
         )
         .set_into_module(&mut eks, move |ctx: NativeCallContext, cluster: &str, name: &str, desired: i64| -> Result {
-            scale(&host, &clients, ctx.call_position(), cluster, name, desired, Some(Duration::from_secs(1200)))
+            scale(&host, &clients, ctx.call_position(), (cluster, name), desired, None, Some(Duration::from_secs(1200)))
         });
         let (clients, host) = clone!();
         doc(
@@ -254,7 +254,7 @@ impl Extension for AwsBindings {
                 "options: Map",
                 "Map",
             ],
-            "The same; option `wait`: a timeout (\"30m\"), or false to return at once.",
+            "The same; options `wait`: a timeout (\"30m\"), or false to return at once; `max`: the group's\nmaximum size, set in the same update (a recover puts the old one back).",
         )
         .set_into_module(
             &mut eks,
@@ -265,13 +265,20 @@ impl Extension for AwsBindings {
                   options: Map|
                   -> Result {
                 let position = ctx.call_position();
-                known_options(&options, "eks::scale_nodegroup", &["wait"], position)?;
+                known_options(&options, "eks::scale_nodegroup", &["wait", "max"], position)?;
+                let max = match options.get("max") {
+                    None => None,
+                    Some(v) if v.is_unit() => None,
+                    Some(v) => Some(v.as_int().ok().and_then(|m| i32::try_from(m).ok()).filter(|m| *m >= 1).ok_or_else(|| {
+                        usage_error(format!("eks::scale_nodegroup: `max` is a size of at least 1, got {v}"), position)
+                    })?),
+                };
                 let wait = match options.get("wait") {
                     None => Some(Duration::from_secs(1200)),
                     Some(v) if v.as_bool() == Ok(false) => None,
                     Some(v) => Some(duration_value(v, "eks::scale_nodegroup: `wait`", position)?),
                 };
-                scale(&host, &clients, position, cluster, name, desired, wait)
+                scale(&host, &clients, position, (cluster, name), desired, max, wait)
             },
         );
         super::aws_lifecycle::install_eks(&mut eks, &c, &h);
@@ -413,9 +420,9 @@ fn scale(
     host: &Host,
     clients: &AwsClients,
     position: Position,
-    cluster: &str,
-    name: &str,
+    (cluster, name): (&str, &str),
     desired: i64,
+    max: Option<i32>,
     wait: Option<Duration>,
 ) -> Result {
     let desired = i32::try_from(desired).map_err(|_| {
@@ -427,6 +434,9 @@ fn scale(
     let clock = host.clock.clone();
     // The size before, so that a recover can put it back.
     let before = call(host, position, || clients.nodegroup(cluster, name))?;
+    let previous_max = before["scaling_config"]["max_size"]
+        .as_i64()
+        .and_then(|m| i32::try_from(m).ok());
     let undo = before["scaling_config"]["desired_size"]
         .as_i64()
         .and_then(|d| i32::try_from(d).ok())
@@ -434,11 +444,15 @@ fn scale(
             cluster: cluster.to_string(),
             nodegroup: name.to_string(),
             desired: previous,
+            max: max.and(previous_max).filter(|m| Some(*m) != max),
         });
-    let action = format!("eks::scale_nodegroup {cluster} {name} to {desired}");
+    let action = match max {
+        Some(max) => format!("eks::scale_nodegroup {cluster} {name} to {desired} (max {max})"),
+        None => format!("eks::scale_nodegroup {cluster} {name} to {desired}"),
+    };
     let update = journaled(host, position, &action, undo, || {
         call(host, position, || {
-            clients.scale_nodegroup_to(cluster, name, desired, wait, clock.as_ref())
+            clients.scale_nodegroup_to(cluster, name, desired, max, wait, clock.as_ref())
         })
     })?;
     Ok(json(&update))

@@ -9,10 +9,11 @@ use std::time::Duration;
 use rhai::{Array, Dynamic, EvalAltResult, Map, Module, NativeCallContext, Position};
 
 use super::args::{encode, kube_error, selector, timeout_of};
+use super::gpu_fleet::{all_reduce_spec, install_fleet};
 use super::gpu_health::install_health_parsers;
 use super::options::Spec;
 use crate::clients::gpu::{
-    AllReduce, AllReduceSpec, DEFAULT_FIELDS, QuerySpec, query, query_local, remove_probes,
+    AllReduce, DEFAULT_FIELDS, QuerySpec, query, query_local, remove_probes,
 };
 use crate::clients::kube::KubeClient;
 use crate::gpu::{nccl, nvidia_smi};
@@ -97,6 +98,7 @@ impl Extension for GpuBindings {
         let mut nccl_module = Module::new();
         install_parsers(&mut nvml, &mut nccl_module);
         install_health_parsers(&mut nvml);
+        install_fleet(&mut nvml, &mut nccl_module, &self.kube, host);
 
         let (kube, h) = (self.kube.clone(), host.clone());
         doc("query", &["options: Map", "Array"], "nvidia-smi --query-gpu on every node `nodes` selects (a selector: #{ tier: \"gpu\" } or \"tier=gpu\"), a few\nat a time, through a pod there that sees the GPUs or a short-lived probe pod (deleted after);\none #{ node, ok, via, gpus: [#{ name, memory.total, ... }], error } per node, a failing node\nreported, not raised. Options: fields, concurrency (32), timeout (\"2m\" per node), namespace,\nimage (of the probe pod), local: true (this machine's nvidia-smi instead).")
@@ -141,26 +143,8 @@ impl Extension for GpuBindings {
             .set_into_module(&mut nccl_module, move |ctx: NativeCallContext, options: Map| -> Result {
                 let position = ctx.call_position();
                 let s = Spec::new(&options, "nccl::all_reduce", &["nodes", "selector", "gpus_per_node", "min_bytes", "max_bytes", "step_factor", "iters", "timeout", "image", "namespace"], position)?;
-                let text_or_int = |key: &str, default: &str| -> Result<String> {
-                    Ok(match options.get(key) {
-                        None => default.to_string(),
-                        Some(v) if v.is_int() => v.to_string(),
-                        Some(_) => s.required(key)?,
-                    })
-                };
-                let selector_value = options.get("selector").cloned().unwrap_or(Dynamic::UNIT);
-                let spec = AllReduceSpec {
-                    selector: selector(&selector_value, "nccl::all_reduce", position)?.unwrap_or_else(|| "nvidia.com/gpu=true".into()),
-                    nodes: s.int("nodes")?.map_or(2, |n| n.max(0) as usize),
-                    gpus_per_node: s.int("gpus_per_node")?.map_or(1, |n| n.max(1) as u32),
-                    min_bytes: text_or_int("min_bytes", "8")?,
-                    max_bytes: text_or_int("max_bytes", "128M")?,
-                    step_factor: s.int("step_factor")?.map_or(2, |n| n.max(2) as u32),
-                    iters: s.int("iters")?.map_or(20, |n| n.max(1) as u32),
-                    timeout: timeout_of(&options, "nccl::all_reduce", Duration::from_secs(600), position)?,
-                    image: s.string("image")?.unwrap_or_else(|| "public.ecr.aws/hpc-cloud/nccl-tests:latest".into()),
-                    namespace: s.string("namespace")?.unwrap_or_else(|| "default".into()),
-                };
+                let mut spec = all_reduce_spec(&options, &s, "nccl::all_reduce", position)?;
+                spec.nodes = s.int("nodes")?.map_or(2, |n| n.max(0) as usize);
                 let clock = h.clock.clone();
                 let salt = if clock.is_virtual() { 0 } else { std::process::id() };
                 let mut run = AllReduce::new(&spec, clock.now(), salt);

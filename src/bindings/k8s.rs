@@ -12,6 +12,7 @@ use super::args::{
     command, encode, known_options, kube_error, selector, string_option, timeout_of,
 };
 use super::kubectl_view::Shown;
+use super::node_quarantine::install_quarantine;
 use crate::clients::kube::{
     Condition, KubeClient, KubeError, ListOptions, NodeSummary, NodeWait, PodSummary,
 };
@@ -513,6 +514,7 @@ impl Extension for KubeBindings {
                 Ok(from_json(&call(&host, position, client.rollout_status(kind, name, namespace.as_deref(), timeout, clock.as_ref()))?))
             });
 
+        install_quarantine(&mut m, &self.client, &h);
         engine.register_static_module("k8s", m.into());
     }
 }

@@ -8,12 +8,14 @@ mod args;
 mod aws;
 mod aws_lifecycle;
 mod gpu;
+mod gpu_fleet;
 mod gpu_health;
 mod helm;
 mod journaled;
 mod k8s;
 mod k8s_undo;
 mod kubectl_view;
+mod node_quarantine;
 mod options;
 
 pub use aws::AwsBindings;

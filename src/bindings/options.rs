@@ -100,6 +100,18 @@ impl<'a> Spec<'a> {
         }
     }
 
+    /// A number, integer or not.
+    pub(super) fn number(&self, key: &str) -> Result<Option<f64>> {
+        match self.value(key) {
+            None => Ok(None),
+            Some(v) if v.is_int() => Ok(v.as_int().ok().map(|n| n as f64)),
+            Some(v) => v
+                .as_float()
+                .map(Some)
+                .map_err(|_| self.wrong(key, "a number", v)),
+        }
+    }
+
     /// A map of strings (`#{ tier: "gpu" }`) as pairs, in key order.
     pub(super) fn pairs(&self, key: &str) -> Result<Vec<(String, String)>> {
         match self.value(key) {

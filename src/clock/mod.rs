@@ -1,5 +1,6 @@
 //! Time for runbooks: real wall time, or the lab twin's virtual discrete-event clock.
 
+pub mod calendar;
 mod duration;
 mod real;
 mod virtual_clock;
@@ -28,4 +29,7 @@ pub trait Clock: Send + Sync {
     }
     /// Whether time here is virtual (reports then show virtual durations as the primary ones).
     fn is_virtual(&self) -> bool;
+    /// Unix seconds now: the wall clock, or for virtual time its instant on the calendar
+    /// (time zero is 2026-01-01T00:00:00Z), so timestamps written into a twin agree with it.
+    fn unix_seconds(&self) -> i64;
 }

@@ -32,6 +32,12 @@ impl Clock for RealClock {
         Box::pin(tokio::time::sleep(duration))
     }
 
+    fn unix_seconds(&self) -> i64 {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
+    }
+
     fn is_virtual(&self) -> bool {
         false
     }

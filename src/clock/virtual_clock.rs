@@ -140,6 +140,11 @@ impl Clock for VirtualClock {
     fn is_virtual(&self) -> bool {
         true
     }
+
+    fn unix_seconds(&self) -> i64 {
+        super::calendar::VIRTUAL_EPOCH_UNIX_SECONDS
+            + i64::try_from(self.now().as_secs()).unwrap_or(0)
+    }
 }
 
 #[cfg(test)]

@@ -1,9 +1,11 @@
 //! GPU node health: the checks a health suite runs on what nvidia-smi, the kernel log and DCGM
 //! report, each mapped to an action (monitor, reset, reboot, isolate) whose source is named
-//! (src/health/SOURCES.md). Pure: the clients gather the outputs, this judges them.
+//! (src/health/SOURCES.md), and the node pair sweep that finds a node dragging NCCL down.
+//! Pure: the clients gather the outputs, this judges them.
 
 pub mod memory_rules;
 pub mod node_check;
+pub mod pair_sweep;
 pub mod thresholds;
 pub mod verdict;
 pub mod xid_actions;

@@ -29,11 +29,14 @@ pub struct Rule {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "op", rename_all = "snake_case")]
 pub enum Undo {
-    /// The node group back to this desired size (after any update in flight).
+    /// The node group back to this desired size (after any update in flight), and to this
+    /// maximum when the run raised it.
     ScaleNodegroup {
         cluster: String,
         nodegroup: String,
         desired: i32,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        max: Option<i32>,
     },
     /// The rule back in the group, unless it is there.
     Authorize { group: String, rule: Rule },
@@ -53,6 +56,8 @@ pub enum Undo {
     },
     /// A Kubernetes object the run changed or deleted: put back as it was.
     RestoreObject { object: serde_json::Value },
+    /// A node the run quarantined under `key`: released (uncordoned only if the run cordoned it).
+    ReleaseNode { node: String, key: String },
 }
 
 impl Undo {
@@ -85,6 +90,7 @@ impl Undo {
                 namespace,
                 selector,
             } => format!("labeled {} {namespace} {selector}", kinds.join(",")),
+            Undo::ReleaseNode { node, key } => format!("quarantine {node} {key}"),
         }
     }
 
@@ -95,7 +101,14 @@ impl Undo {
                 cluster,
                 nodegroup,
                 desired,
+                max: None,
             } => format!("node group {nodegroup} of {cluster} back to {desired}"),
+            Undo::ScaleNodegroup {
+                cluster,
+                nodegroup,
+                desired,
+                max: Some(max),
+            } => format!("node group {nodegroup} of {cluster} back to {desired} (max {max})"),
             Undo::Authorize { group, rule } => format!("put back {} in {group}", rule_text(rule)),
             Undo::Revoke { group, rule } => format!("take {} out of {group}", rule_text(rule)),
             Undo::DeleteObject {
@@ -119,6 +132,9 @@ impl Undo {
                 object["kind"].as_str().unwrap_or("object"),
                 object["metadata"]["name"].as_str().unwrap_or("")
             ),
+            Undo::ReleaseNode { node, key } => {
+                format!("release node {node} from its {key} quarantine")
+            }
         }
     }
 }
@@ -239,6 +255,7 @@ mod tests {
             cluster: "myeks5w".into(),
             nodegroup: "gpu".into(),
             desired,
+            max: None,
         })
     }
 

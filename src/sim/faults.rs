@@ -2,12 +2,19 @@
 //! fails), `nodegroup-never-joins=NAME` (that node group's new instances never become nodes),
 //! `aws-throttle=RATE`, `aws-5xx=RATE` (a share of AWS calls fails, 0.0-1.0),
 //! `aws-latency=DURATION` (added to every AWS call) and `kube-latency=DURATION` (added to every
-//! Kubernetes API request, exec included). `NAME=off` (or `heal=NAME`) turns one off.
+//! Kubernetes API request, exec included). A GPU node's hardware: `gpu-xid=NODE:CODE` (the
+//! driver reports that Xid; 79 takes the GPU off the bus), `gpu-row-remap-pending=NODE`,
+//! `gpu-ecc-uncorrectable=NODE:COUNT`, `gpu-missing=NODE` and `nic-slow=NODE:SHARE` (the node
+//! gets that share of its NIC's bandwidth), NODE being a node name or `gpuN`. `NAME=off` (or
+//! `heal=NAME`) turns one off.
 
+use super::gpu::node_faults::{NODE_FORMS, NodeFaults};
+use super::kube::controllers::hardware_changed;
+use super::kube::state::KubeState;
 use super::twin::Twin;
 use crate::clock::parse_duration;
 
-pub const NAMES: &str = "check=NAME, nodegroup-never-joins=NAME, aws-throttle=RATE, aws-5xx=RATE, aws-latency=DURATION, kube-latency=DURATION";
+pub const NAMES: &str = "check=NAME, nodegroup-never-joins=NAME, aws-throttle=RATE, aws-5xx=RATE, aws-latency=DURATION, kube-latency=DURATION, gpu-xid=NODE:CODE, gpu-row-remap-pending=NODE, gpu-ecc-uncorrectable=NODE:COUNT, gpu-missing=NODE, nic-slow=NODE:SHARE";
 
 fn rate(name: &str, value: &str) -> Result<f64, String> {
     if value == "off" {
@@ -27,6 +34,105 @@ fn latency(name: &str, value: &str) -> Result<std::time::Duration, String> {
     parse_duration(value).map_err(|e| format!("fault {name}: {e}"))
 }
 
+/// `NODE` or `NODE:VALUE` of a hardware fault: the node and the value (None without one).
+fn node_and_value<'a>(name: &str, value: &'a str) -> Result<(&'a str, Option<&'a str>), String> {
+    let (node, rest) = match value.rsplit_once(':') {
+        Some((node, rest)) => (node, Some(rest)),
+        None => (value, None),
+    };
+    if node.is_empty() {
+        return Err(format!(
+            "fault {name}: name the node ({NODE_FORMS}), got `{value}`"
+        ));
+    }
+    Ok((node, rest))
+}
+
+fn needs(name: &str, what: &str, value: Option<&str>) -> Result<String, String> {
+    value.map(str::to_string).ok_or_else(|| {
+        format!(
+            "fault {name}: give the {what} after the node, as {name}=NODE:{}",
+            what.to_uppercase()
+        )
+    })
+}
+
+/// One hardware fault on (or off) in `state`; a bad value changes nothing.
+fn hardware(state: &mut KubeState, name: &str, value: &str) -> Result<(), String> {
+    let set = set_hardware(state, name, value);
+    state.hardware.prune();
+    if set.is_ok() {
+        every_gpu_node_refreshed(state);
+    }
+    set
+}
+
+fn set_hardware(state: &mut KubeState, name: &str, value: &str) -> Result<(), String> {
+    let (node, rest) = node_and_value(name, value)?;
+    let now = state.now;
+    let off = rest == Some("off");
+    let faults: &mut NodeFaults = state.hardware.entry(node);
+    match name {
+        "gpu-xid" => {
+            let code = needs(name, "code", rest)?;
+            if off {
+                faults.xids.clear();
+            } else {
+                let code: u32 = code.parse().ok().filter(|c| *c > 0).ok_or_else(|| {
+                    format!(
+                        "fault gpu-xid: the Xid is a positive number (79, 48, ...), got `{code}`"
+                    )
+                })?;
+                faults.xids.push((code, now));
+            }
+        }
+        "gpu-row-remap-pending" => faults.row_remap_pending = (!off).then_some(now),
+        "gpu-missing" => faults.gpu_missing = !off,
+        "gpu-ecc-uncorrectable" => {
+            let count = needs(name, "count", rest)?;
+            faults.ecc_uncorrectable = if off {
+                None
+            } else {
+                let count: u64 = count
+                    .parse()
+                    .ok()
+                    .filter(|c| *c > 0)
+                    .ok_or_else(|| format!("fault gpu-ecc-uncorrectable: the error count is a positive number, got `{count}`"))?;
+                Some((count, now))
+            };
+        }
+        "nic-slow" => {
+            let share = needs(name, "share", rest)?;
+            faults.nic_share = if off {
+                None
+            } else {
+                Some(
+                    share
+                        .parse::<f64>()
+                        .ok()
+                        .filter(|s| *s > 0.0 && *s <= 1.0)
+                        .ok_or_else(|| format!("fault nic-slow: the share of bandwidth is a number above 0 and at most 1 (0.3), got `{share}`"))?,
+                )
+            };
+        }
+        other => return Err(format!("`{other}` is not a hardware fault")),
+    }
+    Ok(())
+}
+
+/// The device plugin looks again at every GPU node (a fault may name one by position).
+fn every_gpu_node_refreshed(state: &mut KubeState) {
+    let names: Vec<String> = state
+        .store
+        .list(&super::kube::state::built_in_key("nodes"), None)
+        .filter(|n| super::gpu::programs::node_gpus(n) > 0)
+        .filter_map(|n| n["metadata"]["name"].as_str().map(str::to_string))
+        .collect();
+    for name in names {
+        hardware_changed(state, &name);
+    }
+}
+
 /// Switches one fault given as `name=value`; answers what is now on, in words.
 pub fn apply(twin: &Twin, spec: &str) -> Result<String, String> {
     let (name, value) = spec
@@ -37,8 +143,20 @@ pub fn apply(twin: &Twin, spec: &str) -> Result<String, String> {
             twin.kube(|s| s.failing_checks.insert(value.to_string()));
         }
         "heal" => {
-            twin.kube(|s| s.failing_checks.remove(value));
+            twin.kube(|s| {
+                s.failing_checks.remove(value);
+                if s.hardware.heal(value) {
+                    every_gpu_node_refreshed(s);
+                }
+            });
             twin.aws(|s| s.failing_joins.remove(value));
+        }
+        "gpu-xid"
+        | "gpu-row-remap-pending"
+        | "gpu-ecc-uncorrectable"
+        | "gpu-missing"
+        | "nic-slow" => {
+            twin.kube(|s| hardware(s, name, value))?;
         }
         "nodegroup-never-joins" => {
             twin.aws(|s| s.failing_joins.insert(value.to_string()));
@@ -75,6 +193,7 @@ pub fn describe(twin: &Twin) -> String {
         if !s.latency.is_zero() {
             on.push(format!("kube-latency={}ms", s.latency.as_millis()));
         }
+        on.extend(s.hardware.describe());
         on
     });
     twin.aws(|s| {

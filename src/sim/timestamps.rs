@@ -3,8 +3,10 @@
 
 use std::time::Duration;
 
+use crate::clock::calendar::{civil_from_days, days_from_civil};
+
 /// 2026-01-01T00:00:00Z, the twin's virtual time zero.
-pub const EPOCH_UNIX_SECONDS: i64 = 1_767_225_600;
+pub const EPOCH_UNIX_SECONDS: i64 = crate::clock::calendar::VIRTUAL_EPOCH_UNIX_SECONDS;
 
 /// RFC 3339 (`2026-01-01T00:09:24Z`) of a virtual instant.
 pub fn rfc3339(virtual_time: Duration) -> String {
@@ -55,29 +57,6 @@ pub fn parse_rfc3339(text: &str) -> Option<Duration> {
     u64::try_from(secs - EPOCH_UNIX_SECONDS)
         .ok()
         .map(Duration::from_secs)
-}
-
-// Howard Hinnant's civil-date algorithms.
-fn civil_from_days(z: i64) -> (i64, i64, i64) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    (yoe + era * 400 + i64::from(month <= 2), month, day)
-}
-
-fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
-    let y = if month <= 2 { year - 1 } else { year };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = if month > 2 { month - 3 } else { month + 9 };
-    let doy = (153 * mp + 2) / 5 + day - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
 }
 
 /// kubectl's AGE column: `87s`, `3m`, `2m5s`, `5h`, `3d`.

@@ -12,6 +12,7 @@ mod cli;
 mod core_runbooks;
 mod crash_safe;
 mod gpu_health;
+mod gpu_health_drill;
 mod gpu_twin;
 mod hardening;
 mod helm_client;

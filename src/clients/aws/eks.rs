@@ -161,9 +161,11 @@ impl AwsClients {
         cluster: &str,
         name: &str,
         desired: i32,
+        max: Option<i32>,
     ) -> Result<Value, AwsError> {
         let scaling = aws_sdk_eks::types::NodegroupScalingConfig::builder()
             .desired_size(desired)
+            .set_max_size(max)
             .build();
         let out = self
             .sdk()

@@ -26,6 +26,7 @@ impl AwsClients {
         cluster: &str,
         name: &str,
         desired: i32,
+        max: Option<i32>,
         wait: Option<Duration>,
         clock: &dyn Clock,
     ) -> Result<Value, AwsError> {
@@ -35,10 +36,12 @@ impl AwsClients {
         loop {
             let described = self.wait_until_free(cluster, name, patience, clock).await?;
             let current = described["scaling_config"]["desired_size"].as_i64();
-            if current == Some(i64::from(desired)) {
+            let current_max = described["scaling_config"]["max_size"].as_i64();
+            let max_as_asked = max.is_none_or(|m| current_max == Some(i64::from(m)));
+            if current == Some(i64::from(desired)) && max_as_asked {
                 return Ok(json!({"id": null, "status": "Unchanged", "type": "ConfigUpdate"}));
             }
-            match self.scale_nodegroup(cluster, name, desired).await {
+            match self.scale_nodegroup(cluster, name, desired, max).await {
                 Ok(update) => {
                     let Some(timeout) = wait else {
                         return Ok(update);

@@ -1,9 +1,16 @@
 //! NVIDIA tools on cluster nodes over Kubernetes exec: `nvidia-smi` queries fanned out over
-//! nodes, and nccl-tests' `all_reduce_perf` run across GPU nodes as practitioners run it.
+//! nodes, the outputs a GPU health check reads, and nccl-tests' `all_reduce_perf` run across
+//! GPU nodes as practitioners run it, alone or over node pairs.
 
+mod health;
 mod nccl;
 mod nvml;
 mod pause;
+mod probe;
+mod sweep;
 
+pub use health::{HealthSpec, NodeOutputs, PROBE_KIND, collect, remove_health_probes};
 pub use nccl::{AllReduce, AllReduceSpec};
 pub use nvml::{DEFAULT_FIELDS, NodeGpus, QuerySpec, query, query_local, remove_probes};
+pub use probe::probe_selector;
+pub use sweep::{SweepSpec, remove_sweep, sweep};

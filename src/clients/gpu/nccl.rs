@@ -14,10 +14,14 @@ use crate::clients::kube::{KubeClient, KubeError, ListOptions, NodeSummary};
 use crate::clock::{Clock, format_duration};
 use crate::gpu::nccl::parse;
 
+#[derive(Clone)]
 pub struct AllReduceSpec {
     /// Nodes it may use: a label selector.
     pub selector: String,
     pub nodes: usize,
+    /// These nodes exactly (each Ready and matching the selector), instead of the first
+    /// `nodes` in name order.
+    pub names: Option<Vec<String>>,
     pub gpus_per_node: u32,
     pub min_bytes: String,
     pub max_bytes: String,
@@ -33,11 +37,17 @@ pub struct AllReduceSpec {
 pub struct AllReduce {
     pub name: String,
     pub namespace: String,
+    /// `runbook/nccl-group`: the runs of one sweep, for one cleanup of them all.
+    group: Option<String>,
     workers: Vec<String>,
 }
 
-fn labels(name: &str, role: &str) -> Value {
-    json!({"app.kubernetes.io/managed-by": "runbook", "runbook/nccl": name, "runbook/role": role})
+fn labels(name: &str, role: &str, group: Option<&str>) -> Value {
+    let mut labels = json!({"app.kubernetes.io/managed-by": "runbook", "runbook/nccl": name, "runbook/role": role});
+    if let Some(group) = group {
+        labels["runbook/nccl-group"] = json!(group);
+    }
+    labels
 }
 
 fn phase(pod: &Value) -> &str {
@@ -65,6 +75,17 @@ impl AllReduce {
         Self {
             name: format!("nccl-allreduce-{:x}", stamp % 0xff_ffff),
             namespace: spec.namespace.clone(),
+            group: None,
+            workers: Vec::new(),
+        }
+    }
+
+    /// One run of the sweep `group`, named `<group>-<index>`.
+    pub fn in_group(spec: &AllReduceSpec, group: &str, index: usize) -> Self {
+        Self {
+            name: format!("{group}-{index}"),
+            namespace: spec.namespace.clone(),
+            group: Some(group.to_string()),
             workers: Vec::new(),
         }
     }
@@ -122,7 +143,7 @@ impl AllReduce {
             .map(|n| n.name)
             .collect();
         ready.sort();
-        if ready.len() < spec.nodes || spec.nodes == 0 {
+        if spec.names.is_none() && (ready.len() < spec.nodes || spec.nodes == 0) {
             return Err(KubeError::Invalid(format!(
                 "nccl::all_reduce needs {} Ready nodes matching `{}`; there are {} ({})",
                 spec.nodes,
@@ -135,10 +156,21 @@ impl AllReduce {
                 }
             )));
         }
-        let nodes: Vec<String> = ready.into_iter().take(spec.nodes).collect();
+        let nodes: Vec<String> = match &spec.names {
+            Some(names) => {
+                if let Some(missing) = names.iter().find(|n| !ready.contains(n)) {
+                    return Err(KubeError::Invalid(format!(
+                        "nccl::all_reduce: node {missing} is not a Ready node matching `{}`",
+                        spec.selector
+                    )));
+                }
+                names.clone()
+            }
+            None => ready.into_iter().take(spec.nodes).collect(),
+        };
         let service = json!({
             "apiVersion": "v1", "kind": "Service",
-            "metadata": {"name": self.name, "namespace": self.namespace, "labels": labels(&self.name, "service")},
+            "metadata": {"name": self.name, "namespace": self.namespace, "labels": labels(&self.name, "service", self.group.as_deref())},
             "spec": {"clusterIP": "None", "selector": {"runbook/nccl": self.name, "runbook/role": "worker"}, "ports": [{"name": "ssh", "port": 2222}]},
         });
         kube.apply(&[service], Some(&self.namespace)).await?;
@@ -147,7 +179,7 @@ impl AllReduce {
             let worker = format!("{}-worker-{index}", self.name);
             let pod = json!({
                 "apiVersion": "v1", "kind": "Pod",
-                "metadata": {"name": worker, "namespace": self.namespace, "labels": labels(&self.name, "worker")},
+                "metadata": {"name": worker, "namespace": self.namespace, "labels": labels(&self.name, "worker", self.group.as_deref())},
                 "spec": {
                     "hostname": worker,
                     "subdomain": self.name,
@@ -189,10 +221,10 @@ impl AllReduce {
             .iter()
             .map(|w| format!("{w}.{}:{gpus}", self.name))
             .collect();
-        let ranks = (spec.nodes as u32 * spec.gpus_per_node).to_string();
+        let ranks = (nodes.len() as u32 * spec.gpus_per_node).to_string();
         let launcher = json!({
             "apiVersion": "v1", "kind": "Pod",
-            "metadata": {"name": self.launcher(), "namespace": self.namespace, "labels": labels(&self.name, "launcher")},
+            "metadata": {"name": self.launcher(), "namespace": self.namespace, "labels": labels(&self.name, "launcher", self.group.as_deref())},
             "spec": {
                 "restartPolicy": "Never",
                 "containers": [{

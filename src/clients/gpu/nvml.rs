@@ -6,9 +6,10 @@ use std::time::Duration;
 
 use futures::StreamExt;
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
-use super::pause::pause;
+use super::pause::concurrency;
+use super::probe::{self, Probe, probe_name};
 use crate::clients::kube::{KubeClient, KubeError, ListOptions};
 use crate::clock::Clock;
 use crate::gpu::nvidia_smi::parse_csv;
@@ -48,17 +49,6 @@ pub struct NodeGpus {
     pub via: String,
     pub gpus: Vec<Map<String, Value>>,
     pub error: Option<String>,
-}
-
-fn probe_name(node: &str) -> String {
-    let short: String = node
-        .split('.')
-        .next()
-        .unwrap_or(node)
-        .chars()
-        .filter(|c| c.is_ascii_alphanumeric() || *c == '-')
-        .collect();
-    format!("nvml-probe-{short}")
 }
 
 /// What the query reads of a pod to pick one that sees the GPUs; the rest of each pod is
@@ -201,57 +191,22 @@ async fn in_pod(
 }
 
 async fn probe(kube: &KubeClient, node: &str, spec: &QuerySpec, clock: &dyn Clock) -> NodeGpus {
-    let name = probe_name(node);
-    let via = format!("{}/{name}", spec.namespace);
-    let pod = json!({
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": name, "namespace": spec.namespace, "labels": {"app.kubernetes.io/managed-by": "runbook", "runbook/probe": "nvml"}},
-        "spec": {
-            "nodeName": node,
-            "restartPolicy": "Never",
-            "activeDeadlineSeconds": 600,
-            "tolerations": [{"operator": "Exists"}],
-            "containers": [{
-                "name": "nvml",
-                "image": spec.probe_image,
-                "command": ["sleep", "600"],
-                "env": [{"name": "NVIDIA_VISIBLE_DEVICES", "value": "all"}, {"name": "NVIDIA_DRIVER_CAPABILITIES", "value": "utility"}],
-            }],
-        },
-    });
-    if let Err(e) = kube
-        .apply(std::slice::from_ref(&pod), Some(&spec.namespace))
-        .await
-    {
-        return failed(node, via, format!("cannot create the probe pod: {e}"));
-    }
-    let deadline = clock.now() + spec.timeout;
-    let outcome = loop {
-        match kube.get("Pod", &name, Some(&spec.namespace)).await {
-            Ok(p) if p["status"]["phase"] == "Running" => {
-                break in_pod(kube, node, &spec.namespace, &name, &spec.fields).await;
-            }
-            Ok(p) if matches!(p["status"]["phase"].as_str(), Some("Failed" | "Succeeded")) => {
-                break failed(
-                    node,
-                    via.clone(),
-                    format!("the probe pod ended {}", p["status"]["phase"]),
-                );
-            }
-            Ok(_) if clock.now() >= deadline => {
-                break failed(
-                    node,
-                    via.clone(),
-                    "the probe pod did not start in time".into(),
-                );
-            }
-            Ok(_) => pause(clock, deadline).await,
-            Err(e) => break failed(node, via.clone(), e.to_string()),
-        }
+    let probe = Probe {
+        kind: "nvml",
+        image: &spec.probe_image,
+        namespace: &spec.namespace,
+        command: &["sleep", "600"],
+        privileged: false,
     };
-    let _ = kube.delete("Pod", &name, Some(&spec.namespace)).await;
-    outcome
+    let via = format!("{}/{}", spec.namespace, probe_name("nvml", node));
+    match probe::start(kube, &probe, node, spec.timeout, clock).await {
+        Ok(name) => {
+            let answer = in_pod(kube, node, &spec.namespace, &name, &spec.fields).await;
+            probe::stop(kube, &spec.namespace, &name).await;
+            answer
+        }
+        Err(why) => failed(node, via, why),
+    }
 }
 
 async fn one(kube: &KubeClient, node: &str, spec: &QuerySpec, clock: &dyn Clock) -> NodeGpus {
@@ -302,26 +257,16 @@ pub async fn query(
         .collect();
     let mut answers: Vec<NodeGpus> = futures::stream::iter(nodes.iter())
         .map(|node| one(kube, node, spec, clock))
-        .buffer_unordered(spec.concurrency.max(1))
+        .buffer_unordered(concurrency(spec.concurrency, clock))
         .collect()
         .await;
     answers.sort_by(|a, b| a.node.cmp(&b.node));
     Ok(answers)
 }
 
-/// Deletes probe pods a cut-short query left behind on the selected nodes.
+/// Deletes probe pods a cut-short query left behind.
 pub async fn remove_probes(kube: &KubeClient, spec: &QuerySpec) -> Result<(), KubeError> {
-    let options = ListOptions {
-        namespace: Some(spec.namespace.clone()),
-        labels: Some("runbook/probe=nvml".into()),
-        fields: None,
-    };
-    for pod in kube.list("Pod", &options).await? {
-        if let Some(name) = pod["metadata"]["name"].as_str() {
-            let _ = kube.delete("Pod", name, Some(&spec.namespace)).await;
-        }
-    }
-    Ok(())
+    probe::remove_all(kube, &spec.namespace, "nvml").await
 }
 
 /// The same query on this machine (a GPU host such as a hybrid node), with the local

@@ -1,5 +1,5 @@
 //! The Kubernetes client: any kind by name, server-side apply, logs, exec over WebSocket,
-//! health, and waits that run on the run's clock.
+//! health, node quarantine, and waits that run on the run's clock.
 
 mod client;
 mod error;
@@ -7,6 +7,7 @@ mod exec;
 mod health;
 mod kinds;
 mod list_items;
+mod quarantine;
 mod summaries;
 mod wait;
 
@@ -14,5 +15,6 @@ pub use client::{KubeClient, ListOptions};
 pub use error::KubeError;
 pub use exec::ExecOutput;
 pub use health::{Health, parse_health};
+pub use quarantine::{Quarantine, is_label_value};
 pub use summaries::{NodeSummary, PodSummary};
 pub use wait::{Condition, NodeWait};

@@ -8,6 +8,8 @@ pub struct NodeSummary {
     pub name: String,
     pub status: String,
     pub ready: bool,
+    /// Cordoned: `kubectl get nodes` shows `Ready,SchedulingDisabled`.
+    pub unschedulable: bool,
     pub version: String,
     pub internal_ip: String,
     pub zone: String,
@@ -28,6 +30,7 @@ impl NodeSummary {
             .into_iter()
             .flatten()
             .any(|c| c["type"] == "Ready" && c["status"] == "True");
+        let unschedulable = node["spec"]["unschedulable"] == true;
         let internal_ip = node["status"]["addresses"]
             .as_array()
             .into_iter()
@@ -41,12 +44,14 @@ impl NodeSummary {
                 .as_str()
                 .unwrap_or_default()
                 .to_string(),
-            status: if ready {
-                "Ready".into()
-            } else {
-                "NotReady".into()
+            status: match (ready, unschedulable) {
+                (true, false) => "Ready".into(),
+                (true, true) => "Ready,SchedulingDisabled".into(),
+                (false, false) => "NotReady".into(),
+                (false, true) => "NotReady,SchedulingDisabled".into(),
             },
             ready,
+            unschedulable,
             version: node["status"]["nodeInfo"]["kubeletVersion"]
                 .as_str()
                 .unwrap_or_default()

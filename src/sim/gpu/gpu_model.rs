@@ -97,6 +97,11 @@ pub struct GpuDevice {
     pub compute_mode: String,
     pub ecc_enabled: bool,
     pub ecc_uncorrected_volatile: u64,
+    /// Rows remapped after uncorrectable errors, and whether one waits for a GPU reset.
+    pub remapped_rows_uncorrectable: u64,
+    pub remapped_rows_pending: bool,
+    /// Fallen off the bus (Xid 79): listed by the driver, answering nothing.
+    pub lost: bool,
     pub clock_graphics_mhz: u32,
     pub clock_sm_mhz: u32,
     pub clock_mem_mhz: u32,
@@ -153,6 +158,9 @@ impl GpuDevice {
             compute_mode: "Default".to_owned(),
             ecc_enabled: true,
             ecc_uncorrected_volatile: 0,
+            remapped_rows_uncorrectable: 0,
+            remapped_rows_pending: false,
+            lost: false,
             clock_graphics_mhz: 210,
             clock_sm_mhz: 210,
             clock_mem_mhz: 405,

@@ -1,8 +1,12 @@
-//! The GPU side of the lab twin: the NVIDIA A10G hosts of the g5 node group and what their
-//! tools print (`nvidia-smi`, nccl-tests' `all_reduce_perf`), deterministically.
+//! The GPU side of the lab twin: the NVIDIA A10G hosts of the g5 node group, their hardware
+//! faults, and what their tools print (`nvidia-smi`, `dcgmi`, `dmesg`, nccl-tests'
+//! `all_reduce_perf`), deterministically.
 
+pub mod dcgmi;
 pub mod gpu_model;
+pub mod kernel_log;
 pub mod nccl_tests;
+pub mod node_faults;
 pub mod nvidia_smi;
 pub mod programs;
 #[cfg(test)]

@@ -1,6 +1,7 @@
-//! The GPU side of what containers run in the twin: `nvidia-smi` in pods on GPU nodes that can
-//! see the GPUs, and nccl-tests' `all_reduce_perf` (alone or under `mpirun` across pods) whose
-//! fate the security groups between the nodes decide.
+//! The GPU side of what containers run in the twin: `nvidia-smi`, `dcgmi` and `dmesg` in pods
+//! on GPU nodes, and nccl-tests' `all_reduce_perf` (alone or under `mpirun` across pods) whose
+//! fate the security groups between the nodes decide. Every one of them sees the node's
+//! hardware faults.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -9,10 +10,11 @@ use serde_json::Value;
 
 use super::gpu_model::{GpuHost, seed_from_name};
 use super::nccl_tests::{self, NcclDebug, NcclRun, Outcome, RankInfo};
-use super::nvidia_smi;
+use super::node_faults::NodeFaults;
+use super::{dcgmi, kernel_log, nvidia_smi};
 use crate::sim::kube::programs::{Context, Output};
-use crate::sim::kube::state::{KubeState, ProgramRun};
-use crate::sim::timestamps::{ctime, unix_seconds};
+use crate::sim::kube::state::{KubeState, ProgramRun, built_in_key};
+use crate::sim::timestamps::{ctime, parse_rfc3339, unix_seconds};
 
 /// Whether TCP on NCCL's ports (1025-65535) passes both ways between the nodes of a run's
 /// ranks: given their addresses in order, the first peer that some rank cannot reach, if
@@ -63,16 +65,56 @@ fn failure(exit_code: i32, stderr: &str) -> Output {
     }
 }
 
-fn gpu_host(node: &Value, now: Duration) -> GpuHost {
-    GpuHost::a10g(
+/// The hardware faults of node `name`, if any.
+pub fn faults_of<'a>(state: &'a KubeState, name: &str) -> Option<&'a NodeFaults> {
+    state.hardware.of(name, || {
+        let mut names: Vec<String> = state
+            .store
+            .list(&built_in_key("nodes"), None)
+            .filter(|n| node_gpus(n) > 0)
+            .map(|n| node_name(n).to_string())
+            .collect();
+        names.sort();
+        names
+    })
+}
+
+/// The node's GPUs at `now`, as its faults leave them (the first GPU takes the faults).
+fn gpu_host(node: &Value, now: Duration, faults: Option<&NodeFaults>) -> GpuHost {
+    let mut host = GpuHost::a10g(
         node_name(node),
         seed_from_name(node_name(node)),
         &ctime(now),
-    )
+    );
+    let Some(faults) = faults else {
+        return host;
+    };
+    if faults.gpu_missing {
+        host.gpus.remove(0);
+        return host;
+    }
+    let gpu = &mut host.gpus[0];
+    gpu.lost = faults.gpu_lost();
+    if let Some((count, _)) = faults.ecc_uncorrectable {
+        gpu.ecc_uncorrected_volatile = count;
+    }
+    if faults.row_remap_pending.is_some() {
+        gpu.remapped_rows_pending = true;
+        gpu.remapped_rows_uncorrectable += 1;
+    }
+    host
+}
+
+/// When the node joined: its kernel log counts from there.
+fn booted_at(node: &Value) -> Duration {
+    node["metadata"]["creationTimestamp"]
+        .as_str()
+        .and_then(parse_rfc3339)
+        .unwrap_or_default()
 }
 
 /// `nvidia-smi ...` where it runs: the node's GPUs, if the container can see them.
-fn nvidia_smi(args: &[String], context: &Context<'_>, now: Duration) -> Output {
+fn nvidia_smi(args: &[String], context: &Context<'_>, state: &KubeState) -> Output {
     let Some(node) = context.node.filter(|n| node_gpus(n) > 0) else {
         return failure(
             9,
@@ -86,7 +128,8 @@ fn nvidia_smi(args: &[String], context: &Context<'_>, now: Duration) -> Output {
         );
     }
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let out = nvidia_smi::run(&gpu_host(node, now), &args);
+    let faults = faults_of(state, node_name(node));
+    let out = nvidia_smi::run(&gpu_host(node, state.now, faults), &args);
     Output {
         stdout: out.stdout,
         stderr: out.stderr,
@@ -95,11 +138,59 @@ fn nvidia_smi(args: &[String], context: &Context<'_>, now: Duration) -> Output {
     }
 }
 
+/// `dcgmi diag -r N -j`: DCGM's diagnostic of the node's GPUs, for a container that sees them.
+fn dcgmi(args: &[String], context: &Context<'_>, state: &KubeState) -> Output {
+    let node = context.node.filter(|n| node_gpus(n) > 0);
+    let (Some(node), true) = (node, sees_gpus(context.container)) else {
+        return failure(
+            1,
+            "Error: unable to establish a connection to the host engine: no NVIDIA GPU is visible to this container\n",
+        );
+    };
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let faults = faults_of(state, node_name(node));
+    let out = dcgmi::run(&gpu_host(node, state.now, faults), &args, faults);
+    Output {
+        stdout: out.stdout,
+        stderr: out.stderr,
+        exit_code: out.exit_code,
+        duration: Some(Duration::ZERO),
+    }
+}
+
+fn privileged(container: &Value) -> bool {
+    container["securityContext"]["privileged"] == true
+}
+
+/// `dmesg`: the node's kernel log, for a privileged container (kernel.dmesg_restrict keeps it
+/// from the others, as on the EKS AMIs).
+fn dmesg(context: &Context<'_>, state: &KubeState) -> Output {
+    if !privileged(context.container) {
+        return failure(
+            1,
+            "dmesg: read kernel buffer failed: Operation not permitted\n",
+        );
+    }
+    let Some(node) = context.node else {
+        return failure(1, "dmesg: read kernel buffer failed: No such device\n");
+    };
+    let faults = faults_of(state, node_name(node));
+    let host = GpuHost::a10g(node_name(node), seed_from_name(node_name(node)), "");
+    Output {
+        stdout: kernel_log::dmesg(booted_at(node), &host.gpus[0], faults),
+        stderr: String::new(),
+        exit_code: 0,
+        duration: Some(Duration::ZERO),
+    }
+}
+
 /// Answers an exec of a GPU program; `None` for anything else.
 pub fn exec(argv: &[String], context: &Context<'_>, state: &KubeState) -> Option<Output> {
     let (program, args) = argv.split_first()?;
     match program.rsplit('/').next()? {
-        "nvidia-smi" => Some(nvidia_smi(args, context, state.now)),
+        "nvidia-smi" => Some(nvidia_smi(args, context, state)),
+        "dcgmi" => Some(dcgmi(args, context, state)),
+        "dmesg" => Some(dmesg(context, state)),
         _ => None,
     }
 }
@@ -248,7 +339,23 @@ fn all_reduce(
     };
     run.debug = debug_level(&argv[..test_at], container);
     for (index, (worker, node, slots)) in placements.iter().enumerate() {
-        let host = gpu_host(node, state.now);
+        let faults = faults_of(state, node_name(node));
+        // The run goes at the pace of its slowest NIC.
+        if let Some(share) = faults.and_then(|f| f.nic_share) {
+            run.busbw_gbps = run
+                .busbw_gbps
+                .min(NcclRun::new(Vec::new(), 0).busbw_gbps * share);
+        }
+        if faults.is_some_and(|f| f.ecc_uncorrectable.is_some()) {
+            run.corrupted_ranks += u32::try_from(gpus * slots).unwrap_or(u32::MAX);
+        }
+        let host = gpu_host(node, state.now, faults);
+        if host.gpus.is_empty() || host.gpus.iter().any(|g| g.lost) {
+            return fail(format!(
+                "{}: no CUDA-capable device is detected\n",
+                worker["metadata"]["name"].as_str().unwrap_or_default()
+            ));
+        }
         let ip = worker["status"]["podIP"]
             .as_str()
             .map_or_else(|| node_ip(node), str::to_string);
@@ -274,13 +381,16 @@ fn all_reduce(
         None => Outcome::Ok,
     };
     match run.outcome {
-        Outcome::Ok => ProgramRun {
-            stdout: nccl_tests::run(&run).stdout,
-            exit_code: 0,
-            // Twenty-odd sizes times 25 iterations, twice: about half a minute on this network.
-            duration: Some(Duration::from_secs(30)),
-            later: Vec::new(),
-        },
+        Outcome::Ok => {
+            let transcript = nccl_tests::run(&run);
+            ProgramRun {
+                stdout: transcript.stdout,
+                exit_code: transcript.exit_code.unwrap_or(0),
+                // Twenty-odd sizes times 25 iterations, twice: about half a minute on this network.
+                duration: Some(Duration::from_secs(30)),
+                later: Vec::new(),
+            }
+        }
         Outcome::Hang { .. } => hang(run),
     }
 }
@@ -344,6 +454,16 @@ pub fn container(
     let program = argv.first()?.rsplit('/').next()?.to_string();
     match program.as_str() {
         "mpirun" | "all_reduce_perf" => Some(all_reduce(&argv, pod, container, state, network)),
+        // DCGM's host engine (`nv-hostengine -n`) serves until the pod ends.
+        "nv-hostengine" => Some(ProgramRun {
+            stdout: format!(
+                "Started host engine version {} using port number: 5555 \n",
+                dcgmi::DCGM_VERSION
+            ),
+            exit_code: 0,
+            duration: None,
+            later: Vec::new(),
+        }),
         "nvidia-smi" => {
             let node = pod["spec"]["nodeName"]
                 .as_str()
@@ -355,7 +475,7 @@ pub fn container(
                     container,
                     node: node.as_ref(),
                 },
-                state.now,
+                state,
             );
             Some(ProgramRun {
                 stdout: format!("{}{}", out.stdout, out.stderr),

@@ -62,6 +62,8 @@ pub struct KubeState {
     pub now: Duration,
     /// Health checks made to fail, by name (`etcd`), for `/readyz` and `/livez`.
     pub failing_checks: BTreeSet<String>,
+    /// GPU and NIC faults of nodes, which the GPU programs and the device plugin read.
+    pub hardware: crate::sim::gpu::node_faults::HardwareFaults,
     /// Wall-clock time added to every request (the `kube-latency` fault): an apiserver as far
     /// away as a real one, for runbooks' timeouts and fan-outs.
     pub latency: std::time::Duration,
@@ -93,6 +95,7 @@ impl Default for KubeState {
             store: Store::default(),
             now: Duration::ZERO,
             failing_checks: BTreeSet::new(),
+            hardware: Default::default(),
             latency: std::time::Duration::ZERO,
             timers: Vec::new(),
             logs: BTreeMap::new(),

@@ -96,6 +96,9 @@ pub struct NcclRun {
     pub busbw_gbps: f64,
     /// The time of an empty all-reduce, in microseconds.
     pub latency_us: f64,
+    /// Ranks whose GPU hands back corrupted data (uncorrectable ECC errors): every rank's
+    /// result then has wrong elements once a message reaches the bad memory.
+    pub corrupted_ranks: u32,
     pub debug: NcclDebug,
     /// Wall-clock start of the run (Unix seconds): NCCL stamps its warnings with it.
     pub started_unix_s: i64,
@@ -115,6 +118,7 @@ impl NcclRun {
             warmup_iters: 5,
             busbw_gbps: 1.1,
             latency_us: 60.0,
+            corrupted_ranks: 0,
             debug: NcclDebug::Info,
             started_unix_s,
             outcome: Outcome::Ok,

@@ -82,7 +82,18 @@ const TABLE_HEADER: &str = "\
 #        (B)    (elements)                               (us)  (GB/s)  (GB/s)             (us)  (GB/s)  (GB/s)         
 ";
 
-fn row(bytes: u64, count: u64, sides: [(f64, f64, f64); 2]) -> String {
+/// A message of this size reaches the memory a corrupted GPU gets wrong.
+const CORRUPTED_FROM_BYTES: u64 = 1 << 20;
+
+/// The `#wrong` of one size: elements that fail nccl-tests' check, summed over the ranks.
+fn wrong_elements(run: &NcclRun, bytes: u64) -> u64 {
+    if bytes < CORRUPTED_FROM_BYTES {
+        return 0;
+    }
+    u64::from(run.corrupted_ranks) * run.ranks.len() as u64
+}
+
+fn row(bytes: u64, count: u64, sides: [(f64, f64, f64); 2], wrong: u64) -> String {
     let mut line = format!(
         "{bytes:>12}  {count:>12}  {:>8}  {:>6}  {:>6}",
         "float", "sum", -1
@@ -94,7 +105,7 @@ fn row(bytes: u64, count: u64, sides: [(f64, f64, f64); 2]) -> String {
             float_str(time, 7),
             float_str(algbw, 6),
             float_str(busbw, 6),
-            0
+            wrong
         );
     }
     line.push('\n');
@@ -128,9 +139,15 @@ pub fn run(run: &NcclRun) -> Transcript {
     out.push_str(&nccl_log::connect(run, &ids));
     let measured = measure(run, max_bytes);
     let mut busbw_sum = 0.0;
+    // nccl-tests counts a side of a size with any wrong element as one error.
+    let mut errors = 0;
     for m in &measured {
-        out.push_str(&row(m.bytes, m.count, [m.out_of_place, m.in_place]));
+        let wrong = wrong_elements(run, m.bytes);
+        out.push_str(&row(m.bytes, m.count, [m.out_of_place, m.in_place], wrong));
         busbw_sum += m.out_of_place.2 + m.in_place.2;
+        if wrong > 0 {
+            errors += 2;
+        }
     }
     let first_process = |r: &usize| {
         let (a, b) = (&run.ranks[*r], &run.ranks[0]);
@@ -147,7 +164,12 @@ pub fn run(run: &NcclRun) -> Transcript {
     } else {
         busbw_sum / (2 * measured.len()) as f64
     };
-    let _ = writeln!(out, "# {:<20} : 0 OK", "Out of bounds values");
+    let _ = writeln!(
+        out,
+        "# {:<20} : {errors} {}",
+        "Out of bounds values",
+        if errors > 0 { "FAILED" } else { "OK" }
+    );
     let _ = writeln!(out, "# {:<20} : {} ", "Avg bus bandwidth", c_g(average));
     out.push_str("#\n# Collective test concluded: all_reduce_perf\n#\n\n");
     out.push_str(&nccl_log::destroy(
@@ -157,7 +179,8 @@ pub fn run(run: &NcclRun) -> Transcript {
     ));
     Transcript {
         stdout: out,
-        exit_code: Some(0),
+        // exit(EXIT_FAILURE) when any value was out of bounds.
+        exit_code: Some(i32::from(errors > 0)),
     }
 }
 

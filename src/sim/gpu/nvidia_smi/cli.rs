@@ -26,6 +26,8 @@ impl Output {
 pub const EXIT_INVALID_ARGUMENT: i32 = 2;
 /// `nvidia-smi`'s exit status when a query finds no object (no such GPU, no MIG device).
 pub const EXIT_NOT_FOUND: i32 = 6;
+/// `nvidia-smi`'s exit status when a GPU has fallen off the bus or is otherwise inaccessible.
+pub const EXIT_GPU_LOST: i32 = 15;
 
 const INVALID_COMBINATION: &str =
     "Invalid combination of input arguments. Please run 'nvidia-smi -h' for help.\n";
@@ -103,6 +105,21 @@ struct Request<'a> {
 
 /// Runs `nvidia-smi` with `args` (without the program name) against `host`.
 pub fn run(host: &GpuHost, args: &[&str]) -> Output {
+    let asks_for_help = args
+        .iter()
+        .any(|a| matches!(*a, "-h" | "--help" | "--version"));
+    if !asks_for_help {
+        if host.gpus.is_empty() {
+            return Output {
+                stdout: "No devices were found\n".to_owned(),
+                stderr: String::new(),
+                exit_code: EXIT_NOT_FOUND,
+            };
+        }
+        if host.gpus.iter().any(|g| g.lost) {
+            return with_lost_gpus(host, args);
+        }
+    }
     match args.first().copied() {
         None => return Output::ok(table::render(host)),
         Some("mig") => return mig(host),
@@ -274,6 +291,36 @@ fn mig(host: &GpuHost) -> Output {
         stderr: String::new(),
         exit_code: EXIT_NOT_FOUND,
     }
+}
+
+/// What the driver's lost GPUs do to any command: a line each on stderr, the rest answered
+/// for the GPUs that still respond, and exit status 15.
+fn with_lost_gpus(host: &GpuHost, args: &[&str]) -> Output {
+    let (lost, reachable): (Vec<GpuDevice>, Vec<GpuDevice>) =
+        host.gpus.iter().cloned().partition(|g| g.lost);
+    let mut out = if reachable.is_empty() {
+        Output::default()
+    } else {
+        run(
+            &GpuHost {
+                gpus: reachable,
+                ..host.clone()
+            },
+            args,
+        )
+    };
+    let complaints: String = lost
+        .iter()
+        .map(|g| {
+            format!(
+                "Unable to determine the device handle for GPU{:04X}:{:02X}:{:02X}.0: GPU is lost.  Reboot the system to recover this GPU\n",
+                g.pci_domain, g.pci_bus, g.pci_device
+            )
+        })
+        .collect();
+    out.stderr = complaints + out.stderr.as_str();
+    out.exit_code = EXIT_GPU_LOST;
+    out
 }
 
 fn invalid() -> Output {

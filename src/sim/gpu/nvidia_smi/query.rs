@@ -60,6 +60,10 @@ fn watts(value: f64) -> Cell {
     Cell::Measure(format!("{value:.2}"), "W")
 }
 
+fn yes_no(on: bool) -> &'static str {
+    if on { "Yes" } else { "No" }
+}
+
 fn enabled(on: bool) -> Cell {
     text(if on { "Enabled" } else { "Disabled" })
 }
@@ -160,8 +164,12 @@ pub const FIELDS: &[Field] = &[
         text(g.ecc_uncorrected_volatile)
     }),
     field("remapped_rows.correctable", |_, _| text(0)),
-    field("remapped_rows.uncorrectable", |_, _| text(0)),
-    field("remapped_rows.pending", |_, _| text("No")),
+    field("remapped_rows.uncorrectable", |_, g| {
+        text(g.remapped_rows_uncorrectable)
+    }),
+    field("remapped_rows.pending", |_, g| {
+        text(yes_no(g.remapped_rows_pending))
+    }),
     field("remapped_rows.failure", |_, _| text("No")),
     // The A10G retires no pages and reports no SRAM threshold (its `-q` prints N/A there).
     field("retired_pages.single_bit_ecc.count", |_, _| {

@@ -371,8 +371,16 @@ fn errors(r: &mut Report, gpu: &GpuDevice) {
     r.kv(2, "Pending Page Blacklist", "N/A");
     r.section(1, "Remapped Rows");
     r.kv(2, "Correctable Error", 0);
-    r.kv(2, "Uncorrectable Error", 0);
-    r.kv(2, "Pending", "No");
+    r.kv(2, "Uncorrectable Error", gpu.remapped_rows_uncorrectable);
+    r.kv(
+        2,
+        "Pending",
+        if gpu.remapped_rows_pending {
+            "Yes"
+        } else {
+            "No"
+        },
+    );
     r.kv(2, "Remapping Failure Occurred", "No");
     r.section(2, "Bank Remap Availability Histogram");
     r.kv(3, "Max", "192 bank(s)");

@@ -326,8 +326,18 @@ fn errors(w: &mut Writer, gpu: &GpuDevice) {
     w.close("retired_pages");
     w.open("remapped_rows");
     w.leaf("remapped_row_corr", "0");
-    w.leaf("remapped_row_unc", "0");
-    w.leaf("remapped_row_pending", "No");
+    w.leaf(
+        "remapped_row_unc",
+        &gpu.remapped_rows_uncorrectable.to_string(),
+    );
+    w.leaf(
+        "remapped_row_pending",
+        if gpu.remapped_rows_pending {
+            "Yes"
+        } else {
+            "No"
+        },
+    );
     w.leaf("remapped_row_failure", "No");
     w.group(
         "row_remapper_histogram",

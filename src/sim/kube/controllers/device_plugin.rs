@@ -1,6 +1,8 @@
 //! What a running NVIDIA device plugin does to its node: `nvidia.com/gpu` appears in capacity
 //! and allocatable only while a device-plugin pod runs there (the GPU Operator's or a
-//! standalone one); GPU feature discovery adds the product labels.
+//! standalone one); GPU feature discovery adds the product labels. A GPU the node's faults
+//! take off the bus leaves both; one with a fatal Xid leaves allocatable, as the plugin's
+//! health check does.
 
 use std::collections::BTreeSet;
 
@@ -8,7 +10,7 @@ use serde_json::{Value, json};
 
 use super::dirty::Dirty;
 use super::shared;
-use crate::sim::gpu::programs::node_gpus;
+use crate::sim::gpu::programs::{faults_of, node_gpus};
 use crate::sim::kube::state::{KubeState, built_in_key};
 
 /// What runs on one GPU node, from its pods.
@@ -98,13 +100,34 @@ pub(super) fn run(state: &mut KubeState, dirty: &Dirty) {
         })
         .collect();
     for (name, running) in running {
-        let Some(node) = state.object_ref("nodes", "", &name) else {
-            continue;
-        };
-        if let Some(updated) = with_gpu_resources(node, running) {
-            shared::update(state, "nodes", updated);
-        }
+        refresh(state, &name, running);
     }
+}
+
+fn refresh(state: &mut KubeState, name: &str, running: Running) {
+    let Some(node) = state.object_ref("nodes", "", name) else {
+        return;
+    };
+    let installed = node_gpus(node);
+    let counts = faults_of(state, name).map_or((installed, installed), |f| {
+        (f.visible_gpus(installed), f.healthy_gpus(installed))
+    });
+    if let Some(updated) = with_gpu_resources(node, running, counts) {
+        shared::update(state, "nodes", updated);
+    }
+}
+
+/// Brings a GPU node's resources in line with its hardware faults after they change.
+pub fn hardware_changed(state: &mut KubeState, name: &str) {
+    let mut running = Running::default();
+    let Some(node) = state.object_ref("nodes", "", name) else {
+        return;
+    };
+    let plugin_resources = !node["status"]["capacity"]["nvidia.com/gpu"].is_null();
+    let discovery_labels = !node["metadata"]["labels"]["nvidia.com/gpu.count"].is_null();
+    running.plugin = plugin_resources;
+    running.discovery = discovery_labels;
+    refresh(state, name, running);
 }
 
 /// The labels GPU feature discovery puts on a node with `gpus` A10Gs.
@@ -120,12 +143,15 @@ fn discovery_labels(gpus: &str) -> [(&'static str, &str); 5] {
 
 /// The node as the device plugin and feature discovery leave it, or None when it already is:
 /// this runs on every change to a GPU node's pods, so the node is copied only to change it.
-fn with_gpu_resources(node: &Value, running: Running) -> Option<Value> {
-    let gpus = node_gpus(node).to_string();
+/// `counts`: the GPUs the plugin sees and the healthy ones among them.
+fn with_gpu_resources(node: &Value, running: Running, counts: (u32, u32)) -> Option<Value> {
+    let gpus = counts.0.to_string();
+    let healthy = counts.1.to_string();
+    let wanted = |field: &str| if field == "capacity" { &gpus } else { &healthy };
     let resources_ok = ["capacity", "allocatable"].iter().all(|field| {
         let present = &node["status"][*field]["nvidia.com/gpu"];
         if running.plugin {
-            present.as_str() == Some(gpus.as_str())
+            present.as_str() == Some(wanted(field).as_str())
         } else {
             present.is_null()
         }
@@ -145,7 +171,7 @@ fn with_gpu_resources(node: &Value, running: Running) -> Option<Value> {
     for field in ["capacity", "allocatable"] {
         let resources = &mut updated["status"][field];
         if running.plugin {
-            resources["nvidia.com/gpu"] = json!(gpus);
+            resources["nvidia.com/gpu"] = json!(wanted(field));
         } else if let Some(map) = resources.as_object_mut() {
             map.remove("nvidia.com/gpu");
         }

@@ -14,6 +14,7 @@ mod replicaset;
 mod scheduler;
 mod shared;
 
+pub use device_plugin::hardware_changed;
 pub use gc::orphan_dependents;
 pub use kubelet::fire_timer;
 pub use scheduler::NodeCache;

@@ -1,0 +1,202 @@
+//! What a GPU health check reads on each node, collected through one probe pod per node (the
+//! DCGM image, privileged for the kernel log): the `--query-gpu` counters, the kernel log,
+//! and `dcgmi diag` at the level asked. A node that cannot answer is reported with why, never
+//! raised, so one dead node does not hide the others.
+
+use std::time::Duration;
+
+use futures::StreamExt;
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use super::pause::concurrency;
+use super::probe::{self, Probe};
+use crate::clients::kube::{KubeClient, KubeError, ListOptions};
+use crate::clock::Clock;
+use crate::gpu::nvidia_smi::parse_csv;
+
+/// The probe pods' kind label: `runbook/probe=gpu-health`.
+pub const PROBE_KIND: &str = "gpu-health";
+
+/// nvidia-smi's exit statuses that still tell the GPU count: no GPU found (6), a GPU lost (15).
+const NO_DEVICES: i64 = 6;
+const GPU_LOST: i64 = 15;
+
+pub struct HealthSpec {
+    /// Which nodes: a label selector, or the names themselves.
+    pub selector: Option<String>,
+    pub names: Option<Vec<String>>,
+    /// The `--query-gpu` fields the judgement reads.
+    pub fields: Vec<String>,
+    /// `dcgmi diag -r LEVEL`; 0 runs no diagnostic.
+    pub level: u32,
+    /// Image of the probe pod: it needs `dcgmi`, `nv-hostengine` and `dmesg`.
+    pub image: String,
+    pub namespace: String,
+    pub concurrency: usize,
+    /// For one node, probe start included.
+    pub timeout: Duration,
+}
+
+/// One node's outputs, each `None` when it was not collected (with the reason in `errors`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct NodeOutputs {
+    pub node: String,
+    /// The probe pod (`namespace/name`).
+    pub via: String,
+    /// Rows of the query, keyed by field; empty when nvidia-smi found no GPU it could reach.
+    pub gpus: Option<Vec<Map<String, Value>>>,
+    pub kernel_log: Option<String>,
+    /// The text of `dcgmi diag -j`.
+    pub dcgm: Option<String>,
+    pub errors: Vec<String>,
+}
+
+fn argv(parts: &[&str]) -> Vec<String> {
+    parts.iter().map(|p| (*p).to_string()).collect()
+}
+
+async fn gpus(
+    kube: &KubeClient,
+    namespace: &str,
+    pod: &str,
+    fields: &[String],
+    errors: &mut Vec<String>,
+) -> Option<Vec<Map<String, Value>>> {
+    let command = vec![
+        "nvidia-smi".to_string(),
+        format!("--query-gpu={}", fields.join(",")),
+        "--format=csv,noheader,nounits".to_string(),
+    ];
+    let out = match kube.exec(pod, Some(namespace), &command, None).await {
+        Ok(out) => out,
+        Err(e) => {
+            errors.push(format!("nvidia-smi: {e}"));
+            return None;
+        }
+    };
+    let names: Vec<&str> = fields.iter().map(String::as_str).collect();
+    match out.exit_code {
+        0 | GPU_LOST => {
+            if out.exit_code == GPU_LOST {
+                errors.push(format!("nvidia-smi: {}", out.stderr.trim()));
+            }
+            match parse_csv(&out.stdout, Some(&names)) {
+                Ok(rows) => Some(rows),
+                Err(e) => {
+                    errors.push(format!("nvidia-smi: {e}"));
+                    None
+                }
+            }
+        }
+        NO_DEVICES => {
+            errors.push(format!("nvidia-smi: {}", out.stdout.trim()));
+            Some(Vec::new())
+        }
+        code => {
+            errors.push(format!(
+                "nvidia-smi exited {code}: {}{}",
+                out.stdout.trim(),
+                out.stderr.trim()
+            ));
+            None
+        }
+    }
+}
+
+/// The stdout of `command` when it exits 0; its failure in `errors` otherwise.
+async fn text_of(
+    kube: &KubeClient,
+    namespace: &str,
+    pod: &str,
+    command: &[&str],
+    errors: &mut Vec<String>,
+) -> Option<String> {
+    match kube.exec(pod, Some(namespace), &argv(command), None).await {
+        Ok(out) if out.exit_code == 0 => Some(out.stdout),
+        Ok(out) => {
+            errors.push(format!(
+                "{} exited {}: {}",
+                command.join(" "),
+                out.exit_code,
+                format!("{} {}", out.stdout.trim(), out.stderr.trim()).trim()
+            ));
+            None
+        }
+        Err(e) => {
+            errors.push(format!("{}: {e}", command.join(" ")));
+            None
+        }
+    }
+}
+
+async fn one(kube: &KubeClient, node: &str, spec: &HealthSpec, clock: &dyn Clock) -> NodeOutputs {
+    let probe = Probe {
+        kind: PROBE_KIND,
+        image: &spec.image,
+        namespace: &spec.namespace,
+        command: &["nv-hostengine", "-n", "-b", "127.0.0.1"],
+        privileged: true,
+    };
+    let mut outputs = NodeOutputs {
+        node: node.to_string(),
+        via: format!("{}/{}", spec.namespace, probe::probe_name(PROBE_KIND, node)),
+        gpus: None,
+        kernel_log: None,
+        dcgm: None,
+        errors: Vec::new(),
+    };
+    let pod = match probe::start(kube, &probe, node, spec.timeout, clock).await {
+        Ok(pod) => pod,
+        Err(why) => {
+            outputs.errors.push(why);
+            return outputs;
+        }
+    };
+    let errors = &mut outputs.errors;
+    outputs.gpus = gpus(kube, &spec.namespace, &pod, &spec.fields, errors).await;
+    outputs.kernel_log = text_of(kube, &spec.namespace, &pod, &["dmesg"], errors).await;
+    if spec.level > 0 {
+        let level = spec.level.to_string();
+        let command = ["dcgmi", "diag", "-r", level.as_str(), "-j"];
+        outputs.dcgm = text_of(kube, &spec.namespace, &pod, &command, errors).await;
+    }
+    probe::stop(kube, &spec.namespace, &pod).await;
+    outputs
+}
+
+/// Collects from every node the spec names, `concurrency` at a time, ordered by node name.
+pub async fn collect(
+    kube: &KubeClient,
+    spec: &HealthSpec,
+    clock: &dyn Clock,
+) -> Result<Vec<NodeOutputs>, KubeError> {
+    let nodes: Vec<String> = match &spec.names {
+        Some(names) => names.clone(),
+        None => kube
+            .list(
+                "Node",
+                &ListOptions {
+                    namespace: None,
+                    labels: spec.selector.clone(),
+                    fields: None,
+                },
+            )
+            .await?
+            .iter()
+            .filter_map(|n| n["metadata"]["name"].as_str().map(str::to_string))
+            .collect(),
+    };
+    let mut answers: Vec<NodeOutputs> = futures::stream::iter(nodes.iter())
+        .map(|node| one(kube, node, spec, clock))
+        .buffer_unordered(concurrency(spec.concurrency, clock))
+        .collect()
+        .await;
+    answers.sort_by(|a, b| a.node.cmp(&b.node));
+    Ok(answers)
+}
+
+/// Deletes the probe pods a cut-short collection left behind.
+pub async fn remove_health_probes(kube: &KubeClient, namespace: &str) -> Result<(), KubeError> {
+    probe::remove_all(kube, namespace, PROBE_KIND).await
+}
