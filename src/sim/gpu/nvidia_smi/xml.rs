@@ -328,7 +328,7 @@ fn errors(w: &mut Writer, gpu: &GpuDevice) {
     w.leaf("remapped_row_corr", "0");
     w.leaf(
         "remapped_row_unc",
-        &gpu.remapped_rows_uncorrectable.to_string(),
+        gpu.remapped_rows_uncorrectable.to_string(),
     );
     w.leaf(
         "remapped_row_pending",
