@@ -11,7 +11,7 @@ use serde_json::{Map, Value};
 
 use super::pause::concurrency;
 use super::probe::{self, Probe};
-use crate::clients::kube::{KubeClient, KubeError, ListOptions};
+use crate::clients::kube::{KubeClient, KubeError};
 use crate::clock::Clock;
 use crate::gpu::nvidia_smi::parse_csv;
 
@@ -173,19 +173,7 @@ pub async fn collect(
 ) -> Result<Vec<NodeOutputs>, KubeError> {
     let nodes: Vec<String> = match &spec.names {
         Some(names) => names.clone(),
-        None => kube
-            .list(
-                "Node",
-                &ListOptions {
-                    namespace: None,
-                    labels: spec.selector.clone(),
-                    fields: None,
-                },
-            )
-            .await?
-            .iter()
-            .filter_map(|n| n["metadata"]["name"].as_str().map(str::to_string))
-            .collect(),
+        None => probe::node_names(kube, spec.selector.clone()).await?,
     };
     let mut answers: Vec<NodeOutputs> = futures::stream::iter(nodes.iter())
         .map(|node| one(kube, node, spec, clock))

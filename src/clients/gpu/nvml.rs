@@ -244,17 +244,7 @@ pub async fn query(
     spec: &QuerySpec,
     clock: &dyn Clock,
 ) -> Result<Vec<NodeGpus>, KubeError> {
-    let options = ListOptions {
-        namespace: None,
-        labels: spec.selector.clone(),
-        fields: None,
-    };
-    let nodes: Vec<String> = kube
-        .list("Node", &options)
-        .await?
-        .iter()
-        .filter_map(|n| n["metadata"]["name"].as_str().map(str::to_string))
-        .collect();
+    let nodes = probe::node_names(kube, spec.selector.clone()).await?;
     let mut answers: Vec<NodeGpus> = futures::stream::iter(nodes.iter())
         .map(|node| one(kube, node, spec, clock))
         .buffer_unordered(concurrency(spec.concurrency, clock))

@@ -115,6 +115,24 @@ pub(super) async fn stop(kube: &KubeClient, namespace: &str, name: &str) {
     let _ = kube.delete("Pod", name, Some(namespace)).await;
 }
 
+/// The names of the nodes `selector` picks (every node without one).
+pub(super) async fn node_names(
+    kube: &KubeClient,
+    selector: Option<String>,
+) -> Result<Vec<String>, KubeError> {
+    let options = ListOptions {
+        namespace: None,
+        labels: selector,
+        fields: None,
+    };
+    Ok(kube
+        .list("Node", &options)
+        .await?
+        .iter()
+        .filter_map(|n| n["metadata"]["name"].as_str().map(str::to_string))
+        .collect())
+}
+
 /// Deletes every probe pod of `kind` in `namespace` that a cut-short call left behind.
 pub(super) async fn remove_all(
     kube: &KubeClient,

@@ -9,6 +9,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::gpu_model::{GpuHost, seed_from_name};
+use super::nccl_tests::model::SOCKET_BUSBW_GBPS;
 use super::nccl_tests::{self, NcclDebug, NcclRun, Outcome, RankInfo};
 use super::node_faults::NodeFaults;
 use super::{dcgmi, kernel_log, nvidia_smi};
@@ -342,9 +343,7 @@ fn all_reduce(
         let faults = faults_of(state, node_name(node));
         // The run goes at the pace of its slowest NIC.
         if let Some(share) = faults.and_then(|f| f.nic_share) {
-            run.busbw_gbps = run
-                .busbw_gbps
-                .min(NcclRun::new(Vec::new(), 0).busbw_gbps * share);
+            run.busbw_gbps = run.busbw_gbps.min(SOCKET_BUSBW_GBPS * share);
         }
         if faults.is_some_and(|f| f.ecc_uncorrectable.is_some()) {
             run.corrupted_ranks += u32::try_from(gpus * slots).unwrap_or(u32::MAX);

@@ -13,6 +13,9 @@ pub const NCCL_VERSION: &str = "2.27.3+cuda12.9";
 /// `cudaDriverGetVersion` under the 580 driver (CUDA 13.0).
 pub const CUDA_DRIVER_VERSION: u32 = 13000;
 
+/// The bus bandwidth large messages reach over a g5.xlarge's socket transport (up to 10 Gbps).
+pub const SOCKET_BUSBW_GBPS: f64 = 1.1;
+
 /// One rank: the process and the GPU it drives.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RankInfo {
@@ -116,7 +119,7 @@ impl NcclRun {
             step_factor: 2,
             iters: 20,
             warmup_iters: 5,
-            busbw_gbps: 1.1,
+            busbw_gbps: SOCKET_BUSBW_GBPS,
             latency_us: 60.0,
             corrupted_ranks: 0,
             debug: NcclDebug::Info,
