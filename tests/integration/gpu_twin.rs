@@ -177,3 +177,186 @@ fn local_nvml_on_a_machine_without_nvidia_smi_reports_the_node_not_an_error() {
         "{answers}"
     );
 }
+
+/// A privileged pod that sees the GPUs without asking for one, as a health probe does.
+const PROBE: &str = r#"{"apiVersion": "v1", "kind": "Pod",
+ "metadata": {"name": "probe", "namespace": "default"},
+ "spec": {"nodeSelector": {"tier": "gpu"},
+          "tolerations": [{"operator": "Exists"}],
+          "containers": [{"name": "dcgm", "image": "nvcr.io/nvidia/cloud-native/dcgm:4.2.3-1-ubuntu22.04",
+                          "command": ["sleep", "infinity"],
+                          "securityContext": {"privileged": true},
+                          "env": [{"name": "NVIDIA_VISIBLE_DEVICES", "value": "all"}]}]}}"#;
+
+/// The node as `kubectl get node -o json` shows what a quarantine touches.
+fn service_state(binary: &std::path::Path, lab: &LabServer, node: &str) -> serde_json::Value {
+    let (code, out, err) = kubectl_run(binary, lab, &["get", "node", node, "-o", "json"]);
+    assert_eq!(code, 0, "{err}");
+    let node: serde_json::Value = serde_json::from_str(&out).expect("node JSON");
+    serde_json::json!({
+        "labels": node["metadata"]["labels"],
+        "annotations": node["metadata"]["annotations"],
+        "taints": node["spec"]["taints"],
+        "unschedulable": node["spec"]["unschedulable"],
+    })
+}
+
+#[test]
+fn kubectl_reads_a_sick_gpu_node_and_release_leaves_it_as_it_was() {
+    let Some(binary) = kubectl("1.35") else {
+        return;
+    };
+    let lab = LabServer::start_with(
+        "600",
+        &[
+            "--fault",
+            "gpu-ecc-uncorrectable=gpu0:3",
+            "--fault",
+            "gpu-row-remap-pending=gpu0",
+        ],
+    );
+    let endpoint = lab.aws_endpoint();
+    let eval = |code: &str| {
+        Runbook::new()
+            .args(["eval", "--aws-endpoint", &endpoint, "--kubeconfig"])
+            .arg(&lab.kubeconfig)
+            .arg(code)
+            .run()
+            .expect_code(0)
+            .stdout()
+    };
+    let node = eval(
+        r#"eks::scale_nodegroup("myeks5w", "gpu", 1); k8s::wait_nodes(#{ labels: #{ tier: "gpu" }, count: 1, timeout: "15m" })[0].name"#,
+    );
+    let node = node.trim().trim_matches('"');
+    let dir = tempfile::tempdir().expect("temp dir");
+    let manifest = dir.path().join("probe.json");
+    std::fs::write(&manifest, PROBE).expect("write");
+    let (code, _, err) = kubectl_run(&binary, &lab, &["apply", "-f", &manifest.to_string_lossy()]);
+    assert_eq!(code, 0, "{err}");
+    let (code, _, err) = kubectl_run(
+        &binary,
+        &lab,
+        &[
+            "wait",
+            "--for=condition=Ready",
+            "pod/probe",
+            "--timeout=60s",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    let exec = |command: &[&str]| {
+        let mut args = vec!["exec", "probe", "--"];
+        args.extend_from_slice(command);
+        let (code, out, err) = kubectl_run(&binary, &lab, &args);
+        assert_eq!(code, 0, "{command:?}: {err}");
+        out
+    };
+
+    // The counters in the two forms health checks read them, parsed as real output is.
+    let text = exec(&["nvidia-smi", "-q", "-d", "ECC,ROW_REMAPPER,PAGE_RETIREMENT"]);
+    let report = runbook::gpu::nvidia_smi::parse_query_text(&text).expect("-q -d parses");
+    let memory = runbook::gpu::nvidia_smi::memory_errors(&report.gpus[0]);
+    assert_eq!(memory.volatile.uncorrectable, Some(3), "{text}");
+    assert_eq!(memory.remapped_rows.pending, Some(true), "{text}");
+    assert_eq!(
+        memory.retired_pages.double_bit, None,
+        "an A10G retires no pages"
+    );
+    assert!(
+        !text.contains("Product Name"),
+        "only the sections asked: {text}"
+    );
+    let csv = exec(&[
+        "nvidia-smi",
+        "--query-remapped-rows=gpu_bus_id,remapped_rows.correctable,remapped_rows.uncorrectable,remapped_rows.pending,remapped_rows.failure",
+        "--format=csv",
+    ]);
+    let rows =
+        runbook::gpu::nvidia_smi::parse_csv(&csv, None).expect("the remapped rows csv parses");
+    let rows_memory = runbook::gpu::nvidia_smi::memory_errors_from_csv(&rows[0]);
+    assert_eq!(rows_memory.bus_id.as_deref(), Some("00000000:00:1E.0"));
+    assert_eq!(rows_memory.remapped_rows.pending, Some(true), "{csv}");
+    assert_eq!(rows_memory.remapped_rows.failure, Some(false), "{csv}");
+
+    // The kernel log's Xids: 48 for the double-bit error, 63 for the remap it waits on.
+    let log = runbook::gpu::xid::parse_kernel_log(&exec(&["dmesg"]));
+    let codes = log.codes();
+    assert!(codes.contains(&48) && codes.contains(&63), "{codes:?}");
+
+    // DCGM's memory test (level 2) fails on the double-bit error, its software test on the remap.
+    let diag = runbook::gpu::dcgm_diag::parse_diag_json(&exec(&["dcgmi", "diag", "-r", "2", "-j"]))
+        .expect("dcgmi JSON parses");
+    assert_eq!(diag.status(), runbook::gpu::dcgm_diag::DiagStatus::Fail);
+    let failed: Vec<&str> = diag
+        .problems()
+        .map(|(test, _)| test.name.as_str())
+        .collect();
+    assert!(
+        failed.contains(&"memory") && failed.contains(&"software"),
+        "{failed:?}"
+    );
+
+    // Isolated, the node shows it to kubectl; released, it is exactly as it was.
+    let before = service_state(&binary, &lab, node);
+    let runbook = dir.path().join("isolate.rhai");
+    std::fs::write(
+        &runbook,
+        format!(
+            "import \"gpu\" as gpu;\nlet q = gpu::isolate(\"{node}\", \"RESET\");\nprint(q.value);\n"
+        ),
+    )
+    .expect("write");
+    let isolated = Runbook::new()
+        .args([
+            "run",
+            "--aws-endpoint",
+            &endpoint,
+            "--progress",
+            "never",
+            "--kubeconfig",
+        ])
+        .arg(&lab.kubeconfig)
+        .arg(&runbook)
+        .run()
+        .expect_code(0);
+    assert!(isolated.stdout().contains("RESET"), "{}", isolated.stdout());
+    let during = service_state(&binary, &lab, node);
+    assert_eq!(during["unschedulable"], true, "{during}");
+    assert_eq!(
+        during["labels"]["runbook.dev/gpu-health"], "RESET",
+        "{during}"
+    );
+    assert!(
+        during["taints"].as_array().is_some_and(|t| t
+            .iter()
+            .any(|t| t["key"] == "runbook.dev/gpu-health"
+                && t["value"] == "RESET"
+                && t["effect"] == "NoSchedule")),
+        "{during}"
+    );
+    assert!(
+        during["annotations"]["runbook.dev/gpu-health"].is_string(),
+        "the evidence: {during}"
+    );
+    std::fs::write(
+        &runbook,
+        format!("import \"gpu\" as gpu;\nprint(gpu::release(\"{node}\"));\n"),
+    )
+    .expect("write");
+    let released = Runbook::new()
+        .args([
+            "run",
+            "--aws-endpoint",
+            &endpoint,
+            "--progress",
+            "never",
+            "--kubeconfig",
+        ])
+        .arg(&lab.kubeconfig)
+        .arg(&runbook)
+        .run()
+        .expect_code(0);
+    assert!(released.stdout().contains("true"), "{}", released.stdout());
+    assert_eq!(service_state(&binary, &lab, node), before);
+}

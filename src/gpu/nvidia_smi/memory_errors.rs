@@ -155,8 +155,9 @@ pub fn memory_errors_from_csv(row: &Map<String, Value>) -> MemoryErrors {
         sram_uncorrectable: number(&format!("ecc.errors.uncorrected.{kind}.sram")),
     };
     MemoryErrors {
-        bus_id: text("pci.bus_id"),
-        product: text("name"),
+        // `--query-gpu` names them `pci.bus_id` and `name`; `--query-remapped-rows` `gpu_*`.
+        bus_id: text("pci.bus_id").or_else(|| text("gpu_bus_id")),
+        product: text("name").or_else(|| text("gpu_name")),
         ecc_mode: text("ecc.mode.current"),
         volatile: ecc("volatile"),
         aggregate: ecc("aggregate"),

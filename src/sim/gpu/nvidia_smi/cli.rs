@@ -2,6 +2,7 @@
 //! of the real tool for arguments it rejects.
 
 use super::super::gpu_model::{GpuDevice, GpuHost, MigMode};
+use super::text::Display;
 use super::{query, table, text, xml};
 
 /// What the command printed and how it ended.
@@ -41,7 +42,6 @@ const KNOWN_OPTIONS: &[&str] = &[
     "-f",
     "-l",
     "-lms",
-    "-d",
     "--dtd",
     "-pm",
     "-e",
@@ -66,7 +66,6 @@ const KNOWN_OPTIONS: &[&str] = &[
     "--query-compute-apps",
     "--query-accounted-apps",
     "--query-retired-pages",
-    "--query-remapped-rows",
     "--help-query-gpu",
 ];
 /// Subcommands of the real tool that the twin does not simulate.
@@ -98,6 +97,8 @@ struct Request<'a> {
     query: bool,
     xml: bool,
     query_gpu: Option<&'a str>,
+    query_remapped_rows: Option<&'a str>,
+    display: Option<&'a str>,
     format: Option<&'a str>,
     id: Option<&'a str>,
     unsupported: bool,
@@ -165,17 +166,50 @@ pub fn run(host: &GpuHost, args: &[&str]) -> Output {
         } => invalid(),
         Request {
             query_gpu: Some(fields),
+            query_remapped_rows: None,
+            display: None,
             format,
             list: false,
             query: false,
             xml: false,
             ..
-        } => query_gpu(host, &selected, fields, format),
+        } => csv_query(fields, format, |names, header, units| {
+            query::csv(host, &selected, names, header, units)
+        }),
+        Request {
+            query_remapped_rows: Some(fields),
+            query_gpu: None,
+            display: None,
+            format,
+            list: false,
+            query: false,
+            xml: false,
+            ..
+        } => csv_query(fields, format, |names, header, _| {
+            query::remapped_rows_csv(host, &selected, names, header)
+        }),
         Request {
             format: Some(_), ..
         }
         | Request {
             query_gpu: Some(_), ..
+        }
+        | Request {
+            query_remapped_rows: Some(_),
+            ..
+        } => invalid(),
+        Request {
+            query: true,
+            display: Some(types),
+            xml: false,
+            list: false,
+            ..
+        } => match Display::parse_list(types) {
+            Some(display) => Output::ok(text::query(&view, Some(&display))),
+            None => invalid(),
+        },
+        Request {
+            display: Some(_), ..
         } => invalid(),
         Request {
             list: true,
@@ -194,7 +228,7 @@ pub fn run(host: &GpuHost, args: &[&str]) -> Output {
             xml: false,
             list: false,
             ..
-        } => Output::ok(text::query(&view)),
+        } => Output::ok(text::query(&view, None)),
         Request {
             list: false,
             query: false,
@@ -220,6 +254,9 @@ fn parse<'a>(args: &[&'a str]) -> Result<Request<'a>, Output> {
             ("-q" | "--query", None) => request.query = true,
             ("-x" | "--xml-format", None) => request.xml = true,
             ("--query-gpu", Some(fields)) => request.query_gpu = Some(fields),
+            ("--query-remapped-rows", Some(fields)) => request.query_remapped_rows = Some(fields),
+            ("-d", None) => request.display = Some(rest.next().ok_or_else(invalid)?),
+            ("--display", Some(types)) => request.display = Some(types),
             ("--format", Some(format)) => request.format = Some(format),
             ("--id", Some(id)) => request.id = Some(id),
             ("-i", None) => request.id = Some(rest.next().ok_or_else(invalid)?),
@@ -259,7 +296,13 @@ fn select<'h>(host: &'h GpuHost, id: Option<&str>) -> Option<Vec<&'h GpuDevice>>
     (!found.is_empty()).then_some(found)
 }
 
-fn query_gpu(host: &GpuHost, gpus: &[&GpuDevice], fields: &str, format: Option<&str>) -> Output {
+/// A csv query: `fields` checked against `--format`, answered by `answer(names, header, units)`
+/// or, for a name that is no field, the real tool's complaint and exit 2.
+fn csv_query(
+    fields: &str,
+    format: Option<&str>,
+    answer: impl FnOnce(&[&str], bool, bool) -> Result<String, String>,
+) -> Output {
     let Some(format) = format else {
         return invalid();
     };
@@ -271,7 +314,7 @@ fn query_gpu(host: &GpuHost, gpus: &[&GpuDevice], fields: &str, format: Option<&
     let names: Vec<&str> = fields.split(',').map(str::trim).collect();
     let header = !options.contains(&"noheader");
     let units = !options.contains(&"nounits");
-    match query::csv(host, gpus, &names, header, units) {
+    match answer(&names, header, units) {
         Ok(csv) => Output::ok(csv),
         Err(name) => Output {
             stdout: format!("Field \"{name}\" is not a valid field to query.\n\n"),
@@ -425,6 +468,92 @@ mod tests {
         ] {
             assert_eq!(run(&host(), args).stdout, INVALID_COMBINATION, "{args:?}");
         }
+    }
+
+    #[test]
+    fn display_types_select_sections_of_the_query() {
+        let mut host = host();
+        host.gpus[0].remapped_rows_pending = true;
+        let out = run(&host, &["-q", "-d", "ECC,row_remapper,PAGE_RETIREMENT"]);
+        assert_eq!(out.exit_code, 0);
+        let text = &out.stdout;
+        assert!(text.contains("Attached GPUs                             : 1\nGPU 00000000:00:1E.0\n    ECC Mode\n"), "{text}");
+        for section in ["ECC Errors", "Retired Pages", "Remapped Rows"] {
+            assert!(
+                text.contains(&format!("\n    {section}\n")),
+                "{section}: {text}"
+            );
+        }
+        for absent in [
+            "Product Name",
+            "FB Memory Usage",
+            "Temperature",
+            "Processes",
+        ] {
+            assert!(!text.contains(absent), "{absent}: {text}");
+        }
+        assert!(
+            text.contains("        Pending                           : Yes\n"),
+            "{text}"
+        );
+        assert_eq!(
+            run(&host, &["-q", "--display=ECC,ROW_REMAPPER,PAGE_RETIREMENT"]),
+            out
+        );
+        // The order of the full log, whatever the order asked.
+        assert_eq!(
+            run(&host, &["-q", "-d", "PAGE_RETIREMENT,ECC,ROW_REMAPPER"]),
+            out
+        );
+    }
+
+    #[test]
+    fn display_types_the_twin_does_not_print_are_a_bad_combination() {
+        for args in [
+            &["-q", "-d", "POWER"][..],
+            &["-q", "-d"],
+            &["-d", "ECC"],
+            &["-q", "-x", "-d", "ECC"],
+        ] {
+            assert_eq!(run(&host(), args).stdout, INVALID_COMBINATION, "{args:?}");
+        }
+    }
+
+    #[test]
+    fn remapped_rows_query() {
+        let mut host = host();
+        host.gpus[0].remapped_rows_pending = true;
+        host.gpus[0].remapped_rows_uncorrectable = 2;
+        let out = run(
+            &host,
+            &[
+                "--query-remapped-rows=gpu_bus_id,remapped_rows.correctable,remapped_rows.uncorrectable,remapped_rows.pending,remapped_rows.failure",
+                "--format=csv",
+            ],
+        );
+        assert_eq!(out.exit_code, 0);
+        assert_eq!(
+            out.stdout,
+            "gpu_bus_id, remapped_rows.correctable, remapped_rows.uncorrectable, remapped_rows.pending, remapped_rows.failure\n\
+             00000000:00:1E.0, 0, 2, 1, 0\n"
+        );
+        let bad = run(
+            &host,
+            &["--query-remapped-rows=memory.total", "--format=csv"],
+        );
+        assert_eq!(
+            bad.exit_code, EXIT_INVALID_ARGUMENT,
+            "a --query-gpu field is not a row field"
+        );
+        let both = run(
+            &host,
+            &[
+                "--query-remapped-rows=gpu_uuid",
+                "--query-gpu=name",
+                "--format=csv",
+            ],
+        );
+        assert_eq!(both.stdout, INVALID_COMBINATION);
     }
 
     #[test]

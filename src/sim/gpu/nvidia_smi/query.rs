@@ -235,15 +235,59 @@ pub const FIELDS: &[Field] = &[
     field("mig.mode.pending", |_, g| mig(g)),
 ];
 
+/// `--query-remapped-rows`: a row per GPU, its flags as `0`/`1` (the scripts that read it sum
+/// the pending column).
+const REMAPPED_ROW_FIELDS: &[Field] = &[
+    field("timestamp", |h, _| text(csv_timestamp(&h.timestamp))),
+    field("gpu_bus_id", |_, g| text(g.bus_id())),
+    field("gpu_uuid", |_, g| text(&g.uuid)),
+    field("gpu_name", |_, g| text(&g.name)),
+    field("gpu_serial", |_, g| text(&g.serial)),
+    field("remapped_rows.correctable", |_, _| text(0)),
+    field("remapped_rows.uncorrectable", |_, g| {
+        text(g.remapped_rows_uncorrectable)
+    }),
+    field("remapped_rows.pending", |_, g| {
+        text(u8::from(g.remapped_rows_pending))
+    }),
+    field("remapped_rows.failure", |_, _| text(0)),
+];
+
 /// The field a name asks for (canonical name or alias).
 pub fn find(name: &str) -> Option<&'static Field> {
-    FIELDS
+    find_in(FIELDS, name)
+}
+
+fn find_in(table: &'static [Field], name: &str) -> Option<&'static Field> {
+    table
         .iter()
         .find(|f| f.name == name || f.aliases.contains(&name))
 }
 
-/// The csv for `fields` over `gpus`; `Err(name)` for the first name that is not a field.
+/// The `--query-gpu` csv for `fields` over `gpus`; `Err(name)` for the first name that is not
+/// a field.
 pub fn csv(
+    host: &GpuHost,
+    gpus: &[&GpuDevice],
+    names: &[&str],
+    header: bool,
+    units: bool,
+) -> Result<String, String> {
+    render(FIELDS, host, gpus, names, header, units)
+}
+
+/// The `--query-remapped-rows` csv, as [`csv`].
+pub fn remapped_rows_csv(
+    host: &GpuHost,
+    gpus: &[&GpuDevice],
+    names: &[&str],
+    header: bool,
+) -> Result<String, String> {
+    render(REMAPPED_ROW_FIELDS, host, gpus, names, header, true)
+}
+
+fn render(
+    table: &'static [Field],
     host: &GpuHost,
     gpus: &[&GpuDevice],
     names: &[&str],
@@ -252,7 +296,7 @@ pub fn csv(
 ) -> Result<String, String> {
     let fields = names
         .iter()
-        .map(|name| find(name).ok_or_else(|| (*name).to_owned()))
+        .map(|name| find_in(table, name).ok_or_else(|| (*name).to_owned()))
         .collect::<Result<Vec<_>, _>>()?;
     let mut out = String::new();
     if header {

@@ -157,8 +157,37 @@ impl Report {
     }
 }
 
-/// `-q`: the plain-text log (570-series layout, GA102 values).
-pub fn query(host: &GpuHost) -> String {
+/// A `-d` display type: which sections of the `-q` log to print. The twin prints these; the
+/// real tool knows more (UTILIZATION, POWER, CLOCK, ...), which the twin answers as unsupported.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Display {
+    Memory,
+    Ecc,
+    PageRetirement,
+    RowRemapper,
+    Temperature,
+}
+
+impl Display {
+    /// `-d ECC,ROW_REMAPPER,page_retirement`: names in any case, comma separated. `None` when
+    /// one is not a display type the twin prints.
+    pub fn parse_list(list: &str) -> Option<Vec<Self>> {
+        list.split(',')
+            .map(|name| match name.trim().to_ascii_uppercase().as_str() {
+                "MEMORY" => Some(Self::Memory),
+                "ECC" => Some(Self::Ecc),
+                "PAGE_RETIREMENT" => Some(Self::PageRetirement),
+                "ROW_REMAPPER" => Some(Self::RowRemapper),
+                "TEMPERATURE" => Some(Self::Temperature),
+                _ => None,
+            })
+            .collect()
+    }
+}
+
+/// `-q`: the plain-text log (570-series layout, GA102 values); with `-d`, only the sections
+/// of those display types under each GPU's bus id, as the real tool prints them.
+pub fn query(host: &GpuHost, display: Option<&[Display]>) -> String {
     let mut r = Report {
         out: String::from("\n==============NVSMI LOG==============\n\n"),
     };
@@ -171,9 +200,33 @@ pub fn query(host: &GpuHost) -> String {
         if n > 0 {
             r.out.push('\n');
         }
-        gpu_section(&mut r, host, gpu);
+        match display {
+            None => gpu_section(&mut r, host, gpu),
+            Some(display) => displayed_sections(&mut r, gpu, display),
+        }
     }
     r.out
+}
+
+/// The sections `-d` asks for, in the order of the full log whatever the order asked.
+fn displayed_sections(r: &mut Report, gpu: &GpuDevice, display: &[Display]) {
+    r.section(0, &format!("GPU {}", gpu.bus_id()));
+    let wants = |d: Display| display.contains(&d);
+    if wants(Display::Memory) {
+        memory_usage(r, gpu);
+    }
+    if wants(Display::Ecc) {
+        ecc(r, gpu);
+    }
+    if wants(Display::PageRetirement) {
+        retired_pages(r);
+    }
+    if wants(Display::RowRemapper) {
+        remapped_rows(r, gpu);
+    }
+    if wants(Display::Temperature) {
+        temperature(r, gpu);
+    }
 }
 
 fn gpu_section(r: &mut Report, host: &GpuHost, gpu: &GpuDevice) {
@@ -304,20 +357,7 @@ fn pci(r: &mut Report, gpu: &GpuDevice, idle: bool) {
 }
 
 fn memory(r: &mut Report, gpu: &GpuDevice) {
-    let mib = |v: u64| format!("{v} MiB");
-    r.section(1, "FB Memory Usage");
-    r.kv(2, "Total", mib(gpu.memory_total_mib));
-    r.kv(2, "Reserved", mib(gpu.memory_reserved_mib));
-    r.kv(2, "Used", mib(gpu.memory_used_mib));
-    r.kv(2, "Free", mib(gpu.memory_free_mib()));
-    r.section(1, "BAR1 Memory Usage");
-    r.kv(2, "Total", mib(gpu.bar1_total_mib));
-    r.kv(2, "Used", mib(1));
-    r.kv(2, "Free", mib(gpu.bar1_total_mib.saturating_sub(1)));
-    r.section(1, "Conf Compute Protected Memory Usage");
-    for label in ["Total", "Used", "Free"] {
-        r.kv(2, label, mib(0));
-    }
+    memory_usage(r, gpu);
     r.kv(1, "Compute Mode", &gpu.compute_mode);
     r.section(1, "Utilization");
     r.kv(2, "GPU", format!("{} %", gpu.utilization_percent));
@@ -333,15 +373,39 @@ fn memory(r: &mut Report, gpu: &GpuDevice) {
     }
 }
 
+fn memory_usage(r: &mut Report, gpu: &GpuDevice) {
+    let mib = |v: u64| format!("{v} MiB");
+    r.section(1, "FB Memory Usage");
+    r.kv(2, "Total", mib(gpu.memory_total_mib));
+    r.kv(2, "Reserved", mib(gpu.memory_reserved_mib));
+    r.kv(2, "Used", mib(gpu.memory_used_mib));
+    r.kv(2, "Free", mib(gpu.memory_free_mib()));
+    r.section(1, "BAR1 Memory Usage");
+    r.kv(2, "Total", mib(gpu.bar1_total_mib));
+    r.kv(2, "Used", mib(1));
+    r.kv(2, "Free", mib(gpu.bar1_total_mib.saturating_sub(1)));
+    r.section(1, "Conf Compute Protected Memory Usage");
+    for label in ["Total", "Used", "Free"] {
+        r.kv(2, label, mib(0));
+    }
+}
+
 fn errors(r: &mut Report, gpu: &GpuDevice) {
+    r.section(1, "DRAM Encryption Mode");
+    r.kv(2, "Current", "N/A");
+    r.kv(2, "Pending", "N/A");
+    ecc(r, gpu);
+    retired_pages(r);
+    remapped_rows(r, gpu);
+    temperature(r, gpu);
+}
+
+fn ecc(r: &mut Report, gpu: &GpuDevice) {
     let ecc = if gpu.ecc_enabled {
         "Enabled"
     } else {
         "Disabled"
     };
-    r.section(1, "DRAM Encryption Mode");
-    r.kv(2, "Current", "N/A");
-    r.kv(2, "Pending", "N/A");
     r.section(1, "ECC Mode");
     r.kv(2, "Current", ecc);
     r.kv(2, "Pending", ecc);
@@ -365,10 +429,17 @@ fn errors(r: &mut Report, gpu: &GpuDevice) {
     ] {
         r.kv(3, source, 0);
     }
+}
+
+/// An A10G remaps rows instead of retiring pages: every count is N/A.
+fn retired_pages(r: &mut Report) {
     r.section(1, "Retired Pages");
     r.kv(2, "Single Bit ECC", "N/A");
     r.kv(2, "Double Bit ECC", "N/A");
     r.kv(2, "Pending Page Blacklist", "N/A");
+}
+
+fn remapped_rows(r: &mut Report, gpu: &GpuDevice) {
     r.section(1, "Remapped Rows");
     r.kv(2, "Correctable Error", 0);
     r.kv(2, "Uncorrectable Error", gpu.remapped_rows_uncorrectable);
@@ -387,6 +458,9 @@ fn errors(r: &mut Report, gpu: &GpuDevice) {
     for bucket in ["High", "Partial", "Low", "None"] {
         r.kv(3, bucket, "0 bank(s)");
     }
+}
+
+fn temperature(r: &mut Report, gpu: &GpuDevice) {
     r.section(1, "Temperature");
     r.kv(2, "GPU Current Temp", format!("{} C", gpu.temperature_c));
     r.kv(2, "GPU T.Limit Temp", "N/A");
@@ -515,7 +589,7 @@ mod tests {
 
     #[test]
     fn query_values_sit_in_one_column() {
-        let text = query(&host());
+        let text = query(&host(), None);
         assert!(text.starts_with("\n==============NVSMI LOG==============\n\nTimestamp"));
         for line in text.lines().filter(|l| l.contains(" : ")) {
             assert_eq!(line.find(" : "), Some(41), "{line:?}");

@@ -1,0 +1,70 @@
+#!/usr/bin/env python3
+"""GPU health benchmarks on the twin with the release binary: runbooks/gpu-health.rhai with
+`gpu_nodes` = 2 (the baseline, measured in the same run), 16 and 64, reading the wall time of
+its `health` step (nvml::collect + nvml::judge: a DCGM probe pod per node, nvidia-smi, dmesg
+and `dcgmi diag -r 1` in each) and its `NCCL pair sweep` step (a ring of node pairs, each an
+all-reduce with its pods made and removed) from the run's JSON report.
+
+Targets (issue #16): the pair sweep over 16 GPU nodes under 2 s wall, the health of 64 nodes
+under 1 s wall; the per-node cost should stay about that of 2 nodes.
+
+Usage: scripts/bench-gpu-health.py [RUNS] (default 3; median of RUNS runs per size).
+"""
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BINARY = os.path.join(ROOT, "target", "release", "runbook")
+STEPS = ["health", "NCCL pair sweep"]
+TARGETS = {("NCCL pair sweep", 16): 2000, ("health", 64): 1000}
+
+
+def run_once(nodes):
+    """Wall ms of the whole run and of each step in STEPS, read from the JSON report."""
+    with tempfile.TemporaryDirectory() as scratch:
+        report = os.path.join(scratch, "report.json")
+        args = [BINARY, "run", "runbooks/gpu-health.rhai", "--progress", "never", "--report", report,
+                "--set", f"gpu_nodes={nodes}", "--set", f"gpu_max={max(nodes, 2)}"]
+        start = time.perf_counter()
+        done = subprocess.run(args, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        wall = (time.perf_counter() - start) * 1000
+        if done.returncode != 0:
+            sys.exit(f"`{' '.join(args[1:])}` exited {done.returncode}: {done.stderr.decode()[-2000:]}")
+        with open(report) as f:
+            steps = {s["name"]: s["wall_ms"] for s in json.load(f)["steps"]}
+    missing = [s for s in STEPS if s not in steps]
+    if missing:
+        sys.exit(f"the report of gpu_nodes={nodes} has no step {missing}: {sorted(steps)}")
+    return wall, {s: steps[s] for s in STEPS}
+
+
+def main():
+    runs = int(sys.argv[1]) if len(sys.argv) > 1 else 3
+    subprocess.run(["cargo", "build", "--release", "--locked", "--quiet"], cwd=ROOT, check=True)
+    print(f"{'gpu_nodes':>9} {'run ms':>8} {'health ms':>10} {'/node':>6} {'sweep ms':>9} {'/pair':>6}  target")
+    base = None
+    for nodes in [2, 16, 64]:
+        samples = [run_once(nodes) for _ in range(runs)]
+        wall = statistics.median(w for w, _ in samples)
+        medians = {s: statistics.median(steps[s] for _, steps in samples) for s in STEPS}
+        # A ring over N nodes is N pairs (one for N = 2).
+        pairs = 1 if nodes == 2 else nodes
+        per = (medians["health"] / nodes, medians["NCCL pair sweep"] / pairs)
+        base = base or per
+        notes = []
+        for step, limit in [(s, TARGETS.get((s, nodes))) for s in STEPS]:
+            if limit:
+                notes.append(f"{step} <{limit} ms: {'met' if medians[step] < limit else 'NOT met'}")
+        if nodes != 2:
+            notes.append(f"per node {per[0] / base[0]:.2f}x, per pair {per[1] / base[1]:.2f}x those at 2")
+        print(f"{nodes:9} {wall:8.0f} {medians['health']:10.0f} {per[0]:6.1f} "
+              f"{medians['NCCL pair sweep']:9.0f} {per[1]:6.1f}  {'; '.join(notes)}")
+
+
+if __name__ == "__main__":
+    main()
