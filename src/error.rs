@@ -72,6 +72,8 @@ pub enum Error {
     },
     #[error("the run journal")]
     Journal(#[source] crate::journal::JournalError),
+    #[error(transparent)]
+    History(crate::history::HistoryError),
     #[error("cannot start the async runtime")]
     Runtime(#[source] std::io::Error),
     #[error("the run stopped unexpectedly: {0}")]

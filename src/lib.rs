@@ -13,6 +13,7 @@
 //! - [`clock`]: real time and the virtual discrete-event clock
 //! - [`sandbox`]: what a runbook may read on this machine
 //! - [`journal`]: the run journal, what undoes each mutation, and the lock on a target
+//! - [`history`]: every run kept with its metrics, what baselines compare with
 
 pub mod app;
 pub mod bindings;
@@ -22,6 +23,7 @@ pub mod clock;
 pub mod error;
 pub mod gpu;
 pub mod health;
+pub mod history;
 pub mod journal;
 pub mod lab;
 pub mod repl;

@@ -3,12 +3,14 @@
 mod check;
 mod docs;
 mod eval;
+mod history;
 mod lab_files;
 mod lab_serve;
 mod preflight;
 mod recover;
 mod repl;
 mod run;
+mod run_history;
 mod runtime;
 mod signals;
 mod target;
@@ -51,6 +53,7 @@ pub fn main() -> i32 {
         Command::Lab(LabCommand::Serve(args)) => lab_serve::execute(&args),
         Command::Repl(args) => repl::execute(&args),
         Command::Recover(args) => recover::execute(&args),
+        Command::History(args) => history::execute(&args),
     };
     match result {
         Ok(exit) => exit.code(),

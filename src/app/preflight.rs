@@ -10,9 +10,17 @@ use crate::error::Error;
 pub(crate) fn check_outputs(
     report: Option<&Path>,
     junit: Option<&Path>,
+    metrics_file: Option<&Path>,
+    summary: Option<&Path>,
     snapshot_root: Option<&Path>,
 ) -> Result<(), Error> {
-    for (flag, path) in [("--report", report), ("--junit", junit)] {
+    let outputs = [
+        ("--report", report),
+        ("--junit", junit),
+        ("--metrics-file", metrics_file),
+        ("--summary", summary),
+    ];
+    for (flag, path) in outputs {
         if let Some(path) = path {
             writable_parent(flag, path)?;
         }
@@ -72,14 +80,20 @@ mod tests {
 
     #[test]
     fn a_missing_folder_is_refused_before_the_run() {
-        let error = check_outputs(Some(Path::new("/no/such/dir/r.json")), None, None)
-            .unwrap_err()
-            .to_string();
+        let error = check_outputs(
+            Some(Path::new("/no/such/dir/r.json")),
+            None,
+            None,
+            None,
+            None,
+        )
+        .unwrap_err()
+        .to_string();
         assert_eq!(
             error,
             "--report /no/such/dir/r.json: the folder /no/such/dir does not exist; create it first (nothing has run)"
         );
-        let error = check_outputs(None, None, Some(Path::new("/no/such/sn")))
+        let error = check_outputs(None, None, None, None, Some(Path::new("/no/such/sn")))
             .unwrap_err()
             .to_string();
         assert!(
@@ -94,11 +108,13 @@ mod tests {
         check_outputs(
             Some(&dir.path().join("r.json")),
             Some(&dir.path().join("j.xml")),
+            Some(&dir.path().join("m.prom")),
+            Some(&dir.path().join("s.md")),
             Some(dir.path()),
         )
         .unwrap();
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
-        let error = check_outputs(None, Some(dir.path()), None)
+        let error = check_outputs(None, Some(dir.path()), None, None, None)
             .unwrap_err()
             .to_string();
         assert!(error.contains("is a folder"), "{error}");

@@ -4,11 +4,15 @@ use std::io::IsTerminal;
 use std::path::Path;
 use std::sync::Arc;
 
+use super::run_history::{RunHistory, history_dir, unix_now, write_metrics_file};
 use super::{AppResult, preflight, runtime, signals, target};
 use crate::cli::{JournalArgs, Progress, RunArgs, RunConfig};
 use crate::error::Error;
 use crate::journal::{self, Journal, Record};
-use crate::report::{LiveSink, PlainSink, Report, Sink, left_behind_text, to_junit_xml};
+use crate::report::{
+    LiveSink, PlainSink, Report, Sink, SummaryContext, left_behind_text, to_junit_xml,
+    to_markdown_summary,
+};
 use crate::script::{self, Host, HostConfig, Interrupt, RunOptions};
 
 pub(crate) fn execute(args: RunArgs) -> AppResult {
@@ -16,6 +20,8 @@ pub(crate) fn execute(args: RunArgs) -> AppResult {
     preflight::check_outputs(
         config.report.as_deref(),
         config.junit.as_deref(),
+        config.metrics_file.as_deref(),
+        config.summary.as_deref(),
         config.snapshot_root.as_deref(),
     )?;
     let text = std::fs::read_to_string(&config.file).map_err(|source| Error::Read {
@@ -39,6 +45,10 @@ pub(crate) fn execute(args: RunArgs) -> AppResult {
         )?),
         None => None,
     };
+    // Opened before anything runs: a history that cannot be written fails here, not after.
+    let history = history_dir(&config.history, &state_dir)
+        .map(|dir| RunHistory::open(&dir, &config.file, &runbook, &target.history_key))
+        .transpose()?;
     if let Some(earlier) = journal::latest_unfinished(&state_dir, &target.key) {
         eprintln!(
             "note: run {} of {} against this target was killed before its cleanups finished; \
@@ -82,10 +92,20 @@ pub(crate) fn execute(args: RunArgs) -> AppResult {
     if let Some(journal) = &run_journal {
         host.attach_journal(journal.clone());
     }
-    let (report_path, junit_path) = (config.report.clone(), config.junit.clone());
+    if let Some(history) = &history {
+        host.attach_metric_history(Arc::new(history.clone()));
+    }
+    let outputs = Outputs {
+        json: config.report.clone(),
+        junit: config.junit.clone(),
+        metrics_file: config.metrics_file.clone(),
+        summary: config.summary.clone(),
+        history: history.clone(),
+    };
+    let on_abort = outputs.clone();
     signals::watch(&runtime, host.clone(), move |report| {
         // Best effort on abort: the process is about to exit either way.
-        let _ = write_reports(report, report_path.as_deref(), junit_path.as_deref());
+        let _ = on_abort.write(report);
     });
 
     let script_host = host.clone();
@@ -103,11 +123,7 @@ pub(crate) fn execute(args: RunArgs) -> AppResult {
     if let Some(diagnostic) = &outcome.diagnostic {
         eprint!("{}", host.mask(&diagnostic.render(&host.sources)));
     }
-    write_reports(
-        &outcome.report,
-        config.report.as_deref(),
-        config.junit.as_deref(),
-    )?;
+    outputs.write(&outcome.report)?;
     if let Some(text) = left_behind_text(&outcome.report) {
         eprint!("{text}");
         if run_journal.is_some() && target.clients.is_some() {
@@ -204,20 +220,86 @@ fn sink(progress: Progress) -> Arc<dyn Sink> {
     }
 }
 
-fn write_reports(report: &Report, json: Option<&Path>, junit: Option<&Path>) -> Result<(), Error> {
-    if let Some(path) = json {
-        std::fs::write(path, report.to_json() + "\n").map_err(|source| Error::Write {
+/// Where a finished (or aborted) run is written: the report files, the metrics textfile, the
+/// history.
+#[derive(Clone)]
+struct Outputs {
+    json: Option<std::path::PathBuf>,
+    junit: Option<std::path::PathBuf>,
+    metrics_file: Option<std::path::PathBuf>,
+    summary: Option<std::path::PathBuf>,
+    history: Option<RunHistory>,
+}
+
+impl Outputs {
+    fn write(&self, report: &Report) -> Result<(), Error> {
+        let finished = unix_now();
+        if let Some(path) = &self.json {
+            std::fs::write(path, report.to_json() + "\n").map_err(|source| Error::Write {
+                path: path.clone(),
+                what: "the report",
+                source,
+            })?;
+        }
+        if let Some(path) = &self.junit {
+            std::fs::write(path, to_junit_xml(report)).map_err(|source| Error::Write {
+                path: path.clone(),
+                what: "the JUnit report",
+                source,
+            })?;
+        }
+        if let Some(path) = &self.metrics_file {
+            write_metrics_file(report, finished, path)?;
+        }
+        let mut context = SummaryContext::default();
+        if let Some(history) = &self.history {
+            match history.keep(report, finished) {
+                Ok(number) => {
+                    context.history_run = Some(number);
+                    context.trends = history.trends(report);
+                }
+                // The run itself is over and reported; a history that missed it is said, not
+                // fatal.
+                Err(error) => eprint!(
+                    "warning: this run is not in the history: {}",
+                    error.render().trim_start_matches("error: ")
+                ),
+            }
+        }
+        let summary = self.summary.is_some() || std::env::var_os("GITHUB_STEP_SUMMARY").is_some();
+        if summary {
+            write_summary(
+                &to_markdown_summary(report, &context),
+                self.summary.as_deref(),
+            )?;
+        }
+        Ok(())
+    }
+}
+
+/// The summary to `--summary PATH`, and appended to `$GITHUB_STEP_SUMMARY` (a job's page shows
+/// what every step appended there).
+fn write_summary(markdown: &str, path: Option<&Path>) -> Result<(), Error> {
+    if let Some(path) = path {
+        std::fs::write(path, markdown).map_err(|source| Error::Write {
             path: path.to_path_buf(),
-            what: "the report",
+            what: "the summary",
             source,
         })?;
     }
-    if let Some(path) = junit {
-        std::fs::write(path, to_junit_xml(report)).map_err(|source| Error::Write {
-            path: path.to_path_buf(),
-            what: "the JUnit report",
-            source,
-        })?;
+    if let Some(step_summary) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|p| !p.is_empty()) {
+        use std::io::Write as _;
+        let path = std::path::PathBuf::from(step_summary);
+        std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)
+            .and_then(|mut file| file.write_all(markdown.as_bytes()))
+            .map_err(|source| Error::Write {
+                path,
+                what: "the summary ($GITHUB_STEP_SUMMARY)",
+                source,
+            })?;
     }
     Ok(())
 }

@@ -24,6 +24,9 @@ pub(crate) struct Target {
     pub(crate) clock: Arc<dyn Clock>,
     /// What names this target in journals and locks: the Kubernetes API and the AWS endpoint.
     pub(crate) key: String,
+    /// What names this target in the run history: the same lab from run to run (the embedded
+    /// twin of any process, with its scenario), where `key` is this process's own.
+    pub(crate) history_key: String,
     /// None for the embedded twin, which lives and dies with the process.
     pub(crate) clients: Option<TargetClients>,
     pub(crate) extensions: Vec<Arc<dyn Extension>>,
@@ -89,6 +92,7 @@ pub(crate) fn connect(
             Ok(Target {
                 clock,
                 key: format!("the embedded lab twin of process {}", std::process::id()),
+                history_key: format!("the embedded lab twin ({} scenario)", args.scenario),
                 clients: None,
                 extensions: extensions(Arc::new(client), Arc::new(aws), args.helm.clone()),
                 virtual_clock: Some(twin_clock),
@@ -127,6 +131,7 @@ pub(crate) fn connect(
             let (kube, aws) = (Arc::new(client), Arc::new(aws));
             Ok(Target {
                 clock,
+                history_key: key.clone(),
                 key,
                 clients: Some(TargetClients {
                     aws: aws.clone(),

@@ -34,6 +34,68 @@ pub enum Command {
     /// Put back what a killed run changed, from its journal: what its pending cleanups were
     /// there to undo.
     Recover(RecoverArgs),
+    /// The runs kept in the history, newest first: status, duration, failing step, metrics;
+    /// `history check` fails when a drill has not passed recently enough.
+    History(HistoryCommandArgs),
+}
+
+#[derive(Debug, Args)]
+#[command(args_conflicts_with_subcommands = true)]
+pub struct HistoryCommandArgs {
+    #[command(subcommand)]
+    pub command: Option<HistorySubcommand>,
+    #[command(flatten)]
+    pub list: HistoryListArgs,
+    #[command(flatten)]
+    pub history: HistoryArgs,
+    #[command(flatten)]
+    pub journal: JournalArgs,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum HistorySubcommand {
+    /// Exit 1 when a runbook's last passing run ended longer ago than --max-age, or it has
+    /// none: a missed or dropped schedule fails too. Every runbook in the history, or FILE's.
+    Check(HistoryCheckArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct HistoryCheckArgs {
+    /// Only this runbook (its file).
+    pub runbook: Option<PathBuf>,
+    /// The oldest a last passing run may be ("26h" for a daily drill with slack).
+    #[arg(long, value_name = "DURATION")]
+    pub max_age: String,
+    /// Judge as of this time (RFC 3339, "2026-12-03T06:00:00Z", or Unix seconds) instead of now.
+    #[arg(long, value_name = "TIME")]
+    pub now: Option<String>,
+}
+
+/// Where the run history lives.
+#[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "History")]
+pub struct HistoryArgs {
+    /// Keep every run, and judge metric baselines, in the history in DIR; `off` keeps none
+    /// [default: the state directory].
+    #[arg(
+        long = "history",
+        value_name = "DIR",
+        env = "RUNBOOK_HISTORY",
+        global = true
+    )]
+    pub dir: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct HistoryListArgs {
+    /// Only the runs of this runbook (its file).
+    pub runbook: Option<PathBuf>,
+    /// How many runs to show.
+    #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u64).range(1..=100_000))]
+    pub limit: u64,
+    /// Print the runs as JSON.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Args)]
@@ -91,7 +153,7 @@ pub struct ServeArgs {
     pub write_env: Option<PathBuf>,
     /// Switch a fault on (repeatable): check=NAME, nodegroup-never-joins=NAME,
     /// aws-throttle=RATE, aws-5xx=RATE, aws-latency=DURATION,
-    /// kube-latency=DURATION.
+    /// kube-latency=DURATION, nccl-busbw=SHARE (and a GPU node's hardware: see the README).
     #[arg(long = "fault", value_name = "NAME=VALUE")]
     pub faults: Vec<String>,
     /// Virtual seconds per wall second (outside clients cannot say when they are idle).
@@ -128,6 +190,14 @@ pub struct RunArgs {
     /// Write JUnit XML (one test case per step) to PATH.
     #[arg(long, value_name = "PATH")]
     pub junit: Option<PathBuf>,
+    /// Write a Markdown summary of the run to PATH (it is also appended to
+    /// $GITHUB_STEP_SUMMARY when that is set).
+    #[arg(long, value_name = "PATH")]
+    pub summary: Option<PathBuf>,
+    /// Write the run's metrics in Prometheus' text format to PATH, for node_exporter's
+    /// textfile collector (written to a temporary file and renamed: never read half-written).
+    #[arg(long, value_name = "PATH")]
+    pub metrics_file: Option<PathBuf>,
     /// Accept differing snapshots by rewriting them.
     #[arg(long)]
     pub update_snapshots: bool,
@@ -145,6 +215,8 @@ pub struct RunArgs {
     pub read: ReadArgs,
     #[command(flatten)]
     pub journal: JournalArgs,
+    #[command(flatten)]
+    pub history: HistoryArgs,
     #[command(flatten)]
     pub target: TargetArgs,
 }
@@ -220,7 +292,7 @@ pub struct TargetArgs {
     pub aws_max_attempts: u32,
     /// Switch a fault on in the lab twin (repeatable): check=NAME, nodegroup-never-joins=NAME,
     /// aws-throttle=RATE, aws-5xx=RATE, aws-latency=DURATION,
-    /// kube-latency=DURATION.
+    /// kube-latency=DURATION, nccl-busbw=SHARE (and a GPU node's hardware: see the README).
     #[arg(
         long = "fault",
         value_name = "NAME=VALUE",

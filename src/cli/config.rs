@@ -21,6 +21,10 @@ pub struct RunConfig {
     pub clock: Option<ClockKind>,
     pub target: TargetArgs,
     pub journal: super::args::JournalArgs,
+    /// `--history` as given (`off`, a folder, or the state directory when absent).
+    pub history: super::args::HistoryArgs,
+    pub metrics_file: Option<PathBuf>,
+    pub summary: Option<PathBuf>,
     /// What `read_text` may read: the runbook's folder, the snapshot folder, `--allow-read`.
     pub read: ReadSandbox,
     /// `--set` keys whose value came from a file, with the `@path` given: reports show that,
@@ -57,6 +61,9 @@ impl RunConfig {
             clock: args.clock,
             target: args.target,
             journal: args.journal,
+            history: args.history,
+            metrics_file: args.metrics_file,
+            summary: args.summary,
         })
     }
 }

@@ -4,7 +4,8 @@ mod args;
 mod config;
 
 pub use args::{
-    CheckArgs, Cli, ClockKind, Command, DocsArgs, EvalArgs, JournalArgs, LabCommand, Progress,
+    CheckArgs, Cli, ClockKind, Command, DocsArgs, EvalArgs, HistoryArgs, HistoryCheckArgs,
+    HistoryCommandArgs, HistoryListArgs, HistorySubcommand, JournalArgs, LabCommand, Progress,
     ReadArgs, RecoverArgs, ReplArgs, RunArgs, ServeArgs, TargetArgs,
 };
 pub use config::{RunConfig, Sets, parse_sets, snapshot_dir_for};

@@ -20,6 +20,35 @@ pub fn rfc3339_utc(unix_seconds: i64) -> String {
     format!("{year:04}-{month:02}-{day:02}T{hour:02}:{minute:02}:{second:02}Z")
 }
 
+/// Unix seconds of `2026-01-01T00:09:24Z` (a UTC RFC 3339 time, fractions of a second
+/// ignored); None when it is not one.
+pub fn parse_rfc3339_utc(text: &str) -> Option<i64> {
+    let b = text.as_bytes();
+    let shape = b.len() >= 20
+        && b[4] == b'-'
+        && b[7] == b'-'
+        && matches!(b[10], b'T' | b't' | b' ')
+        && b[13] == b':'
+        && b[16] == b':'
+        && matches!(b[b.len() - 1], b'Z' | b'z');
+    if !shape {
+        return None;
+    }
+    let num = |r: std::ops::Range<usize>| text.get(r)?.parse::<i64>().ok();
+    let (month, day) = (num(5..7)?, num(8..10)?);
+    let (hour, minute, second) = (num(11..13)?, num(14..16)?, num(17..19)?);
+    if !(1..=12).contains(&month)
+        || !(1..=31).contains(&day)
+        || hour > 23
+        || minute > 59
+        || second > 60
+    {
+        return None;
+    }
+    let days = days_from_civil(num(0..4)?, month, day);
+    Some(days * 86_400 + hour * 3600 + minute * 60 + second)
+}
+
 /// ISO 8601 basic form (`20260101T000924Z`): a timestamp a Kubernetes label value can hold.
 pub fn iso_basic_utc(unix_seconds: i64) -> String {
     let (year, month, day, hour, minute, second) = utc(unix_seconds);
@@ -67,5 +96,23 @@ mod tests {
             days_from_civil(2026, 1, 1) * 86_400,
             VIRTUAL_EPOCH_UNIX_SECONDS
         );
+    }
+
+    #[test]
+    fn rfc3339_reads_back_what_it_writes() {
+        let t = VIRTUAL_EPOCH_UNIX_SECONDS + 86_400 * 335 + 3_723;
+        assert_eq!(parse_rfc3339_utc(&rfc3339_utc(t)), Some(t));
+        assert_eq!(
+            parse_rfc3339_utc("2026-12-03T06:00:00.123Z"),
+            Some(parse_rfc3339_utc("2026-12-03T06:00:00Z").unwrap())
+        );
+        for bad in [
+            "2026-13-01T00:00:00Z",
+            "2026-12-03 06:00",
+            "yesterday",
+            "2026-12-03T06:00:00+09:00",
+        ] {
+            assert_eq!(parse_rfc3339_utc(bad), None, "{bad}");
+        }
     }
 }

@@ -1,8 +1,11 @@
-//! JUnit XML for CI dashboards: one test case per step, failures with their messages.
+//! JUnit XML for CI dashboards: one test case per step, failures with their messages, the
+//! metrics a step measured as its properties.
 
 use std::time::Duration;
 
-use quick_junit::{NonSuccessKind, Report as JunitReport, TestCase, TestCaseStatus, TestSuite};
+use quick_junit::{
+    NonSuccessKind, Property, Report as JunitReport, TestCase, TestCaseStatus, TestSuite,
+};
 
 use super::{Outcome, Report};
 
@@ -27,6 +30,16 @@ pub fn to_junit_xml(report: &Report) -> String {
         let mut case = TestCase::new(path.join(" > "), status);
         case.set_classname(report.runbook.as_str());
         case.set_time(Duration::from_millis(step.wall_ms));
+        // The metrics the step itself measured, as `name{labels}` = `value unit` properties.
+        for metric in report.metrics.iter().filter(|m| m.step == path) {
+            let labels = metric.label_key();
+            let name = if labels.is_empty() {
+                metric.name.clone()
+            } else {
+                format!("{}{{{labels}}}", metric.name)
+            };
+            case.add_property(Property::new(name, metric.shown()));
+        }
         suite.add_test_case(case);
     }
     suite.set_time(Duration::from_millis(report.wall_ms));

@@ -47,6 +47,7 @@ mod tests {
             steps: vec![],
             defers,
             snapshots: vec![],
+            metrics: vec![],
             error: None,
             virtual_ms: 0,
             wall_ms: 0,

@@ -2,6 +2,8 @@
 
 use serde::Serialize;
 
+use super::MetricRecord;
+
 /// How a whole run ended. The top-level error maps it to an exit code.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -87,6 +89,9 @@ pub struct Report {
     pub steps: Vec<StepRecord>,
     pub defers: Vec<DeferRecord>,
     pub snapshots: Vec<SnapshotRecord>,
+    /// What the run measured with `metric()`, in the order it did.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub metrics: Vec<MetricRecord>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
     pub virtual_ms: u64,

@@ -107,6 +107,11 @@ impl Report {
             *name = clean(name);
             *path = clean(path);
         }
+        for metric in &mut self.metrics {
+            for value in metric.labels.values_mut() {
+                *value = clean(value);
+            }
+        }
         self.error = self.error.as_deref().map(clean);
         self.runbook = clean(&self.runbook);
         map_json_strings(&mut self.parameters, &clean);
@@ -241,6 +246,18 @@ mod tests {
                 wall_ms: 0,
             }],
             snapshots: vec![],
+            metrics: vec![crate::report::MetricRecord {
+                name: "logins".into(),
+                value: 1.0,
+                unit: None,
+                better: None,
+                labels: [("user".to_string(), "s3cr3t-value".to_string())].into(),
+                step: vec![],
+                min: None,
+                max: None,
+                baseline: None,
+                ok: true,
+            }],
             error: Some("token s3cr3t-value refused".into()),
             virtual_ms: 0,
             wall_ms: 0,

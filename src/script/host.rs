@@ -4,6 +4,9 @@ mod branches;
 
 pub(crate) use branches::BranchRecords;
 mod journal_calls;
+mod metric_history;
+
+pub use metric_history::MetricHistory;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
@@ -18,8 +21,8 @@ use super::sources::SourceMap;
 use crate::clock::Clock;
 use crate::journal::{Journal, Record};
 use crate::report::{
-    DeferRecord, DeferStatus, Event, Outcome, Secrets, Sink, SnapshotOutcome, SnapshotRecord,
-    StepRecord,
+    DeferRecord, DeferStatus, Event, MetricRecord, Outcome, Secrets, Sink, SnapshotOutcome,
+    SnapshotRecord, StepRecord,
 };
 use crate::sandbox::ReadSandbox;
 
@@ -125,6 +128,7 @@ struct RunState {
     running_defer: Option<RunningDefer>,
     defers: Vec<DeferRecord>,
     snapshots: Vec<SnapshotRecord>,
+    metrics: Vec<MetricRecord>,
     parameters: Option<serde_json::Value>,
     used_sets: BTreeSet<String>,
     failed: bool,
@@ -140,6 +144,7 @@ pub struct Host {
     sink: Arc<dyn Sink>,
     secrets: Mutex<Secrets>,
     journal: std::sync::OnceLock<Arc<Journal>>,
+    metric_history: std::sync::OnceLock<Arc<dyn MetricHistory>>,
     /// A test hook: the process exits right after this many mutating calls have been answered
     /// (before the journal hears of it), as a run killed with SIGKILL would
     /// (`RUNBOOK_CRASH_AFTER_MUTATION`).
@@ -169,6 +174,7 @@ impl Host {
             sink,
             secrets: Mutex::new(Secrets::default()),
             journal: std::sync::OnceLock::new(),
+            metric_history: std::sync::OnceLock::new(),
             crash_after: std::env::var("RUNBOOK_CRASH_AFTER_MUTATION")
                 .ok()
                 .and_then(|n| n.parse().ok()),
@@ -523,6 +529,7 @@ impl Host {
             steps: state.steps.clone(),
             defers,
             snapshots: state.snapshots.clone(),
+            metrics: state.metrics.clone(),
             parameters: state.parameters.clone(),
             failed: state.failed,
         }
@@ -547,6 +554,7 @@ pub(crate) struct Recorded {
     pub(crate) steps: Vec<StepRecord>,
     pub(crate) defers: Vec<DeferRecord>,
     pub(crate) snapshots: Vec<SnapshotRecord>,
+    pub(crate) metrics: Vec<MetricRecord>,
     pub(crate) parameters: Option<serde_json::Value>,
     pub(crate) failed: bool,
 }

@@ -24,7 +24,7 @@ pub use diagnostic::{Diagnostic, FaultKind, Location};
 pub use docs::{FunctionDoc, function_docs};
 pub use engine::{Extension, build_engine, documented};
 pub use error::{failure as failure_error, usage_error};
-pub use host::{Host, HostConfig};
+pub use host::{Host, HostConfig, MetricHistory};
 pub use interrupt::{Interrupt, SIGHUP, SIGINT, SIGTERM};
 pub use memory::{CountingAllocator, MAX_DATA_BYTES, large_bytes};
 pub use runner::{

@@ -207,6 +207,7 @@ pub fn report(host: &Host, diagnostic: Option<&Diagnostic>) -> Report {
         steps: recorded.steps,
         defers: recorded.defers,
         snapshots: recorded.snapshots,
+        metrics: recorded.metrics,
         error: diagnostic.map(Diagnostic::one_line),
         virtual_ms: millis(host.virtual_elapsed()),
         wall_ms: millis(host.wall_elapsed()),

@@ -5,8 +5,9 @@
 //! Kubernetes API request, exec included). A GPU node's hardware: `gpu-xid=NODE:CODE` (the
 //! driver reports that Xid; 79 takes the GPU off the bus), `gpu-row-remap-pending=NODE`,
 //! `gpu-ecc-uncorrectable=NODE:COUNT`, `gpu-missing=NODE` and `nic-slow=NODE:SHARE` (the node
-//! gets that share of its NIC's bandwidth), NODE being a node name or `gpuN`. `NAME=off` (or
-//! `heal=NAME`) turns one off.
+//! gets that share of its NIC's bandwidth), NODE being a node name or `gpuN`; and
+//! `nccl-busbw=SHARE` (the network between GPU nodes delivers that share of its bandwidth).
+//! `NAME=off` (or `heal=NAME`) turns one off.
 
 use super::gpu::node_faults::{NODE_FORMS, NodeFaults};
 use super::kube::controllers::hardware_changed;
@@ -14,7 +15,7 @@ use super::kube::state::KubeState;
 use super::twin::Twin;
 use crate::clock::parse_duration;
 
-pub const NAMES: &str = "check=NAME, nodegroup-never-joins=NAME, aws-throttle=RATE, aws-5xx=RATE, aws-latency=DURATION, kube-latency=DURATION, gpu-xid=NODE:CODE, gpu-row-remap-pending=NODE, gpu-ecc-uncorrectable=NODE:COUNT, gpu-missing=NODE, nic-slow=NODE:SHARE";
+pub const NAMES: &str = "check=NAME, nodegroup-never-joins=NAME, aws-throttle=RATE, aws-5xx=RATE, aws-latency=DURATION, kube-latency=DURATION, gpu-xid=NODE:CODE, gpu-row-remap-pending=NODE, gpu-ecc-uncorrectable=NODE:COUNT, gpu-missing=NODE, nic-slow=NODE:SHARE, nccl-busbw=SHARE";
 
 fn rate(name: &str, value: &str) -> Result<f64, String> {
     if value == "off" {
@@ -177,6 +178,16 @@ pub fn apply(twin: &Twin, spec: &str) -> Result<String, String> {
             let latency = latency(name, value)?;
             twin.kube(|s| s.latency = latency);
         }
+        "nccl-busbw" => {
+            let share = if value == "off" {
+                None
+            } else {
+                Some(value.parse::<f64>().ok().filter(|s| *s > 0.0 && *s <= 1.0).ok_or_else(|| {
+                    format!("fault nccl-busbw: the share of bandwidth is a number above 0 and at most 1 (0.5), got `{value}`")
+                })?)
+            };
+            twin.kube(|s| s.network_share = share);
+        }
         other => return Err(format!("unknown fault `{other}`; the twin knows {NAMES}")),
     }
     Ok(describe(twin))
@@ -192,6 +203,9 @@ pub fn describe(twin: &Twin) -> String {
             .collect();
         if !s.latency.is_zero() {
             on.push(format!("kube-latency={}ms", s.latency.as_millis()));
+        }
+        if let Some(share) = s.network_share {
+            on.push(format!("nccl-busbw={share}"));
         }
         on.extend(s.hardware.describe());
         on

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use crate::clock::calendar::{civil_from_days, days_from_civil};
+use crate::clock::calendar::civil_from_days;
 
 /// 2026-01-01T00:00:00Z, the twin's virtual time zero.
 pub const EPOCH_UNIX_SECONDS: i64 = crate::clock::calendar::VIRTUAL_EPOCH_UNIX_SECONDS;
@@ -47,13 +47,7 @@ pub fn unix_seconds(virtual_time: Duration) -> i64 {
 
 /// Parses what [`rfc3339`] writes back into virtual time (None before the epoch or malformed).
 pub fn parse_rfc3339(text: &str) -> Option<Duration> {
-    let b = text.as_bytes();
-    if b.len() < 20 {
-        return None;
-    }
-    let num = |r: std::ops::Range<usize>| text.get(r)?.parse::<i64>().ok();
-    let days = days_from_civil(num(0..4)?, num(5..7)?, num(8..10)?);
-    let secs = days * 86_400 + num(11..13)? * 3600 + num(14..16)? * 60 + num(17..19)?;
+    let secs = crate::clock::calendar::parse_rfc3339_utc(text)?;
     u64::try_from(secs - EPOCH_UNIX_SECONDS)
         .ok()
         .map(Duration::from_secs)

@@ -106,6 +106,8 @@ fn docs_list_every_host_function_with_a_doc_line() {
         "json::parse(text: &str) -> Dynamic",
         "yaml::parse_all(text: &str) -> Array",
         "check::count_by(items, field)",
+        "metric(name: &str, value: Dynamic, options: Map) -> Map",
+        "elapsed() -> f64",
     ] {
         assert!(
             stdout.contains(signature),

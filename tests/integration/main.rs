@@ -17,6 +17,7 @@ mod gpu_twin;
 mod hardening;
 mod helm_client;
 mod helm_runbooks;
+mod history;
 mod interrupt;
 mod k8s_runbooks;
 mod kubectl;

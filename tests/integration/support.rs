@@ -27,13 +27,24 @@ pub fn test_state_dir() -> &'static Path {
         .path()
 }
 
+/// A run history of its own for each command, so that no test's runs become another's
+/// baseline; a test of the history passes `--history`, which wins over this.
+fn fresh_history() -> PathBuf {
+    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    test_state_dir().join(format!("history-{n}"))
+}
+
 impl Runbook {
     pub fn new() -> Self {
         let mut command = Command::new(env!("CARGO_BIN_EXE_runbook"));
         command
             .current_dir(repo_root())
             .env_remove("RUST_BACKTRACE")
+            .env_remove("GITHUB_SHA")
+            .env_remove("GITHUB_STEP_SUMMARY")
             .env("XDG_STATE_HOME", test_state_dir())
+            .env("RUNBOOK_HISTORY", fresh_history())
             .env("NO_COLOR", "1");
         Self { command }
     }
@@ -49,6 +60,11 @@ impl Runbook {
 
     pub fn arg(mut self, arg: impl AsRef<std::ffi::OsStr>) -> Self {
         self.command.arg(arg);
+        self
+    }
+
+    pub fn env(mut self, key: &str, value: impl AsRef<std::ffi::OsStr>) -> Self {
+        self.command.env(key, value);
         self
     }
 
@@ -365,4 +381,22 @@ pub fn spawn_with_lines(
         }
     });
     (child, rx)
+}
+
+/// Prometheus' `promtool` (Debian's `prometheus` package; `.ci/run` installs it), or None with
+/// a message; a failure instead when RUNBOOK_REQUIRE_TOOLS is set (CI).
+pub fn promtool() -> Option<PathBuf> {
+    let found = std::env::var_os("PATH").and_then(|paths| {
+        std::env::split_paths(&paths)
+            .map(|p| p.join("promtool"))
+            .find(|p| p.is_file())
+    });
+    if found.is_none() {
+        let message = "promtool not found on PATH (apt-get install prometheus)";
+        if std::env::var_os("RUNBOOK_REQUIRE_TOOLS").is_some() {
+            panic!("{message}");
+        }
+        eprintln!("skipped: {message}");
+    }
+    found
 }

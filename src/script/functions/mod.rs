@@ -2,6 +2,7 @@
 
 mod asserts;
 mod data;
+mod metrics;
 mod parallel;
 mod param_checks;
 mod params;
@@ -23,6 +24,7 @@ pub(crate) fn register_all(engine: &mut Engine, host: &Arc<Host>) {
     snapshots::register(engine, host);
     data::register(engine, host);
     params::register(engine, host);
+    metrics::register(engine, host);
 }
 
 /// Shortens the registration of a documented function.

@@ -1,4 +1,4 @@
-//! `sleep`, `wait_until` and `retry`: every wait goes through the run's clock.
+//! `sleep`, `wait_until`, `retry` and `elapsed`: every wait goes through the run's clock.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -16,6 +16,14 @@ const DEFAULT_TIMEOUT: Duration = Duration::from_secs(300);
 const DEFAULT_INTERVAL: Duration = Duration::from_secs(10);
 
 pub(super) fn register(engine: &mut Engine, host: &Arc<Host>) {
+    let h = host.clone();
+    doc(
+        "elapsed",
+        &["f64"],
+        "Seconds on the run's clock since the run started (virtual on the lab twin): what a\n\
+         wait took is `elapsed()` after less `elapsed()` before.",
+    )
+    .register_into_engine(engine, move || h.virtual_elapsed().as_secs_f64());
     // Rhai's standard library has a `sleep(seconds)` that blocks the thread in wall time;
     // these exact-type overloads take its place so that sleeps go through the run's clock.
     let h = host.clone();

@@ -339,6 +339,14 @@ fn all_reduce(
         Err(message) => return fail(format!("{message}\n")),
     };
     run.debug = debug_level(&argv[..test_at], container);
+    // A run across nodes goes at the pace the network between them allows.
+    let nodes: std::collections::BTreeSet<&str> = placements
+        .iter()
+        .map(|(_, node, _)| node_name(node))
+        .collect();
+    if let (Some(share), true) = (state.network_share, nodes.len() > 1) {
+        run.busbw_gbps = run.busbw_gbps.min(SOCKET_BUSBW_GBPS * share);
+    }
     for (index, (worker, node, slots)) in placements.iter().enumerate() {
         let faults = faults_of(state, node_name(node));
         // The run goes at the pace of its slowest NIC.

@@ -67,6 +67,9 @@ pub struct KubeState {
     /// Wall-clock time added to every request (the `kube-latency` fault): an apiserver as far
     /// away as a real one, for runbooks' timeouts and fan-outs.
     pub latency: std::time::Duration,
+    /// `nccl-busbw=SHARE`: the network between GPU nodes delivers that share of its
+    /// bandwidth to every NCCL run that crosses it.
+    pub network_share: Option<f64>,
     pub timers: Vec<(Duration, Timer)>,
     /// Logs by (namespace, pod, container); ordered, so a pod's logs go in one range.
     pub logs: BTreeMap<(String, String, String), ContainerLog>,
@@ -97,6 +100,7 @@ impl Default for KubeState {
             failing_checks: BTreeSet::new(),
             hardware: Default::default(),
             latency: std::time::Duration::ZERO,
+            network_share: None,
             timers: Vec::new(),
             logs: BTreeMap::new(),
             programs: Box::new(super::programs::container_program),

@@ -1,0 +1,143 @@
+//! `runbook history`: the runs kept in the history, newest first, as a table or JSON; and
+//! `history check`, which fails when a drill has not passed recently enough.
+
+use super::AppResult;
+use super::run_history::history_dir;
+use crate::cli::{HistoryCheckArgs, HistoryCommandArgs, HistoryListArgs, HistorySubcommand};
+use crate::clock::calendar::{parse_rfc3339_utc, rfc3339_utc};
+use crate::error::{Error, Exit};
+use crate::history::{self, History, RunRow};
+use crate::journal;
+
+pub(crate) fn execute(args: &HistoryCommandArgs) -> AppResult {
+    let state_dir = journal::state_dir(args.journal.state_dir.as_deref());
+    let Some(dir) = history_dir(&args.history, &state_dir) else {
+        return Err(Error::Usage(
+            "--history off keeps no history to read; name its folder".into(),
+        ));
+    };
+    match &args.command {
+        None => list(&args.list, &dir),
+        Some(HistorySubcommand::Check(check_args)) => check(check_args, &dir),
+    }
+}
+
+fn list(args: &HistoryListArgs, dir: &std::path::Path) -> AppResult {
+    if !dir.join(history::FILE_NAME).exists() {
+        if args.json {
+            println!("[]");
+        } else {
+            println!(
+                "no runs kept in {} yet (`runbook run` keeps each run there)",
+                dir.display()
+            );
+        }
+        return Ok(Exit::Passed);
+    }
+    let history = History::open(dir).map_err(Error::History)?;
+    let runbook = args.runbook.as_deref().map(history::absolute);
+    let limit = usize::try_from(args.limit).unwrap_or(usize::MAX);
+    let runs = history
+        .recent(runbook.as_deref(), limit)
+        .map_err(Error::History)?;
+    if args.json {
+        let json: Vec<serde_json::Value> = runs.iter().map(as_json).collect();
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&json).unwrap_or_default()
+        );
+    } else if runs.is_empty() {
+        match &args.runbook {
+            Some(file) => println!(
+                "no runs of {} in {}",
+                file.display(),
+                history.path().display()
+            ),
+            None => println!("no runs in {}", history.path().display()),
+        }
+    } else {
+        print!("{}", history::runs_table(&runs));
+    }
+    Ok(Exit::Passed)
+}
+
+fn as_json(run: &RunRow) -> serde_json::Value {
+    serde_json::json!({
+        "run": run.number,
+        "run_id": run.run_id,
+        "runbook": run.runbook,
+        "runbook_path": run.runbook_path,
+        "target": run.target,
+        "parameters": serde_json::from_str::<serde_json::Value>(&run.parameters).unwrap_or_default(),
+        "status": run.status,
+        "started": run.started,
+        "finished": run.finished,
+        "wall_ms": run.wall_ms,
+        "virtual_ms": run.virtual_ms,
+        "failed_step": run.failed_step,
+        "error": run.error,
+        "commit": run.commit,
+        "metrics": run.metrics,
+    })
+}
+
+/// Each runbook's last passing run against `--max-age`: a line each, exit 1 if any is stale
+/// (or has never passed, or the history holds no run of it at all).
+fn check(args: &HistoryCheckArgs, dir: &std::path::Path) -> AppResult {
+    let max_age = crate::clock::parse_duration(&args.max_age)
+        .map_err(|e| Error::Usage(format!("--max-age {}: {e}", args.max_age)))?;
+    let now = match &args.now {
+        None => super::run_history::unix_now(),
+        Some(text) => parse_rfc3339_utc(text)
+            .map(|t| t as f64)
+            .or_else(|| text.parse::<f64>().ok().filter(|t| t.is_finite()))
+            .ok_or_else(|| {
+                Error::Usage(format!(
+                    "--now {text}: expected an RFC 3339 UTC time (2026-12-03T06:00:00Z) or Unix seconds"
+                ))
+            })?,
+    };
+    let runbook = args.runbook.as_deref().map(history::absolute);
+    let last = if dir.join(history::FILE_NAME).exists() {
+        History::open(dir)
+            .and_then(|h| h.last_passing(runbook.as_deref()))
+            .map_err(Error::History)?
+    } else {
+        Vec::new()
+    };
+    if last.is_empty() {
+        let what = args.runbook.as_ref().map_or_else(
+            || "no runs".to_string(),
+            |f| format!("no runs of {}", f.display()),
+        );
+        println!(
+            "stale: {what} in {} (a drill that never ran has not passed)",
+            dir.display()
+        );
+        return Ok(Exit::Failed);
+    }
+    let mut stale = false;
+    for (runbook, run) in last {
+        let Some(run) = run else {
+            stale = true;
+            println!("stale: {runbook} has never passed");
+            continue;
+        };
+        let age = (now - run.finished).max(0.0);
+        let fresh = age <= max_age.as_secs_f64();
+        stale |= !fresh;
+        #[expect(
+            clippy::cast_possible_truncation,
+            reason = "a Unix time in seconds fits an i64"
+        )]
+        let finished = rfc3339_utc(run.finished.floor() as i64);
+        println!(
+            "{}: {runbook} last passed in run {} at {finished}, {} ago (at most {})",
+            if fresh { "fresh" } else { "stale" },
+            run.number,
+            crate::clock::format_duration(std::time::Duration::from_secs_f64(age)),
+            args.max_age,
+        );
+    }
+    Ok(if stale { Exit::Failed } else { Exit::Passed })
+}

@@ -1,0 +1,159 @@
+//! A run's place in the history: the history opened before the run (so a bad `--history`
+//! fails before anything is touched), the baselines judged against it, and the run kept in it
+//! when it ends; with it the Prometheus textfile.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use crate::cli::HistoryArgs;
+use crate::error::Error;
+use crate::history::{self, History, MetricId, NewRun};
+use crate::report::{
+    BaselineResult, BaselineSpec, Better, MetricRecord, Report, to_prometheus_text,
+};
+use crate::script::MetricHistory;
+
+/// The folder `--history` names: the state directory when absent, none for `off`.
+pub(crate) fn history_dir(args: &HistoryArgs, state_dir: &Path) -> Option<PathBuf> {
+    match &args.dir {
+        Some(dir) if dir.as_os_str() == "off" => None,
+        Some(dir) => Some(dir.clone()),
+        None => Some(state_dir.to_path_buf()),
+    }
+}
+
+/// The history of one run: where it is kept, what it is keyed by.
+#[derive(Clone)]
+pub(crate) struct RunHistory {
+    history: Arc<Mutex<History>>,
+    runbook: String,
+    runbook_file: PathBuf,
+    target: String,
+    started: f64,
+}
+
+impl RunHistory {
+    pub(crate) fn open(
+        dir: &Path,
+        runbook_file: &Path,
+        runbook: &str,
+        target: &str,
+    ) -> Result<Self, Error> {
+        let history = History::open(dir).map_err(Error::History)?;
+        Ok(Self {
+            history: Arc::new(Mutex::new(history)),
+            runbook: runbook.to_string(),
+            runbook_file: runbook_file.to_path_buf(),
+            target: target.to_string(),
+            started: unix_now(),
+        })
+    }
+
+    /// Keeps the finished run; answers its number in the history.
+    pub(crate) fn keep(&self, report: &Report, finished: f64) -> Result<u64, Error> {
+        let key = history::run_key(&self.runbook_file, &self.target, &report.parameters);
+        let commit = std::env::var("GITHUB_SHA").ok().filter(|c| !c.is_empty());
+        let mut history = self
+            .history
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        history
+            .record(&NewRun {
+                key: &key,
+                runbook: &self.runbook,
+                report,
+                started: self.started,
+                finished,
+                commit: commit.as_deref(),
+            })
+            .map_err(Error::History)
+    }
+}
+
+impl RunHistory {
+    /// For each of the report's metrics, its values over the last runs of this key, this one
+    /// included (kept already), oldest first; empty where the history cannot say.
+    pub(crate) fn trends(&self, report: &Report) -> Vec<Vec<f64>> {
+        const TREND_RUNS: usize = 20;
+        let key = history::run_key(&self.runbook_file, &self.target, &report.parameters);
+        let history = self
+            .history
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        report
+            .metrics
+            .iter()
+            .map(|m| {
+                let (labels, step) = (m.label_key(), m.step.join(" > "));
+                let metric = MetricId {
+                    name: &m.name,
+                    labels: &labels,
+                    step: &step,
+                };
+                history
+                    .series(&key, &metric, TREND_RUNS)
+                    .map(|s| s.into_iter().map(|(_, value, _)| value).collect())
+                    .unwrap_or_default()
+            })
+            .collect()
+    }
+}
+
+impl MetricHistory for RunHistory {
+    fn compare(
+        &self,
+        parameters: &serde_json::Value,
+        record: &MetricRecord,
+        better: Better,
+        spec: BaselineSpec,
+    ) -> Result<BaselineResult, String> {
+        let key = history::run_key(&self.runbook_file, &self.target, parameters);
+        let (labels, step) = (record.label_key(), record.step.join(" > "));
+        let metric = MetricId {
+            name: &record.name,
+            labels: &labels,
+            step: &step,
+        };
+        let history = self
+            .history
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let past = history
+            .passing_values(&key, &metric, spec.runs)
+            .map_err(|e| {
+                crate::error::Error::History(e)
+                    .render()
+                    .trim_end()
+                    .trim_start_matches("error: ")
+                    .to_string()
+            })?;
+        Ok(history::judge(record.value, better, spec, &past))
+    }
+}
+
+/// Writes the run's Prometheus metrics to `path` whole: to a temporary file beside it, then
+/// renamed over it, so a collector never reads half a file.
+pub(crate) fn write_metrics_file(report: &Report, finished: f64, path: &Path) -> Result<(), Error> {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "metrics.prom".into());
+    let temporary = path.with_file_name(format!(".{name}.{}.tmp", std::process::id()));
+    let written = std::fs::write(&temporary, to_prometheus_text(report, finished))
+        .and_then(|()| std::fs::rename(&temporary, path));
+    written.map_err(|source| {
+        let _ = std::fs::remove_file(&temporary);
+        Error::Write {
+            path: path.to_path_buf(),
+            what: "the metrics file",
+            source,
+        }
+    })
+}
+
+/// Wall-clock Unix seconds.
+pub(crate) fn unix_now() -> f64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64())
+}

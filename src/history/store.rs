@@ -1,0 +1,409 @@
+//! The run history: one SQLite database (`history.sqlite3` in the history folder, WAL mode so
+//! readers never wait on a drill that is writing) with a row per run, its metrics and its
+//! steps. Runs are numbered in the order they finished; a run's key is its runbook, target and
+//! parameters, the things a baseline must hold still to compare like with like.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use rusqlite::{Connection, OptionalExtension, params};
+
+use super::error::HistoryError;
+use crate::report::{MetricRecord, Report, StepRecord};
+
+/// The database file in a history folder.
+pub const FILE_NAME: &str = "history.sqlite3";
+
+/// What a baseline compares like with like by.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunKey {
+    /// The runbook's file, absolute (the same drill from another folder is the same drill).
+    pub runbook_path: String,
+    /// Where it ran (the twin, a `lab serve`, a cluster): the same key the target lock uses.
+    pub target: String,
+    /// The run's parameters as canonical JSON (keys sorted).
+    pub parameters: String,
+}
+
+/// Which metric, as earlier runs recorded it: its name, labels ([`crate::report::label_key`])
+/// and the step that measured it (`outer > inner`).
+#[derive(Debug, Clone, Copy)]
+pub struct MetricId<'a> {
+    pub name: &'a str,
+    pub labels: &'a str,
+    pub step: &'a str,
+}
+
+/// A finished run to keep.
+pub struct NewRun<'a> {
+    pub key: &'a RunKey,
+    /// The runbook as the user named it.
+    pub runbook: &'a str,
+    pub report: &'a Report,
+    /// Unix seconds (wall clock) when it started and ended.
+    pub started: f64,
+    pub finished: f64,
+    /// The commit the runbook came from, when known.
+    pub commit: Option<&'a str>,
+}
+
+/// A run as the history keeps it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunRow {
+    pub number: u64,
+    pub run_id: String,
+    pub runbook: String,
+    pub runbook_path: String,
+    pub target: String,
+    pub parameters: String,
+    pub status: String,
+    pub started: f64,
+    pub finished: f64,
+    pub wall_ms: u64,
+    pub virtual_ms: u64,
+    /// The innermost failing step, `outer > inner`.
+    pub failed_step: Option<String>,
+    pub error: Option<String>,
+    pub commit: Option<String>,
+    pub metrics: Vec<MetricRecord>,
+}
+
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS runs (
+    number       INTEGER PRIMARY KEY AUTOINCREMENT,
+    run_id       TEXT NOT NULL,
+    runbook      TEXT NOT NULL,
+    runbook_path TEXT NOT NULL,
+    target       TEXT NOT NULL,
+    parameters   TEXT NOT NULL,
+    status       TEXT NOT NULL,
+    started      REAL NOT NULL,
+    finished     REAL NOT NULL,
+    wall_ms      INTEGER NOT NULL,
+    virtual_ms   INTEGER NOT NULL,
+    failed_step  TEXT,
+    error        TEXT,
+    commit_id    TEXT,
+    report       TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS runs_by_key ON runs (runbook_path, target, parameters, number);
+CREATE TABLE IF NOT EXISTS metrics (
+    run     INTEGER NOT NULL REFERENCES runs (number) ON DELETE CASCADE,
+    step    TEXT NOT NULL,
+    name    TEXT NOT NULL,
+    labels  TEXT NOT NULL,
+    record  TEXT NOT NULL,
+    value   REAL NOT NULL,
+    ok      INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS metrics_by_name ON metrics (name, labels, step, run);
+CREATE TABLE IF NOT EXISTS steps (
+    run        INTEGER NOT NULL REFERENCES runs (number) ON DELETE CASCADE,
+    path       TEXT NOT NULL,
+    status     TEXT NOT NULL,
+    wall_ms    INTEGER NOT NULL,
+    virtual_ms INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS steps_by_run ON steps (run);
+";
+
+/// The schema this build writes; a newer database is refused rather than misread.
+const SCHEMA_VERSION: i64 = 1;
+
+pub struct History {
+    conn: Connection,
+    path: PathBuf,
+}
+
+impl History {
+    /// Opens (creating if need be) the history in `dir`.
+    pub fn open(dir: &Path) -> Result<Self, HistoryError> {
+        let path = dir.join(FILE_NAME);
+        let opened = (|| {
+            std::fs::create_dir_all(dir).map_err(HistoryError::from_io)?;
+            let conn = Connection::open(&path)?;
+            // Two drills finishing together, or a `history` read during a run: wait, don't fail.
+            conn.busy_timeout(Duration::from_secs(10))?;
+            conn.pragma_update(None, "journal_mode", "WAL")?;
+            conn.pragma_update(None, "foreign_keys", "ON")?;
+            let version: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
+            if version > SCHEMA_VERSION {
+                return Err(HistoryError::NewerSchema { version });
+            }
+            conn.execute_batch(SCHEMA)?;
+            conn.pragma_update(None, "user_version", SCHEMA_VERSION)?;
+            Ok(conn)
+        })();
+        match opened {
+            Ok(conn) => Ok(Self { conn, path }),
+            Err(error) => Err(error.at(&path)),
+        }
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Keeps a finished run; answers its number.
+    pub fn record(&mut self, run: &NewRun<'_>) -> Result<u64, HistoryError> {
+        let report = run.report;
+        let failed = failed_step(&report.steps);
+        let status = serde_json::to_value(report.status)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_default();
+        let tx = self.conn.transaction()?;
+        tx.execute(
+            "INSERT INTO runs (run_id, runbook, runbook_path, target, parameters, status, started,
+                               finished, wall_ms, virtual_ms, failed_step, error, commit_id, report)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+            params![
+                report.run_id.as_deref().unwrap_or_default(),
+                run.runbook,
+                run.key.runbook_path,
+                run.key.target,
+                run.key.parameters,
+                status,
+                run.started,
+                run.finished,
+                int(report.wall_ms),
+                int(report.virtual_ms),
+                failed,
+                report.error,
+                run.commit,
+                report.to_json(),
+            ],
+        )?;
+        let row = tx.last_insert_rowid();
+        {
+            let mut metric = tx.prepare(
+                "INSERT INTO metrics (run, step, name, labels, record, value, ok) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            )?;
+            for m in &report.metrics {
+                let record = serde_json::to_string(m).unwrap_or_default();
+                metric.execute(params![
+                    row,
+                    m.step.join(" > "),
+                    m.name,
+                    m.label_key(),
+                    record,
+                    m.value,
+                    m.ok
+                ])?;
+            }
+            let mut step = tx.prepare(
+                "INSERT INTO steps (run, path, status, wall_ms, virtual_ms) VALUES (?1, ?2, ?3, ?4, ?5)",
+            )?;
+            for (path, s) in report.flat_steps() {
+                let status = serde_json::to_value(s.status)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_string))
+                    .unwrap_or_default();
+                step.execute(params![
+                    row,
+                    path.join(" > "),
+                    status,
+                    int(s.wall_ms),
+                    int(s.virtual_ms)
+                ])?;
+            }
+        }
+        tx.commit()?;
+        Ok(u64::try_from(row).unwrap_or_default())
+    }
+
+    /// The values of metric `metric` in earlier runs of `key` where it passed, oldest first,
+    /// at most `limit` (the newest ones).
+    pub fn passing_values(
+        &self,
+        key: &RunKey,
+        metric: &MetricId<'_>,
+        limit: usize,
+    ) -> Result<Vec<(u64, f64)>, HistoryError> {
+        let mut query = self.conn.prepare_cached(
+            "SELECT m.run, m.value FROM metrics m JOIN runs r ON r.number = m.run
+             WHERE r.runbook_path = ?1 AND r.target = ?2 AND r.parameters = ?3
+               AND m.name = ?4 AND m.labels = ?5 AND m.step = ?6 AND m.ok = 1
+             ORDER BY m.run DESC LIMIT ?7",
+        )?;
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let mut values = query
+            .query_map(
+                params![
+                    key.runbook_path,
+                    key.target,
+                    key.parameters,
+                    metric.name,
+                    metric.labels,
+                    metric.step,
+                    limit
+                ],
+                |row| Ok((row.get::<_, i64>(0)?, row.get::<_, f64>(1)?)),
+            )?
+            .map(|r| r.map(|(run, value)| (u64::try_from(run).unwrap_or_default(), value)))
+            .collect::<Result<Vec<_>, _>>()?;
+        values.reverse();
+        Ok(values)
+    }
+
+    /// Metric `metric`'s values in the last `limit` runs of `key` that recorded it, passed or
+    /// not, oldest first: (run number, value, ok).
+    pub fn series(
+        &self,
+        key: &RunKey,
+        metric: &MetricId<'_>,
+        limit: usize,
+    ) -> Result<Vec<(u64, f64, bool)>, HistoryError> {
+        let mut query = self.conn.prepare_cached(
+            "SELECT m.run, m.value, m.ok FROM metrics m JOIN runs r ON r.number = m.run
+             WHERE r.runbook_path = ?1 AND r.target = ?2 AND r.parameters = ?3
+               AND m.name = ?4 AND m.labels = ?5 AND m.step = ?6
+             ORDER BY m.run DESC LIMIT ?7",
+        )?;
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let mut values = query
+            .query_map(
+                params![
+                    key.runbook_path,
+                    key.target,
+                    key.parameters,
+                    metric.name,
+                    metric.labels,
+                    metric.step,
+                    limit
+                ],
+                |row| {
+                    Ok((
+                        u64::try_from(row.get::<_, i64>(0)?).unwrap_or_default(),
+                        row.get::<_, f64>(1)?,
+                        row.get::<_, bool>(2)?,
+                    ))
+                },
+            )?
+            .collect::<Result<Vec<_>, _>>()?;
+        values.reverse();
+        Ok(values)
+    }
+
+    /// The newest runs, newest first: of one runbook (its absolute path) or of all.
+    pub fn recent(
+        &self,
+        runbook_path: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<RunRow>, HistoryError> {
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let sql = format!(
+            "{SELECT_RUN} WHERE ?1 IS NULL OR runbook_path = ?1 ORDER BY number DESC LIMIT ?2"
+        );
+        let mut query = self.conn.prepare(&sql)?;
+        let rows = query
+            .query_map(params![runbook_path, limit], run_row)?
+            .collect::<Result<Vec<_>, _>>()?;
+        self.with_metrics(rows)
+    }
+
+    /// Per runbook in the history (or just `runbook_path`): its name as last given, and its
+    /// newest passing run, if it has one.
+    pub fn last_passing(
+        &self,
+        runbook_path: Option<&str>,
+    ) -> Result<Vec<(String, Option<RunRow>)>, HistoryError> {
+        let mut query = self.conn.prepare(
+            "SELECT runbook_path, (SELECT runbook FROM runs n WHERE n.runbook_path = r.runbook_path
+                                   ORDER BY number DESC LIMIT 1)
+             FROM runs r WHERE ?1 IS NULL OR runbook_path = ?1
+             GROUP BY runbook_path ORDER BY runbook_path",
+        )?;
+        let runbooks = query
+            .query_map(params![runbook_path], |row| {
+                Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?))
+            })?
+            .collect::<Result<Vec<_>, _>>()?;
+        let sql = format!(
+            "{SELECT_RUN} WHERE runbook_path = ?1 AND status = 'passed' ORDER BY number DESC LIMIT 1"
+        );
+        runbooks
+            .into_iter()
+            .map(|(path, name)| {
+                let row = self
+                    .conn
+                    .query_row(&sql, params![path], run_row)
+                    .optional()?;
+                Ok((name, self.with_metrics(row.into_iter().collect())?.pop()))
+            })
+            .collect()
+    }
+
+    /// One run by its number.
+    pub fn run(&self, number: u64) -> Result<Option<RunRow>, HistoryError> {
+        let sql = format!("{SELECT_RUN} WHERE number = ?1");
+        let row = self
+            .conn
+            .query_row(&sql, params![int(number)], run_row)
+            .optional()?;
+        Ok(self.with_metrics(row.into_iter().collect())?.pop())
+    }
+
+    fn with_metrics(&self, rows: Vec<RunRow>) -> Result<Vec<RunRow>, HistoryError> {
+        rows.into_iter()
+            .map(|mut row| {
+                row.metrics = self.metrics_of(row.number)?;
+                Ok(row)
+            })
+            .collect()
+    }
+
+    fn metrics_of(&self, run: u64) -> Result<Vec<MetricRecord>, HistoryError> {
+        let mut query = self
+            .conn
+            .prepare_cached("SELECT record FROM metrics WHERE run = ?1 ORDER BY rowid")?;
+        let records = query
+            .query_map(params![int(run)], |row| row.get::<_, String>(0))?
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(records
+            .iter()
+            .filter_map(|r| serde_json::from_str(r).ok())
+            .collect())
+    }
+}
+
+/// SQLite's integers are signed.
+fn int(n: u64) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
+}
+
+const SELECT_RUN: &str = "SELECT number, run_id, runbook, runbook_path, target, parameters, status,
+    started, finished, wall_ms, virtual_ms, failed_step, error, commit_id FROM runs";
+
+fn run_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<RunRow> {
+    let count = |i: usize| -> rusqlite::Result<u64> {
+        Ok(u64::try_from(row.get::<_, i64>(i)?).unwrap_or_default())
+    };
+    Ok(RunRow {
+        number: count(0)?,
+        run_id: row.get(1)?,
+        runbook: row.get(2)?,
+        runbook_path: row.get(3)?,
+        target: row.get(4)?,
+        parameters: row.get(5)?,
+        status: row.get(6)?,
+        started: row.get(7)?,
+        finished: row.get(8)?,
+        wall_ms: count(9)?,
+        virtual_ms: count(10)?,
+        failed_step: row.get(11)?,
+        error: row.get(12)?,
+        commit: row.get(13)?,
+        metrics: Vec::new(),
+    })
+}
+
+/// The innermost failing step of a run, `outer > inner`.
+fn failed_step(steps: &[StepRecord]) -> Option<String> {
+    use crate::report::Outcome;
+    let failed = steps.iter().find(|s| s.status != Outcome::Passed)?;
+    Some(match failed_step(&failed.steps) {
+        Some(inner) => format!("{} > {inner}", failed.name),
+        None => failed.name.clone(),
+    })
+}

@@ -1,0 +1,197 @@
+//! A run as Prometheus metrics in the text exposition format: what node_exporter's textfile
+//! collector reads (`--metrics-file`) and what a Pushgateway takes (`--pushgateway`). Every
+//! series is a gauge labelled with the runbook; a metric family is written once, with all its
+//! series together, as the format requires.
+
+use std::fmt::Write as _;
+
+use super::{Outcome, Report, RunStatus};
+
+/// One family: its name, help and samples (labels, value).
+struct Family {
+    name: &'static str,
+    help: &'static str,
+    samples: Vec<(Vec<(String, String)>, f64)>,
+}
+
+/// Label names a script's own metric labels may not use: the exposition gives them meaning.
+pub const RESERVED_LABELS: &[&str] = &[
+    "runbook", "name", "unit", "step", "status", "job", "instance",
+];
+
+/// The run's metrics; `finished` is the wall-clock Unix time it ended.
+pub fn to_prometheus_text(report: &Report, finished: f64) -> String {
+    let runbook = || vec![("runbook".to_string(), report.runbook.clone())];
+    let passed = report.status == RunStatus::Passed;
+    let mut families = vec![
+        Family {
+            name: "runbook_run_success",
+            help: "1 if the last run passed, 0 if it failed or was interrupted.",
+            samples: vec![(runbook(), f64::from(u8::from(passed)))],
+        },
+        Family {
+            name: "runbook_run_duration_seconds",
+            help: "Wall-clock time of the last run.",
+            samples: vec![(runbook(), seconds(report.wall_ms))],
+        },
+        Family {
+            name: "runbook_run_virtual_duration_seconds",
+            help: "Time of the last run on its own clock (virtual on the lab twin).",
+            samples: vec![(runbook(), seconds(report.virtual_ms))],
+        },
+        Family {
+            name: "runbook_run_timestamp_seconds",
+            help: "When the last run ended, as a Unix time.",
+            samples: vec![(runbook(), finished)],
+        },
+        Family {
+            name: "runbook_cleanups_left_behind",
+            help: "Cleanups of the last run that did not finish: what it may have left behind.",
+            samples: vec![(runbook(), report.left_behind().len() as f64)],
+        },
+    ];
+    if passed {
+        families.push(Family {
+            name: "runbook_last_success_timestamp_seconds",
+            help: "When the last passing run ended, as a Unix time.",
+            samples: vec![(runbook(), finished)],
+        });
+    }
+    let mut status = Family {
+        name: "runbook_step_status",
+        help: "1 for the status each step of the last run ended with, 0 for the others.",
+        samples: Vec::new(),
+    };
+    let mut duration = Family {
+        name: "runbook_step_duration_seconds",
+        help: "Wall-clock time of each step of the last run.",
+        samples: Vec::new(),
+    };
+    for (path, step) in report.flat_steps() {
+        let step_labels = || {
+            let mut labels = runbook();
+            labels.push(("step".to_string(), path.join(" > ")));
+            labels
+        };
+        for (name, outcome) in [
+            ("passed", Outcome::Passed),
+            ("failed", Outcome::Failed),
+            ("interrupted", Outcome::Interrupted),
+        ] {
+            let mut labels = step_labels();
+            labels.push(("status".to_string(), name.to_string()));
+            status
+                .samples
+                .push((labels, f64::from(u8::from(step.status == outcome))));
+        }
+        duration
+            .samples
+            .push((step_labels(), seconds(step.wall_ms)));
+    }
+    families.push(status);
+    families.push(duration);
+    let mut measured = Family {
+        name: "runbook_metric",
+        help: "A value the last run measured with metric(), by name.",
+        samples: Vec::new(),
+    };
+    let mut within = Family {
+        name: "runbook_metric_ok",
+        help: "1 if a measured value was within its bounds and baseline, 0 if not.",
+        samples: Vec::new(),
+    };
+    for metric in &report.metrics {
+        let mut labels = runbook();
+        labels.push(("name".to_string(), metric.name.clone()));
+        if let Some(unit) = &metric.unit {
+            labels.push(("unit".to_string(), unit.clone()));
+        }
+        labels.push(("step".to_string(), metric.step.join(" > ")));
+        labels.extend(metric.labels.iter().map(|(k, v)| (k.clone(), v.clone())));
+        within
+            .samples
+            .push((labels.clone(), f64::from(u8::from(metric.ok))));
+        measured.samples.push((labels, metric.value));
+    }
+    if !measured.samples.is_empty() {
+        families.push(measured);
+        families.push(within);
+    }
+    let mut out = String::new();
+    for family in families.iter().filter(|f| !f.samples.is_empty()) {
+        let _ = writeln!(out, "# HELP {} {}", family.name, family.help);
+        let _ = writeln!(out, "# TYPE {} gauge", family.name);
+        for (labels, value) in &family.samples {
+            let labels: Vec<String> = labels
+                .iter()
+                .map(|(k, v)| format!("{k}=\"{}\"", escape(v)))
+                .collect();
+            let _ = writeln!(
+                out,
+                "{}{{{}}} {}",
+                family.name,
+                labels.join(","),
+                number(*value)
+            );
+        }
+    }
+    out
+}
+
+fn seconds(ms: u64) -> f64 {
+    ms as f64 / 1000.0
+}
+
+/// A sample value: integers without a fraction, `NaN` and `+Inf` as the format spells them.
+fn number(value: f64) -> String {
+    if value.is_nan() {
+        "NaN".to_string()
+    } else if value.is_infinite() {
+        if value > 0.0 { "+Inf" } else { "-Inf" }.to_string()
+    } else {
+        format!("{value}")
+    }
+}
+
+/// A label value: backslash, double quote and newline escaped.
+fn escape(value: &str) -> String {
+    value
+        .replace('\\', "\\\\")
+        .replace('"', "\\\"")
+        .replace('\n', "\\n")
+}
+
+/// Prometheus' label name rule, less the `__` prefix it keeps for itself.
+pub fn is_label_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+        && !name.starts_with("__")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn label_values_are_escaped() {
+        assert_eq!(escape("a\"b\\c\nd"), "a\\\"b\\\\c\\nd");
+    }
+
+    #[test]
+    fn label_names_follow_prometheus() {
+        assert!(is_label_name("gpu_index"));
+        assert!(!is_label_name("9lives"));
+        assert!(!is_label_name("__name"));
+        assert!(!is_label_name("a-b"));
+    }
+
+    #[test]
+    fn values_are_written_as_the_format_reads_them() {
+        assert_eq!(number(1.0), "1");
+        assert_eq!(number(0.514), "0.514");
+        assert_eq!(number(f64::INFINITY), "+Inf");
+    }
+}
