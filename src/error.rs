@@ -74,6 +74,8 @@ pub enum Error {
     Journal(#[source] crate::journal::JournalError),
     #[error(transparent)]
     History(crate::history::HistoryError),
+    #[error(transparent)]
+    Push(crate::clients::pushgateway::PushError),
     #[error("cannot start the async runtime")]
     Runtime(#[source] std::io::Error),
     #[error("the run stopped unexpectedly: {0}")]

@@ -4,7 +4,7 @@
 //! - [`cli`]: clap definitions and the plain configs made from them
 //! - [`app`]: one file per subcommand, wiring clock, engine and reporters
 //! - [`script`]: the Rhai host (steps, cleanups, waits, assertions, snapshots, imports)
-//! - [`report`]: live output, JSON reports and JUnit XML
+//! - [`report`]: live output, JSON reports, JUnit XML, Prometheus text, Markdown summaries
 //! - [`bindings`]: thin Rhai modules over the clients
 //! - [`clients`]: typed clients for Kubernetes and AWS
 //! - [`sim`]: the lab twin (speaks the real wire protocols on loopback)

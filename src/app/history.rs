@@ -3,7 +3,10 @@
 
 use super::AppResult;
 use super::run_history::history_dir;
-use crate::cli::{HistoryCheckArgs, HistoryCommandArgs, HistoryListArgs, HistorySubcommand};
+use crate::cli::{
+    HistoryCheckArgs, HistoryCommandArgs, HistoryDiffArgs, HistoryListArgs, HistorySubcommand,
+    HistoryTrendArgs,
+};
 use crate::clock::calendar::{parse_rfc3339_utc, rfc3339_utc};
 use crate::error::{Error, Exit};
 use crate::history::{self, History, RunRow};
@@ -19,6 +22,8 @@ pub(crate) fn execute(args: &HistoryCommandArgs) -> AppResult {
     match &args.command {
         None => list(&args.list, &dir),
         Some(HistorySubcommand::Check(check_args)) => check(check_args, &dir),
+        Some(HistorySubcommand::Diff(diff_args)) => diff(diff_args, &dir),
+        Some(HistorySubcommand::Trend(trend_args)) => trend(trend_args, &dir),
     }
 }
 
@@ -140,4 +145,75 @@ fn check(args: &HistoryCheckArgs, dir: &std::path::Path) -> AppResult {
         );
     }
     Ok(if stale { Exit::Failed } else { Exit::Passed })
+}
+
+/// The history in `dir`, which must hold runs already (diff and trend have nothing to say
+/// otherwise).
+fn existing(dir: &std::path::Path) -> Result<History, Error> {
+    if !dir.join(history::FILE_NAME).exists() {
+        return Err(Error::Usage(format!(
+            "no history in {} yet (`runbook run` keeps each run there; --history names another folder)",
+            dir.display()
+        )));
+    }
+    History::open(dir).map_err(Error::History)
+}
+
+fn diff(args: &HistoryDiffArgs, dir: &std::path::Path) -> AppResult {
+    let history = existing(dir)?;
+    let report = |number: u64| -> Result<serde_json::Value, Error> {
+        history
+            .report(number)
+            .map_err(Error::History)?
+            .ok_or_else(|| {
+                Error::Usage(format!(
+                    "no run {number} in {}; `runbook history` lists the runs kept",
+                    history.path().display()
+                ))
+            })
+    };
+    let (a, b) = (report(args.run_a)?, report(args.run_b)?);
+    print!("{}", history::diff_text((args.run_a, &a), (args.run_b, &b)));
+    Ok(Exit::Passed)
+}
+
+fn trend(args: &HistoryTrendArgs, dir: &std::path::Path) -> AppResult {
+    use std::io::IsTerminal as _;
+    let history = existing(dir)?;
+    let runbook = args.runbook.as_deref().map(history::absolute);
+    let limit = usize::try_from(args.limit).unwrap_or(usize::MAX);
+    let rows = history
+        .metric_history(runbook.as_deref(), &args.metric, limit)
+        .map_err(Error::History)?;
+    if rows.is_empty() {
+        return Err(Error::Usage(format!(
+            "no values of metric `{}` in {}; `runbook history --json` shows the metrics each run recorded",
+            args.metric,
+            history.path().display()
+        )));
+    }
+    let series = history::series(rows);
+    if args.json {
+        let json: Vec<serde_json::Value> = series
+            .iter()
+            .map(|s| {
+                serde_json::json!({
+                    "runbook": s.runbook, "step": s.step, "labels": s.labels, "unit": s.unit,
+                    "points": s.points.iter().map(|(run, value, ok, baseline)| serde_json::json!({
+                        "run": run, "value": value, "ok": ok, "baseline": baseline,
+                    })).collect::<Vec<_>>(),
+                })
+            })
+            .collect();
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&json).unwrap_or_default()
+        );
+    } else {
+        print!(
+            "{}",
+            history::trend_text(&args.metric, &series, std::io::stdout().is_terminal())
+        );
+    }
+    Ok(Exit::Passed)
 }

@@ -46,7 +46,7 @@ pub fn install_panic_hook() {
 pub fn main() -> i32 {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Run(args) => run::execute(args),
+        Command::Run(args) => run::execute(*args),
         Command::Check(args) => check::execute(&args),
         Command::Eval(args) => eval::execute(&args),
         Command::Docs(args) => docs::execute(&args),

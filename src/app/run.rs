@@ -7,11 +7,12 @@ use std::sync::Arc;
 use super::run_history::{RunHistory, history_dir, unix_now, write_metrics_file};
 use super::{AppResult, preflight, runtime, signals, target};
 use crate::cli::{JournalArgs, Progress, RunArgs, RunConfig};
+use crate::clients::pushgateway::Pushgateway;
 use crate::error::Error;
 use crate::journal::{self, Journal, Record};
 use crate::report::{
-    LiveSink, PlainSink, Report, Sink, SummaryContext, left_behind_text, to_junit_xml,
-    to_markdown_summary,
+    LiveSink, PlainSink, Report, Sink, SummaryContext, for_pushgateway, left_behind_text,
+    to_junit_xml, to_markdown_summary,
 };
 use crate::script::{self, Host, HostConfig, Interrupt, RunOptions};
 
@@ -29,6 +30,13 @@ pub(crate) fn execute(args: RunArgs) -> AppResult {
         what: "the runbook".into(),
         source,
     })?;
+    // A Pushgateway URL that cannot work fails here, before anything runs.
+    let pushgateway = config
+        .pushgateway
+        .as_deref()
+        .map(Pushgateway::new)
+        .transpose()
+        .map_err(|e| Error::Usage(format!("{e} (nothing has run)")))?;
     let runtime = runtime::build()?;
     let target = target::connect(&runtime, &config.target, config.clock)?;
     let runbook = config.file.display().to_string();
@@ -101,6 +109,11 @@ pub(crate) fn execute(args: RunArgs) -> AppResult {
         metrics_file: config.metrics_file.clone(),
         summary: config.summary.clone(),
         history: history.clone(),
+        push: pushgateway.map(|gateway| Push {
+            gateway,
+            job: config.pushgateway_job.clone(),
+            runtime: runtime.handle().clone(),
+        }),
     };
     let on_abort = outputs.clone();
     signals::watch(&runtime, host.clone(), move |report| {
@@ -229,6 +242,45 @@ struct Outputs {
     metrics_file: Option<std::path::PathBuf>,
     summary: Option<std::path::PathBuf>,
     history: Option<RunHistory>,
+    push: Option<Push>,
+}
+
+/// Where the run's metrics are pushed.
+#[derive(Clone)]
+struct Push {
+    gateway: Pushgateway,
+    job: String,
+    runtime: tokio::runtime::Handle,
+}
+
+impl Push {
+    /// The run's group, then (a passing run) its last-success group. On a thread of its own:
+    /// an aborted run writes its outputs from inside the runtime.
+    fn send(
+        &self,
+        report: &Report,
+        finished: f64,
+    ) -> Result<(), crate::clients::pushgateway::PushError> {
+        let (metrics, last_success) = for_pushgateway(report, finished);
+        let runbook = report.runbook.as_str();
+        std::thread::scope(|scope| {
+            scope
+                .spawn(|| {
+                    self.runtime.block_on(async {
+                        self.gateway
+                            .put(&self.job, &[("runbook", runbook)], metrics)
+                            .await?;
+                        if let Some(body) = last_success {
+                            let group = [("runbook", runbook), ("kind", "last_success")];
+                            self.gateway.put(&self.job, &group, body).await?;
+                        }
+                        Ok(())
+                    })
+                })
+                .join()
+                .unwrap_or(Ok(()))
+        })
+    }
 }
 
 impl Outputs {
@@ -265,6 +317,16 @@ impl Outputs {
                     error.render().trim_start_matches("error: ")
                 ),
             }
+        }
+        if let Some(push) = &self.push
+            && let Err(error) = push.send(report, finished)
+        {
+            // The run is over; monitoring that missed it is said loudly, not turned into a
+            // failed drill.
+            eprint!(
+                "warning: the run's metrics were not pushed: {}",
+                Error::Push(error).render().trim_start_matches("error: ")
+            );
         }
         let summary = self.summary.is_some() || std::env::var_os("GITHUB_STEP_SUMMARY").is_some();
         if summary {

@@ -19,7 +19,7 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run a runbook: steps with a live view, cleanups, snapshots, reports.
-    Run(RunArgs),
+    Run(Box<RunArgs>),
     /// Parse runbooks and resolve their imports without running them; report every error.
     Check(CheckArgs),
     /// Evaluate a snippet with every module loaded and print the result.
@@ -57,6 +57,32 @@ pub enum HistorySubcommand {
     /// Exit 1 when a runbook's last passing run ended longer ago than --max-age, or it has
     /// none: a missed or dropped schedule fails too. Every runbook in the history, or FILE's.
     Check(HistoryCheckArgs),
+    /// What changed between two kept runs: status, steps, metrics, snapshot drift.
+    Diff(HistoryDiffArgs),
+    /// A metric's values run by run (a sparkline on a terminal), per step and labels.
+    Trend(HistoryTrendArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct HistoryDiffArgs {
+    /// The earlier run's number (the RUN column of `runbook history`).
+    pub run_a: u64,
+    /// The later run's number.
+    pub run_b: u64,
+}
+
+#[derive(Debug, Args)]
+pub struct HistoryTrendArgs {
+    /// The metric's name (`nccl_avg_busbw`).
+    pub metric: String,
+    /// Only the runs of this runbook (its file).
+    pub runbook: Option<PathBuf>,
+    /// How many values, the newest.
+    #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=100_000))]
+    pub limit: u64,
+    /// Print the series as JSON.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Args)]
@@ -194,6 +220,19 @@ pub struct RunArgs {
     /// $GITHUB_STEP_SUMMARY when that is set).
     #[arg(long, value_name = "PATH")]
     pub summary: Option<PathBuf>,
+    /// Push the run's metrics to this Prometheus Pushgateway (http://HOST:PORT), grouped by
+    /// job and runbook; a passing run's time also goes to a group of its own, which a failing
+    /// run's push leaves alone.
+    #[arg(long, value_name = "URL")]
+    pub pushgateway: Option<String>,
+    /// The job the Pushgateway groups the run's metrics under.
+    #[arg(
+        long,
+        value_name = "NAME",
+        default_value = "runbook",
+        requires = "pushgateway"
+    )]
+    pub pushgateway_job: String,
     /// Write the run's metrics in Prometheus' text format to PATH, for node_exporter's
     /// textfile collector (written to a temporary file and renamed: never read half-written).
     #[arg(long, value_name = "PATH")]

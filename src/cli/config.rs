@@ -25,6 +25,8 @@ pub struct RunConfig {
     pub history: super::args::HistoryArgs,
     pub metrics_file: Option<PathBuf>,
     pub summary: Option<PathBuf>,
+    pub pushgateway: Option<String>,
+    pub pushgateway_job: String,
     /// What `read_text` may read: the runbook's folder, the snapshot folder, `--allow-read`.
     pub read: ReadSandbox,
     /// `--set` keys whose value came from a file, with the `@path` given: reports show that,
@@ -64,6 +66,8 @@ impl RunConfig {
             history: args.history,
             metrics_file: args.metrics_file,
             summary: args.summary,
+            pushgateway: args.pushgateway,
+            pushgateway_job: args.pushgateway_job,
         })
     }
 }

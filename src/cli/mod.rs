@@ -5,7 +5,8 @@ mod config;
 
 pub use args::{
     CheckArgs, Cli, ClockKind, Command, DocsArgs, EvalArgs, HistoryArgs, HistoryCheckArgs,
-    HistoryCommandArgs, HistoryListArgs, HistorySubcommand, JournalArgs, LabCommand, Progress,
-    ReadArgs, RecoverArgs, ReplArgs, RunArgs, ServeArgs, TargetArgs,
+    HistoryCommandArgs, HistoryDiffArgs, HistoryListArgs, HistorySubcommand, HistoryTrendArgs,
+    JournalArgs, LabCommand, Progress, ReadArgs, RecoverArgs, ReplArgs, RunArgs, ServeArgs,
+    TargetArgs,
 };
 pub use config::{RunConfig, Sets, parse_sets, snapshot_dir_for};

@@ -2,13 +2,17 @@
 //! baselines are judged against, and what `runbook history` reads.
 
 mod baseline;
+mod diff;
 mod error;
 mod key;
 mod store;
 mod table;
+mod trend;
 
 pub use baseline::judge;
+pub use diff::diff_text;
 pub use error::HistoryError;
 pub use key::{absolute, run_key};
 pub use store::{FILE_NAME, History, MetricId, NewRun, RunKey, RunRow};
 pub use table::runs_table;
+pub use trend::{Series, series, trend_text};

@@ -334,6 +334,52 @@ impl History {
             .collect()
     }
 
+    /// Every recorded value of metric `name` (of one runbook, or of all), oldest run first:
+    /// (run number, runbook as named, the record).
+    pub fn metric_history(
+        &self,
+        runbook_path: Option<&str>,
+        name: &str,
+        limit: usize,
+    ) -> Result<Vec<(u64, String, MetricRecord)>, HistoryError> {
+        let mut query = self.conn.prepare(
+            "SELECT m.run, r.runbook, m.record FROM metrics m JOIN runs r ON r.number = m.run
+             WHERE m.name = ?1 AND (?2 IS NULL OR r.runbook_path = ?2)
+             ORDER BY m.run DESC, m.rowid DESC LIMIT ?3",
+        )?;
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let mut rows = query
+            .query_map(params![name, runbook_path, limit], |row| {
+                Ok((
+                    row.get::<_, i64>(0)?,
+                    row.get::<_, String>(1)?,
+                    row.get::<_, String>(2)?,
+                ))
+            })?
+            .collect::<Result<Vec<_>, _>>()?
+            .into_iter()
+            .filter_map(|(run, runbook, record)| {
+                let record = serde_json::from_str(&record).ok()?;
+                Some((u64::try_from(run).unwrap_or_default(), runbook, record))
+            })
+            .collect::<Vec<_>>();
+        rows.reverse();
+        Ok(rows)
+    }
+
+    /// A run's whole report as it was written, as JSON.
+    pub fn report(&self, number: u64) -> Result<Option<serde_json::Value>, HistoryError> {
+        let text: Option<String> = self
+            .conn
+            .query_row(
+                "SELECT report FROM runs WHERE number = ?1",
+                params![int(number)],
+                |row| row.get(0),
+            )
+            .optional()?;
+        Ok(text.and_then(|t| serde_json::from_str(&t).ok()))
+    }
+
     /// One run by its number.
     pub fn run(&self, number: u64) -> Result<Option<RunRow>, HistoryError> {
         let sql = format!("{SELECT_RUN} WHERE number = ?1");

@@ -26,7 +26,7 @@ pub use model::{
     StepRecord,
 };
 pub use plain::{PlainSink, PrintSink};
-pub use prometheus::{RESERVED_LABELS, is_label_name, to_prometheus_text};
+pub use prometheus::{RESERVED_LABELS, for_pushgateway, is_label_name, to_prometheus_text};
 pub use redact::{MASK, MAX_REPORT_STRING, Secrets, bounded};
 pub use sparkline::sparkline;
 pub use summary::{MAX_SUMMARY_BYTES, SummaryContext, readable_millis, to_markdown_summary};

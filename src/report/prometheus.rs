@@ -21,7 +21,31 @@ pub const RESERVED_LABELS: &[&str] = &[
 
 /// The run's metrics; `finished` is the wall-clock Unix time it ended.
 pub fn to_prometheus_text(report: &Report, finished: f64) -> String {
-    let runbook = || vec![("runbook".to_string(), report.runbook.clone())];
+    render(&families(report, finished, true))
+}
+
+/// What a run pushes to a Pushgateway: its metrics for the group `runbook=<runbook>` (the
+/// grouping key gives them that label, so the series here do not carry it, as the Pushgateway
+/// requires), and on success `runbook_last_success_timestamp_seconds` alone, for a group of
+/// its own that a failed run's push does not replace.
+pub fn for_pushgateway(report: &Report, finished: f64) -> (String, Option<String>) {
+    let (last, rest): (Vec<Family>, Vec<Family>) = families(report, finished, false)
+        .into_iter()
+        .partition(|f| f.name == LAST_SUCCESS);
+    let last = (!last.is_empty()).then(|| render(&last));
+    (render(&rest), last)
+}
+
+const LAST_SUCCESS: &str = "runbook_last_success_timestamp_seconds";
+
+fn families(report: &Report, finished: f64, runbook_label: bool) -> Vec<Family> {
+    let runbook = || {
+        if runbook_label {
+            vec![("runbook".to_string(), report.runbook.clone())]
+        } else {
+            Vec::new()
+        }
+    };
     let passed = report.status == RunStatus::Passed;
     let mut families = vec![
         Family {
@@ -52,7 +76,7 @@ pub fn to_prometheus_text(report: &Report, finished: f64) -> String {
     ];
     if passed {
         families.push(Family {
-            name: "runbook_last_success_timestamp_seconds",
+            name: LAST_SUCCESS,
             help: "When the last passing run ended, as a Unix time.",
             samples: vec![(runbook(), finished)],
         });
@@ -117,6 +141,10 @@ pub fn to_prometheus_text(report: &Report, finished: f64) -> String {
         families.push(measured);
         families.push(within);
     }
+    families
+}
+
+fn render(families: &[Family]) -> String {
     let mut out = String::new();
     for family in families.iter().filter(|f| !f.samples.is_empty()) {
         let _ = writeln!(out, "# HELP {} {}", family.name, family.help);
@@ -126,13 +154,17 @@ pub fn to_prometheus_text(report: &Report, finished: f64) -> String {
                 .iter()
                 .map(|(k, v)| format!("{k}=\"{}\"", escape(v)))
                 .collect();
-            let _ = writeln!(
-                out,
-                "{}{{{}}} {}",
-                family.name,
-                labels.join(","),
-                number(*value)
-            );
+            if labels.is_empty() {
+                let _ = writeln!(out, "{} {}", family.name, number(*value));
+            } else {
+                let _ = writeln!(
+                    out,
+                    "{}{{{}}} {}",
+                    family.name,
+                    labels.join(","),
+                    number(*value)
+                );
+            }
         }
     }
     out

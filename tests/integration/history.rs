@@ -122,6 +122,54 @@ fn a_network_that_slows_from_run_8_fails_the_baseline_from_run_8() {
             );
         }
     }
+    // What changed from the last good run to the first bad one.
+    let diff = Runbook::new()
+        .args(["history", "diff", "7", "8", "--history"])
+        .arg(dir.path())
+        .run()
+        .expect_code(0)
+        .stdout();
+    assert!(
+        diff.starts_with("run 7 (passed) -> run 8 (failed)\nparameters: the same\n"),
+        "{diff}"
+    );
+    assert!(
+        diff.contains(
+            "\n  NCCL all-reduce: passed -> failed: metric `nccl_avg_busbw` = 0.275 GB/s is worse"
+        ),
+        "{diff}"
+    );
+    assert!(diff.contains("\n  teardown: passed -> not run\n"), "{diff}");
+    assert!(
+        diff.contains("\n  nccl_avg_busbw [NCCL all-reduce]: 0.506 GB/s -> 0.275 GB/s (-4"),
+        "{diff}"
+    );
+    // The series, run by run (no sparkline: this is not a terminal).
+    let trend = Runbook::new()
+        .args([
+            "history",
+            "trend",
+            "nccl_avg_busbw",
+            "runbooks/gpu-lab.rhai",
+            "--history",
+        ])
+        .arg(dir.path())
+        .run()
+        .expect_code(0)
+        .stdout();
+    let series = trend
+        .split("nccl_avg_busbw (GB/s) in ")
+        .find(|s| s.starts_with("runbooks/gpu-lab.rhai, step NCCL all-reduce\n"))
+        .unwrap_or_else(|| panic!("the NCCL step's series in:\n{trend}"));
+    assert_eq!(series.lines().count(), 11, "{series}");
+    assert!(
+        series.contains("\n      8 !      0.275  worse than the median 0.506 of runs 1-7\n"),
+        "{series}"
+    );
+    assert!(
+        series.contains("\n      5        0.506  within the median 0.506\n"),
+        "{series}"
+    );
     let none = Runbook::new()
         .args(["history", "runbooks/verify.rhai", "--history"])
         .arg(dir.path())
@@ -138,11 +186,27 @@ fn a_network_that_slows_from_run_8_fails_the_baseline_from_run_8() {
 fn the_metrics_textfile_holds_the_run_its_steps_and_its_metrics() {
     let dir = tempfile::tempdir().expect("temp dir");
     let file = dir.path().join("runbook.prom");
+    let junit = dir.path().join("junit.xml");
     drill(
         dir.path(),
-        &["--metrics-file", file.to_str().expect("utf-8 path")],
+        &[
+            "--metrics-file",
+            file.to_str().expect("utf-8 path"),
+            "--junit",
+            junit.to_str().expect("utf-8 path"),
+        ],
     )
     .expect_code(0);
+    // JUnit carries each step's metrics as properties of its test case.
+    let xml = std::fs::read_to_string(&junit).expect("the JUnit file was written");
+    let case = xml
+        .find("<testcase name=\"NCCL all-reduce\"")
+        .expect("the NCCL step's test case");
+    let case = &xml[case..case + xml[case..].find("</testcase>").expect("closed")];
+    assert!(
+        case.contains("<property name=\"nccl_avg_busbw\" value=\"0.506 GB/s\"/>"),
+        "{case}"
+    );
     let text = std::fs::read_to_string(&file).expect("the textfile was written");
     let leftovers: Vec<_> = std::fs::read_dir(dir.path())
         .expect("readable")
@@ -379,5 +443,169 @@ fn history_check_fails_a_drill_that_has_not_passed_recently_enough() {
             .contains("--now tomorrow: expected an RFC 3339 UTC time"),
         "{}",
         bad.stderr()
+    );
+}
+
+/// A child process killed when the test ends, however it ends.
+struct Server(std::process::Child);
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// The value of the first series `query` answers in Prometheus' HTTP API, once it has one.
+fn query_value(port: u16, query: &str) -> Option<f64> {
+    let encoded: String = query
+        .bytes()
+        .map(|b| match b {
+            b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' | b'_' | b'-' | b'.' => (b as char).to_string(),
+            _ => format!("%{b:02X}"),
+        })
+        .collect();
+    let body = crate::support::http_get(port, &format!("/api/v1/query?query={encoded}"))?;
+    let json: serde_json::Value = serde_json::from_str(&body).ok()?;
+    json["data"]["result"][0]["value"][1].as_str()?.parse().ok()
+}
+
+/// Polls until `query` answers `wanted` (what Prometheus scraped last), for up to 60 s.
+fn wait_for(port: u16, query: &str, wanted: impl Fn(f64) -> bool) -> f64 {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        if let Some(value) = query_value(port, query).filter(|v| wanted(*v)) {
+            return value;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "Prometheus never answered `{query}` as wanted (last: {:?})",
+            query_value(port, query)
+        );
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+}
+
+#[test]
+fn pushed_metrics_reach_prometheus_and_a_failed_run_keeps_the_last_success() {
+    let Some((prometheus, pushgateway)) = crate::support::prometheus_and_pushgateway() else {
+        return;
+    };
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (push_port, prom_port) = (crate::support::free_port(), crate::support::free_port());
+    let _gateway = Server(
+        std::process::Command::new(pushgateway)
+            .arg(format!("--web.listen-address=127.0.0.1:{push_port}"))
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("the Pushgateway starts"),
+    );
+    let config = dir.path().join("prometheus.yml");
+    std::fs::write(
+        &config,
+        format!(
+            "global:\n  scrape_interval: 1s\nscrape_configs:\n  - job_name: pushgateway\n    honor_labels: true\n    static_configs:\n      - targets: ['127.0.0.1:{push_port}']\n"
+        ),
+    )
+    .expect("write");
+    let _prometheus = Server(
+        std::process::Command::new(prometheus)
+            .arg(format!("--config.file={}", config.display()))
+            .arg(format!(
+                "--storage.tsdb.path={}",
+                dir.path().join("tsdb").display()
+            ))
+            .arg(format!("--web.listen-address=127.0.0.1:{prom_port}"))
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("Prometheus starts"),
+    );
+    let runbook = dir.path().join("nightly.rhai");
+    let run = |body: &str| {
+        std::fs::write(&runbook, body).expect("write");
+        Runbook::new()
+            .args([
+                "run",
+                "--progress",
+                "never",
+                "--pushgateway",
+                &format!("http://127.0.0.1:{push_port}"),
+                "--history",
+            ])
+            .arg(dir.path().join("history"))
+            .arg(&runbook)
+            .run()
+    };
+    // The Pushgateway may take a moment to listen.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while crate::support::http_get(push_port, "/-/ready").is_none() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the Pushgateway never became ready"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let passed =
+        run("step(\"measure\", || metric(\"gpu_count\", 2, #{ labels: #{ zone: \"a\" } }));\n");
+    assert_eq!(passed.code(), 0, "{}", passed.stderr());
+    assert!(!passed.stderr().contains("warning"), "{}", passed.stderr());
+    let name = runbook.display().to_string();
+    let selector = format!("{{job=\"runbook\",runbook=\"{name}\"}}");
+    wait_for(prom_port, &format!("runbook_run_success{selector}"), |v| {
+        v == 1.0
+    });
+    let gpus = wait_for(
+        prom_port,
+        &format!("runbook_metric{{name=\"gpu_count\",zone=\"a\",runbook=\"{name}\"}}"),
+        |_| true,
+    );
+    assert_eq!(gpus, 2.0);
+    let last_success = wait_for(
+        prom_port,
+        &format!("runbook_last_success_timestamp_seconds{selector}"),
+        |_| true,
+    );
+
+    let failed = run(
+        "step(\"measure\", || metric(\"gpu_count\", 1, #{ min: 2, labels: #{ zone: \"a\" } }));\n",
+    );
+    assert_eq!(failed.code(), 1, "{}", failed.stderr());
+    wait_for(prom_port, &format!("runbook_run_success{selector}"), |v| {
+        v == 0.0
+    });
+    wait_for(
+        prom_port,
+        &format!("runbook_metric_ok{{name=\"gpu_count\",runbook=\"{name}\"}}"),
+        |v| v == 0.0,
+    );
+    // The failed run replaced its own group, not the last success's.
+    let still = wait_for(
+        prom_port,
+        &format!("runbook_last_success_timestamp_seconds{selector}"),
+        |_| true,
+    );
+    assert_eq!(
+        still, last_success,
+        "a failed run leaves the last success as it was"
+    );
+
+    let refused = Runbook::new()
+        .args([
+            "run",
+            "--progress",
+            "never",
+            "--pushgateway",
+            "https://pushgateway.example:9091",
+        ])
+        .arg(&runbook)
+        .run();
+    assert_eq!(refused.code(), 2, "{}", refused.stderr());
+    assert!(refused.stdout().is_empty(), "nothing ran");
+    assert!(
+        refused.stderr().contains("only http:// is supported"),
+        "{}",
+        refused.stderr()
     );
 }

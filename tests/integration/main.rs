@@ -23,6 +23,7 @@ mod k8s_runbooks;
 mod kubectl;
 mod lab_drill;
 mod moto;
+mod packaging;
 mod parallel;
 mod repl;
 mod snapshots;

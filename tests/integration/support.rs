@@ -400,3 +400,48 @@ pub fn promtool() -> Option<PathBuf> {
     }
     found
 }
+
+/// Prometheus and the Pushgateway (Debian's `prometheus` and `prometheus-pushgateway`), or
+/// None with a message; a failure instead when RUNBOOK_REQUIRE_TOOLS is set (CI).
+pub fn prometheus_and_pushgateway() -> Option<(PathBuf, PathBuf)> {
+    let find = |name: &str| {
+        std::env::var_os("PATH").and_then(|paths| {
+            std::env::split_paths(&paths)
+                .map(|p| p.join(name))
+                .find(|p| p.is_file())
+        })
+    };
+    match (find("prometheus"), find("prometheus-pushgateway")) {
+        (Some(prometheus), Some(pushgateway)) => Some((prometheus, pushgateway)),
+        _ => {
+            let message = "prometheus or prometheus-pushgateway not found on PATH (apt-get install prometheus prometheus-pushgateway)";
+            if std::env::var_os("RUNBOOK_REQUIRE_TOOLS").is_some() {
+                panic!("{message}");
+            }
+            eprintln!("skipped: {message}");
+            None
+        }
+    }
+}
+
+/// A free loopback port (bound and released: good enough for a test's own servers).
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port()
+}
+
+/// The body of `GET http://127.0.0.1:PORT/PATH`, or None if nothing answers there yet.
+pub fn http_get(port: u16, path: &str) -> Option<String> {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).ok()?;
+    stream
+        .set_read_timeout(Some(std::time::Duration::from_secs(5)))
+        .ok()?;
+    write!(stream, "GET {path} HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n").ok()?;
+    let mut response = String::new();
+    stream.read_to_string(&mut response).ok()?;
+    let (head, body) = response.split_once("\r\n\r\n")?;
+    head.starts_with("HTTP/1.").then(|| body.to_string())
+}
