@@ -45,8 +45,24 @@ fn list(args: &HistoryListArgs, dir: &std::path::Path) -> AppResult {
     let runs = history
         .recent(runbook.as_deref(), limit)
         .map_err(Error::History)?;
+    // Flaky within the runs shown.
+    let flaky = history
+        .flaky_steps(runbook.as_deref(), limit)
+        .map_err(Error::History)?;
     if args.json {
-        let json: Vec<serde_json::Value> = runs.iter().map(as_json).collect();
+        let json: Vec<serde_json::Value> = runs
+            .iter()
+            .map(|run| {
+                let mut json = as_json(run);
+                let steps: Vec<&str> = flaky
+                    .iter()
+                    .filter(|f| f.runs.contains(&run.number))
+                    .map(|f| f.step.as_str())
+                    .collect();
+                json["flaky_steps"] = serde_json::json!(steps);
+                json
+            })
+            .collect();
         println!(
             "{}",
             serde_json::to_string_pretty(&json).unwrap_or_default()
@@ -61,7 +77,11 @@ fn list(args: &HistoryListArgs, dir: &std::path::Path) -> AppResult {
             None => println!("no runs in {}", history.path().display()),
         }
     } else {
-        print!("{}", history::runs_table(&runs));
+        print!(
+            "{}{}",
+            history::runs_table(&runs),
+            history::flaky_lines(&flaky)
+        );
     }
     Ok(Exit::Passed)
 }

@@ -52,7 +52,7 @@ impl RunHistory {
     /// Keeps the finished run; answers its number in the history.
     pub(crate) fn keep(&self, report: &Report, finished: f64) -> Result<u64, Error> {
         let key = history::run_key(&self.runbook_file, &self.target, &report.parameters);
-        let commit = std::env::var("GITHUB_SHA").ok().filter(|c| !c.is_empty());
+        let commit = commit_of(&self.runbook_file);
         let mut history = self
             .history
             .lock()
@@ -129,6 +129,34 @@ impl MetricHistory for RunHistory {
             })?;
         Ok(history::judge(record.value, better, spec, &past))
     }
+}
+
+/// The commit the runbook came from: `GITHUB_SHA` in a workflow, else `git rev-parse HEAD`
+/// in the runbook's folder (with `-dirty` when tracked files have changes: such a run is not
+/// the commit's); None outside a repository.
+fn commit_of(runbook_file: &Path) -> Option<String> {
+    if let Some(sha) = std::env::var("GITHUB_SHA").ok().filter(|c| !c.is_empty()) {
+        return Some(sha);
+    }
+    let folder = runbook_file
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let git = |args: &[&str]| {
+        std::process::Command::new("git")
+            .arg("-C")
+            .arg(folder)
+            .args(args)
+            .stderr(std::process::Stdio::null())
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+    };
+    let head = git(&["rev-parse", "HEAD"]).filter(|h| !h.is_empty())?;
+    let dirty =
+        git(&["status", "--porcelain", "--untracked-files=no"]).is_some_and(|s| !s.is_empty());
+    Some(if dirty { format!("{head}-dirty") } else { head })
 }
 
 /// Writes the run's Prometheus metrics to `path` whole: to a temporary file beside it, then

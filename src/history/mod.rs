@@ -13,6 +13,6 @@ pub use baseline::judge;
 pub use diff::diff_text;
 pub use error::HistoryError;
 pub use key::{absolute, run_key};
-pub use store::{FILE_NAME, History, MetricId, NewRun, RunKey, RunRow};
-pub use table::runs_table;
+pub use store::{FILE_NAME, FlakyStep, History, MetricId, NewRun, RunKey, RunRow};
+pub use table::{flaky_lines, runs_table};
 pub use trend::{Series, series, trend_text};

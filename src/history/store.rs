@@ -34,6 +34,20 @@ pub struct MetricId<'a> {
     pub step: &'a str,
 }
 
+/// A step that passed in some runs and failed in others of the same runbook, target and
+/// commit: what changed was not the code, so the step (or what it checks) is flaky.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FlakyStep {
+    pub runbook: String,
+    pub step: String,
+    pub target: String,
+    pub commit: String,
+    pub passed: u32,
+    pub failed: u32,
+    /// The runs in the window where it ran, newest first.
+    pub runs: Vec<u64>,
+}
+
 /// A finished run to keep.
 pub struct NewRun<'a> {
     pub key: &'a RunKey,
@@ -378,6 +392,58 @@ impl History {
             )
             .optional()?;
         Ok(text.and_then(|t| serde_json::from_str(&t).ok()))
+    }
+
+    /// Flaky steps among the last `window` runs (of one runbook, or of all) that know their
+    /// commit; only the innermost of nested flaky steps (a failing step fails its parents).
+    pub fn flaky_steps(
+        &self,
+        runbook_path: Option<&str>,
+        window: usize,
+    ) -> Result<Vec<FlakyStep>, HistoryError> {
+        let mut query = self.conn.prepare(
+            "WITH recent AS (
+                 SELECT number, runbook, runbook_path, target, commit_id FROM runs
+                 WHERE commit_id IS NOT NULL AND (?1 IS NULL OR runbook_path = ?1)
+                 ORDER BY number DESC LIMIT ?2)
+             SELECT r.runbook, s.path, r.target, r.commit_id,
+                    SUM(s.status = 'passed'), SUM(s.status = 'failed'),
+                    GROUP_CONCAT(r.number)
+             FROM steps s JOIN recent r ON r.number = s.run
+             GROUP BY r.runbook_path, r.target, r.commit_id, s.path
+             HAVING SUM(s.status = 'passed') > 0 AND SUM(s.status = 'failed') > 0
+             ORDER BY r.runbook, s.path",
+        )?;
+        let window = i64::try_from(window).unwrap_or(i64::MAX);
+        let found = query
+            .query_map(params![runbook_path, window], |row| {
+                let runs: String = row.get(6)?;
+                let mut runs: Vec<u64> = runs.split(',').filter_map(|n| n.parse().ok()).collect();
+                runs.sort_unstable_by(|a, b| b.cmp(a));
+                Ok(FlakyStep {
+                    runbook: row.get(0)?,
+                    step: row.get(1)?,
+                    target: row.get(2)?,
+                    commit: row.get(3)?,
+                    passed: row.get(4)?,
+                    failed: row.get(5)?,
+                    runs,
+                })
+            })?
+            .collect::<Result<Vec<_>, _>>()?;
+        let innermost = found
+            .iter()
+            .filter(|f| {
+                !found.iter().any(|inner| {
+                    inner.runbook == f.runbook
+                        && inner.commit == f.commit
+                        && inner.target == f.target
+                        && inner.step.starts_with(&format!("{} > ", f.step))
+                })
+            })
+            .cloned()
+            .collect();
+        Ok(innermost)
     }
 
     /// One run by its number.

@@ -4,6 +4,28 @@ use super::store::RunRow;
 use crate::clock::calendar::rfc3339_utc;
 use crate::report::{MetricRecord, readable_millis};
 
+/// The flaky steps under the table: what passed and failed on one commit and target.
+pub fn flaky_lines(flaky: &[super::FlakyStep]) -> String {
+    if flaky.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from("\nflaky (passed and failed on the same commit and target):\n");
+    for f in flaky {
+        let commit: String = f.commit.chars().take(12).collect();
+        let runs: Vec<String> = f.runs.iter().map(u64::to_string).collect();
+        out.push_str(&format!(
+            "  {} > {}: passed {}, failed {} on commit {commit} against {} (runs {})\n",
+            f.runbook,
+            f.step,
+            f.passed,
+            f.failed,
+            f.target,
+            runs.join(", ")
+        ));
+    }
+    out
+}
+
 /// How many of a run's metrics its line shows; `--json` has them all.
 const METRICS_SHOWN: usize = 4;
 

@@ -104,8 +104,14 @@ fn a_network_that_slows_from_run_8_fails_the_baseline_from_run_8() {
         .run()
         .expect_code(0)
         .stdout();
-    let lines: Vec<&str> = table.lines().collect();
+    let lines: Vec<&str> = table.lines().take_while(|l| !l.is_empty()).collect();
     assert_eq!(lines.len(), 5, "a header and 4 runs:\n{table}");
+    // One commit, one target, a step that passed and failed: by the history's lights that is
+    // flaky (it does not know the twin's faults changed).
+    assert!(
+        table.contains("\nflaky (passed and failed on the same commit and target):\n"),
+        "{table}"
+    );
     assert!(lines[0].starts_with("RUN  FINISHED (UTC)"), "{table}");
     for (line, number) in lines[1..].iter().zip([10, 9, 8, 7]) {
         assert!(line.starts_with(&format!("{number:<3}")), "{table}");
@@ -608,4 +614,59 @@ fn pushed_metrics_reach_prometheus_and_a_failed_run_keeps_the_last_success() {
         "{}",
         refused.stderr()
     );
+}
+
+#[test]
+fn a_step_that_passes_and_fails_on_one_commit_and_target_is_marked_flaky() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let history = dir.path().join("history");
+    let runbook = dir.path().join("flaky.rhai");
+    std::fs::write(
+        &runbook,
+        "step(\"check\", || {\n    step(\"flip\", || assert(read_text(\"flip.txt\") == \"pass\", \"it flipped\"));\n    step(\"steady\", || 1);\n});\n",
+    )
+    .expect("write");
+    for (outcome, commit) in [
+        ("pass", "abc1234"),
+        ("fail", "abc1234"),
+        ("pass", "abc1234"),
+        ("fail", "def5678"),
+    ] {
+        std::fs::write(dir.path().join("flip.txt"), outcome).expect("write");
+        let ran = Runbook::new()
+            .args(["run", "--progress", "never", "--history"])
+            .arg(&history)
+            .arg(&runbook)
+            .env("GITHUB_SHA", commit)
+            .run();
+        assert_eq!(
+            ran.code(),
+            if outcome == "pass" { 0 } else { 1 },
+            "{}",
+            ran.stderr()
+        );
+    }
+    let table = Runbook::new()
+        .args(["history", "--history"])
+        .arg(&history)
+        .run()
+        .expect_code(0)
+        .stdout();
+    let flaky: Vec<&str> = table
+        .lines()
+        .skip_while(|l| !l.starts_with("flaky"))
+        .collect();
+    assert_eq!(flaky.len(), 2, "one flaky step, the innermost:\n{table}");
+    assert!(
+        flaky[1].ends_with("flaky.rhai > check > flip: passed 2, failed 1 on commit abc1234 against the embedded lab twin (deployed scenario) (runs 3, 2, 1)"),
+        "{table}"
+    );
+    let runs = history_json(&history);
+    assert_eq!(runs[0]["commit"], "def5678");
+    assert_eq!(
+        runs[0]["flaky_steps"],
+        serde_json::json!([]),
+        "one failure on its own commit is not flaky"
+    );
+    assert_eq!(runs[1]["flaky_steps"], serde_json::json!(["check > flip"]));
 }
