@@ -153,6 +153,8 @@ pub(crate) fn execute(args: RunArgs) -> AppResult {
             .unwrap_or_default();
         if let Some(journal) = &run_journal {
             let _ = journal.append(&Record::End { status });
+            // Best effort: an old journal left behind costs disk, not safety.
+            journal::prune_ended(&state_dir, journal::KEPT_ENDED_RUNS);
         }
     }
     Ok(signals::exit_code(&host, &outcome.report))

@@ -10,5 +10,7 @@ mod writer;
 pub use lock::{Holder, LockError, TargetLock, acquire};
 pub use plan::{Plan, Rule, Undo, plan};
 pub use record::{Record, Scope};
-pub use runs::{RunInfo, latest_unfinished, list_runs, read_journal, state_dir};
+pub use runs::{
+    KEPT_ENDED_RUNS, RunInfo, latest_unfinished, list_runs, prune_ended, read_journal, state_dir,
+};
 pub use writer::{Journal, JournalError};

@@ -105,6 +105,30 @@ pub fn list_runs(state_dir: &Path) -> Vec<RunInfo> {
     runs
 }
 
+/// How many journals of runs that ended (or were recovered) are kept: enough to read back what
+/// recent runs changed; the history keeps every run's report, and a journal read at every
+/// run's start should not grow with a year of nightly drills.
+pub const KEPT_ENDED_RUNS: usize = 50;
+
+/// Removes the journals of ended or recovered runs beyond the newest `keep`; unfinished runs
+/// (what `recover` acts on) are never touched. Answers how many were removed.
+pub fn prune_ended(state_dir: &Path, keep: usize) -> usize {
+    let ended: Vec<RunInfo> = list_runs(state_dir)
+        .into_iter()
+        .filter(|run| !run.unfinished())
+        .collect();
+    let excess = ended.len().saturating_sub(keep);
+    ended
+        .iter()
+        .take(excess)
+        .filter(|run| {
+            run.journal
+                .parent()
+                .is_some_and(|folder| std::fs::remove_dir_all(folder).is_ok())
+        })
+        .count()
+}
+
 /// The newest unfinished run against `target`.
 pub fn latest_unfinished(state_dir: &Path, target: &str) -> Option<RunInfo> {
     list_runs(state_dir)
@@ -117,6 +141,36 @@ pub fn latest_unfinished(state_dir: &Path, target: &str) -> Option<RunInfo> {
 mod tests {
     use super::*;
     use crate::journal::Journal;
+
+    #[test]
+    fn only_the_newest_ended_runs_are_kept_and_unfinished_ones_never_pruned() {
+        let state = tempfile::tempdir().unwrap();
+        for n in 0..5u64 {
+            let journal =
+                Journal::create(&state.path().join("runs").join(format!("r{n}")), false).unwrap();
+            journal
+                .append(&Record::Start {
+                    run_id: format!("r{n}"),
+                    runbook: "d.rhai".into(),
+                    target: "t".into(),
+                    pid: 0,
+                    started_at: n,
+                })
+                .unwrap();
+            // r1 was killed: it has no end, and recover still needs it.
+            if n != 1 {
+                journal
+                    .append(&Record::End {
+                        status: "passed".into(),
+                    })
+                    .unwrap();
+            }
+        }
+        assert_eq!(prune_ended(state.path(), 2), 2);
+        let left: Vec<String> = list_runs(state.path()).into_iter().map(|r| r.id).collect();
+        assert_eq!(left, ["r1", "r3", "r4"]);
+        assert_eq!(prune_ended(state.path(), 2), 0, "nothing more to prune");
+    }
 
     #[test]
     fn a_torn_last_line_is_dropped_and_the_rest_is_read() {

@@ -376,3 +376,22 @@ fn a_kill_at_random_moments_of_the_drill_is_recovered() {
         );
     }
 }
+
+#[test]
+fn only_the_newest_fifty_journals_of_ended_runs_are_kept() {
+    let state = tempfile::tempdir().expect("temp dir");
+    let runbook = state.path().join("tiny.rhai");
+    std::fs::write(&runbook, "step(\"one\", || 1);\n").expect("write");
+    for _ in 0..53 {
+        Runbook::new()
+            .args(["run", "--progress", "never", "--history", "off"])
+            .arg(&runbook)
+            .env("XDG_STATE_HOME", state.path())
+            .run()
+            .expect_code(0);
+    }
+    let runs = std::fs::read_dir(state.path().join("runbook/runs"))
+        .expect("the journals' folder")
+        .count();
+    assert_eq!(runs, 50);
+}
