@@ -26,11 +26,47 @@ pub fn read_journal(path: &Path) -> Result<Vec<Record>, JournalError> {
         path: path.to_path_buf(),
         source,
     })?;
-    Ok(text
-        .split_inclusive('\n')
+    Ok(parse_records(&text))
+}
+
+fn parse_records(text: &str) -> Vec<Record> {
+    text.split_inclusive('\n')
         .filter(|line| line.ends_with('\n'))
         .filter_map(|line| serde_json::from_str(line.trim_end()).ok())
-        .collect())
+        .collect()
+}
+
+/// A journal whose last whole line is its End record, read from its first and last lines
+/// only: every run start and end lists the runs, and a finished run has nothing to undo.
+fn ended_run(text: &str, journal: &Path) -> Option<RunInfo> {
+    let mut lines = text.split_inclusive('\n').filter(|l| l.ends_with('\n'));
+    let first: Record = serde_json::from_str(lines.next()?.trim_end()).ok()?;
+    let last: Record = serde_json::from_str(lines.next_back()?.trim_end()).ok()?;
+    let (
+        Record::Start {
+            run_id,
+            runbook,
+            target,
+            pid,
+            started_at,
+        },
+        Record::End { .. },
+    ) = (first, last)
+    else {
+        return None;
+    };
+    Some(RunInfo {
+        id: run_id,
+        journal: journal.to_path_buf(),
+        runbook,
+        target,
+        pid,
+        started_at,
+        ended: true,
+        recovered: false,
+        mutations: text.matches("\"type\":\"mutation\"").count(),
+        to_undo: Vec::new(),
+    })
 }
 
 /// One run, as its journal tells it.
@@ -72,7 +108,11 @@ pub fn list_runs(state_dir: &Path) -> Vec<RunInfo> {
         .filter_map(Result::ok)
         .filter_map(|entry| {
             let journal = entry.path().join("journal.jsonl");
-            let records = read_journal(&journal).ok()?;
+            let text = std::fs::read_to_string(&journal).ok()?;
+            if let Some(info) = ended_run(&text, &journal) {
+                return Some(info);
+            }
+            let records = parse_records(&text);
             let Some(Record::Start {
                 run_id,
                 runbook,
