@@ -108,8 +108,13 @@ impl Report {
             *path = clean(path);
         }
         for metric in &mut self.metrics {
-            for value in metric.labels.values_mut() {
-                *value = clean(value);
+            for text in metric
+                .labels
+                .values_mut()
+                .chain(metric.step.iter_mut())
+                .chain(metric.unit.iter_mut())
+            {
+                *text = clean(text);
             }
         }
         self.error = self.error.as_deref().map(clean);
@@ -252,7 +257,7 @@ mod tests {
                 unit: None,
                 better: None,
                 labels: [("user".to_string(), "s3cr3t-value".to_string())].into(),
-                step: vec![],
+                step: vec!["login as s3cr3t-value".into()],
                 min: None,
                 max: None,
                 baseline: None,
