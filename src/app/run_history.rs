@@ -131,9 +131,10 @@ impl MetricHistory for RunHistory {
     }
 }
 
-/// The commit the runbook came from: `GITHUB_SHA` in a workflow, else `git rev-parse HEAD`
-/// in the runbook's folder (with `-dirty` when tracked files have changes: such a run is not
-/// the commit's); None outside a repository.
+/// The commit the runbook came from: `GITHUB_SHA` in a workflow, else HEAD of the repository
+/// holding the runbook's folder (with `-dirty` when tracked files have changes: such a run is
+/// not the commit's); None outside a repository. One `git status --porcelain=v2 --branch`
+/// tells both: its `# branch.oid` line and a line per changed file.
 fn commit_of(runbook_file: &Path) -> Option<String> {
     if let Some(sha) = std::env::var("GITHUB_SHA").ok().filter(|c| !c.is_empty()) {
         return Some(sha);
@@ -142,21 +143,30 @@ fn commit_of(runbook_file: &Path) -> Option<String> {
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
-    let git = |args: &[&str]| {
-        std::process::Command::new("git")
-            .arg("-C")
-            .arg(folder)
-            .args(args)
-            .stderr(std::process::Stdio::null())
-            .output()
-            .ok()
-            .filter(|o| o.status.success())
-            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
-    };
-    let head = git(&["rev-parse", "HEAD"]).filter(|h| !h.is_empty())?;
-    let dirty =
-        git(&["status", "--porcelain", "--untracked-files=no"]).is_some_and(|s| !s.is_empty());
-    Some(if dirty { format!("{head}-dirty") } else { head })
+    let status = std::process::Command::new("git")
+        .arg("-C")
+        .arg(folder)
+        .args([
+            "status",
+            "--porcelain=v2",
+            "--branch",
+            "--untracked-files=no",
+        ])
+        .stderr(std::process::Stdio::null())
+        .output()
+        .ok()
+        .filter(|o| o.status.success())?;
+    let text = String::from_utf8_lossy(&status.stdout);
+    let head = text
+        .lines()
+        .find_map(|l| l.strip_prefix("# branch.oid "))
+        .filter(|oid| *oid != "(initial)")?;
+    let dirty = text.lines().any(|l| !l.starts_with('#'));
+    Some(if dirty {
+        format!("{head}-dirty")
+    } else {
+        head.to_string()
+    })
 }
 
 /// Writes the run's Prometheus metrics to `path` whole: to a temporary file beside it, then

@@ -234,30 +234,11 @@ impl History {
         metric: &MetricId<'_>,
         limit: usize,
     ) -> Result<Vec<(u64, f64)>, HistoryError> {
-        let mut query = self.conn.prepare_cached(
-            "SELECT m.run, m.value FROM metrics m JOIN runs r ON r.number = m.run
-             WHERE r.runbook_path = ?1 AND r.target = ?2 AND r.parameters = ?3
-               AND m.name = ?4 AND m.labels = ?5 AND m.step = ?6 AND m.ok = 1
-             ORDER BY m.run DESC LIMIT ?7",
-        )?;
-        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
-        let mut values = query
-            .query_map(
-                params![
-                    key.runbook_path,
-                    key.target,
-                    key.parameters,
-                    metric.name,
-                    metric.labels,
-                    metric.step,
-                    limit
-                ],
-                |row| Ok((row.get::<_, i64>(0)?, row.get::<_, f64>(1)?)),
-            )?
-            .map(|r| r.map(|(run, value)| (u64::try_from(run).unwrap_or_default(), value)))
-            .collect::<Result<Vec<_>, _>>()?;
-        values.reverse();
-        Ok(values)
+        Ok(self
+            .values(key, metric, limit, true)?
+            .into_iter()
+            .map(|(run, value, _)| (run, value))
+            .collect())
     }
 
     /// Metric `metric`'s values in the last `limit` runs of `key` that recorded it, passed or
@@ -268,10 +249,22 @@ impl History {
         metric: &MetricId<'_>,
         limit: usize,
     ) -> Result<Vec<(u64, f64, bool)>, HistoryError> {
+        self.values(key, metric, limit, false)
+    }
+
+    /// The last `limit` values of `metric` in runs of `key` (only those where it passed, with
+    /// `passing_only`), oldest first.
+    fn values(
+        &self,
+        key: &RunKey,
+        metric: &MetricId<'_>,
+        limit: usize,
+        passing_only: bool,
+    ) -> Result<Vec<(u64, f64, bool)>, HistoryError> {
         let mut query = self.conn.prepare_cached(
             "SELECT m.run, m.value, m.ok FROM metrics m JOIN runs r ON r.number = m.run
              WHERE r.runbook_path = ?1 AND r.target = ?2 AND r.parameters = ?3
-               AND m.name = ?4 AND m.labels = ?5 AND m.step = ?6
+               AND m.name = ?4 AND m.labels = ?5 AND m.step = ?6 AND (?8 = 0 OR m.ok = 1)
              ORDER BY m.run DESC LIMIT ?7",
         )?;
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
@@ -284,7 +277,8 @@ impl History {
                     metric.name,
                     metric.labels,
                     metric.step,
-                    limit
+                    limit,
+                    passing_only
                 ],
                 |row| {
                     Ok((

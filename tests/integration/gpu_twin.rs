@@ -299,27 +299,27 @@ fn kubectl_reads_a_sick_gpu_node_and_release_leaves_it_as_it_was() {
 
     // Isolated, the node shows it to kubectl; released, it is exactly as it was.
     let before = service_state(&binary, &lab, node);
-    let runbook = dir.path().join("isolate.rhai");
-    std::fs::write(
-        &runbook,
-        format!(
-            "import \"gpu\" as gpu;\nlet q = gpu::isolate(\"{node}\", \"RESET\");\nprint(q.value);\n"
-        ),
-    )
-    .expect("write");
-    let isolated = Runbook::new()
-        .args([
-            "run",
-            "--aws-endpoint",
-            &endpoint,
-            "--progress",
-            "never",
-            "--kubeconfig",
-        ])
-        .arg(&lab.kubeconfig)
-        .arg(&runbook)
-        .run()
-        .expect_code(0);
+    // A runbook against the served lab, as a user runs one.
+    let run_against_lab = |script: String| {
+        let runbook = dir.path().join("quarantine.rhai");
+        std::fs::write(&runbook, script).expect("write");
+        Runbook::new()
+            .args([
+                "run",
+                "--aws-endpoint",
+                &endpoint,
+                "--progress",
+                "never",
+                "--kubeconfig",
+            ])
+            .arg(&lab.kubeconfig)
+            .arg(&runbook)
+            .run()
+            .expect_code(0)
+    };
+    let isolated = run_against_lab(format!(
+        "import \"gpu\" as gpu;\nlet q = gpu::isolate(\"{node}\", \"RESET\");\nprint(q.value);\n"
+    ));
     assert!(isolated.stdout().contains("RESET"), "{}", isolated.stdout());
     let during = service_state(&binary, &lab, node);
     assert_eq!(during["unschedulable"], true, "{during}");
@@ -339,24 +339,9 @@ fn kubectl_reads_a_sick_gpu_node_and_release_leaves_it_as_it_was() {
         during["annotations"]["runbook.dev/gpu-health"].is_string(),
         "the evidence: {during}"
     );
-    std::fs::write(
-        &runbook,
-        format!("import \"gpu\" as gpu;\nprint(gpu::release(\"{node}\"));\n"),
-    )
-    .expect("write");
-    let released = Runbook::new()
-        .args([
-            "run",
-            "--aws-endpoint",
-            &endpoint,
-            "--progress",
-            "never",
-            "--kubeconfig",
-        ])
-        .arg(&lab.kubeconfig)
-        .arg(&runbook)
-        .run()
-        .expect_code(0);
+    let released = run_against_lab(format!(
+        "import \"gpu\" as gpu;\nprint(gpu::release(\"{node}\"));\n"
+    ));
     assert!(released.stdout().contains("true"), "{}", released.stdout());
     assert_eq!(service_state(&binary, &lab, node), before);
 }

@@ -1,0 +1,30 @@
+//! The twin's nvidia-smi text outputs: `topo -m` as the real tool lays it out, `-q` columns.
+
+use super::super::super::test_support::fixture;
+use super::*;
+
+fn host() -> GpuHost {
+    GpuHost::a10g("node", 5, "Mon Nov 30 04:43:45 2026")
+}
+
+#[test]
+fn topology_has_the_real_layout() {
+    let Some(real) = fixture("nvidia_smi_topo_m_h100_1gpu_590.txt") else {
+        return;
+    };
+    let mut host = host();
+    host.vcpus = 20;
+    assert_eq!(topology(&host), real);
+}
+
+#[test]
+fn query_values_sit_in_one_column() {
+    let text = query(&host(), None);
+    assert!(text.starts_with("\n==============NVSMI LOG==============\n\nTimestamp"));
+    for line in text.lines().filter(|l| l.contains(" : ")) {
+        assert_eq!(line.find(" : "), Some(41), "{line:?}");
+    }
+    assert!(text.contains("    Product Name                          : NVIDIA A10G\n"));
+    assert!(text.contains("        Current                           : N/A\n"));
+    assert!(text.contains("    Processes                             : None\n"));
+}
