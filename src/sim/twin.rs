@@ -31,6 +31,8 @@ pub struct Twin {
     /// How many requests each API has answered (`GET /twin/requests`), for benchmarks that
     /// check a runbook makes only the requests it needs.
     pub requests: RequestCounts,
+    /// The RBAC attributes of every Kubernetes request served (`GET /twin/audit`).
+    pub audit: super::kube::audit::RequestAudit,
 }
 
 #[derive(Default)]
@@ -109,6 +111,7 @@ impl Twin {
                 due: Mutex::new(BTreeMap::new()),
                 this: this.clone(),
                 requests: RequestCounts::default(),
+                audit: Default::default(),
             }
         })
     }

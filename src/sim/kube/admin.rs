@@ -1,5 +1,5 @@
 //! The twin's own endpoints under `/twin/`: read and advance the virtual clock, switch
-//! health-check faults, and count the requests served. Real clusters have no such thing; tests and the REPL use them.
+//! health-check faults, count the requests served and say which kinds they were. Real clusters have no such thing; tests and the REPL use them.
 
 use http::{Method, Response};
 use serde_json::json;
@@ -15,6 +15,11 @@ pub fn handle(twin: &Twin, method: &Method, path: &str, query: &Query) -> Respon
         ("GET", "requests") => {
             let (kubernetes, aws) = twin.requests.totals();
             json_response(200, &json!({"kubernetes": kubernetes, "aws": aws}))
+        }
+        ("GET", "audit") => json_response(200, &twin.audit.to_json()),
+        ("POST", "audit") if query.has("reset") => {
+            twin.audit.clear();
+            json_response(200, &json!([]))
         }
         ("GET", "clock") => json_response(
             200,
@@ -58,7 +63,7 @@ pub fn handle(twin: &Twin, method: &Method, path: &str, query: &Query) -> Respon
         }
         _ => json_response(
             404,
-            &json!({"error": format!("no twin endpoint {method} /twin/{path}; try GET /twin/clock, POST /twin/advance?by=5m, POST /twin/faults?fail=etcd or ?set=aws-throttle=0.2")}),
+            &json!({"error": format!("no twin endpoint {method} /twin/{path}; try GET /twin/clock, GET /twin/audit, POST /twin/advance?by=5m, POST /twin/faults?fail=etcd or ?set=aws-throttle=0.2")}),
         ),
     }
 }

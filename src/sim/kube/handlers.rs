@@ -11,6 +11,7 @@ use serde_json::{Value, json};
 use super::api::{self, ListOptions};
 use super::health;
 use super::patch::PatchType;
+use super::request_info;
 use super::resources::ResourceType;
 use super::routes::{self, Query, ResourcePath, Route};
 use super::selectors::{FieldSelector, LabelSelector};
@@ -49,8 +50,27 @@ fn aggregated_response(twin: &Twin, core: bool) -> Response<Body> {
 pub async fn handle(twin: Arc<Twin>, request: Request<Incoming>) -> Response<Body> {
     let path = request.uri().path().to_string();
     let query = Query::parse(request.uri().query());
+    let attributes = request_info::attributes(request.method().as_str(), &path, &query);
+    let response = serve(twin.clone(), request, &path, query).await;
+    if let Some(attributes) = attributes {
+        if let Some(create) =
+            request_info::created_by_apply(&attributes, response.status().as_u16())
+        {
+            twin.audit.record(create);
+        }
+        twin.audit.record(attributes);
+    }
+    response
+}
+
+async fn serve(
+    twin: Arc<Twin>,
+    request: Request<Incoming>,
+    path: &str,
+    query: Query,
+) -> Response<Body> {
     let aggregated = discovery::wants_aggregated(header(&request, "accept"));
-    match routes::parse(&path) {
+    match routes::parse(path) {
         Route::Version => json_response(200, &discovery::version()),
         Route::CoreVersions if aggregated => aggregated_response(&twin, true),
         Route::CoreVersions => json_response(200, &discovery::core_versions()),
@@ -266,11 +286,13 @@ async fn resource(
                     ),
                 )),
                 Some(kind) => match read_body(request).await {
-                    Ok(body) => twin
-                        .kube(|s| {
-                            api::patch(s, &resource, &namespace, name, kind, &body, sub, dry_run)
-                        })
-                        .map(|o| (200, o)),
+                    // An apply that creates its object answers 201, as the API server does
+                    // (and is authorized as a create too).
+                    Ok(body) => twin.kube(|s| {
+                        let existed = api::get(s, &resource, &namespace, name).is_ok();
+                        api::patch(s, &resource, &namespace, name, kind, &body, sub, dry_run)
+                            .map(|o| (if existed { 200 } else { 201 }, o))
+                    }),
                     Err(e) => Err(e),
                 },
             }

@@ -3,6 +3,7 @@
 
 pub mod admin;
 pub mod api;
+pub mod audit;
 pub mod controllers;
 pub mod defaults;
 pub mod discovery;
@@ -13,6 +14,7 @@ pub mod logs;
 pub mod openapi;
 pub mod patch;
 pub mod programs;
+pub mod request_info;
 pub mod resources;
 pub mod routes;
 pub mod selectors;
