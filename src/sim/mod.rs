@@ -2,6 +2,7 @@
 //! wire protocols on loopback, on a virtual clock. It depends on the clock, the lab's facts
 //! and wire formats only, never on the script host, the bindings or the clients.
 
+pub mod audit;
 pub mod aws;
 pub mod faults;
 pub mod gpu;

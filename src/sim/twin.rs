@@ -10,11 +10,13 @@ use std::time::Duration;
 use crate::clock::{Clock, VirtualClock};
 use crate::lab;
 
+use super::audit::Audit;
 use super::aws::eks_lifecycle::on_timer;
 use super::aws::state::{AwsState, AwsTimer, Rule};
 use super::gpu;
 use super::kube::controllers::{fire_timer, reconcile};
 use super::kube::programs::{self, container_program};
+use super::kube::request_info::RequestAttributes;
 use super::kube::state::{KubeState, Timer, built_in_key};
 use super::scenario::{NodeSpec, clear_cluster, install_addon, node_object, uninstall_addon};
 use crate::lab::reachability::{Endpoint, Peer, SgRule, cidr_contains, reachable};
@@ -32,7 +34,9 @@ pub struct Twin {
     /// check a runbook makes only the requests it needs.
     pub requests: RequestCounts,
     /// The RBAC attributes of every Kubernetes request served (`GET /twin/audit`).
-    pub audit: super::kube::audit::RequestAudit,
+    pub audit: Audit<RequestAttributes>,
+    /// The IAM action of every AWS call served (`GET /twin/audit` on the AWS endpoint).
+    pub aws_audit: Audit<String>,
 }
 
 #[derive(Default)]
@@ -111,7 +115,8 @@ impl Twin {
                 due: Mutex::new(BTreeMap::new()),
                 this: this.clone(),
                 requests: RequestCounts::default(),
-                audit: Default::default(),
+                audit: Audit::default(),
+                aws_audit: Audit::default(),
             }
         })
     }

@@ -11,6 +11,7 @@ mod bad_input;
 mod cli;
 mod core_runbooks;
 mod crash_safe;
+mod cronjob_drill;
 mod gpu_health;
 mod gpu_health_drill;
 mod gpu_twin;

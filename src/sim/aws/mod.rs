@@ -1,5 +1,6 @@
 //! The twin's AWS side: EKS, EC2 and IAM state and the wire protocols the aws CLI and SDKs use.
 
+pub mod actions;
 pub mod ec2;
 pub mod ec2_lifecycle;
 pub mod eks;

@@ -17,7 +17,7 @@ use tokio::net::TcpListener;
 use super::error::AwsError;
 use super::faults::Injected;
 use super::wire::{Xml, escape, form};
-use super::{ec2, eks, iam};
+use super::{actions, ec2, eks, iam};
 use crate::sim::kube::server::{Body, full};
 use crate::sim::twin::Twin;
 
@@ -68,6 +68,37 @@ async fn handle(twin: Arc<Twin>, request: Request<Incoming>) -> Response<Body> {
         }
     };
     let text = String::from_utf8_lossy(&bytes).into_owned();
+    if path == "/twin/audit" {
+        if method == "POST" && query.contains_key("reset") {
+            twin.aws_audit.clear();
+        }
+        let entries: Vec<Value> = twin
+            .aws_audit
+            .entries()
+            .into_iter()
+            .map(|(action, count)| json!({"action": action, "count": count}))
+            .collect();
+        return respond(
+            200,
+            "application/json",
+            Value::Array(entries).to_string(),
+            None,
+        );
+    }
+    if let Some(service) = service.as_deref() {
+        let mut params = query.clone();
+        if service != "eks" {
+            params.extend(form(&text));
+        }
+        if let Some(action) = actions::iam_action(
+            service,
+            &method,
+            &path,
+            params.get("Action").map(String::as_str),
+        ) {
+            twin.aws_audit.record(action);
+        }
+    }
     if path == "/twin/usage" {
         let usage = twin
             .aws(|state| json!({"now_s": state.now.as_secs_f64(), "records": state.meter.records}));

@@ -16,7 +16,14 @@ pub fn handle(twin: &Twin, method: &Method, path: &str, query: &Query) -> Respon
             let (kubernetes, aws) = twin.requests.totals();
             json_response(200, &json!({"kubernetes": kubernetes, "aws": aws}))
         }
-        ("GET", "audit") => json_response(200, &twin.audit.to_json()),
+        ("GET", "audit") => {
+            let entries = twin.audit.entries().into_iter().map(|(attributes, count)| {
+                let mut entry = serde_json::to_value(attributes).unwrap_or_default();
+                entry["count"] = json!(count);
+                entry
+            });
+            json_response(200, &serde_json::Value::Array(entries.collect()))
+        }
         ("POST", "audit") if query.has("reset") => {
             twin.audit.clear();
             json_response(200, &json!([]))

@@ -3,7 +3,6 @@
 
 pub mod admin;
 pub mod api;
-pub mod audit;
 pub mod controllers;
 pub mod defaults;
 pub mod discovery;

@@ -1,0 +1,39 @@
+//! Which kinds of request the twin has served, with how often each came: the RBAC attributes of
+//! Kubernetes requests (`GET /twin/audit` on its API), the IAM actions of AWS calls (the same
+//! path on its AWS endpoint). A test holds a Role or an IAM policy to exactly what a runbook
+//! asked for with them.
+
+use std::collections::BTreeMap;
+use std::sync::{Mutex, MutexGuard, PoisonError};
+
+pub struct Audit<K> {
+    seen: Mutex<BTreeMap<K, u64>>,
+}
+
+impl<K> Default for Audit<K> {
+    fn default() -> Self {
+        Self {
+            seen: Mutex::new(BTreeMap::new()),
+        }
+    }
+}
+
+impl<K: Ord + Clone> Audit<K> {
+    fn seen(&self) -> MutexGuard<'_, BTreeMap<K, u64>> {
+        self.seen.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    pub fn record(&self, key: K) {
+        *self.seen().entry(key).or_default() += 1;
+    }
+
+    /// Every kind of request so far, in a stable order, with its count.
+    pub fn entries(&self) -> Vec<(K, u64)> {
+        self.seen().iter().map(|(k, n)| (k.clone(), *n)).collect()
+    }
+
+    /// Forgets what was served so far (`POST /twin/audit?reset`): a test audits one run.
+    pub fn clear(&self) {
+        self.seen().clear();
+    }
+}

@@ -1,0 +1,433 @@
+//! The in-cluster drill as deploy/kubernetes ships it, against `lab serve`: kubectl 1.35
+//! applies the manifests (and a server-side dry run of them), the CronJob's own command runs
+//! with the ConfigMap's kubeconfig (a token file, as in the pod), and the RBAC rules are held to
+//! the requests the drill made: every request allowed by a rule, every rule used. Its IAM
+//! policy (deploy/aws) is held to the AWS calls the same way.
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::support::{LabServer, Runbook, helm_available, kubectl, repo_root};
+
+/// The non-resource URLs every authenticated identity may GET on a real cluster (the default
+/// ClusterRoles system:discovery and system:public-info-viewer), so no drill role grants them.
+const DEFAULT_NON_RESOURCE_URLS: &[&str] = &[
+    "/api",
+    "/api/*",
+    "/apis",
+    "/apis/*",
+    "/healthz",
+    "/livez",
+    "/openapi",
+    "/openapi/*",
+    "/readyz",
+    "/version",
+    "/version/",
+];
+
+fn yaml_documents(path: &Path) -> Vec<Value> {
+    let text = std::fs::read_to_string(path).expect("readable");
+    text.split("\n---")
+        .map(|doc| serde_saphyr::from_str::<Value>(doc).expect("valid YAML"))
+        .filter(|doc| !doc.is_null())
+        .collect()
+}
+
+fn deploy(file: &str) -> Vec<Value> {
+    yaml_documents(&repo_root().join("deploy/kubernetes").join(file))
+}
+
+/// One rule of a Role (namespace Some) or ClusterRole (None), and whether a request used it.
+struct Grant {
+    namespace: Option<String>,
+    rule: Value,
+    used: bool,
+}
+
+fn strings(value: &Value) -> Vec<&str> {
+    value
+        .as_array()
+        .map(|a| a.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default()
+}
+
+fn allows(grant: &Grant, request: &Value) -> bool {
+    let rule = &grant.rule;
+    let resource = match request["subresource"].as_str() {
+        Some(sub) => format!("{}/{sub}", request["resource"].as_str().unwrap_or_default()),
+        None => request["resource"].as_str().unwrap_or_default().to_string(),
+    };
+    let namespace_ok = match &grant.namespace {
+        None => true,
+        Some(ns) => request["namespace"].as_str() == Some(ns),
+    };
+    let names = strings(&rule["resourceNames"]);
+    namespace_ok
+        && strings(&rule["apiGroups"]).contains(&request["apiGroup"].as_str().unwrap_or_default())
+        && strings(&rule["resources"]).contains(&resource.as_str())
+        && strings(&rule["verbs"]).contains(&request["verb"].as_str().unwrap_or_default())
+        && (names.is_empty() || request["name"].as_str().is_some_and(|n| names.contains(&n)))
+}
+
+/// Every rule of the roles bound to the drill's ServiceAccount.
+fn drill_grants() -> Vec<Grant> {
+    let objects = deploy("rbac.yaml");
+    let bound: Vec<(&str, Option<String>)> = objects
+        .iter()
+        .filter(|o| o["kind"] == "RoleBinding" || o["kind"] == "ClusterRoleBinding")
+        .filter(|o| {
+            o["subjects"].as_array().is_some_and(|s| {
+                s.iter().any(|s| {
+                    s["kind"] == "ServiceAccount"
+                        && s["name"] == "runbook-drill"
+                        && s["namespace"] == "runbook-drill"
+                })
+            })
+        })
+        .map(|b| {
+            (
+                b["roleRef"]["name"].as_str().unwrap_or_default(),
+                b["metadata"]["namespace"].as_str().map(str::to_string),
+            )
+        })
+        .collect();
+    let mut grants = Vec::new();
+    for role in &objects {
+        let kind = role["kind"].as_str().unwrap_or_default();
+        if kind != "Role" && kind != "ClusterRole" {
+            continue;
+        }
+        let name = role["metadata"]["name"].as_str().unwrap_or_default();
+        let namespace = role["metadata"]["namespace"].as_str().map(str::to_string);
+        assert!(
+            bound.iter().any(|(n, ns)| *n == name && *ns == namespace),
+            "{kind} {name} is bound to nothing"
+        );
+        for rule in role["rules"].as_array().into_iter().flatten() {
+            // One grant per verb and resource, so that "used" means each of them was.
+            for verb in strings(&rule["verbs"]) {
+                for resource in strings(&rule["resources"]) {
+                    let mut one = rule.clone();
+                    one["verbs"] = serde_json::json!([verb]);
+                    one["resources"] = serde_json::json!([resource]);
+                    grants.push(Grant {
+                        namespace: namespace.clone(),
+                        rule: one,
+                        used: false,
+                    });
+                }
+            }
+        }
+    }
+    grants
+}
+
+#[test]
+fn the_rbac_grants_nothing_on_secrets_no_node_proxy_and_no_wildcards() {
+    for grant in drill_grants() {
+        let rule = &grant.rule;
+        let text = rule.to_string();
+        assert!(!text.contains('*'), "a wildcard: {text}");
+        for forbidden in ["secrets", "nodes/proxy", "escalate", "bind", "impersonate"] {
+            assert!(!text.contains(forbidden), "{forbidden} granted: {text}");
+        }
+        if strings(&rule["resources"]).contains(&"pods/exec") {
+            assert_eq!(
+                grant.namespace.as_deref(),
+                Some("runbook-drill"),
+                "exec only on the drill's own pods"
+            );
+        }
+    }
+}
+
+/// The CronJob's container arguments, with the image's paths (runbooks under /opt/runbook,
+/// the kubeconfig and state volumes) moved to this machine.
+fn cronjob_args(kubeconfig: &Path, state: &Path) -> Vec<String> {
+    let cronjob = &deploy("cronjob.yaml")[0];
+    let container = &cronjob["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"][0];
+    let mounts: Vec<&str> = container["volumeMounts"]
+        .as_array()
+        .expect("mounts")
+        .iter()
+        .filter_map(|m| m["mountPath"].as_str())
+        .collect();
+    assert!(mounts.contains(&"/etc/runbook") && mounts.contains(&"/var/lib/runbook"));
+    strings(&container["args"])
+        .into_iter()
+        .map(|arg| match arg {
+            "/etc/runbook/kubeconfig" => kubeconfig.display().to_string(),
+            "/var/lib/runbook" => state.display().to_string(),
+            other => other.replace("/opt/runbook/", &format!("{}/", repo_root().display())),
+        })
+        .collect()
+}
+
+/// The ConfigMap's kubeconfig with the API server and token file of this test: the same shape
+/// (tokenFile, a namespace in the context), on loopback without TLS.
+fn in_pod_kubeconfig(server: &str, dir: &Path) -> std::path::PathBuf {
+    let configmap = &deploy("kubeconfig.yaml")[0];
+    let mut config: Value = serde_saphyr::from_str(
+        configmap["data"]["kubeconfig"]
+            .as_str()
+            .expect("kubeconfig"),
+    )
+    .expect("a kubeconfig");
+    let cluster = &mut config["clusters"][0]["cluster"];
+    assert_eq!(cluster["server"], "https://kubernetes.default.svc");
+    cluster["server"] = Value::String(server.into());
+    cluster
+        .as_object_mut()
+        .expect("a map")
+        .remove("certificate-authority");
+    let user = &mut config["users"][0]["user"];
+    assert_eq!(
+        user["tokenFile"],
+        "/var/run/secrets/kubernetes.io/serviceaccount/token"
+    );
+    let token = dir.join("token");
+    std::fs::write(&token, "a-projected-service-account-token").expect("writable");
+    user["tokenFile"] = Value::String(token.display().to_string());
+    let path = dir.join("kubeconfig");
+    std::fs::write(&path, serde_json::to_string(&config).expect("json")).expect("writable");
+    path
+}
+
+fn port_of(url: &str) -> u16 {
+    url.rsplit(':')
+        .next()
+        .and_then(|p| p.trim_end_matches('/').parse().ok())
+        .expect("a port")
+}
+
+fn kubectl_ok(kubectl: &Path, lab: &LabServer, args: &[&str]) -> String {
+    let out = std::process::Command::new(kubectl)
+        .arg("--kubeconfig")
+        .arg(&lab.kubeconfig)
+        .args(args)
+        .current_dir(repo_root())
+        .output()
+        .expect("kubectl runs");
+    assert!(
+        out.status.success(),
+        "kubectl {args:?}: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[test]
+fn the_cronjob_drill_applies_runs_and_its_rbac_is_exactly_what_it_calls() {
+    let Some(kubectl) = kubectl("1.35") else {
+        return;
+    };
+    if !helm_available() {
+        return;
+    }
+    let lab = LabServer::start("600");
+    // The drill's prerequisite, the GPU Operator, as the lab's first GPU scale-up installs it.
+    Runbook::new()
+        .args(["run", "runbooks/gpu-scale-up.rhai", "--progress", "never"])
+        .arg("--kubeconfig")
+        .arg(&lab.kubeconfig)
+        .args(["--aws-endpoint", &lab.aws_endpoint()])
+        .run()
+        .expect_code(0);
+
+    let applied = kubectl_ok(&kubectl, &lab, &["apply", "-k", "deploy/kubernetes"]);
+    assert!(
+        applied.contains("cronjob.batch/gpu-lab-drill created"),
+        "{applied}"
+    );
+    let again = kubectl_ok(
+        &kubectl,
+        &lab,
+        &[
+            "apply",
+            "-k",
+            "deploy/kubernetes",
+            "--server-side",
+            "--dry-run=server",
+        ],
+    );
+    assert_eq!(
+        again.matches("serverside-applied (server dry run)").count(),
+        13,
+        "{again}"
+    );
+    let cronjob: Value = serde_json::from_str(&kubectl_ok(
+        &kubectl,
+        &lab,
+        &[
+            "get",
+            "cronjob",
+            "gpu-lab-drill",
+            "-n",
+            "runbook-drill",
+            "-o",
+            "json",
+        ],
+    ))
+    .expect("json");
+    assert_eq!(cronjob["spec"]["concurrencyPolicy"], "Forbid");
+
+    let dir = tempfile::tempdir().expect("temp dir");
+    let kubeconfig = in_pod_kubeconfig(&lab.url, dir.path());
+    let state = dir.path().join("state");
+    std::fs::create_dir(&state).expect("a state folder");
+    lab.admin("audit?reset");
+    let aws_port: u16 = port_of(&lab.aws_endpoint());
+    let reset = std::process::Command::new("curl")
+        .args([
+            "-sf",
+            "-X",
+            "POST",
+            &format!("{}/twin/audit?reset", lab.aws_endpoint()),
+        ])
+        .output()
+        .expect("curl runs");
+    assert!(reset.status.success());
+    let mut command = Runbook::new()
+        .args(cronjob_args(&kubeconfig, &state))
+        .args(["--aws-endpoint", &lab.aws_endpoint()])
+        .command();
+    // As in the pod: the history goes where the state folder is.
+    let out = command
+        .env_remove("RUNBOOK_HISTORY")
+        .output()
+        .expect("runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("bus bandwidth"), "{stdout}");
+    assert!(
+        state.join("history.sqlite3").exists(),
+        "the history is on the volume"
+    );
+    assert!(
+        state.join("nightly/addon-versions.yaml").exists(),
+        "snapshots are on the volume"
+    );
+
+    let aws_audit: Value = serde_json::from_str(
+        &crate::support::http_get(aws_port, "/twin/audit").expect("the AWS audit"),
+    )
+    .expect("json");
+    let mut called: Vec<&str> = aws_audit
+        .as_array()
+        .expect("an array")
+        .iter()
+        .filter_map(|a| a["action"].as_str())
+        .collect();
+    called.sort_unstable();
+    let policy: Value = serde_json::from_str(
+        &std::fs::read_to_string(repo_root().join("deploy/aws/drill-policy.json"))
+            .expect("the drill's IAM policy"),
+    )
+    .expect("json");
+    let mut granted: Vec<&str> = policy["Statement"]
+        .as_array()
+        .expect("statements")
+        .iter()
+        .inspect(|s| assert_eq!(s["Effect"], "Allow"))
+        .flat_map(|s| strings(&s["Action"]))
+        .collect();
+    granted.sort_unstable();
+    assert_eq!(
+        granted, called,
+        "the IAM policy's actions are exactly those the drill called"
+    );
+
+    let audit: Value = serde_json::from_str(
+        &crate::support::http_get(port_of(&lab.url), "/twin/audit").expect("the audit"),
+    )
+    .expect("json");
+    let mut grants = drill_grants();
+    let mut refused = Vec::new();
+    for request in audit.as_array().expect("an array") {
+        if let Some(url) = request["nonResourceURL"].as_str() {
+            assert!(
+                DEFAULT_NON_RESOURCE_URLS.contains(&url) && request["verb"] == "get",
+                "{request}: not a default non-resource URL"
+            );
+            continue;
+        }
+        match grants.iter_mut().find(|g| allows(g, request)) {
+            Some(grant) => grant.used = true,
+            None => refused.push(request.to_string()),
+        }
+        // A rule is used if any request matches it, not only the first rule found.
+        for grant in grants.iter_mut().filter(|g| allows(g, request)) {
+            grant.used = true;
+        }
+    }
+    assert!(
+        refused.is_empty(),
+        "requests the roles do not allow:\n{}",
+        refused.join("\n")
+    );
+    let unused: Vec<String> = grants
+        .iter()
+        .filter(|g| !g.used)
+        .map(|g| format!("{:?} {}", g.namespace, g.rule))
+        .collect();
+    assert!(
+        unused.is_empty(),
+        "rules no request used:\n{}",
+        unused.join("\n")
+    );
+}
+
+/// `object` read into k8s-openapi's type for its kind and written back, or None when that
+/// loses or changes something (a misspelt field, a value of the wrong type).
+fn round_trip<T: serde::de::DeserializeOwned + serde::Serialize>(object: &Value) -> Option<Value> {
+    let typed: T = serde_json::from_value(object.clone()).ok()?;
+    let back = serde_json::to_value(typed).ok()?;
+    (back == *object).then_some(back)
+}
+
+#[test]
+fn every_manifest_is_a_kubernetes_1_35_object_with_no_unknown_field() {
+    use k8s_openapi::api::{batch, core, rbac};
+    let dir = repo_root().join("deploy/kubernetes");
+    let mut kinds = Vec::new();
+    for entry in std::fs::read_dir(&dir).expect("the folder") {
+        let path = entry.expect("an entry").path();
+        if path.file_name().is_some_and(|n| n == "kustomization.yaml") {
+            continue;
+        }
+        for object in yaml_documents(&path) {
+            let kind = object["kind"].as_str().unwrap_or_default().to_string();
+            let same = match kind.as_str() {
+                "Namespace" => round_trip::<core::v1::Namespace>(&object),
+                "ServiceAccount" => round_trip::<core::v1::ServiceAccount>(&object),
+                "ConfigMap" => round_trip::<core::v1::ConfigMap>(&object),
+                "PersistentVolumeClaim" => round_trip::<core::v1::PersistentVolumeClaim>(&object),
+                "CronJob" => round_trip::<batch::v1::CronJob>(&object),
+                "Role" => round_trip::<rbac::v1::Role>(&object),
+                "RoleBinding" => round_trip::<rbac::v1::RoleBinding>(&object),
+                "ClusterRole" => round_trip::<rbac::v1::ClusterRole>(&object),
+                "ClusterRoleBinding" => round_trip::<rbac::v1::ClusterRoleBinding>(&object),
+                other => panic!("{}: no check for kind {other}", path.display()),
+            };
+            assert!(
+                same.is_some(),
+                "{}: {kind} does not read back as written",
+                path.display()
+            );
+            kinds.push(kind);
+        }
+    }
+    kinds.sort();
+    assert_eq!(kinds.len(), 13, "{kinds:?}");
+    // A typo is caught, not read past.
+    let mut typo = deploy("cronjob.yaml")[0].clone();
+    typo["spec"]["concurrencyPolicyy"] = Value::String("Forbid".into());
+    assert!(round_trip::<batch::v1::CronJob>(&typo).is_none());
+}
