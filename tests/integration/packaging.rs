@@ -168,7 +168,7 @@ fn the_container_image_passes_hadolint_and_is_static_non_root_with_helm() {
         .expect("scripts/check-static.sh");
     assert!(check.contains("cargo build --release --locked --target \"$TARGET\""));
     assert!(text.contains("/usr/local/bin/helm"));
-    let last_user = text.lines().filter(|l| l.starts_with("USER ")).next_back();
+    let last_user = text.lines().rfind(|l| l.starts_with("USER "));
     assert_eq!(last_user, Some("USER 65532:65532"));
     // The CronJob runs the image as that user, and the paths it uses are the image's.
     let cronjob = std::fs::read_to_string(repo_root().join("deploy/kubernetes/cronjob.yaml"))
