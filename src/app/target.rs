@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use crate::bindings::{AwsBindings, GpuBindings, HelmBindings, KubeBindings};
 use crate::cli::{ClockKind, TargetArgs};
-use crate::clients::aws::{AwsClients, RetryPolicy};
+use crate::clients::aws::{AwsClients, RetryPolicy, Timeouts};
 use crate::clients::kube::KubeClient;
 use crate::clock::{Clock, RealClock, VirtualClock};
 use crate::error::Error;
@@ -80,11 +80,12 @@ pub(crate) fn connect(
             } else {
                 virtual_clock
             };
-            let aws =
-                AwsClients::for_endpoint(&endpoint, crate::lab::REGION).with_retry(RetryPolicy {
+            let aws = AwsClients::for_endpoint(&endpoint, crate::lab::REGION)
+                .with_retry(RetryPolicy {
                     max_attempts: args.aws_max_attempts,
                     virtual_clock: clock.is_virtual().then(|| twin_clock.clone()),
-                });
+                })
+                .with_timeouts(timeouts(args));
             let description = format!(
                 "the lab twin ({} scenario) at http://{address}",
                 args.scenario
@@ -111,6 +112,8 @@ pub(crate) fn connect(
                 .block_on(KubeClient::from_kubeconfig(
                     Some(path),
                     args.context.as_deref(),
+                    args.connect_timeout,
+                    args.request_timeout,
                 ))
                 .map_err(|e| Error::Usage(e.to_string()))?;
             let clock: Arc<dyn Clock> = Arc::new(RealClock::new());
@@ -126,7 +129,8 @@ pub(crate) fn connect(
             .with_retry(RetryPolicy {
                 max_attempts: args.aws_max_attempts,
                 virtual_clock: None,
-            });
+            })
+            .with_timeouts(timeouts(args));
             let key = format!("Kubernetes {} with AWS {}", client.endpoint, aws.endpoint);
             let (kube, aws) = (Arc::new(client), Arc::new(aws));
             Ok(Target {
@@ -150,6 +154,13 @@ pub(crate) fn connect(
                 _twin: None,
             })
         }
+    }
+}
+
+fn timeouts(args: &TargetArgs) -> Timeouts {
+    Timeouts {
+        connect: args.connect_timeout,
+        attempt: args.request_timeout,
     }
 }
 

@@ -329,6 +329,14 @@ pub struct TargetArgs {
         global = true
     )]
     pub aws_max_attempts: u32,
+    /// How long connecting to the Kubernetes API or AWS may take on a real clock ("5s").
+    #[arg(long, value_name = "DURATION", default_value = "5s", value_parser = duration_arg, global = true)]
+    pub connect_timeout: std::time::Duration,
+    /// How long one AWS call attempt may take on a real clock, from sending to the whole
+    /// answer, and a Kubernetes request until its answer starts ("30s"); a throttled AWS
+    /// call's retries get their own.
+    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = duration_arg, global = true)]
+    pub request_timeout: std::time::Duration,
     /// Switch a fault on in the lab twin (repeatable): check=NAME, nodegroup-never-joins=NAME,
     /// aws-throttle=RATE, aws-5xx=RATE, aws-latency=DURATION,
     /// kube-latency=DURATION, nccl-busbw=SHARE (and a GPU node's hardware: see the README).
@@ -376,4 +384,13 @@ pub struct ReplArgs {
 pub struct DocsArgs {
     /// Only this module (`core` for the global functions, `json`, `yaml`, a stdlib module).
     pub module: Option<String>,
+}
+
+/// A duration such as "5s" or "2m", above zero.
+fn duration_arg(text: &str) -> Result<std::time::Duration, String> {
+    match crate::clock::parse_duration(text) {
+        Ok(d) if d.is_zero() => Err("must be above zero".into()),
+        Ok(d) => Ok(d),
+        Err(e) => Err(e.to_string()),
+    }
 }

@@ -15,7 +15,7 @@ use super::kube::state::KubeState;
 use super::twin::Twin;
 use crate::clock::parse_duration;
 
-pub const NAMES: &str = "check=NAME, nodegroup-never-joins=NAME, aws-throttle=RATE, aws-5xx=RATE, aws-latency=DURATION, kube-latency=DURATION, gpu-xid=NODE:CODE, gpu-row-remap-pending=NODE, gpu-ecc-uncorrectable=NODE:COUNT, gpu-missing=NODE, nic-slow=NODE:SHARE, nccl-busbw=SHARE";
+pub const NAMES: &str = "check=NAME, nodegroup-never-joins=NAME, aws-throttle=RATE, aws-5xx=RATE, aws-latency=DURATION, aws-deny=ACTION, aws-expired-token=on, kube-latency=DURATION, gpu-xid=NODE:CODE, gpu-row-remap-pending=NODE, gpu-ecc-uncorrectable=NODE:COUNT, gpu-missing=NODE, nic-slow=NODE:SHARE, nccl-busbw=SHARE";
 
 fn rate(name: &str, value: &str) -> Result<f64, String> {
     if value == "off" {
@@ -174,6 +174,30 @@ pub fn apply(twin: &Twin, spec: &str) -> Result<String, String> {
             let latency = latency(name, value)?;
             twin.aws(|s| s.faults.latency = latency);
         }
+        "aws-deny" => {
+            if value == "off" {
+                twin.aws(|s| s.faults.denied.clear());
+            } else {
+                let well_formed = value.split_once(':').is_some_and(|(service, action)| {
+                    matches!(service, "eks" | "ec2" | "iam")
+                        && action.starts_with(|c: char| c.is_ascii_uppercase())
+                });
+                if !well_formed {
+                    return Err(format!(
+                        "fault aws-deny: an IAM action such as eks:UpdateNodegroupConfig or ec2:DescribeVpcs (or off), got `{value}`"
+                    ));
+                }
+                twin.aws(|s| s.faults.denied.insert(value.to_string()));
+            }
+        }
+        "aws-expired-token" => {
+            let on = match value {
+                "on" => true,
+                "off" => false,
+                _ => return Err(format!("fault aws-expired-token: on or off, got `{value}`")),
+            };
+            twin.aws(|s| s.faults.token_expired = on);
+        }
         "kube-latency" => {
             let latency = latency(name, value)?;
             twin.kube(|s| s.latency = latency);
@@ -224,6 +248,10 @@ pub fn describe(twin: &Twin) -> String {
         }
         if !s.faults.latency.is_zero() {
             on.push(format!("aws-latency={}ms", s.faults.latency.as_millis()));
+        }
+        on.extend(s.faults.denied.iter().map(|a| format!("aws-deny={a}")));
+        if s.faults.token_expired {
+            on.push("aws-expired-token=on".into());
         }
     });
     if on.is_empty() {

@@ -29,3 +29,4 @@ mod parallel;
 mod repl;
 mod snapshots;
 mod support;
+mod target_errors;

@@ -8,7 +8,10 @@ use aws_credential_types::Credentials;
 use aws_sdk_eks::config::retry::{RetryPartition, TokenBucket};
 use tokio::sync::OnceCell;
 
+use super::error::AwsError;
+use super::failure::Destination;
 use super::retry::RetryPolicy;
+use super::unreachable::Unreachable;
 
 pub(super) struct Sdk {
     pub(super) eks: aws_sdk_eks::Client,
@@ -26,9 +29,29 @@ enum Recipe {
     },
 }
 
+/// How long a real-clock call may take: a blackholed endpoint fails in seconds with a message
+/// instead of hanging the run.
+#[derive(Debug, Clone, Copy)]
+pub struct Timeouts {
+    /// To open the connection.
+    pub connect: std::time::Duration,
+    /// Each attempt, from sending to the whole answer (retries get their own).
+    pub attempt: std::time::Duration,
+}
+
+impl Default for Timeouts {
+    fn default() -> Self {
+        Self {
+            connect: std::time::Duration::from_secs(5),
+            attempt: std::time::Duration::from_secs(30),
+        }
+    }
+}
+
 pub struct AwsClients {
     recipe: Recipe,
     retry: RetryPolicy,
+    timeouts: Timeouts,
     sdk: OnceCell<Sdk>,
     /// Where calls go, for messages.
     pub endpoint: String,
@@ -42,6 +65,7 @@ impl AwsClients {
                 region: region.into(),
             },
             retry: RetryPolicy::default(),
+            timeouts: Timeouts::default(),
             sdk: OnceCell::new(),
             endpoint: url.into(),
         }
@@ -55,15 +79,45 @@ impl AwsClients {
                 region: region.map(str::to_string),
             },
             retry: RetryPolicy::default(),
+            timeouts: Timeouts::default(),
             sdk: OnceCell::new(),
             endpoint,
         }
+    }
+
+    /// Times out real-clock calls by these instead of the defaults (5 s to connect, 30 s an
+    /// attempt).
+    pub fn with_timeouts(mut self, timeouts: Timeouts) -> Self {
+        self.timeouts = timeouts;
+        self
     }
 
     /// Retries by this policy instead of the default one.
     pub fn with_retry(mut self, retry: RetryPolicy) -> Self {
         self.retry = retry;
         self
+    }
+
+    /// An SDK error as this target's [`AwsError`]: where the call went is in the message when
+    /// it never got the service's answer.
+    pub(super) fn failed<E>(
+        &self,
+        operation: &str,
+        error: aws_sdk_eks::error::SdkError<E, aws_sdk_eks::config::http::HttpResponse>,
+    ) -> AwsError
+    where
+        E: aws_smithy_types::error::metadata::ProvideErrorMetadata
+            + std::error::Error
+            + Send
+            + Sync
+            + 'static,
+    {
+        let to = Destination {
+            endpoint: &self.endpoint,
+            custom: self.endpoint_url().is_some(),
+            timeouts: self.timeouts,
+        };
+        AwsError::from_sdk(operation, error, &to)
     }
 
     /// The endpoint URL when calls go to one (the lab twin, an emulator), not to AWS.
@@ -87,6 +141,13 @@ impl AwsClients {
                         .sleep_impl(sleep)
                         .timeout_config(TimeoutConfig::disabled())
                         .stalled_stream_protection(StalledStreamProtectionConfig::disabled());
+                } else {
+                    loader = loader.timeout_config(
+                        TimeoutConfig::builder()
+                            .connect_timeout(self.timeouts.connect)
+                            .operation_attempt_timeout(self.timeouts.attempt)
+                            .build(),
+                    );
                 }
                 let config = match &self.recipe {
                     Recipe::Endpoint { url, region } => {
@@ -132,16 +193,19 @@ fn sdk_clients(config: &SdkConfig) -> Sdk {
         eks: aws_sdk_eks::Client::from_conf(
             aws_sdk_eks::config::Builder::from(config)
                 .retry_partition(partition("runbook-eks"))
+                .retry_classifier(Unreachable)
                 .build(),
         ),
         ec2: aws_sdk_ec2::Client::from_conf(
             aws_sdk_ec2::config::Builder::from(config)
                 .retry_partition(partition("runbook-ec2"))
+                .retry_classifier(Unreachable)
                 .build(),
         ),
         iam: aws_sdk_iam::Client::from_conf(
             aws_sdk_iam::config::Builder::from(config)
                 .retry_partition(partition("runbook-iam"))
+                .retry_classifier(Unreachable)
                 .build(),
         ),
     }

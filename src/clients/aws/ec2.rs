@@ -66,7 +66,7 @@ impl AwsClients {
             .group_ids(id)
             .send()
             .await
-            .map_err(|e| AwsError::from_sdk("DescribeSecurityGroups", e))?;
+            .map_err(|e| self.failed("DescribeSecurityGroups", e))?;
         let group = out.security_groups().first().ok_or_else(|| {
             AwsError::new(
                 "DescribeSecurityGroups",
@@ -102,7 +102,7 @@ impl AwsClients {
             .filters(group_filter(group))
             .send()
             .await
-            .map_err(|e| AwsError::from_sdk("DescribeSecurityGroupRules", e))?;
+            .map_err(|e| self.failed("DescribeSecurityGroupRules", e))?;
         let mut rules: Vec<(bool, i32, i32, String, Value)> = out
             .security_group_rules()
             .iter()
@@ -149,7 +149,7 @@ impl AwsClients {
                 .ip_permissions(rule.permission())
                 .send()
                 .await
-                .map_err(|e| AwsError::from_sdk("AuthorizeSecurityGroupEgress", e).about(group))?;
+                .map_err(|e| self.failed("AuthorizeSecurityGroupEgress", e).about(group))?;
             rule_ids(out.security_group_rules())
         } else {
             let out = self
@@ -161,7 +161,7 @@ impl AwsClients {
                 .ip_permissions(rule.permission())
                 .send()
                 .await
-                .map_err(|e| AwsError::from_sdk("AuthorizeSecurityGroupIngress", e).about(group))?;
+                .map_err(|e| self.failed("AuthorizeSecurityGroupIngress", e).about(group))?;
             rule_ids(out.security_group_rules())
         };
         Ok(ids.into_iter().next().unwrap_or_default())
@@ -178,7 +178,7 @@ impl AwsClients {
                 .ip_permissions(rule.permission())
                 .send()
                 .await
-                .map_err(|e| AwsError::from_sdk("RevokeSecurityGroupEgress", e).about(group))?;
+                .map_err(|e| self.failed("RevokeSecurityGroupEgress", e).about(group))?;
         } else {
             self.sdk()
                 .await
@@ -188,7 +188,7 @@ impl AwsClients {
                 .ip_permissions(rule.permission())
                 .send()
                 .await
-                .map_err(|e| AwsError::from_sdk("RevokeSecurityGroupIngress", e).about(group))?;
+                .map_err(|e| self.failed("RevokeSecurityGroupIngress", e).about(group))?;
         }
         Ok(())
     }
@@ -203,7 +203,7 @@ impl AwsClients {
             .security_group_rule_ids(id)
             .send()
             .await
-            .map_err(|e| AwsError::from_sdk("DescribeSecurityGroupRules", e))?;
+            .map_err(|e| self.failed("DescribeSecurityGroupRules", e))?;
         let egress = described
             .security_group_rules()
             .iter()
@@ -225,7 +225,7 @@ impl AwsClients {
                 .security_group_rule_ids(id)
                 .send()
                 .await
-                .map_err(|e| AwsError::from_sdk("RevokeSecurityGroupEgress", e).about(group))?;
+                .map_err(|e| self.failed("RevokeSecurityGroupEgress", e).about(group))?;
         } else {
             self.sdk()
                 .await
@@ -235,7 +235,7 @@ impl AwsClients {
                 .security_group_rule_ids(id)
                 .send()
                 .await
-                .map_err(|e| AwsError::from_sdk("RevokeSecurityGroupIngress", e).about(group))?;
+                .map_err(|e| self.failed("RevokeSecurityGroupIngress", e).about(group))?;
         }
         Ok(())
     }
@@ -248,7 +248,7 @@ impl AwsClients {
             .describe_subnets()
             .send()
             .await
-            .map_err(|e| AwsError::from_sdk("DescribeSubnets", e))?;
+            .map_err(|e| self.failed("DescribeSubnets", e))?;
         let mut subnets: Vec<Value> = out
             .subnets()
             .iter()
@@ -280,7 +280,7 @@ impl AwsClients {
             .describe_vpcs()
             .send()
             .await
-            .map_err(|e| AwsError::from_sdk("DescribeVpcs", e))?;
+            .map_err(|e| self.failed("DescribeVpcs", e))?;
         Ok(out
             .vpcs()
             .iter()
@@ -304,7 +304,7 @@ impl AwsClients {
             .describe_instances()
             .send()
             .await
-            .map_err(|e| AwsError::from_sdk("DescribeInstances", e))?;
+            .map_err(|e| self.failed("DescribeInstances", e))?;
         Ok(out
             .reservations()
             .iter()

@@ -49,7 +49,7 @@ impl AwsClients {
             .tag_specifications(tags(ResourceType::Vpc, &[("Name", name)]))
             .send()
             .await
-            .map_err(|e| AwsError::from_sdk("CreateVpc", e))?;
+            .map_err(|e| self.failed("CreateVpc", e))?;
         out.vpc()
             .and_then(|v| v.vpc_id())
             .map(str::to_string)
@@ -64,7 +64,7 @@ impl AwsClients {
             .vpc_id(id)
             .send()
             .await
-            .map_err(|e| AwsError::from_sdk("DeleteVpc", e))?;
+            .map_err(|e| self.failed("DeleteVpc", e))?;
         Ok(())
     }
 
@@ -88,7 +88,7 @@ impl AwsClients {
             ))
             .send()
             .await
-            .map_err(|e| AwsError::from_sdk("CreateSubnet", e))?;
+            .map_err(|e| self.failed("CreateSubnet", e))?;
         out.subnet()
             .and_then(|s| s.subnet_id())
             .map(str::to_string)
@@ -103,7 +103,7 @@ impl AwsClients {
             .subnet_id(id)
             .send()
             .await
-            .map_err(|e| AwsError::from_sdk("DeleteSubnet", e))?;
+            .map_err(|e| self.failed("DeleteSubnet", e))?;
         Ok(())
     }
 
@@ -124,7 +124,7 @@ impl AwsClients {
             .tag_specifications(tags(ResourceType::Natgateway, &[("Name", name)]))
             .send()
             .await
-            .map_err(|e| AwsError::from_sdk("CreateNatGateway", e))?;
+            .map_err(|e| self.failed("CreateNatGateway", e))?;
         out.nat_gateway()
             .and_then(|n| n.nat_gateway_id())
             .map(str::to_string)
@@ -139,7 +139,7 @@ impl AwsClients {
             .nat_gateway_id(id)
             .send()
             .await
-            .map_err(|e| AwsError::from_sdk("DeleteNatGateway", e))?;
+            .map_err(|e| self.failed("DeleteNatGateway", e))?;
         Ok(())
     }
 
@@ -152,7 +152,7 @@ impl AwsClients {
             .describe_nat_gateways()
             .send()
             .await
-            .map_err(|e| AwsError::from_sdk("DescribeNatGateways", e))?;
+            .map_err(|e| self.failed("DescribeNatGateways", e))?;
         Ok(out
             .nat_gateways()
             .iter()
@@ -221,7 +221,7 @@ impl AwsClients {
             .vpc_id(vpc)
             .send()
             .await
-            .map_err(|e| AwsError::from_sdk("CreateSecurityGroup", e))?;
+            .map_err(|e| self.failed("CreateSecurityGroup", e))?;
         out.group_id()
             .map(str::to_string)
             .ok_or_else(|| missing("CreateSecurityGroup", "a group id"))
@@ -236,7 +236,7 @@ impl AwsClients {
             .describe_security_groups()
             .send()
             .await
-            .map_err(|e| AwsError::from_sdk("DescribeSecurityGroups", e))?;
+            .map_err(|e| self.failed("DescribeSecurityGroups", e))?;
         Ok(out
             .security_groups()
             .iter()
@@ -259,7 +259,7 @@ impl AwsClients {
             .group_id(id)
             .send()
             .await
-            .map_err(|e| AwsError::from_sdk("DeleteSecurityGroup", e))?;
+            .map_err(|e| self.failed("DeleteSecurityGroup", e))?;
         Ok(())
     }
 }

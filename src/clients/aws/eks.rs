@@ -24,7 +24,7 @@ impl AwsClients {
             .name(name)
             .send()
             .await
-            .map_err(|e| AwsError::from_sdk("DescribeCluster", e))?;
+            .map_err(|e| self.failed("DescribeCluster", e))?;
         let c = out.cluster().ok_or_else(|| {
             AwsError::new(
                 "DescribeCluster",
@@ -72,7 +72,7 @@ impl AwsClients {
             .cluster_name(cluster)
             .send()
             .await
-            .map_err(|e| AwsError::from_sdk("ListNodegroups", e))?;
+            .map_err(|e| self.failed("ListNodegroups", e))?;
         Ok(out.nodegroups().to_vec())
     }
 
@@ -86,7 +86,7 @@ impl AwsClients {
             .nodegroup_name(name)
             .send()
             .await
-            .map_err(|e| AwsError::from_sdk("DescribeNodegroup", e))?;
+            .map_err(|e| self.failed("DescribeNodegroup", e))?;
         let n = out.nodegroup().ok_or_else(|| {
             AwsError::new(
                 "DescribeNodegroup",
@@ -126,7 +126,7 @@ impl AwsClients {
             .cluster_name(cluster)
             .send()
             .await
-            .map_err(|e| AwsError::from_sdk("ListAddons", e))?;
+            .map_err(|e| self.failed("ListAddons", e))?;
         // One DescribeAddon per add-on, all at once: seven round trips cost one.
         let described = futures::future::try_join_all(
             names.addons().iter().map(|name| self.addon(cluster, name)),
@@ -148,7 +148,7 @@ impl AwsClients {
             .addon_name(name)
             .send()
             .await
-            .map_err(|e| AwsError::from_sdk("DescribeAddon", e))?;
+            .map_err(|e| self.failed("DescribeAddon", e))?;
         let addon = out.addon();
         Ok(
             json!({"version": addon.and_then(|a| a.addon_version()), "status": addon.and_then(|a| a.status()).map(|s| s.as_str())}),
@@ -177,7 +177,7 @@ impl AwsClients {
             .scaling_config(scaling)
             .send()
             .await
-            .map_err(|e| AwsError::from_sdk("UpdateNodegroupConfig", e).about(name))?;
+            .map_err(|e| self.failed("UpdateNodegroupConfig", e).about(name))?;
         let update = out.update();
         Ok(
             json!({"id": update.and_then(|u| u.id()), "status": update.and_then(|u| u.status()).map(|s| s.as_str()), "type": update.and_then(|u| u.r#type()).map(|t| t.as_str())}),
@@ -200,7 +200,7 @@ impl AwsClients {
             .update_id(id)
             .send()
             .await
-            .map_err(|e| AwsError::from_sdk("DescribeUpdate", e))?;
+            .map_err(|e| self.failed("DescribeUpdate", e))?;
         let update = out.update();
         let status = update
             .and_then(|u| u.status())

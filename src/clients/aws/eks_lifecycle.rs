@@ -94,7 +94,7 @@ impl AwsClients {
             .list_clusters()
             .send()
             .await
-            .map_err(|e| AwsError::from_sdk("ListClusters", e))?;
+            .map_err(|e| self.failed("ListClusters", e))?;
         Ok(out.clusters().to_vec())
     }
 
@@ -116,7 +116,7 @@ impl AwsClients {
             .resources_vpc_config(vpc)
             .send()
             .await
-            .map_err(|e| AwsError::from_sdk("CreateCluster", e))?;
+            .map_err(|e| self.failed("CreateCluster", e))?;
         let cluster = out.cluster();
         Ok(json!({
             "name": cluster.and_then(|c| c.name()),
@@ -133,7 +133,7 @@ impl AwsClients {
             .name(name)
             .send()
             .await
-            .map_err(|e| AwsError::from_sdk("DeleteCluster", e))?;
+            .map_err(|e| self.failed("DeleteCluster", e))?;
         Ok(())
     }
 
@@ -174,7 +174,7 @@ impl AwsClients {
         let out = request
             .send()
             .await
-            .map_err(|e| AwsError::from_sdk("CreateNodegroup", e))?;
+            .map_err(|e| self.failed("CreateNodegroup", e))?;
         let nodegroup = out.nodegroup();
         Ok(json!({
             "nodegroup_name": nodegroup.and_then(|n| n.nodegroup_name()),
@@ -191,7 +191,7 @@ impl AwsClients {
             .nodegroup_name(name)
             .send()
             .await
-            .map_err(|e| AwsError::from_sdk("DeleteNodegroup", e))?;
+            .map_err(|e| self.failed("DeleteNodegroup", e))?;
         Ok(())
     }
 
@@ -212,7 +212,7 @@ impl AwsClients {
             .resolve_conflicts(ResolveConflicts::Overwrite)
             .send()
             .await
-            .map_err(|e| AwsError::from_sdk("CreateAddon", e))?;
+            .map_err(|e| self.failed("CreateAddon", e))?;
         let addon = out.addon();
         Ok(json!({
             "addon_name": addon.and_then(|a| a.addon_name()),
@@ -230,7 +230,7 @@ impl AwsClients {
             .addon_name(name)
             .send()
             .await
-            .map_err(|e| AwsError::from_sdk("DeleteAddon", e))?;
+            .map_err(|e| self.failed("DeleteAddon", e))?;
         Ok(())
     }
 

@@ -1,6 +1,10 @@
 //! AWS errors with the service's code, so scripts can catch them by it.
 
+use aws_sdk_eks::config::http::HttpResponse;
+use aws_sdk_eks::error::SdkError;
 use aws_smithy_types::error::metadata::ProvideErrorMetadata;
+
+use super::failure::{Destination, advice_for_code, describe};
 
 #[derive(Debug, thiserror::Error)]
 #[error("{operation}: {code}: {message}")]
@@ -20,16 +24,31 @@ impl AwsError {
         }
     }
 
-    /// From any SDK error, keeping the service's code and message.
-    pub fn from_sdk<E>(operation: &str, error: E) -> Self
+    /// From an SDK error: the service's code and message when the service answered, else what
+    /// went wrong on the way in one line ([`super::failure`]), never the SDK's Debug dump.
+    pub(super) fn from_sdk<E>(
+        operation: &str,
+        error: SdkError<E, HttpResponse>,
+        to: &Destination<'_>,
+    ) -> Self
     where
         E: ProvideErrorMetadata + std::error::Error + Send + Sync + 'static,
     {
-        let code = error.code().unwrap_or("ConnectionError").to_string();
-        let message = match error.message() {
+        if let Some(failure) = describe(&error, to) {
+            return Self {
+                operation: operation.into(),
+                code: failure.code.into(),
+                message: format!("{operation}: {}", failure.message),
+            };
+        }
+        let code = error.code().unwrap_or("Unknown").to_string();
+        let mut message = match error.message() {
             Some(message) => message.to_string(),
             None => aws_smithy_types::error::display::DisplayErrorContext(&error).to_string(),
         };
+        if let Some(advice) = advice_for_code(&code) {
+            message = format!("{}: {advice}", message.trim_end_matches('.'));
+        }
         Self {
             operation: operation.into(),
             code,

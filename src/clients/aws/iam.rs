@@ -14,7 +14,7 @@ impl AwsClients {
             .list_open_id_connect_providers()
             .send()
             .await
-            .map_err(|e| AwsError::from_sdk("ListOpenIDConnectProviders", e))?;
+            .map_err(|e| self.failed("ListOpenIDConnectProviders", e))?;
         // The providers' details, all at once.
         let arns: Vec<&str> = list
             .open_id_connect_provider_list()
@@ -30,7 +30,7 @@ impl AwsClients {
                 .open_id_connect_provider_arn(*arn)
                 .send()
                 .await
-                .map_err(|e| AwsError::from_sdk("GetOpenIDConnectProvider", e))?;
+                .map_err(|e| self.failed("GetOpenIDConnectProvider", e))?;
             Ok::<_, AwsError>(json!({
                 "arn": arn,
                 "url": p.url(),
@@ -75,7 +75,7 @@ impl AwsClients {
             .set_thumbprint_list(Some(thumbprints.to_vec()))
             .send()
             .await
-            .map_err(|e| AwsError::from_sdk("CreateOpenIDConnectProvider", e))?;
+            .map_err(|e| self.failed("CreateOpenIDConnectProvider", e))?;
         out.open_id_connect_provider_arn()
             .map(str::to_string)
             .ok_or_else(|| {
@@ -95,7 +95,7 @@ impl AwsClients {
             .open_id_connect_provider_arn(arn)
             .send()
             .await
-            .map_err(|e| AwsError::from_sdk("DeleteOpenIDConnectProvider", e))?;
+            .map_err(|e| self.failed("DeleteOpenIDConnectProvider", e))?;
         Ok(())
     }
 }

@@ -9,13 +9,15 @@ mod ec2_lifecycle;
 mod eks;
 mod eks_lifecycle;
 mod error;
+mod failure;
 mod iam;
 mod nodegroup_scaling;
 mod reachability;
 mod retry;
+mod unreachable;
 mod waiter;
 
-pub use client::AwsClients;
+pub use client::{AwsClients, Timeouts};
 pub use ec2::RuleSpec;
 pub use ec2_lifecycle::SubnetSpec;
 pub use eks_lifecycle::{ClusterSpec, EksResource, NodegroupSpec};

@@ -33,7 +33,7 @@ impl AwsClients {
                 .set_instance_ids(Some(instances.iter().map(|s| s.to_string()).collect()))
                 .send()
                 .await
-                .map_err(|e| AwsError::from_sdk("DescribeInstances", e))?;
+                .map_err(|e| self.failed("DescribeInstances", e))?;
             for instance in out.reservations().iter().flat_map(|r| r.instances()) {
                 endpoint.groups.extend(
                     instance
@@ -79,7 +79,7 @@ impl AwsClients {
             )
             .send()
             .await
-            .map_err(|e| AwsError::from_sdk("DescribeSecurityGroupRules", e))?;
+            .map_err(|e| self.failed("DescribeSecurityGroupRules", e))?;
         let rules: Vec<SgRule> = out
             .security_group_rules()
             .iter()

@@ -14,7 +14,9 @@ use tokio::sync::Mutex;
 use super::error::KubeError;
 use super::health::{Health, parse_health};
 use super::kinds::{self, Kind};
+use super::kubeconfig_error;
 use super::list_items::parse_items;
+use super::unreachable::name_endpoint;
 
 /// The field manager of everything runbooks apply.
 pub(super) const FIELD_MANAGER: &str = "runbook";
@@ -35,15 +37,34 @@ pub struct KubeClient {
     pub endpoint: String,
 }
 
+/// kube's client for `config`, whose errors name `endpoint`; with `answer_within`, a request
+/// whose answer has not started by then fails (a blackholed server), while an answer that has
+/// started (an exec stream quiet for minutes, a log) is not cut.
+fn client_for(
+    config: kube::Config,
+    endpoint: &str,
+    answer_within: Option<std::time::Duration>,
+) -> Result<kube::Client, KubeError> {
+    let builder = kube::client::ClientBuilder::try_from(config)
+        .map_err(|e| KubeError::Config(format!("cannot make a client for {endpoint}: {e}")))?;
+    let name = name_endpoint(endpoint.trim_end_matches('/').to_string());
+    Ok(match answer_within {
+        Some(limit) => builder
+            .with_layer(&tower::timeout::TimeoutLayer::new(limit))
+            .with_layer(&name)
+            .build(),
+        None => builder.with_layer(&name).build(),
+    })
+}
+
 impl KubeClient {
     /// A client for an endpoint without TLS or credentials (the twin on loopback).
     pub fn for_endpoint(url: &str) -> Result<Self, KubeError> {
         let uri = url
             .parse()
-            .map_err(|e| KubeError::Config(format!("`{url}` is not a URL: {e}")))?;
+            .map_err(|e| KubeError::Config(format!("`{url}` is not a Kubernetes API URL: {e}")))?;
         let config = kube::Config::new(uri);
-        let client =
-            kube::Client::try_from(config).map_err(|e| KubeError::Config(e.to_string()))?;
+        let client = client_for(config, url, None)?;
         Ok(Self {
             client,
             discovery: Mutex::new(None),
@@ -56,23 +77,50 @@ impl KubeClient {
     pub async fn from_kubeconfig(
         path: Option<&Path>,
         context: Option<&str>,
+        connect_timeout: std::time::Duration,
+        request_timeout: std::time::Duration,
     ) -> Result<Self, KubeError> {
         let options = KubeConfigOptions {
             context: context.map(str::to_string),
             ..Default::default()
         };
-        let config = match path {
+        let (config, file) = match path {
             Some(path) => {
                 let kubeconfig = Kubeconfig::read_from(path)
-                    .map_err(|e| KubeError::Config(format!("{}: {e}", path.display())))?;
-                kube::Config::from_custom_kubeconfig(kubeconfig, &options).await
+                    .map_err(|e| KubeError::Config(kubeconfig_error::unreadable(path, &e)))?;
+                let config = kube::Config::from_custom_kubeconfig(kubeconfig.clone(), &options)
+                    .await
+                    .map_err(|e| {
+                        KubeError::Config(kubeconfig_error::unusable(
+                            path,
+                            &kubeconfig,
+                            context,
+                            &e,
+                        ))
+                    })?;
+                (config, Some((path, kubeconfig)))
             }
-            None => kube::Config::from_kubeconfig(&options).await,
-        }
-        .map_err(|e| KubeError::Config(e.to_string()))?;
+            None => (
+                kube::Config::from_kubeconfig(&options)
+                    .await
+                    .map_err(|e| KubeError::Config(format!("cannot load the kubeconfig: {e}")))?,
+                None,
+            ),
+        };
+        // Reads keep kube's long default: an exec of `dcgmi diag -r 3` is quiet for minutes.
+        let mut config = config;
+        config.connect_timeout = Some(connect_timeout);
         let endpoint = config.cluster_url.to_string();
-        let client =
-            kube::Client::try_from(config).map_err(|e| KubeError::Config(e.to_string()))?;
+        // kube starts a credential plugin (`exec:`) as the client is made.
+        let client = client_for(config, &endpoint, Some(request_timeout)).map_err(|e| {
+            match (&e, &file) {
+                (KubeError::Config(text), Some((path, kubeconfig))) => {
+                    kubeconfig_error::plugin_failure(path, kubeconfig, context, text)
+                        .map_or(e, KubeError::Config)
+                }
+                _ => e,
+            }
+        })?;
         Ok(Self {
             client,
             discovery: Mutex::new(None),
@@ -142,7 +190,7 @@ impl KubeClient {
             .into_body()
             .collect()
             .await
-            .map_err(|e| KubeError::Connection(e.to_string()))?
+            .map_err(|e| KubeError::Connection(super::unreachable::describe(&e)))?
             .to_bytes();
         if status.is_success() {
             return Ok(body);
@@ -169,7 +217,7 @@ impl KubeClient {
             .into_body()
             .collect()
             .await
-            .map_err(|e| KubeError::Connection(e.to_string()))?
+            .map_err(|e| KubeError::Connection(super::unreachable::describe(&e)))?
             .to_bytes();
         Ok(parse_health(&String::from_utf8_lossy(&bytes), ok))
     }

@@ -19,9 +19,11 @@ pub enum KubeError {
         waited: String,
         last: String,
     },
-    #[error("cannot reach the Kubernetes API: {0}")]
+    /// No answer from the API server: the whole line, from [`super::unreachable`].
+    #[error("{0}")]
     Connection(String),
-    #[error("cannot load the kubeconfig: {0}")]
+    /// The kubeconfig or the client could not be made: the whole line says which and why.
+    #[error("{0}")]
     Config(String),
 }
 
@@ -51,6 +53,32 @@ impl KubeError {
 impl From<kube::Error> for KubeError {
     fn from(error: kube::Error) -> Self {
         match error {
+            // A real API server's errors are Status objects that say `Failure`; anything else
+            // came from another kind of server.
+            kube::Error::Api(status)
+                if status.status.is_none() || status.reason == "Failed to parse error data" =>
+            {
+                let first: String = status
+                    .message
+                    .lines()
+                    .map(str::trim)
+                    .find(|l| !l.is_empty())
+                    .unwrap_or("an empty body")
+                    .chars()
+                    .take(120)
+                    .collect();
+                let answered = match status.code {
+                    0 => "answered".to_string(),
+                    code => format!("answered HTTP {code}"),
+                };
+                KubeError::Api {
+                    reason: "NotAKubernetesApi".into(),
+                    code: status.code,
+                    message: format!(
+                        "the server {answered} (`{first}`), which is not a Kubernetes API server: is the kubeconfig's server the Kubernetes port of `lab serve` (not its AWS port), or the cluster's API endpoint?"
+                    ),
+                }
+            }
             kube::Error::Api(status) => KubeError::Api {
                 reason: if status.reason.is_empty() {
                     "Unknown".into()
@@ -60,7 +88,7 @@ impl From<kube::Error> for KubeError {
                 code: status.code,
                 message: status.message.clone(),
             },
-            other => KubeError::Connection(other.to_string()),
+            other => KubeError::Connection(super::unreachable::describe(&other)),
         }
     }
 }

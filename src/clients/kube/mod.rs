@@ -6,9 +6,11 @@ mod error;
 mod exec;
 mod health;
 mod kinds;
+mod kubeconfig_error;
 mod list_items;
 mod quarantine;
 mod summaries;
+mod unreachable;
 mod wait;
 
 pub use client::{KubeClient, ListOptions};

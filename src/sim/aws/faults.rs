@@ -14,8 +14,21 @@ pub struct AwsFaults {
     pub error_rate: f64,
     /// Wall-clock delay added before each answer.
     pub latency: Duration,
+    /// IAM actions (`eks:UpdateNodegroupConfig`) answered with the service's access-denied
+    /// error, as for an identity whose policies do not allow them.
+    pub denied: std::collections::BTreeSet<String>,
+    /// Every call answered with the service's expired-token error, as for a session that ran
+    /// out.
+    pub token_expired: bool,
     /// How many times each request (by its hash) was drawn for.
     calls: HashMap<u64, u64>,
+}
+
+/// Why the identity's call is refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refusal {
+    Denied,
+    TokenExpired,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -26,7 +39,22 @@ pub enum Injected {
 
 impl AwsFaults {
     pub fn is_quiet(&self) -> bool {
-        self.throttle_rate <= 0.0 && self.error_rate <= 0.0 && self.latency.is_zero()
+        self.throttle_rate <= 0.0
+            && self.error_rate <= 0.0
+            && self.latency.is_zero()
+            && self.denied.is_empty()
+            && !self.token_expired
+    }
+
+    /// How a call of `action` is refused before it is served, if it is.
+    pub fn refusal(&self, action: &str) -> Option<Refusal> {
+        if self.token_expired {
+            Some(Refusal::TokenExpired)
+        } else if self.denied.contains(action) {
+            Some(Refusal::Denied)
+        } else {
+            None
+        }
     }
 
     /// Whether this call fails, and how. `request` identifies the call (operation and

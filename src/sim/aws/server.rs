@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 use tokio::net::TcpListener;
 
 use super::error::AwsError;
-use super::faults::Injected;
+use super::faults::{Injected, Refusal};
 use super::wire::{Xml, escape, form};
 use super::{actions, ec2, eks, iam};
 use crate::sim::kube::server::{Body, full};
@@ -96,7 +96,11 @@ async fn handle(twin: Arc<Twin>, request: Request<Incoming>) -> Response<Body> {
             &path,
             params.get("Action").map(String::as_str),
         ) {
-            twin.aws_audit.record(action);
+            let refusal = twin.aws(|state| state.faults.refusal(&action));
+            twin.aws_audit.record(action.clone());
+            if let Some(refusal) = refusal {
+                return refused(service, &action, refusal);
+            }
         }
     }
     if path == "/twin/usage" {
@@ -149,6 +153,66 @@ async fn handle(twin: Arc<Twin>, request: Request<Incoming>) -> Response<Body> {
             "application/json",
             json!({"message": format!("the lab twin serves eks, ec2 and iam, routed by the SigV4 credential scope; got {}", other.unwrap_or("an unsigned request"))}).to_string(),
             Some("UnrecognizedClientException"),
+        ),
+    }
+}
+
+/// The lab's identity, as the refusals name it.
+const CALLER_ARN: &str = "arn:aws:iam::111122223333:user/lab";
+
+/// A refused call as each service answers it: EKS `AccessDeniedException` and
+/// `ExpiredTokenException` (JSON), EC2 `UnauthorizedOperation` and IAM `AccessDenied` (XML),
+/// and the query APIs' `ExpiredToken`, all HTTP 403.
+fn refused(service: &str, action: &str, refusal: Refusal) -> Response<Body> {
+    let (code, message) = match (service, refusal) {
+        ("eks", Refusal::TokenExpired) => (
+            "ExpiredTokenException",
+            "The security token included in the request is expired".to_string(),
+        ),
+        (_, Refusal::TokenExpired) => (
+            "ExpiredToken",
+            "The security token included in the request is expired".to_string(),
+        ),
+        ("eks", Refusal::Denied) => (
+            "AccessDeniedException",
+            format!(
+                "User: {CALLER_ARN} is not authorized to perform: {action} on resource: * because no identity-based policy allows the {action} action"
+            ),
+        ),
+        ("ec2", Refusal::Denied) => (
+            "UnauthorizedOperation",
+            format!(
+                "You are not authorized to perform this operation. User: {CALLER_ARN} is not authorized to perform: {action} because no identity-based policy allows the {action} action"
+            ),
+        ),
+        (_, Refusal::Denied) => (
+            "AccessDenied",
+            format!(
+                "User: {CALLER_ARN} is not authorized to perform: {action} on resource: * because no identity-based policy allows the {action} action"
+            ),
+        ),
+    };
+    match service {
+        "eks" => respond(
+            403,
+            "application/json",
+            json!({"message": message}).to_string(),
+            Some(code),
+        ),
+        "ec2" => respond(
+            403,
+            "text/xml;charset=UTF-8",
+            ec2_error(&AwsError::new(403, code, message)),
+            None,
+        ),
+        _ => respond(
+            403,
+            "text/xml",
+            format!(
+                "<ErrorResponse xmlns=\"https://iam.amazonaws.com/doc/2010-05-08/\"><Error><Type>Sender</Type><Code>{code}</Code><Message>{}</Message></Error><RequestId>{REQUEST_ID}</RequestId></ErrorResponse>",
+                escape(&message)
+            ),
+            None,
         ),
     }
 }
