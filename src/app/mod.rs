@@ -2,6 +2,7 @@
 
 mod check;
 mod docs;
+mod doctor;
 mod eval;
 mod history;
 mod lab_files;
@@ -54,6 +55,7 @@ pub fn main() -> i32 {
         Command::Repl(args) => repl::execute(&args),
         Command::Recover(args) => recover::execute(&args),
         Command::History(args) => history::execute(&args),
+        Command::Doctor(args) => doctor::execute(&args),
     };
     match result {
         Ok(exit) => exit.code(),

@@ -29,6 +29,8 @@ pub(crate) struct Target {
     pub(crate) history_key: String,
     /// None for the embedded twin, which lives and dies with the process.
     pub(crate) clients: Option<TargetClients>,
+    /// The clients of either kind of target, for probes (`runbook doctor`).
+    pub(crate) probes: TargetClients,
     pub(crate) extensions: Vec<Arc<dyn Extension>>,
     /// The twin's clock, when the target is the twin.
     pub(crate) virtual_clock: Option<Arc<VirtualClock>>,
@@ -90,12 +92,17 @@ pub(crate) fn connect(
                 "the lab twin ({} scenario) at http://{address}",
                 args.scenario
             );
+            let (kube, aws) = (Arc::new(client), Arc::new(aws));
             Ok(Target {
                 clock,
                 key: format!("the embedded lab twin of process {}", std::process::id()),
                 history_key: format!("the embedded lab twin ({} scenario)", args.scenario),
                 clients: None,
-                extensions: extensions(Arc::new(client), Arc::new(aws), args.helm.clone()),
+                probes: TargetClients {
+                    aws: aws.clone(),
+                    kube: kube.clone(),
+                },
+                extensions: extensions(kube, aws, args.helm.clone()),
                 virtual_clock: Some(twin_clock),
                 description,
                 _twin: Some(twin),
@@ -141,6 +148,10 @@ pub(crate) fn connect(
                     aws: aws.clone(),
                     kube: kube.clone(),
                 }),
+                probes: TargetClients {
+                    aws: aws.clone(),
+                    kube: kube.clone(),
+                },
                 extensions: extensions(kube, aws, args.helm.clone()),
                 virtual_clock: None,
                 description: format!(

@@ -37,6 +37,21 @@ pub enum Command {
     /// The runs kept in the history, newest first: status, duration, failing step, metrics;
     /// `history check` fails when a drill has not passed recently enough.
     History(HistoryCommandArgs),
+    /// Read-only probes of a target before a run: the Kubernetes API and its readyz, the EKS
+    /// cluster, that the kubeconfig points at that cluster, helm; a table of what passed.
+    Doctor(DoctorArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct DoctorArgs {
+    /// The EKS cluster the runbooks act on.
+    #[arg(long, default_value = "myeks5w")]
+    pub cluster: String,
+    /// Print the probes as JSON.
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub target: TargetArgs,
 }
 
 #[derive(Debug, Args)]

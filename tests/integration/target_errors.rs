@@ -261,3 +261,60 @@ fn every_way_to_miss_a_target_says_what_where_why_and_what_to_do_in_one_line() {
         .collect();
     with_snapshots!({ insta::assert_snapshot!("target-errors", text) });
 }
+
+#[test]
+fn doctor_passes_on_the_twin_and_names_what_fails_elsewhere() {
+    let ran = Runbook::new().args(["doctor"]).run().expect_code(0);
+    let out = ran.stdout();
+    for probe in [
+        "ok    Kubernetes API",
+        "ok    readyz",
+        "ok    EKS cluster myeks5w",
+        "ok    helm",
+    ] {
+        assert!(out.contains(probe), "{probe} in:\n{out}");
+    }
+    let ran = Runbook::new()
+        .args([
+            "doctor",
+            "--json",
+            "--fault",
+            "check=etcd",
+            "--cluster",
+            "other",
+        ])
+        .run()
+        .expect_code(1);
+    let report: serde_json::Value = serde_json::from_str(&ran.stdout()).expect("json");
+    let probes = report["probes"].as_array().expect("probes");
+    let failed: Vec<&str> = probes
+        .iter()
+        .filter(|p| p["ok"] == false)
+        .filter_map(|p| p["probe"].as_str())
+        .collect();
+    assert_eq!(failed, ["readyz", "EKS cluster other"], "{report}");
+    assert!(
+        probes[1]["detail"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("etcd")
+    );
+
+    let lab = LabServer::start("60");
+    let dead = format!("http://127.0.0.1:{}", free_port());
+    let ran = Runbook::new()
+        .args(["doctor", "--kubeconfig"])
+        .arg(&lab.kubeconfig)
+        .args(["--aws-endpoint", &dead])
+        .run()
+        .expect_code(1);
+    let out = ran.stdout();
+    assert!(out.contains("ok    Kubernetes API"), "{out}");
+    assert!(
+        out.contains(
+            "FAIL  EKS cluster myeks5w  ConnectionError: DescribeCluster: cannot reach http://127.0.0.1:"
+        ),
+        "{out}"
+    );
+    assert!(out.contains("the connection was refused"), "{out}");
+}

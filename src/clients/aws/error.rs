@@ -7,7 +7,7 @@ use aws_smithy_types::error::metadata::ProvideErrorMetadata;
 use super::failure::{Destination, advice_for_code, describe};
 
 #[derive(Debug, thiserror::Error)]
-#[error("{operation}: {code}: {message}")]
+#[error("{}", self.line())]
 pub struct AwsError {
     pub operation: String,
     /// `ResourceNotFoundException`, `InvalidPermission.NotFound`, ...
@@ -16,6 +16,16 @@ pub struct AwsError {
 }
 
 impl AwsError {
+    /// `operation: code: message`; a message that already starts with the operation (one
+    /// that never got the service's answer says which call it was) keeps it once.
+    fn line(&self) -> String {
+        if self.message.starts_with(&self.operation) {
+            format!("{}: {}", self.code, self.message)
+        } else {
+            format!("{}: {}: {}", self.operation, self.code, self.message)
+        }
+    }
+
     pub fn new(operation: &str, code: &str, message: impl Into<String>) -> Self {
         Self {
             operation: operation.into(),

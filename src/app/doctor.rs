@@ -1,0 +1,134 @@
+//! `runbook doctor`: read-only probes of a target before a run, each passed or failed with the
+//! same one-line message a run would end with: the Kubernetes API and its readyz, the EKS
+//! cluster and whether the kubeconfig points at it, helm.
+
+use serde_json::{Value, json};
+
+use super::target::{self, Target};
+use super::{AppResult, runtime};
+use crate::cli::DoctorArgs;
+use crate::clients::helm::find_helm;
+use crate::error::Exit;
+
+/// One probe: what was asked, whether it passed, and what was found or went wrong.
+struct Probe {
+    name: String,
+    ok: bool,
+    detail: String,
+}
+
+impl Probe {
+    fn new(name: impl Into<String>, outcome: Result<String, String>) -> Self {
+        let (ok, detail) = match outcome {
+            Ok(detail) => (true, detail),
+            Err(detail) => (false, detail),
+        };
+        Self {
+            name: name.into(),
+            ok,
+            detail,
+        }
+    }
+}
+
+pub(crate) fn execute(args: &DoctorArgs) -> AppResult {
+    let runtime = runtime::build()?;
+    let target = target::connect(&runtime, &args.target, None)?;
+    let probes = runtime.block_on(probe(&target, args));
+    if args.json {
+        let list: Vec<Value> = probes
+            .iter()
+            .map(|p| json!({"probe": p.name, "ok": p.ok, "detail": p.detail}))
+            .collect();
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&json!({"target": target.description, "probes": list}))
+                .unwrap_or_default()
+        );
+    } else {
+        println!("{}", target.description);
+        let width = probes.iter().map(|p| p.name.len()).max().unwrap_or(0);
+        for p in &probes {
+            let mark = if p.ok { "ok  " } else { "FAIL" };
+            println!("{mark}  {:width$}  {}", p.name, p.detail);
+        }
+    }
+    Ok(if probes.iter().all(|p| p.ok) {
+        Exit::Passed
+    } else {
+        Exit::Failed
+    })
+}
+
+async fn probe(target: &Target, args: &DoctorArgs) -> Vec<Probe> {
+    let kube = &target.probes.kube;
+    let aws = &target.probes.aws;
+    let mut probes = Vec::new();
+    let version = kube.version().await;
+    let api_up = version.is_ok();
+    probes.push(Probe::new(
+        "Kubernetes API",
+        version
+            .map(|v| {
+                format!(
+                    "{} at {}",
+                    v["gitVersion"].as_str().unwrap_or("a version"),
+                    kube.endpoint.trim_end_matches('/')
+                )
+            })
+            .map_err(|e| e.to_string()),
+    ));
+    if api_up {
+        probes.push(Probe::new(
+            "readyz",
+            match kube.health("readyz").await {
+                Ok(h) if h.ok => Ok(format!("{} checks ok", h.checks.len())),
+                Ok(h) => Err(format!("failing: {}", h.failed.join(", "))),
+                Err(e) => Err(e.to_string()),
+            },
+        ));
+    }
+    let cluster = aws.cluster(&args.cluster).await;
+    let endpoint = cluster
+        .as_ref()
+        .ok()
+        .and_then(|c| c["endpoint"].as_str().map(str::to_string));
+    probes.push(Probe::new(
+        format!("EKS cluster {}", args.cluster),
+        cluster
+            .map(|c| {
+                format!(
+                    "{}, Kubernetes {}, via {}",
+                    c["status"].as_str().unwrap_or("?"),
+                    c["version"].as_str().unwrap_or("?"),
+                    aws.endpoint
+                )
+            })
+            .map_err(|e| e.to_string()),
+    ));
+    // Against AWS itself the kubeconfig must point at that cluster's endpoint; the lab twin
+    // and emulators serve the Kubernetes API on a port of their own.
+    if let (Some(endpoint), Some(_)) = (endpoint, &target.clients) {
+        if !aws.endpoint.starts_with("http") {
+            let ours = kube.endpoint.trim_end_matches('/');
+            probes.push(Probe::new(
+                "kubeconfig points at it",
+                if ours.eq_ignore_ascii_case(endpoint.trim_end_matches('/')) {
+                    Ok(ours.to_string())
+                } else {
+                    Err(format!(
+                        "the kubeconfig's server is {ours}, the cluster's endpoint {endpoint}: pass --context for {}, or run `aws eks update-kubeconfig --name {}`",
+                        args.cluster, args.cluster
+                    ))
+                },
+            ));
+        }
+    }
+    probes.push(Probe::new(
+        "helm",
+        find_helm(args.target.helm.as_deref())
+            .map(|path| path.display().to_string())
+            .map_err(|e| e.to_string()),
+    ));
+    probes
+}
