@@ -108,21 +108,21 @@ async fn probe(target: &Target, args: &DoctorArgs) -> Vec<Probe> {
     ));
     // Against AWS itself the kubeconfig must point at that cluster's endpoint; the lab twin
     // and emulators serve the Kubernetes API on a port of their own.
-    if let (Some(endpoint), Some(_)) = (endpoint, &target.clients) {
-        if !aws.endpoint.starts_with("http") {
-            let ours = kube.endpoint.trim_end_matches('/');
-            probes.push(Probe::new(
-                "kubeconfig points at it",
-                if ours.eq_ignore_ascii_case(endpoint.trim_end_matches('/')) {
-                    Ok(ours.to_string())
-                } else {
-                    Err(format!(
-                        "the kubeconfig's server is {ours}, the cluster's endpoint {endpoint}: pass --context for {}, or run `aws eks update-kubeconfig --name {}`",
-                        args.cluster, args.cluster
-                    ))
-                },
-            ));
-        }
+    if let (Some(endpoint), Some(_)) = (endpoint, &target.clients)
+        && !aws.endpoint.starts_with("http")
+    {
+        let ours = kube.endpoint.trim_end_matches('/');
+        probes.push(Probe::new(
+            "kubeconfig points at it",
+            if ours.eq_ignore_ascii_case(endpoint.trim_end_matches('/')) {
+                Ok(ours.to_string())
+            } else {
+                Err(format!(
+                    "the kubeconfig's server is {ours}, the cluster's endpoint {endpoint}: pass --context for {}, or run `aws eks update-kubeconfig --name {}`",
+                    args.cluster, args.cluster
+                ))
+            },
+        ));
     }
     probes.push(Probe::new(
         "helm",
