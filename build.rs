@@ -20,7 +20,9 @@ fn main() {
                 })
                 .collect()
         })
-        .unwrap_or_default();
+        .unwrap_or_else(|e| panic!("cannot read {}: {e}", dir.display()));
+    // A binary without its stdlib fails every runbook that imports one: never build one.
+    assert!(!modules.is_empty(), "no .rhai modules in {}", dir.display());
     modules.sort();
     let mut code = String::from(
         "/// `(name, source)` of every embedded stdlib module.\npub(crate) static MODULES: &[(&str, &str)] = &[\n",

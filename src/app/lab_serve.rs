@@ -23,6 +23,9 @@ pub(crate) fn execute(args: &ServeArgs) -> AppResult {
     }
     let runtime = runtime::build()?;
     let twin = Twin::new(Arc::new(VirtualClock::new()));
+    // Its clients may ask which requests they made (`GET /twin/audit`).
+    twin.audit.enable();
+    twin.aws_audit.enable();
     scenario::load(&twin, scenario);
     for fault in &args.faults {
         crate::sim::faults::apply(&twin, fault).map_err(Error::Usage)?;

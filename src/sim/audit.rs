@@ -4,15 +4,20 @@
 //! asked for with them.
 
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
+/// Off until [`Audit::enable`]: `lab serve` keeps one for its clients to read; the embedded
+/// twin of a run has no reader and does not pay for it (about 8 µs a request).
 pub struct Audit<K> {
+    enabled: AtomicBool,
     seen: Mutex<BTreeMap<K, u64>>,
 }
 
 impl<K> Default for Audit<K> {
     fn default() -> Self {
         Self {
+            enabled: AtomicBool::new(false),
             seen: Mutex::new(BTreeMap::new()),
         }
     }
@@ -23,8 +28,18 @@ impl<K: Ord + Clone> Audit<K> {
         self.seen.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
+    pub fn enable(&self) {
+        self.enabled.store(true, Ordering::Relaxed);
+    }
+
+    pub fn is_enabled(&self) -> bool {
+        self.enabled.load(Ordering::Relaxed)
+    }
+
     pub fn record(&self, key: K) {
-        *self.seen().entry(key).or_default() += 1;
+        if self.is_enabled() {
+            *self.seen().entry(key).or_default() += 1;
+        }
     }
 
     /// Every kind of request so far, in a stable order, with its count.

@@ -156,8 +156,10 @@ impl KubeClient {
         // Aggregated discovery: two requests for every group, where the legacy documents take
         // one per group version (14 on the lab) one after another. Servers before 1.26 do
         // not have it; they get the legacy walk.
+        // A server that could not be reached at all is not asked a second way.
         let discovery = match Discovery::new(self.client.clone()).run_aggregated().await {
             Ok(discovery) => discovery,
+            Err(e @ (kube::Error::Service(_) | kube::Error::HyperError(_))) => return Err(e.into()),
             Err(_) => Discovery::new(self.client.clone()).run().await?,
         };
         let found =

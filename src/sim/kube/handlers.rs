@@ -50,7 +50,11 @@ fn aggregated_response(twin: &Twin, core: bool) -> Response<Body> {
 pub async fn handle(twin: Arc<Twin>, request: Request<Incoming>) -> Response<Body> {
     let path = request.uri().path().to_string();
     let query = Query::parse(request.uri().query());
-    let attributes = request_info::attributes(request.method().as_str(), &path, &query);
+    let attributes = twin
+        .audit
+        .is_enabled()
+        .then(|| request_info::attributes(request.method().as_str(), &path, &query))
+        .flatten();
     let response = serve(twin.clone(), request, &path, query).await;
     if let Some(attributes) = attributes {
         if let Some(create) =
