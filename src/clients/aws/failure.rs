@@ -211,14 +211,7 @@ fn not_aws(raw: &HttpResponse, to: &Destination<'_>) -> Failure {
         .bytes()
         .map(|b| String::from_utf8_lossy(b).into_owned())
         .unwrap_or_default();
-    let first_line: String = body
-        .lines()
-        .map(str::trim)
-        .find(|l| !l.is_empty())
-        .unwrap_or("an empty body")
-        .chars()
-        .take(120)
-        .collect();
+    let first_line = crate::clients::excerpt::first_line(&body);
     let advice = if to.custom {
         "is this the AWS port of `lab serve` (AWS_ENDPOINT_URL in its env file), not its Kubernetes port, or the emulator's?"
     } else {

@@ -58,15 +58,7 @@ impl From<kube::Error> for KubeError {
             kube::Error::Api(status)
                 if status.status.is_none() || status.reason == "Failed to parse error data" =>
             {
-                let first: String = status
-                    .message
-                    .lines()
-                    .map(str::trim)
-                    .find(|l| !l.is_empty())
-                    .unwrap_or("an empty body")
-                    .chars()
-                    .take(120)
-                    .collect();
+                let first = crate::clients::excerpt::first_line(&status.message);
                 let answered = match status.code {
                     0 => "answered".to_string(),
                     code => format!("answered HTTP {code}"),
