@@ -61,8 +61,8 @@ pub(crate) fn execute(args: &DoctorArgs) -> AppResult {
 }
 
 async fn probe(target: &Target, args: &DoctorArgs) -> Vec<Probe> {
-    let kube = &target.probes.kube;
-    let aws = &target.probes.aws;
+    let kube = &target.clients.kube;
+    let aws = &target.clients.aws;
     let mut probes = Vec::new();
     let version = kube.version().await;
     let api_up = version.is_ok();
@@ -108,8 +108,9 @@ async fn probe(target: &Target, args: &DoctorArgs) -> Vec<Probe> {
     ));
     // Against AWS itself the kubeconfig must point at that cluster's endpoint; the lab twin
     // and emulators serve the Kubernetes API on a port of their own.
-    if let (Some(endpoint), Some(_)) = (endpoint, &target.clients)
-        && !aws.endpoint.starts_with("http")
+    if let Some(endpoint) = endpoint
+        && target.outside().is_some()
+        && aws.endpoint_url().is_none()
     {
         let ours = kube.endpoint.trim_end_matches('/');
         probes.push(Probe::new(

@@ -20,7 +20,7 @@ pub(crate) fn execute(args: &RecoverArgs) -> AppResult {
     }
     let runtime = runtime::build()?;
     let target = target::connect(&runtime, &args.target, None)?;
-    let Some(clients) = target.clients.clone() else {
+    let Some(clients) = target.outside().cloned() else {
         return Err(Error::Usage(
             "recover acts on the target a run used: give its --kubeconfig (and --aws-endpoint, --profile, --region); \
              a run on the embedded lab twin took its twin, and what it changed, with it"

@@ -43,7 +43,7 @@ pub(crate) fn execute(args: RunArgs) -> AppResult {
     let state_dir = journal::state_dir(config.journal.state_dir.as_deref());
     let run_id = new_run_id();
     // The embedded twin is this process's own; any other target is held for the run.
-    let _lock = match &target.clients {
+    let _lock = match target.outside() {
         Some(_) => Some(take_lock(
             &state_dir,
             &config,
@@ -73,7 +73,7 @@ pub(crate) fn execute(args: RunArgs) -> AppResult {
             &run_id,
             &runbook,
             &target.key,
-            target.clients.is_some(),
+            target.outside().is_some(),
         )?),
     };
     let host = Host::new(
@@ -139,7 +139,7 @@ pub(crate) fn execute(args: RunArgs) -> AppResult {
     outputs.write(&outcome.report)?;
     if let Some(text) = left_behind_text(&outcome.report) {
         eprint!("{text}");
-        if run_journal.is_some() && target.clients.is_some() {
+        if run_journal.is_some() && target.outside().is_some() {
             eprintln!(
                 "  or put back what the run changed from its journal: runbook recover {run_id} (with the same --kubeconfig and --aws-endpoint)"
             );

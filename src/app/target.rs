@@ -27,17 +27,23 @@ pub(crate) struct Target {
     /// What names this target in the run history: the same lab from run to run (the embedded
     /// twin of any process, with its scenario), where `key` is this process's own.
     pub(crate) history_key: String,
-    /// None for the embedded twin, which lives and dies with the process.
-    pub(crate) clients: Option<TargetClients>,
-    /// The clients of either kind of target, for probes (`runbook doctor`).
-    pub(crate) probes: TargetClients,
+    /// The clients of either kind of target.
+    pub(crate) clients: TargetClients,
     pub(crate) extensions: Vec<Arc<dyn Extension>>,
     /// The twin's clock, when the target is the twin.
     pub(crate) virtual_clock: Option<Arc<VirtualClock>>,
     /// Where calls go, in words.
     pub(crate) description: String,
     /// Keeps the in-process twin alive for the run.
-    _twin: Option<Arc<Twin>>,
+    twin: Option<Arc<Twin>>,
+}
+
+impl Target {
+    /// The clients of a target outside this process; None for the embedded twin, which lives
+    /// and dies with the process (nothing to recover there).
+    pub(crate) fn outside(&self) -> Option<&TargetClients> {
+        self.twin.is_none().then_some(&self.clients)
+    }
 }
 
 pub(crate) fn connect(
@@ -97,15 +103,14 @@ pub(crate) fn connect(
                 clock,
                 key: format!("the embedded lab twin of process {}", std::process::id()),
                 history_key: format!("the embedded lab twin ({} scenario)", args.scenario),
-                clients: None,
-                probes: TargetClients {
+                clients: TargetClients {
                     aws: aws.clone(),
                     kube: kube.clone(),
                 },
                 extensions: extensions(kube, aws, args.helm.clone()),
                 virtual_clock: Some(twin_clock),
                 description,
-                _twin: Some(twin),
+                twin: Some(twin),
             })
         }
         Some(path) => {
@@ -144,11 +149,7 @@ pub(crate) fn connect(
                 clock,
                 history_key: key.clone(),
                 key,
-                clients: Some(TargetClients {
-                    aws: aws.clone(),
-                    kube: kube.clone(),
-                }),
-                probes: TargetClients {
+                clients: TargetClients {
                     aws: aws.clone(),
                     kube: kube.clone(),
                 },
@@ -162,7 +163,7 @@ pub(crate) fn connect(
                         .map(|c| format!(" (context {c})"))
                         .unwrap_or_default()
                 ),
-                _twin: None,
+                twin: None,
             })
         }
     }

@@ -3,6 +3,7 @@
 //! Rhai here, and nothing that knows whether the other end is the twin or a real cluster.
 
 pub mod aws;
+mod connection;
 mod excerpt;
 pub mod gpu;
 pub mod helm;

@@ -8,7 +8,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::support::{LabServer, Runbook, helm_available, kubectl, repo_root};
+use crate::support::{LabServer, Runbook, assert_succeeded, helm_available, kubectl, repo_root};
 
 /// The non-resource URLs every authenticated identity may GET on a real cluster (the default
 /// ClusterRoles system:discovery and system:public-info-viewer), so no drill role grants them.
@@ -209,12 +209,7 @@ fn kubectl_ok(kubectl: &Path, lab: &LabServer, args: &[&str]) -> String {
         .current_dir(repo_root())
         .output()
         .expect("kubectl runs");
-    assert!(
-        out.status.success(),
-        "kubectl {args:?}: {}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_succeeded(&out, &format!("kubectl {args:?}"));
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 

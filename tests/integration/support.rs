@@ -383,22 +383,37 @@ pub fn spawn_with_lines(
     (child, rx)
 }
 
-/// Prometheus' `promtool` (Debian's `prometheus` package; `.ci/run` installs it), or None with
-/// a message; a failure instead when RUNBOOK_REQUIRE_TOOLS is set (CI).
-pub fn promtool() -> Option<PathBuf> {
+/// A tool on PATH, or None with a message that says how to install it; a failure instead when
+/// RUNBOOK_REQUIRE_TOOLS is set (CI).
+pub fn tool_on_path(name: &str, install: &str) -> Option<PathBuf> {
     let found = std::env::var_os("PATH").and_then(|paths| {
         std::env::split_paths(&paths)
-            .map(|p| p.join("promtool"))
+            .map(|p| p.join(name))
             .find(|p| p.is_file())
     });
     if found.is_none() {
-        let message = "promtool not found on PATH (apt-get install prometheus)";
+        let message = format!("{name} not found on PATH ({install})");
         if std::env::var_os("RUNBOOK_REQUIRE_TOOLS").is_some() {
             panic!("{message}");
         }
         eprintln!("skipped: {message}");
     }
     found
+}
+
+/// Prometheus' `promtool` (Debian's `prometheus` package; `.ci/run` installs it).
+pub fn promtool() -> Option<PathBuf> {
+    tool_on_path("promtool", "apt-get install prometheus")
+}
+
+/// Fails the test with the command's output unless it succeeded.
+pub fn assert_succeeded(out: &Output, what: &str) {
+    assert!(
+        out.status.success(),
+        "{what}: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 /// Prometheus and the Pushgateway (Debian's `prometheus` and `prometheus-pushgateway`), or

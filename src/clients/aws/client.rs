@@ -121,7 +121,7 @@ impl AwsClients {
     }
 
     /// The endpoint URL when calls go to one (the lab twin, an emulator), not to AWS.
-    pub(super) fn endpoint_url(&self) -> Option<&str> {
+    pub fn endpoint_url(&self) -> Option<&str> {
         match &self.recipe {
             Recipe::Endpoint { url, .. } => Some(url),
             Recipe::Environment { .. } => None,

@@ -11,6 +11,7 @@ use aws_sdk_eks::error::SdkError;
 use aws_smithy_types::error::metadata::ProvideErrorMetadata;
 
 use super::client::Timeouts;
+use crate::clients::connection::{self, Cause, chain, find};
 use crate::clock::format_duration;
 
 /// The code scripts catch and the one-line message.
@@ -67,31 +68,6 @@ where
     }
 }
 
-/// The texts of an error and its sources, outermost first, without repeats.
-fn chain(error: &(dyn StdError + 'static)) -> Vec<String> {
-    let mut texts: Vec<String> = Vec::new();
-    let mut next = Some(error);
-    while let Some(e) = next {
-        let text = e.to_string();
-        if !text.is_empty() && !texts.iter().any(|t| t == &text) {
-            texts.push(text);
-        }
-        next = e.source();
-    }
-    texts
-}
-
-fn find<'a, T: StdError + 'static>(error: &'a (dyn StdError + 'static)) -> Option<&'a T> {
-    let mut next = Some(error);
-    while let Some(e) = next {
-        if let Some(found) = e.downcast_ref::<T>() {
-            return Some(found);
-        }
-        next = e.source();
-    }
-    None
-}
-
 fn dispatch_failure(
     error: &(dyn StdError + 'static),
     timed_out: bool,
@@ -101,45 +77,36 @@ fn dispatch_failure(
         return credentials_failure(credentials);
     }
     let texts = chain(error);
-    let all = texts.join(" / ").to_lowercase();
     let innermost = texts.last().cloned().unwrap_or_default();
-    let io = find::<std::io::Error>(error);
-    let (cause, advice) = if timed_out || all.contains("timed out") || all.contains("timeout") {
-        (
+    let cause = if timed_out {
+        Cause::TimedOut
+    } else {
+        connection::cause(error)
+    };
+    let (cause, advice) = match cause {
+        Cause::TimedOut => (
             format!(
                 "no connection within {} (--connect-timeout)",
                 format_duration(to.timeouts.connect)
             ),
             to.unreachable_advice().to_string(),
-        )
-    } else if io.is_some_and(|e| e.kind() == std::io::ErrorKind::ConnectionRefused)
-        || all.contains("connection refused")
-    {
-        (
+        ),
+        Cause::Refused => (
             "the connection was refused".to_string(),
             to.unreachable_advice().to_string(),
-        )
-    } else if all.contains("dns error")
-        || all.contains("failed to lookup address")
-        || all.contains("name or service not known")
-    {
-        (
+        ),
+        Cause::Unresolvable => (
             "its host name does not resolve".to_string(),
             "check the URL's host, or DNS on this machine".to_string(),
-        )
-    } else if all.contains("invalidcontenttype")
-        || all.contains("corrupt message")
-        || all.contains("tls")
-        || all.contains("certificate")
-    {
-        (
+        ),
+        Cause::Tls => (
             format!("the TLS handshake failed ({innermost})"),
             "is it an http:// endpoint given as https://, or a certificate this machine does not trust?".to_string(),
-        )
-    } else if all.contains("region") {
-        return region_failure(&innermost);
-    } else {
-        (innermost, to.unreachable_advice().to_string())
+        ),
+        Cause::Other if texts.join(" ").to_lowercase().contains("region") => {
+            return region_failure(&innermost);
+        }
+        Cause::Other => (innermost, to.unreachable_advice().to_string()),
     };
     Failure {
         code: "ConnectionError",

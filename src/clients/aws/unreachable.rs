@@ -9,6 +9,8 @@ use std::error::Error as StdError;
 use aws_sdk_eks::config::interceptors::InterceptorContext;
 use aws_sdk_eks::config::retry::{ClassifyRetry, RetryAction};
 
+use crate::clients::connection::{self, Cause};
+
 #[derive(Debug, Default)]
 pub(super) struct Unreachable;
 
@@ -36,23 +38,8 @@ impl ClassifyRetry for Unreachable {
 /// Refused, unresolvable or a failed TLS handshake: nothing was sent, and trying again at once
 /// finds the same.
 fn cannot_connect(error: &(dyn StdError + 'static)) -> bool {
-    let mut next = Some(error);
-    while let Some(e) = next {
-        if e.downcast_ref::<std::io::Error>()
-            .is_some_and(|io| io.kind() == std::io::ErrorKind::ConnectionRefused)
-        {
-            return true;
-        }
-        let text = e.to_string().to_lowercase();
-        if text.contains("connection refused")
-            || text.contains("dns error")
-            || text.contains("failed to lookup address")
-            || text.contains("invalidcontenttype")
-            || text.contains("invalid certificate")
-        {
-            return true;
-        }
-        next = e.source();
-    }
-    false
+    matches!(
+        connection::cause(error),
+        Cause::Refused | Cause::Unresolvable | Cause::Tls
+    )
 }

@@ -85,22 +85,24 @@ async fn handle(twin: Arc<Twin>, request: Request<Incoming>) -> Response<Body> {
             None,
         );
     }
-    if let Some(service) = service.as_deref() {
-        let mut params = query.clone();
-        if service != "eks" {
-            params.extend(form(&text));
-        }
-        if let Some(action) = actions::iam_action(
+    // The query APIs (EC2, IAM) carry their parameters in the query and the form body alike;
+    // read once, for the IAM action here and the service below.
+    let mut params = query.clone();
+    if service.as_deref().is_some_and(|s| s != "eks") {
+        params.extend(form(&text));
+    }
+    if let Some(service) = service.as_deref()
+        && let Some(action) = actions::iam_action(
             service,
             &method,
             &path,
             params.get("Action").map(String::as_str),
-        ) {
-            let refusal = twin.aws(|state| state.faults.refusal(&action));
-            twin.aws_audit.record(action.clone());
-            if let Some(refusal) = refusal {
-                return refused(service, &action, refusal);
-            }
+        )
+    {
+        let refusal = twin.aws(|state| state.faults.refusal(&action));
+        twin.aws_audit.record(action.clone());
+        if let Some(refusal) = refusal {
+            return refused(service, &action, refusal);
         }
     }
     if path == "/twin/usage" {
@@ -128,8 +130,6 @@ async fn handle(twin: Arc<Twin>, request: Request<Incoming>) -> Response<Body> {
             }
         }
         Some(service @ ("ec2" | "iam")) => {
-            let mut params = query.clone();
-            params.extend(form(&text));
             let action = params.get("Action").cloned().unwrap_or_default();
             let mut xml = Xml::new();
             let outcome = twin.aws(|state| if service == "ec2" { ec2::handle(state, &action, &params, &mut xml) } else { iam::handle(state, &action, &params, &mut xml) });

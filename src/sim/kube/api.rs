@@ -149,6 +149,18 @@ fn crd_status(crd: &Value) -> Value {
     })
 }
 
+/// Whether the object is there, without copying it.
+pub fn exists(state: &KubeState, resource: &ResourceType, namespace: &str, name: &str) -> bool {
+    state
+        .store
+        .get(
+            &store_key(resource),
+            if resource.namespaced { namespace } else { "" },
+            name,
+        )
+        .is_some()
+}
+
 pub fn get(state: &KubeState, resource: &ResourceType, namespace: &str, name: &str) -> ApiResult {
     state
         .store

@@ -293,7 +293,7 @@ async fn resource(
                     // An apply that creates its object answers 201, as the API server does
                     // (and is authorized as a create too).
                     Ok(body) => twin.kube(|s| {
-                        let existed = api::get(s, &resource, &namespace, name).is_ok();
+                        let existed = api::exists(s, &resource, &namespace, name);
                         api::patch(s, &resource, &namespace, name, kind, &body, sub, dry_run)
                             .map(|o| (if existed { 200 } else { 201 }, o))
                     }),
