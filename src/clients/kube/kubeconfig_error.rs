@@ -93,7 +93,7 @@ pub(super) fn plugin_failure(
         .exec
         .as_ref()?;
     let command = exec.command.clone().unwrap_or_default();
-    let args = exec.args.clone().unwrap_or_default().join(" ");
+    // Only the command: a plugin's arguments may carry a token or a secret.
     let file = path.display();
     Some(if text.contains("No such file or directory") {
         format!(
@@ -101,7 +101,7 @@ pub(super) fn plugin_failure(
         )
     } else {
         format!(
-            "the credential plugin of the kubeconfig {file} (user {user}: `{command} {args}`) failed ({text}): run it by hand to see why; an SSO session may need `aws sso login`"
+            "the credential plugin of the kubeconfig {file} (user {user}: `{command} ...`) failed ({text}): run it by hand to see why; an SSO session may need `aws sso login`"
         )
     })
 }
