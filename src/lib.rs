@@ -10,12 +10,14 @@
 //! - [`sim`]: the lab twin (speaks the real wire protocols on loopback)
 //! - [`gpu`], [`lab`], [`health`]: pure domain logic (nvidia-smi, nccl-tests, dcgmi and
 //!   kernel log parsers, lab facts, reachability, cost, GPU health verdicts)
+//! - [`auth`]: who may drive a lab: SigV4 signatures, EKS tokens, the lab's secrets (pure)
 //! - [`clock`]: real time and the virtual discrete-event clock
 //! - [`sandbox`]: what a runbook may read on this machine
 //! - [`journal`]: the run journal, what undoes each mutation, and the lock on a target
 //! - [`history`]: every run kept with its metrics, what baselines compare with
 
 pub mod app;
+pub mod auth;
 pub mod bindings;
 pub mod cli;
 pub mod clients;

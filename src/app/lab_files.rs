@@ -9,7 +9,9 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
+use crate::auth::secret::Secret;
 use crate::error::Error;
+use crate::sim::secrets::LabSecrets;
 
 /// The name of the cluster, user and context merged into a kubeconfig.
 pub(crate) const ENTRY: &str = "runbook-lab";
@@ -62,12 +64,20 @@ impl Written {
     }
 }
 
-/// A kubeconfig for the twin at `server`: a new file, or merged into the one at `path`.
-pub(crate) fn write_kubeconfig(path: &Path, server: &str) -> Result<Written, Error> {
+/// A kubeconfig for the twin at `server` whose user holds the lab's admin token: a new file,
+/// or merged into the one at `path`.
+pub(crate) fn write_kubeconfig(
+    path: &Path,
+    server: &str,
+    ca_pem: &str,
+    token: &Secret,
+) -> Result<Written, Error> {
+    use base64::Engine;
+    let ca = base64::engine::general_purpose::STANDARD.encode(ca_pem);
     let ours = json!({
-        "clusters": [{"name": ENTRY, "cluster": {"server": server}}],
+        "clusters": [{"name": ENTRY, "cluster": {"server": server, "certificate-authority-data": ca}}],
         "contexts": [{"name": ENTRY, "context": {"cluster": ENTRY, "user": ENTRY}}],
-        "users": [{"name": ENTRY, "user": {}}],
+        "users": [{"name": ENTRY, "user": {"token": token.expose()}}],
     });
     let original = match std::fs::read_to_string(path) {
         Ok(text) => text,
@@ -100,8 +110,16 @@ pub(crate) fn write_kubeconfig(path: &Path, server: &str) -> Result<Written, Err
     })
 }
 
-/// The env file for the aws CLI; refuses a file that `lab serve` did not write.
-pub(crate) fn write_env(path: &Path, endpoint: &str) -> Result<Written, Error> {
+/// What the env file says: where the lab's AWS and Kubernetes APIs are and its secrets.
+pub(crate) struct LabEnv<'a> {
+    pub(crate) aws_endpoint: &'a str,
+    pub(crate) kube_server: &'a str,
+    pub(crate) secrets: &'a LabSecrets,
+}
+
+/// The env file for the aws CLI and `runbook --cluster`; refuses a file that `lab serve` did
+/// not write.
+pub(crate) fn write_env(path: &Path, lab: &LabEnv<'_>) -> Result<Written, Error> {
     if let Ok(existing) = std::fs::read_to_string(path)
         && !existing.starts_with(ENV_MARKER)
     {
@@ -116,8 +134,13 @@ pub(crate) fn write_env(path: &Path, endpoint: &str) -> Result<Written, Error> {
         )));
     }
     let text = format!(
-        "{ENV_MARKER}\nAWS_ENDPOINT_URL={endpoint}\nAWS_REGION={region}\nAWS_DEFAULT_REGION={region}\nAWS_ACCESS_KEY_ID=AKIDLABTWIN\nAWS_SECRET_ACCESS_KEY=lab-twin-secret\nAWS_EC2_METADATA_DISABLED=true\nNO_PROXY=127.0.0.1,localhost\n",
-        region = crate::lab::REGION
+        "{ENV_MARKER}\nAWS_ENDPOINT_URL={endpoint}\nAWS_REGION={region}\nAWS_DEFAULT_REGION={region}\nAWS_ACCESS_KEY_ID={key}\nAWS_SECRET_ACCESS_KEY={secret}\nAWS_EC2_METADATA_DISABLED=true\nNO_PROXY=127.0.0.1,localhost\nRUNBOOK_KUBE_SERVER={kube}\nRUNBOOK_LAB_TOKEN={token}\n",
+        endpoint = lab.aws_endpoint,
+        region = crate::lab::REGION,
+        key = lab.secrets.access_key_id,
+        secret = lab.secrets.secret_access_key.expose(),
+        kube = lab.kube_server,
+        token = lab.secrets.admin_token.expose(),
     );
     write_private(path, &text, "the env file")?;
     Ok(Written::Created {
@@ -197,6 +220,14 @@ fn write_private(path: &Path, text: &str, what: &'static str) -> Result<(), Erro
 mod tests {
     use super::*;
 
+    fn env(aws_endpoint: &'static str) -> LabEnv<'static> {
+        LabEnv {
+            aws_endpoint,
+            kube_server: "http://127.0.0.1:9",
+            secrets: Box::leak(Box::new(LabSecrets::generate())),
+        }
+    }
+
     const USERS: &str = "apiVersion: v1\nkind: Config\n# the user's own comment\nclusters:\n- cluster:\n    server: https://ABC.gr7.ap-northeast-2.eks.amazonaws.com\n  name: prod\ncontexts:\n- context:\n    cluster: prod\n    user: prod\n  name: prod\ncurrent-context: prod\nusers:\n- name: prod\n  user:\n    token: abc\n";
 
     #[test]
@@ -204,7 +235,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("config");
         std::fs::write(&path, USERS).unwrap();
-        let written = write_kubeconfig(&path, "http://127.0.0.1:1234").unwrap();
+        let written = write_kubeconfig(&path, "https://127.0.0.1:1234", "ca", &Secret::new("t")).unwrap();
         let merged: Value =
             serde_saphyr::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
         assert_eq!(merged["current-context"], ENTRY);
@@ -222,7 +253,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("config");
         std::fs::write(&path, USERS).unwrap();
-        let written = write_kubeconfig(&path, "http://127.0.0.1:1234").unwrap();
+        let written = write_kubeconfig(&path, "https://127.0.0.1:1234", "ca", &Secret::new("t")).unwrap();
         let changed = std::fs::read_to_string(&path).unwrap() + "preferences: {}\n";
         std::fs::write(&path, changed).unwrap();
         written.undo().unwrap();
@@ -238,7 +269,7 @@ mod tests {
         use std::os::unix::fs::PermissionsExt;
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("kubeconfig");
-        let written = write_kubeconfig(&path, "http://127.0.0.1:1234").unwrap();
+        let written = write_kubeconfig(&path, "https://127.0.0.1:1234", "ca", &Secret::new("t")).unwrap();
         let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode, 0o600);
         written.undo().unwrap();
@@ -250,7 +281,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join(".env");
         std::fs::write(&path, "DATABASE_URL=postgres://...\n").unwrap();
-        let error = write_env(&path, "http://127.0.0.1:1")
+        let error = write_env(&path, &env("http://127.0.0.1:1"))
             .unwrap_err()
             .to_string();
         assert!(error.contains("did not write it"), "{error}");
@@ -259,8 +290,8 @@ mod tests {
             "DATABASE_URL=postgres://...\n"
         );
         let ours = dir.path().join("aws.env");
-        write_env(&ours, "http://127.0.0.1:1").unwrap();
-        write_env(&ours, "http://127.0.0.1:2").expect("ours may be rewritten");
+        write_env(&ours, &env("http://127.0.0.1:1")).unwrap();
+        write_env(&ours, &env("http://127.0.0.1:2")).expect("ours may be rewritten");
     }
 
     #[test]
@@ -268,7 +299,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("notes.txt");
         std::fs::write(&path, "- just\n- a list\n").unwrap();
-        assert!(write_kubeconfig(&path, "http://127.0.0.1:1").is_err());
+        assert!(write_kubeconfig(&path, "https://127.0.0.1:1", "ca", &Secret::new("t")).is_err());
         assert_eq!(
             std::fs::read_to_string(&path).unwrap(),
             "- just\n- a list\n"

@@ -30,7 +30,7 @@ pub(crate) fn execute(args: &ServeArgs) -> AppResult {
     for fault in &args.faults {
         crate::sim::faults::apply(&twin, fault).map_err(Error::Usage)?;
     }
-    let address = runtime
+    let served = runtime
         .block_on(kube::server::start(twin.clone(), args.port))
         .map_err(|source| {
             Error::Usage(format!(
@@ -38,7 +38,7 @@ pub(crate) fn execute(args: &ServeArgs) -> AppResult {
                 args.port
             ))
         })?;
-    let server = format!("http://{address}");
+    let server = served.url.clone();
     let aws_address = runtime
         .block_on(crate::sim::aws::server::start(twin.clone(), args.aws_port))
         .map_err(|source| {
@@ -50,10 +50,15 @@ pub(crate) fn execute(args: &ServeArgs) -> AppResult {
     let aws = format!("http://{aws_address}");
     let mut written = Vec::new();
     if let Some(path) = &args.write_env {
-        written.push(lab_files::write_env(path, &aws)?);
+        let env = lab_files::LabEnv {
+            aws_endpoint: &aws,
+            kube_server: &server,
+            secrets: &twin.secrets,
+        };
+        written.push(lab_files::write_env(path, &env)?);
     }
     if let Some(path) = &args.write_kubeconfig {
-        match lab_files::write_kubeconfig(path, &server) {
+        match lab_files::write_kubeconfig(path, &server, &served.ca_pem, &twin.secrets.admin_token) {
             Ok(file) => written.push(file),
             Err(error) => {
                 undo_all(&written);
@@ -67,11 +72,14 @@ pub(crate) fn execute(args: &ServeArgs) -> AppResult {
     ));
     if let Some(path) = &args.write_env {
         say(format!(
-            "aws env: {}   (set -a; . {}; set +a; aws eks describe-cluster --name {})",
+            "aws env: {}   (set -a; . {}; set +a; aws eks describe-cluster --name {}; runbook run runbooks/verify.rhai --cluster {})",
             path.display(),
             path.display(),
+            crate::lab::CLUSTER_NAME,
             crate::lab::CLUSTER_NAME
         ));
+    } else {
+        say("calls must be signed with the lab's keys and carry its token: --write-env and --write-kubeconfig write them (0600)".to_string());
     }
     if let Some(path) = &args.write_kubeconfig {
         say(format!(
@@ -81,7 +89,7 @@ pub(crate) fn execute(args: &ServeArgs) -> AppResult {
         ));
     }
     say(format!(
-        "virtual clock: {}x; GET {server}/twin/clock, POST {server}/twin/advance?by=5m; Ctrl-C stops",
+        "virtual clock: {}x; GET {server}/twin/clock, POST {server}/twin/advance?by=5m (with the kubeconfig's token); Ctrl-C stops",
         args.speed
     ));
     let step = TICK.mul_f64(args.speed);
@@ -92,7 +100,12 @@ pub(crate) fn execute(args: &ServeArgs) -> AppResult {
             tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
         loop {
             tokio::select! {
-                _ = ticker.tick() => twin.clock.advance(step),
+                _ = ticker.tick() => {
+                    twin.clock.advance(step);
+                    for why in twin.refusals.drain() {
+                        eprintln!("lab twin: refused a Kubernetes request: {why}");
+                    }
+                }
                 _ = tokio::signal::ctrl_c() => break,
                 Some(()) = async { match terminate.as_mut() { Some(t) => t.recv().await, None => std::future::pending().await } } => break,
             }

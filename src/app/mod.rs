@@ -3,6 +3,7 @@
 mod check;
 mod docs;
 mod doctor;
+mod eks_cluster;
 mod eval;
 mod history;
 mod lab_files;

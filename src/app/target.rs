@@ -3,10 +3,13 @@
 
 use std::sync::Arc;
 
+use super::eks_cluster;
+
 use crate::bindings::{AwsBindings, GpuBindings, HelmBindings, KubeBindings};
 use crate::cli::{ClockKind, TargetArgs};
+use crate::auth::secret::Secret;
 use crate::clients::aws::{AwsClients, RetryPolicy, Timeouts};
-use crate::clients::kube::KubeClient;
+use crate::clients::kube::{Fixed, KubeClient};
 use crate::clock::{Clock, RealClock, VirtualClock};
 use crate::error::Error;
 use crate::script::Extension;
@@ -53,120 +56,150 @@ pub(crate) fn connect(
 ) -> Result<Target, Error> {
     // kube's client spawns its buffer task on the current runtime.
     let _entered = runtime.enter();
-    match &args.kubeconfig {
-        None => {
-            let scenario: Scenario = args.scenario.parse().map_err(Error::Usage)?;
-            let virtual_clock = Arc::new(VirtualClock::new());
-            let twin = Twin::new(virtual_clock.clone());
-            scenario::load(&twin, scenario);
-            for fault in &args.faults {
-                crate::sim::faults::apply(&twin, fault).map_err(Error::Usage)?;
-            }
-            let address = runtime
-                .block_on(kube::server::start(twin.clone(), 0))
-                .map_err(|e| {
-                    Error::Usage(format!("cannot start the lab twin on 127.0.0.1: {e}"))
-                })?;
-            let client = KubeClient::for_endpoint(&format!("http://{address}"))
-                .map_err(|e| Error::Usage(e.to_string()))?;
-            let aws_address = runtime
-                .block_on(crate::sim::aws::server::start(twin.clone(), 0))
-                .map_err(|e| {
-                    Error::Usage(format!(
-                        "cannot start the lab twin's AWS endpoint on 127.0.0.1: {e}"
-                    ))
-                })?;
-            let endpoint = args
-                .aws_endpoint
-                .clone()
-                .unwrap_or_else(|| format!("http://{aws_address}"));
-            let twin_clock = virtual_clock.clone();
-            let clock: Arc<dyn Clock> = if clock == Some(ClockKind::Real) {
-                // The twin's world then follows the wall clock, as under `lab serve --speed 1`.
-                runtime.spawn(follow_wall_clock(virtual_clock));
-                Arc::new(RealClock::new())
-            } else {
-                virtual_clock
-            };
-            let aws = AwsClients::for_endpoint(&endpoint, crate::lab::REGION)
-                .with_retry(RetryPolicy {
-                    max_attempts: args.aws_max_attempts,
-                    virtual_clock: clock.is_virtual().then(|| twin_clock.clone()),
-                })
-                .with_timeouts(timeouts(args));
-            let description = format!(
-                "the lab twin ({} scenario) at http://{address}",
-                args.scenario
-            );
-            let (kube, aws) = (Arc::new(client), Arc::new(aws));
-            Ok(Target {
-                clock,
-                key: format!("the embedded lab twin of process {}", std::process::id()),
-                history_key: format!("the embedded lab twin ({} scenario)", args.scenario),
-                clients: TargetClients {
-                    aws: aws.clone(),
-                    kube: kube.clone(),
-                },
-                extensions: extensions(kube, aws, args.helm.clone()),
-                virtual_clock: Some(twin_clock),
-                description,
-                twin: Some(twin),
-            })
+    if args.kubeconfig.is_none() && args.cluster.is_none() {
+        if args.profile.is_some() || args.region.is_some() {
+            return Err(Error::Usage(
+                "--profile and --region choose the AWS account of a real target: add --kubeconfig or --cluster".into(),
+            ));
         }
-        Some(path) => {
-            if clock == Some(ClockKind::Virtual) {
-                return Err(Error::Usage(
-                    "a cluster from a kubeconfig runs on the real clock; drop --clock virtual"
-                        .into(),
-                ));
-            }
+        return embedded_twin(runtime, args, clock);
+    }
+    if clock == Some(ClockKind::Virtual) {
+        return Err(Error::Usage(
+            "a real cluster runs on the real clock; drop --clock virtual".into(),
+        ));
+    }
+    let aws = Arc::new(
+        match &args.aws_endpoint {
+            Some(endpoint) => AwsClients::for_endpoint(
+                endpoint,
+                args.region.as_deref().unwrap_or(crate::lab::REGION),
+            ),
+            None => AwsClients::from_environment(args.profile.as_deref(), args.region.as_deref()),
+        }
+        .with_retry(RetryPolicy {
+            max_attempts: args.aws_max_attempts,
+            virtual_clock: None,
+        })
+        .with_timeouts(timeouts(args))
+        .with_lab_token(args.lab_token.clone().map(Secret::new)),
+    );
+    let (kube, description) = match (&args.kubeconfig, &args.cluster) {
+        (None, Some(cluster)) => {
+            let client = runtime.block_on(eks_cluster::connect(&aws, cluster, args))?;
+            (client, format!("EKS cluster {cluster} ({})", aws.endpoint))
+        }
+        (path, _) => {
+            let path = path.as_deref();
             let client = runtime
                 .block_on(KubeClient::from_kubeconfig(
-                    Some(path),
+                    path,
                     args.context.as_deref(),
                     args.connect_timeout,
                     args.request_timeout,
                 ))
                 .map_err(|e| Error::Usage(e.to_string()))?;
-            let clock: Arc<dyn Clock> = Arc::new(RealClock::new());
-            let aws = match &args.aws_endpoint {
-                Some(endpoint) => AwsClients::for_endpoint(
-                    endpoint,
-                    args.region.as_deref().unwrap_or(crate::lab::REGION),
-                ),
-                None => {
-                    AwsClients::from_environment(args.profile.as_deref(), args.region.as_deref())
-                }
-            }
-            .with_retry(RetryPolicy {
-                max_attempts: args.aws_max_attempts,
-                virtual_clock: None,
-            })
-            .with_timeouts(timeouts(args));
-            let key = format!("Kubernetes {} with AWS {}", client.endpoint, aws.endpoint);
-            let (kube, aws) = (Arc::new(client), Arc::new(aws));
-            Ok(Target {
-                clock,
-                history_key: key.clone(),
-                key,
-                clients: TargetClients {
-                    aws: aws.clone(),
-                    kube: kube.clone(),
-                },
-                extensions: extensions(kube, aws, args.helm.clone()),
-                virtual_clock: None,
-                description: format!(
-                    "the cluster of {}{}",
-                    path.display(),
-                    args.context
-                        .as_ref()
-                        .map(|c| format!(" (context {c})"))
-                        .unwrap_or_default()
-                ),
-                twin: None,
-            })
+            let description = format!(
+                "the cluster of {}{}",
+                path.map_or("the default kubeconfig".into(), |p| p.display().to_string()),
+                args.context
+                    .as_ref()
+                    .map(|c| format!(" (context {c})"))
+                    .unwrap_or_default()
+            );
+            (client, description)
         }
+    };
+    let key = format!("Kubernetes {} with AWS {}", kube.endpoint, aws.endpoint);
+    let kube = Arc::new(kube);
+    Ok(Target {
+        clock: Arc::new(RealClock::new()),
+        history_key: key.clone(),
+        key,
+        clients: TargetClients {
+            aws: aws.clone(),
+            kube: kube.clone(),
+        },
+        extensions: extensions(kube, aws, args.helm.clone()),
+        virtual_clock: None,
+        description,
+        twin: None,
+    })
+}
+
+/// The lab twin in this process, on loopback, for this run only; its clients hold its
+/// admin token and the lab user's keys.
+fn embedded_twin(
+    runtime: &tokio::runtime::Runtime,
+    args: &TargetArgs,
+    clock: Option<ClockKind>,
+) -> Result<Target, Error> {
+    let scenario: Scenario = args.scenario.parse().map_err(Error::Usage)?;
+    let virtual_clock = Arc::new(VirtualClock::new());
+    let twin = Twin::new(virtual_clock.clone());
+    scenario::load(&twin, scenario);
+    for fault in &args.faults {
+        crate::sim::faults::apply(&twin, fault).map_err(Error::Usage)?;
     }
+    let served = runtime
+        .block_on(kube::server::start(twin.clone(), 0))
+        .map_err(|e| Error::Usage(format!("cannot start the lab twin on 127.0.0.1: {e}")))?;
+    let admin = twin.secrets.admin_token.clone();
+    let client = KubeClient::for_endpoint(
+        &served.url,
+        Some(served.ca_der.clone()),
+        Some(Arc::new(Fixed(admin.clone()))),
+    )
+    .map_err(|e| Error::Usage(e.to_string()))?;
+    let aws_address = runtime
+        .block_on(crate::sim::aws::server::start(twin.clone(), 0))
+        .map_err(|e| {
+            Error::Usage(format!(
+                "cannot start the lab twin's AWS endpoint on 127.0.0.1: {e}"
+            ))
+        })?;
+    let twin_clock = virtual_clock.clone();
+    let clock: Arc<dyn Clock> = if clock == Some(ClockKind::Real) {
+        // The twin's world then follows the wall clock, as under `lab serve --speed 1`.
+        runtime.spawn(follow_wall_clock(virtual_clock));
+        Arc::new(RealClock::new())
+    } else {
+        virtual_clock
+    };
+    let aws = match &args.aws_endpoint {
+        // AWS elsewhere (an emulator): its keys come from the credential chain.
+        Some(endpoint) => AwsClients::for_endpoint(endpoint, crate::lab::REGION),
+        None => AwsClients::for_endpoint_with_keys(
+            &format!("http://{aws_address}"),
+            crate::lab::REGION,
+            &twin.secrets.access_key_id,
+            twin.secrets.secret_access_key.clone(),
+        )
+        .with_lab_token(Some(admin)),
+    }
+    .with_retry(RetryPolicy {
+        max_attempts: args.aws_max_attempts,
+        virtual_clock: clock.is_virtual().then(|| twin_clock.clone()),
+    })
+    .with_timeouts(timeouts(args));
+    let description = format!(
+        "the lab twin ({} scenario) at {}",
+        args.scenario, served.url
+    );
+    let (kube, aws) = (Arc::new(client), Arc::new(aws));
+    Ok(Target {
+        clock,
+        key: format!("the embedded lab twin of process {}", std::process::id()),
+        history_key: format!("the embedded lab twin ({} scenario)", args.scenario),
+        clients: TargetClients {
+            aws: aws.clone(),
+            kube: kube.clone(),
+        },
+        extensions: extensions(kube, aws, args.helm.clone()),
+        virtual_clock: Some(twin_clock),
+        description,
+        twin: Some(twin),
+    })
 }
 
 fn timeouts(args: &TargetArgs) -> Timeouts {
@@ -191,7 +224,7 @@ pub(crate) fn documentation_extensions(
 ) -> Vec<Arc<dyn Extension>> {
     let _entered = runtime.enter();
     let aws = AwsClients::for_endpoint("http://127.0.0.1:9", crate::lab::REGION);
-    match KubeClient::for_endpoint("http://127.0.0.1:9") {
+    match KubeClient::for_endpoint("http://127.0.0.1:9", None, None) {
         Ok(client) => extensions(Arc::new(client), Arc::new(aws), None),
         Err(_) => vec![Arc::new(AwsBindings::new(Arc::new(aws)))],
     }

@@ -312,22 +312,36 @@ pub struct TargetArgs {
     /// The kubeconfig context to use [default: its current context].
     #[arg(long, value_name = "NAME", requires = "kubeconfig", global = true)]
     pub context: Option<String>,
-    /// Send eks::, ec2:: and iam:: calls to this endpoint with throwaway credentials (another
-    /// process's `runbook lab serve`, or an AWS emulator such as moto_server).
+    /// Use this EKS cluster with no kubeconfig: its endpoint and CA from DescribeCluster, and an
+    /// EKS token signed with the AWS credentials (--profile, the default chain), renewed
+    /// before it expires.
+    #[arg(long, value_name = "NAME", conflicts_with = "kubeconfig", global = true)]
+    pub cluster: Option<String>,
+    /// With --cluster: reach its Kubernetes API at this URL instead of the DescribeCluster
+    /// endpoint (a tunnel to a private endpoint; `lab serve`'s env file names its own).
+    #[arg(long, value_name = "URL", env = "RUNBOOK_KUBE_SERVER", global = true)]
+    pub kube_server: Option<String>,
+    /// Send eks::, ec2:: and iam:: calls to this endpoint, signed with the credential chain's
+    /// keys (another process's `runbook lab serve`: source its env file; an AWS emulator such
+    /// as moto_server).
     #[arg(long, value_name = "URL", global = true)]
     pub aws_endpoint: Option<String>,
-    /// The AWS profile for eks::, ec2:: and iam:: with --kubeconfig [default: the credential
-    /// chain's].
-    #[arg(long, value_name = "NAME", requires = "kubeconfig", global = true)]
+    /// The lab twin's admin token, for its cost meter behind --aws-endpoint (in the env file
+    /// `lab serve --write-env` writes).
+    #[arg(long, value_name = "TOKEN", env = "RUNBOOK_LAB_TOKEN", hide_env_values = true, global = true)]
+    pub lab_token: Option<String>,
+    /// The AWS profile for eks::, ec2:: and iam:: with --kubeconfig or --cluster [default: the
+    /// credential chain's].
+    #[arg(long, value_name = "NAME", global = true)]
     pub profile: Option<String>,
-    /// The AWS region with --kubeconfig [default: the profile's].
-    #[arg(long, value_name = "REGION", requires = "kubeconfig", global = true)]
+    /// The AWS region with --kubeconfig or --cluster [default: the profile's].
+    #[arg(long, value_name = "REGION", global = true)]
     pub region: Option<String>,
     /// The lab twin's starting state: `deployed` (after the lab's Terraform apply) or `empty`.
     #[arg(
         long,
         default_value = "deployed",
-        conflicts_with = "kubeconfig",
+        conflicts_with_all = ["kubeconfig", "cluster"],
         global = true
     )]
     pub scenario: String,
@@ -358,7 +372,7 @@ pub struct TargetArgs {
     #[arg(
         long = "fault",
         value_name = "NAME=VALUE",
-        conflicts_with = "kubeconfig",
+        conflicts_with_all = ["kubeconfig", "cluster"],
         global = true
     )]
     pub faults: Vec<String>,

@@ -116,3 +116,30 @@ mod tests {
         }
     }
 }
+
+/// Unix seconds of an ISO 8601 basic UTC time (`20260101T000924Z`, SigV4's `X-Amz-Date`);
+/// None when it is not one.
+pub fn parse_iso_basic_utc(text: &str) -> Option<i64> {
+    let b = text.as_bytes();
+    if b.len() != 16 || b[8] != b'T' || b[15] != b'Z' {
+        return None;
+    }
+    let num = |r: std::ops::Range<usize>| {
+        let part = text.get(r)?;
+        part.bytes()
+            .all(|c| c.is_ascii_digit())
+            .then(|| part.parse::<i64>().ok())
+            .flatten()
+    };
+    let (month, day) = (num(4..6)?, num(6..8)?);
+    let (hour, minute, second) = (num(9..11)?, num(11..13)?, num(13..15)?);
+    if !(1..=12).contains(&month)
+        || !(1..=31).contains(&day)
+        || hour > 23
+        || minute > 59
+        || second > 60
+    {
+        return None;
+    }
+    Some(days_from_civil(num(0..4)?, month, day) * 86_400 + hour * 3600 + minute * 60 + second)
+}

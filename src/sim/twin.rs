@@ -11,6 +11,8 @@ use crate::clock::{Clock, VirtualClock};
 use crate::lab;
 
 use super::audit::Audit;
+use super::aws::identity::LAB_USER;
+use super::secrets::{LabSecrets, Refusals};
 use super::aws::eks_lifecycle::on_timer;
 use super::aws::state::{AwsState, AwsTimer, Rule};
 use super::gpu;
@@ -37,6 +39,12 @@ pub struct Twin {
     pub audit: Audit<RequestAttributes>,
     /// The IAM action of every AWS call served (`GET /twin/audit` on the AWS endpoint).
     pub aws_audit: Audit<String>,
+    /// The admin token and the lab user's keys, fresh for this twin.
+    pub secrets: LabSecrets,
+    /// `127.0.0.1:PORT` of the AWS endpoint once it listens: the STS an EKS token may name.
+    pub aws_authority: std::sync::OnceLock<String>,
+    /// Why credentials were refused (`lab serve` prints them).
+    pub refusals: Refusals,
 }
 
 #[derive(Default)]
@@ -108,15 +116,28 @@ impl Twin {
                 gpu::programs::exec(argv, context, state)
                     .unwrap_or_else(|| programs::run(argv, context))
             });
+            let secrets = LabSecrets::generate();
+            let mut aws = AwsState::default();
+            aws.identities
+                .add_user(LAB_USER, "AIDALABTWINUSER00001".into(), Duration::ZERO);
+            aws.identities.add_key(
+                LAB_USER,
+                secrets.access_key_id.clone(),
+                secrets.secret_access_key.clone(),
+                Duration::ZERO,
+            );
             Self {
                 clock,
                 kube: Mutex::new(kube),
-                aws: Mutex::new(AwsState::default()),
+                aws: Mutex::new(aws),
                 due: Mutex::new(BTreeMap::new()),
                 this: this.clone(),
                 requests: RequestCounts::default(),
                 audit: Audit::default(),
                 aws_audit: Audit::default(),
+                secrets,
+                aws_authority: std::sync::OnceLock::new(),
+                refusals: Refusals::default(),
             }
         })
     }

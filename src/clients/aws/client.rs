@@ -8,20 +8,29 @@ use aws_credential_types::Credentials;
 use aws_sdk_eks::config::retry::{RetryPartition, TokenBucket};
 use tokio::sync::OnceCell;
 
+use crate::auth::secret::Secret;
+
 use super::error::AwsError;
 use super::failure::Destination;
 use super::retry::RetryPolicy;
 use super::unreachable::Unreachable;
 
 pub(super) struct Sdk {
+    /// What the clients were made from: the credentials, region and endpoint they sign for.
+    pub(super) config: SdkConfig,
     pub(super) eks: aws_sdk_eks::Client,
     pub(super) ec2: aws_sdk_ec2::Client,
     pub(super) iam: aws_sdk_iam::Client,
 }
 
 enum Recipe {
-    /// An endpoint such as the lab twin's, with throwaway credentials.
-    Endpoint { url: String, region: String },
+    /// An endpoint such as the lab twin's or an emulator's, with these keys, or the credential
+    /// chain's (for `lab serve`: its env file's) when None.
+    Endpoint {
+        url: String,
+        region: String,
+        keys: Option<(String, Secret)>,
+    },
     /// The default credential chain (environment, profile, SSO, ...).
     Environment {
         profile: Option<String>,
@@ -55,20 +64,49 @@ pub struct AwsClients {
     sdk: OnceCell<Sdk>,
     /// Where calls go, for messages.
     pub endpoint: String,
+    /// The lab twin's admin token, for its cost meter (`/twin/usage`).
+    lab_token: Option<Secret>,
 }
 
 impl AwsClients {
+    /// Calls to `url` signed with the credential chain's keys (environment, profile).
     pub fn for_endpoint(url: &str, region: &str) -> Self {
         Self {
             recipe: Recipe::Endpoint {
                 url: url.into(),
                 region: region.into(),
+                keys: None,
             },
             retry: RetryPolicy::default(),
             timeouts: Timeouts::default(),
             sdk: OnceCell::new(),
             endpoint: url.into(),
+            lab_token: None,
         }
+    }
+
+    /// Calls to `url` signed with these keys (the lab twin's own).
+    pub fn for_endpoint_with_keys(
+        url: &str,
+        region: &str,
+        access_key_id: &str,
+        secret_access_key: Secret,
+    ) -> Self {
+        let mut clients = Self::for_endpoint(url, region);
+        if let Recipe::Endpoint { keys, .. } = &mut clients.recipe {
+            *keys = Some((access_key_id.to_string(), secret_access_key));
+        }
+        clients
+    }
+
+    /// Reads the lab twin's cost meter with its admin token.
+    pub fn with_lab_token(mut self, token: Option<Secret>) -> Self {
+        self.lab_token = token;
+        self
+    }
+
+    pub(super) fn lab_token(&self) -> Option<&Secret> {
+        self.lab_token.as_ref()
     }
 
     pub fn from_environment(profile: Option<&str>, region: Option<&str>) -> Self {
@@ -82,6 +120,7 @@ impl AwsClients {
             timeouts: Timeouts::default(),
             sdk: OnceCell::new(),
             endpoint,
+            lab_token: None,
         }
     }
 
@@ -150,19 +189,18 @@ impl AwsClients {
                     );
                 }
                 let config = match &self.recipe {
-                    Recipe::Endpoint { url, region } => {
-                        loader
-                            .region(Region::new(region.clone()))
-                            .endpoint_url(url)
-                            .credentials_provider(Credentials::new(
-                                "AKIDLABTWIN",
-                                "lab-twin-secret",
+                    Recipe::Endpoint { url, region, keys } => {
+                        loader = loader.region(Region::new(region.clone())).endpoint_url(url);
+                        if let Some((id, secret)) = keys {
+                            loader = loader.credentials_provider(Credentials::new(
+                                id,
+                                secret.expose(),
                                 None,
                                 None,
                                 "lab-twin",
-                            ))
-                            .load()
-                            .await
+                            ));
+                        }
+                        loader.load().await
                     }
                     Recipe::Environment { profile, region } => {
                         if let Some(profile) = profile {
@@ -190,6 +228,7 @@ fn sdk_clients(config: &SdkConfig) -> Sdk {
             .build()
     };
     Sdk {
+        config: config.clone(),
         eks: aws_sdk_eks::Client::from_conf(
             aws_sdk_eks::config::Builder::from(config)
                 .retry_partition(partition("runbook-eks"))

@@ -22,7 +22,12 @@ fn failed(message: String) -> AwsError {
 impl AwsClients {
     /// The run's cost so far: resource-hours on the twin's clock times the price table.
     pub async fn cost_report(&self) -> Result<CostReport, AwsError> {
-        let Some(url) = self.endpoint_url() else {
+        // An endpoint given on the command line, or by AWS_ENDPOINT_URL (a sourced lab env).
+        let url = match self.endpoint_url() {
+            Some(url) => Some(url.to_string()),
+            None => self.sdk().await.config.endpoint_url().map(str::to_string),
+        };
+        let Some(url) = url.as_deref() else {
             return Err(failed(
                 "cost::report prices the lab twin's meter; real AWS bills through Cost Explorer, which runbook does not read (cost::prices() has the table)".into(),
             ));
@@ -41,14 +46,22 @@ impl AwsClients {
             .await
             .map_err(|e| failed(format!("{authority}: {e}")))?;
         tokio::spawn(connection);
-        let request = http::Request::get(uri.path())
-            .header("host", &authority)
+        let mut request = http::Request::get(uri.path()).header("host", &authority);
+        if let Some(token) = self.lab_token() {
+            request = request.header("authorization", format!("Bearer {}", token.expose()));
+        }
+        let request = request
             .body(Empty::<bytes::Bytes>::new())
             .map_err(|e| failed(e.to_string()))?;
         let response = sender
             .send_request(request)
             .await
             .map_err(|e| failed(format!("{authority}: {e}")))?;
+        if response.status() == http::StatusCode::UNAUTHORIZED {
+            return Err(failed(format!(
+                "{url}/twin/usage wants the lab's admin token: set RUNBOOK_LAB_TOKEN from the env file `lab serve --write-env` wrote"
+            )));
+        }
         if !response.status().is_success() {
             return Err(failed(format!(
                 "{url} has no cost meter (HTTP {} for /twin/usage): it is not the lab twin",

@@ -1,6 +1,7 @@
 //! The client: built from the twin's endpoint or a kubeconfig; every call takes kinds by name.
 
 use std::path::Path;
+use std::sync::Arc;
 
 use http::Request;
 use http_body_util::BodyExt;
@@ -11,6 +12,7 @@ use kube::discovery::Discovery;
 use serde_json::Value;
 use tokio::sync::Mutex;
 
+use super::bearer::{BearerLayer, TokenSource};
 use super::error::KubeError;
 use super::health::{Health, parse_health};
 use super::kinds::{self, Kind};
@@ -44,27 +46,86 @@ fn client_for(
     config: kube::Config,
     endpoint: &str,
     answer_within: Option<std::time::Duration>,
+    bearer: Option<Arc<dyn TokenSource>>,
 ) -> Result<kube::Client, KubeError> {
     let builder = kube::client::ClientBuilder::try_from(config)
         .map_err(|e| KubeError::Config(format!("cannot make a client for {endpoint}: {e}")))?;
     let name = name_endpoint(endpoint.trim_end_matches('/').to_string());
+    let bearer = tower::util::option_layer(bearer.map(BearerLayer));
     Ok(match answer_within {
         Some(limit) => builder
             .with_layer(&tower::timeout::TimeoutLayer::new(limit))
+            .with_layer(&bearer)
             .with_layer(&name)
             .build(),
-        None => builder.with_layer(&name).build(),
+        None => builder.with_layer(&bearer).with_layer(&name).build(),
     })
 }
 
+/// The DER certificates of a base64 PEM bundle (an EKS cluster's `certificateAuthority.data`).
+fn certificates(ca: &str) -> Result<Vec<Vec<u8>>, KubeError> {
+    use base64::Engine;
+    use base64::engine::general_purpose::STANDARD;
+    let bad = |why: String| KubeError::Config(format!("the cluster's certificate authority is not a base64 PEM bundle: {why}"));
+    let pem = STANDARD.decode(ca.trim()).map_err(|e| bad(e.to_string()))?;
+    let pem = String::from_utf8(pem).map_err(|_| bad("not text".into()))?;
+    let mut certificates = Vec::new();
+    let mut body: Option<String> = None;
+    for line in pem.lines().map(str::trim) {
+        if line == "-----BEGIN CERTIFICATE-----" {
+            body = Some(String::new());
+        } else if line == "-----END CERTIFICATE-----" {
+            let text = body.take().unwrap_or_default();
+            certificates.push(STANDARD.decode(text).map_err(|e| bad(e.to_string()))?);
+        } else if let Some(text) = body.as_mut() {
+            text.push_str(line);
+        }
+    }
+    if certificates.is_empty() {
+        return Err(bad("no CERTIFICATE block".into()));
+    }
+    Ok(certificates)
+}
+
 impl KubeClient {
-    /// A client for an endpoint without TLS or credentials (the twin on loopback).
-    pub fn for_endpoint(url: &str) -> Result<Self, KubeError> {
+    /// A client for the twin on loopback: trusting its CA (DER), with a bearer token.
+    pub fn for_endpoint(
+        url: &str,
+        ca: Option<Vec<u8>>,
+        bearer: Option<Arc<dyn TokenSource>>,
+    ) -> Result<Self, KubeError> {
         let uri = url
             .parse()
             .map_err(|e| KubeError::Config(format!("`{url}` is not a Kubernetes API URL: {e}")))?;
-        let config = kube::Config::new(uri);
-        let client = client_for(config, url, None)?;
+        let mut config = kube::Config::new(uri);
+        config.root_cert = ca.map(|der| vec![der]);
+        let client = client_for(config, url, None, bearer)?;
+        Ok(Self {
+            client,
+            discovery: Mutex::new(None),
+            resolved: Default::default(),
+            endpoint: url.to_string(),
+        })
+    }
+
+    /// A client for an EKS API server at `url`, trusting the cluster's CA (DescribeCluster's
+    /// base64 PEM), with tokens from `tokens`.
+    pub fn for_eks(
+        url: &str,
+        ca: Option<&str>,
+        tokens: Arc<dyn TokenSource>,
+        connect_timeout: std::time::Duration,
+        request_timeout: std::time::Duration,
+    ) -> Result<Self, KubeError> {
+        let uri = url
+            .parse()
+            .map_err(|e| KubeError::Config(format!("`{url}` is not a Kubernetes API URL: {e}")))?;
+        let mut config = kube::Config::new(uri);
+        if let Some(ca) = ca.filter(|c| !c.is_empty()) {
+            config.root_cert = Some(certificates(ca)?);
+        }
+        config.connect_timeout = Some(connect_timeout);
+        let client = client_for(config, url, Some(request_timeout), Some(tokens))?;
         Ok(Self {
             client,
             discovery: Mutex::new(None),
@@ -112,7 +173,7 @@ impl KubeClient {
         config.connect_timeout = Some(connect_timeout);
         let endpoint = config.cluster_url.to_string();
         // kube starts a credential plugin (`exec:`) as the client is made.
-        let client = client_for(config, &endpoint, Some(request_timeout)).map_err(|e| {
+        let client = client_for(config, &endpoint, Some(request_timeout), None).map_err(|e| {
             match (&e, &file) {
                 (KubeError::Config(text), Some((path, kubeconfig))) => {
                     kubeconfig_error::plugin_failure(path, kubeconfig, context, text)

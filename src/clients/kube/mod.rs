@@ -1,6 +1,7 @@
 //! The Kubernetes client: any kind by name, server-side apply, logs, exec over WebSocket,
 //! health, node quarantine, and waits that run on the run's clock.
 
+mod bearer;
 mod client;
 mod error;
 mod exec;
@@ -13,6 +14,7 @@ mod summaries;
 mod unreachable;
 mod wait;
 
+pub use bearer::{Fixed, TokenFuture, TokenSource};
 pub use client::{KubeClient, ListOptions};
 pub use error::KubeError;
 pub use exec::ExecOutput;

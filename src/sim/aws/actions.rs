@@ -33,6 +33,17 @@ pub fn iam_action(
         ("GET", ["clusters", _, "updates"]) => "ListUpdates",
         ("GET", ["clusters", _, "updates", _]) => "DescribeUpdate",
         ("GET", ["addons", "supported-versions"]) => "DescribeAddonVersions",
+        ("POST", ["clusters", _, "access-entries"]) => "CreateAccessEntry",
+        ("GET", ["clusters", _, "access-entries"]) => "ListAccessEntries",
+        ("GET", ["clusters", _, "access-entries", _]) => "DescribeAccessEntry",
+        ("DELETE", ["clusters", _, "access-entries", _]) => "DeleteAccessEntry",
+        ("POST", ["clusters", _, "access-entries", _, "access-policies"]) => "AssociateAccessPolicy",
+        ("GET", ["clusters", _, "access-entries", _, "access-policies"]) => {
+            "ListAssociatedAccessPolicies"
+        }
+        ("DELETE", ["clusters", _, "access-entries", _, "access-policies", _]) => {
+            "DisassociateAccessPolicy"
+        }
         _ => return None,
     };
     Some(format!("eks:{action}"))

@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 use super::error::AwsError;
 use super::state::{AwsState, Cluster, Nodegroup, Update};
 use super::wire::epoch;
-use super::{eks_lifecycle, nodegroups};
+use super::{access_entries, eks_lifecycle, nodegroups};
 use crate::lab;
 
 fn cluster_arn(name: &str) -> String {
@@ -37,8 +37,20 @@ fn nodegroup<'a>(
         .ok_or_else(|| AwsError::not_found(format!("No node group found for name: {name}.")))
 }
 
-fn cluster_json(c: &Cluster) -> Value {
-    let mut json = cluster_fields(c);
+/// The base64 PEM of the CA the cluster's API server is signed by: the twin's own for the
+/// lab's cluster once it serves (so a client that trusts it reaches the twin), else a
+/// placeholder.
+fn certificate_authority(c: &Cluster, ca_pem: Option<&str>) -> String {
+    use base64::Engine;
+    let pem = match ca_pem {
+        Some(pem) if c.name == lab::CLUSTER_NAME => pem,
+        _ => "-----BEGIN CERTIFICATE-----\ntwin\n-----END CERTIFICATE-----\n",
+    };
+    base64::engine::general_purpose::STANDARD.encode(pem)
+}
+
+fn cluster_json(c: &Cluster, ca_pem: Option<&str>) -> Value {
+    let mut json = cluster_fields(c, ca_pem);
     if c.status == "CREATING" {
         // EKS has no endpoint, CA or issuer to show until the control plane is up.
         if let Some(fields) = json.as_object_mut() {
@@ -50,7 +62,7 @@ fn cluster_json(c: &Cluster) -> Value {
     json
 }
 
-fn cluster_fields(c: &Cluster) -> Value {
+fn cluster_fields(c: &Cluster, ca_pem: Option<&str>) -> Value {
     json!({
         "name": c.name,
         "arn": cluster_arn(&c.name),
@@ -74,11 +86,11 @@ fn cluster_fields(c: &Cluster) -> Value {
         ]},
         "identity": {"oidc": {"issuer": c.oidc_issuer}},
         "status": c.status,
-        "certificateAuthority": {"data": "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCnR3aW4KLS0tLS1FTkQgQ0VSVElGSUNBVEUtLS0tLQo="},
+        "certificateAuthority": {"data": certificate_authority(c, ca_pem)},
         "platformVersion": c.platform_version,
         "tags": {"terraform-aws-modules": "eks", "Name": c.name},
         "health": {"issues": []},
-        "accessConfig": {"authenticationMode": "API_AND_CONFIG_MAP"},
+        "accessConfig": {"authenticationMode": c.authentication_mode},
     })
 }
 
@@ -171,6 +183,7 @@ fn int_field(body: &Value, path: &[&str]) -> Result<Option<i64>, AwsError> {
 /// client that retries a create or an update whose answer it lost changes nothing twice.
 pub fn handle(
     state: &mut AwsState,
+    caller: &str,
     method: &str,
     path: &str,
     query: &BTreeMap<String, String>,
@@ -180,7 +193,7 @@ pub fn handle(
         .as_str()
         .filter(|t| !t.is_empty())
     else {
-        return serve(state, method, path, query, body);
+        return serve(state, caller, method, path, query, body);
     };
     let key = format!("{method} {path} {token}");
     if let Some((first_body, answer)) = state.idempotent.get(&key) {
@@ -193,27 +206,32 @@ pub fn handle(
         }
         return Ok(answer.clone());
     }
-    let answer = serve(state, method, path, query, body)?;
+    let answer = serve(state, caller, method, path, query, body)?;
     state.idempotent.insert(key, (body.clone(), answer.clone()));
     Ok(answer)
 }
 
+/// `caller` is the ARN of the principal that signed the call.
 fn serve(
     state: &mut AwsState,
+    caller: &str,
     method: &str,
     path: &str,
     query: &BTreeMap<String, String>,
     body: &Value,
 ) -> Result<(u16, Value), AwsError> {
     let segments: Vec<&str> = path.trim_matches('/').split('/').collect();
+    if let Some(answer) = access_entries::serve(state, method, &segments, body) {
+        return answer;
+    }
     match (method, segments.as_slice()) {
         ("POST", ["clusters"]) => {
-            let created = eks_lifecycle::create_cluster(state, body)?;
-            Ok((200, json!({"cluster": cluster_json(&created)})))
+            let created = eks_lifecycle::create_cluster(state, caller, body)?;
+            Ok((200, json!({"cluster": cluster_json(&created, state.kube_ca_pem.as_deref())})))
         }
         ("DELETE", ["clusters", name]) => {
             let deleted = eks_lifecycle::delete_cluster(state, name)?;
-            Ok((200, json!({"cluster": cluster_json(&deleted)})))
+            Ok((200, json!({"cluster": cluster_json(&deleted, state.kube_ca_pem.as_deref())})))
         }
         ("POST", ["clusters", name, "node-groups"]) => {
             let created = eks_lifecycle::create_nodegroup(state, name, body)?;
@@ -247,7 +265,7 @@ fn serve(
             json!({"clusters": state.clusters.keys().collect::<Vec<_>>()}),
         )),
         ("GET", ["clusters", name]) => {
-            Ok((200, json!({"cluster": cluster_json(cluster(state, name)?)})))
+            Ok((200, json!({"cluster": cluster_json(cluster(state, name)?, state.kube_ca_pem.as_deref())})))
         }
         ("GET", ["clusters", name, "node-groups"]) => {
             cluster(state, name)?;

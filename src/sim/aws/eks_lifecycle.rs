@@ -47,7 +47,13 @@ fn active_cluster<'a>(state: &'a AwsState, name: &str) -> Result<&'a Cluster, Aw
     Ok(cluster)
 }
 
-pub fn create_cluster(state: &mut AwsState, body: &Value) -> Result<Cluster, AwsError> {
+/// Creates a cluster for `caller` (a principal ARN), who gets cluster admin through an access
+/// entry unless `accessConfig.bootstrapClusterCreatorAdminPermissions` is false.
+pub fn create_cluster(
+    state: &mut AwsState,
+    caller: &str,
+    body: &Value,
+) -> Result<Cluster, AwsError> {
     let name = text(body, "name")?;
     if state.clusters.contains_key(&name) {
         return Err(AwsError::new(
@@ -111,7 +117,27 @@ pub fn create_cluster(state: &mut AwsState, body: &Value) -> Result<Cluster, Aws
         vpc_id: vpc.unwrap_or_default(),
         oidc_issuer: issuer,
         addons: BTreeMap::new(),
+        authentication_mode: body["accessConfig"]["authenticationMode"]
+            .as_str()
+            .unwrap_or("API_AND_CONFIG_MAP")
+            .to_string(),
+        access_entries: BTreeMap::new(),
     };
+    if !["API", "API_AND_CONFIG_MAP", "CONFIG_MAP"].contains(&cluster.authentication_mode.as_str()) {
+        return Err(AwsError::invalid_parameter(format!(
+            "accessConfig.authenticationMode must be API, API_AND_CONFIG_MAP or CONFIG_MAP, not {}",
+            cluster.authentication_mode
+        )));
+    }
+    let mut cluster = cluster;
+    if body["accessConfig"]["bootstrapClusterCreatorAdminPermissions"] != Value::Bool(false)
+        && cluster.authentication_mode != "CONFIG_MAP"
+    {
+        cluster.access_entries.insert(
+            caller.to_string(),
+            super::access_entries::creator_entry(caller, state.now),
+        );
+    }
     state.clusters.insert(name.clone(), cluster.clone());
     let now = state.now;
     state.meter.start(&name, "eks-cluster", now);

@@ -20,6 +20,10 @@ impl AwsError {
         Self::new(404, "ResourceNotFoundException", message)
     }
 
+    pub fn invalid_request(message: impl Into<String>) -> Self {
+        Self::new(400, "InvalidRequestException", message)
+    }
+
     pub fn invalid_parameter(message: impl Into<String>) -> Self {
         Self::new(400, "InvalidParameterException", message)
     }

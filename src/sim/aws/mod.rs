@@ -1,5 +1,6 @@
-//! The twin's AWS side: EKS, EC2 and IAM state and the wire protocols the aws CLI and SDKs use.
+//! The twin's AWS side: EKS, EC2, IAM and STS state, who may call it, and the wire protocols the aws CLI and SDKs use.
 
+pub mod access_entries;
 pub mod actions;
 pub mod ec2;
 pub mod ec2_lifecycle;
@@ -8,9 +9,12 @@ pub mod eks_lifecycle;
 pub mod error;
 pub mod faults;
 pub mod iam;
+pub mod identity;
 pub mod meter;
 pub mod nodegroups;
 pub mod seed_ids;
+pub mod signature;
 pub mod server;
 pub mod state;
+pub mod sts;
 pub mod wire;

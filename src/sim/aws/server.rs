@@ -1,6 +1,7 @@
 //! The AWS endpoint on loopback: one port for EKS (rest-json), EC2 and IAM (query/XML), routed
 //! by the service in the SigV4 credential scope, as the aws CLI and the SDKs sign requests.
 
+use std::collections::BTreeMap;
 use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -17,7 +18,8 @@ use tokio::net::TcpListener;
 use super::error::AwsError;
 use super::faults::{Injected, Refusal};
 use super::wire::{Xml, escape, form};
-use super::{actions, ec2, eks, iam};
+use super::{actions, ec2, eks, iam, signature, sts};
+use crate::auth::sigv4::{Claim, Sent};
 use crate::sim::kube::server::{Body, full};
 use crate::sim::twin::Twin;
 
@@ -39,24 +41,71 @@ fn respond(
     builder.body(full(body)).expect("static headers are valid")
 }
 
-/// The service a request is signed for: `.../{service}/aws4_request` in the Authorization header.
-fn service(request: &Request<Incoming>) -> Option<String> {
-    let authorization = request.headers().get("authorization")?.to_str().ok()?;
-    let credential = authorization.split("Credential=").nth(1)?;
-    credential
-        .split(',')
-        .next()?
-        .split('/')
-        .nth(3)
-        .map(str::to_string)
+/// A JSON answer to a request that is not an AWS call or is not the lab's to make.
+fn plain(status: u16, code: &str, message: &str) -> Response<Body> {
+    respond(
+        status,
+        "application/json",
+        json!({"message": message}).to_string(),
+        Some(code),
+    )
+}
+
+/// The twin's own endpoints (`/twin/audit`, `/twin/usage`): the admin token's only.
+fn admin(twin: &Twin, method: &str, path: &str, query: &BTreeMap<String, String>) -> Response<Body> {
+    match path {
+        "/twin/audit" => {
+            if method == "POST" && query.contains_key("reset") {
+                twin.aws_audit.clear();
+            }
+            let entries: Vec<Value> = twin
+                .aws_audit
+                .entries()
+                .into_iter()
+                .map(|(action, count)| json!({"action": action, "count": count}))
+                .collect();
+            respond(200, "application/json", Value::Array(entries).to_string(), None)
+        }
+        "/twin/usage" => {
+            let usage = twin.aws(
+                |state| json!({"now_s": state.now.as_secs_f64(), "records": state.meter.records}),
+            );
+            respond(200, "application/json", usage.to_string(), None)
+        }
+        _ => plain(404, "NotFound", &format!("the lab twin has no {path}")),
+    }
+}
+
+/// A refused signature as `service` answers it (XML for the query APIs, JSON for EKS).
+fn refused_signature(service: &str, refusal: &signature::Refusal) -> Response<Body> {
+    let (status, code, message) = signature::answer(service, refusal);
+    match service {
+        "eks" => plain(status, code, &message),
+        "ec2" => respond(status, "text/xml;charset=UTF-8", ec2_error(&AwsError::new(status, code, message)), None),
+        _ => respond(status, "text/xml", query_error(code, &message), None),
+    }
+}
+
+fn query_error(code: &str, message: &str) -> String {
+    format!(
+        "<ErrorResponse xmlns=\"https://iam.amazonaws.com/doc/2010-05-08/\"><Error><Type>Sender</Type><Code>{code}</Code><Message>{}</Message></Error><RequestId>{REQUEST_ID}</RequestId></ErrorResponse>",
+        escape(message)
+    )
+}
+
+fn wall_clock_seconds() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64)
 }
 
 async fn handle(twin: Arc<Twin>, request: Request<Incoming>) -> Response<Body> {
-    let service = service(&request);
-    let method = request.method().to_string();
-    let path = request.uri().path().to_string();
-    let query = form(request.uri().query().unwrap_or_default());
-    let bytes = match request.into_body().collect().await {
+    let (parts, body) = request.into_parts();
+    let method = parts.method.to_string();
+    let path = parts.uri.path().to_string();
+    let raw_query = parts.uri.query().unwrap_or_default().to_string();
+    let query = form(&raw_query);
+    let bytes = match body.collect().await {
         Ok(collected) => collected.to_bytes(),
         Err(e) => {
             return respond(
@@ -67,103 +116,103 @@ async fn handle(twin: Arc<Twin>, request: Request<Incoming>) -> Response<Body> {
             );
         }
     };
-    let text = String::from_utf8_lossy(&bytes).into_owned();
-    if path == "/twin/audit" {
-        if method == "POST" && query.contains_key("reset") {
-            twin.aws_audit.clear();
+    let authorization = parts.headers.get("authorization").and_then(|v| v.to_str().ok());
+    if path.starts_with("/twin/") {
+        if !twin.secrets.is_admin(authorization) {
+            return plain(401, "Unauthorized", "the lab twin's own endpoints take its admin token (Authorization: Bearer, from the env file `lab serve --write-env` wrote: RUNBOOK_LAB_TOKEN)");
         }
-        let entries: Vec<Value> = twin
-            .aws_audit
-            .entries()
-            .into_iter()
-            .map(|(action, count)| json!({"action": action, "count": count}))
-            .collect();
-        return respond(
-            200,
-            "application/json",
-            Value::Array(entries).to_string(),
-            None,
-        );
+        return admin(&twin, &method, &path, &query);
     }
-    // The query APIs (EC2, IAM) carry their parameters in the query and the form body alike;
-    // read once, for the IAM action here and the service below.
+    let sent = Sent {
+        method: &method,
+        path: &path,
+        raw_query: &raw_query,
+        headers: &parts.headers,
+        body: &bytes,
+    };
+    let (caller, claim) = match twin.aws(|state| signature::check(&state.identities, &sent, wall_clock_seconds())) {
+        Ok(signed) => signed,
+        Err(refusal) => {
+            let service = Claim::of(&sent).map(|c| c.service).unwrap_or_default();
+            if service.is_empty() {
+                return plain(403, "MissingAuthenticationTokenException", &format!("the lab twin serves eks, ec2, iam and sts to calls signed with the lab's keys (SigV4; for `lab serve`, source the env file it wrote): {}", match refusal {
+                    signature::Refusal::Malformed(m) => m,
+                    _ => "this one is not signed".into(),
+                }));
+            }
+            return refused_signature(&service, &refusal);
+        }
+    };
+    let service = claim.service.as_str();
+    let text = String::from_utf8_lossy(&bytes).into_owned();
+    // The query APIs (EC2, IAM, STS) carry their parameters in the query and the form body
+    // alike; read once, for the IAM action here and the service below.
     let mut params = query.clone();
-    if service.as_deref().is_some_and(|s| s != "eks") {
+    if service != "eks" {
         params.extend(form(&text));
     }
-    if let Some(service) = service.as_deref()
-        && let Some(action) = actions::iam_action(
-            service,
-            &method,
-            &path,
-            params.get("Action").map(String::as_str),
-        )
-    {
+    if let Some(action) = actions::iam_action(
+        service,
+        &method,
+        &path,
+        params.get("Action").map(String::as_str),
+    ) {
         let refusal = twin.aws(|state| state.faults.refusal(&action));
         twin.aws_audit.record(action.clone());
         if let Some(refusal) = refusal {
-            return refused(service, &action, refusal);
+            return refused(service, &caller.arn, &action, refusal);
         }
     }
-    if path == "/twin/usage" {
-        let usage = twin
-            .aws(|state| json!({"now_s": state.now.as_secs_f64(), "records": state.meter.records}));
-        return respond(200, "application/json", usage.to_string(), None);
+    let request = format!("{service} {method} {path} {text}");
+    let (injected, latency) =
+        twin.aws(|state| (state.faults.draw(&request), state.faults.latency));
+    if !latency.is_zero() {
+        tokio::time::sleep(latency).await;
     }
-    if let Some(service) = service.as_deref() {
-        let request = format!("{service} {method} {path} {text}");
-        let (injected, latency) =
-            twin.aws(|state| (state.faults.draw(&request), state.faults.latency));
-        if !latency.is_zero() {
-            tokio::time::sleep(latency).await;
-        }
-        if let Some(injected) = injected {
-            return injected_error(service, injected);
-        }
+    if let Some(injected) = injected {
+        return injected_error(service, injected);
     }
-    match service.as_deref() {
-        Some("eks") => {
+    match service {
+        "eks" => {
             let body: Value = if text.trim().is_empty() { json!({}) } else { serde_json::from_str(&text).unwrap_or(Value::Null) };
-            match twin.aws(|state| eks::handle(state, &method, &path, &query, &body)) {
+            match twin.aws(|state| eks::handle(state, &caller.arn, &method, &path, &query, &body)) {
                 Ok((status, value)) => respond(status, "application/json", value.to_string(), None),
                 Err(error) => respond(error.status, "application/json", json!({"message": error.message}).to_string(), Some(error.code)),
             }
         }
-        Some(service @ ("ec2" | "iam")) => {
+        "ec2" | "iam" | "sts" => {
             let action = params.get("Action").cloned().unwrap_or_default();
             let mut xml = Xml::new();
-            let outcome = twin.aws(|state| if service == "ec2" { ec2::handle(state, &action, &params, &mut xml) } else { iam::handle(state, &action, &params, &mut xml) });
+            let outcome = twin.aws(|state| match service {
+                "ec2" => ec2::handle(state, &action, &params, &mut xml),
+                "iam" => iam::handle(state, &action, &params, &mut xml),
+                _ => sts::handle(&caller, &action, &mut xml),
+            });
             let body = xml.finish();
+            let namespace = if service == "sts" { "https://sts.amazonaws.com/doc/2011-06-15/" } else { "https://iam.amazonaws.com/doc/2010-05-08/" };
             match (service, outcome) {
                 ("ec2", Ok(())) => respond(200, "text/xml;charset=UTF-8", format!(
                     "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<{action}Response xmlns=\"http://ec2.amazonaws.com/doc/2016-11-15/\"><requestId>{REQUEST_ID}</requestId>{body}</{action}Response>"
                 ), None),
                 ("ec2", Err(error)) => respond(error.status, "text/xml;charset=UTF-8", ec2_error(&error), None),
                 (_, Ok(())) => respond(200, "text/xml", format!(
-                    "<{action}Response xmlns=\"https://iam.amazonaws.com/doc/2010-05-08/\"><{action}Result>{body}</{action}Result><ResponseMetadata><RequestId>{REQUEST_ID}</RequestId></ResponseMetadata></{action}Response>"
+                    "<{action}Response xmlns=\"{namespace}\"><{action}Result>{body}</{action}Result><ResponseMetadata><RequestId>{REQUEST_ID}</RequestId></ResponseMetadata></{action}Response>"
                 ), None),
-                (_, Err(error)) => respond(error.status, "text/xml", format!(
-                    "<ErrorResponse xmlns=\"https://iam.amazonaws.com/doc/2010-05-08/\"><Error><Type>Sender</Type><Code>{}</Code><Message>{}</Message></Error><RequestId>{REQUEST_ID}</RequestId></ErrorResponse>",
-                    error.code, escape(&error.message)
-                ), None),
+                (_, Err(error)) => respond(error.status, "text/xml", query_error(error.code, &error.message), None),
             }
         }
-        other => respond(
+        other => plain(
             400,
-            "application/json",
-            json!({"message": format!("the lab twin serves eks, ec2 and iam, routed by the SigV4 credential scope; got {}", other.unwrap_or("an unsigned request"))}).to_string(),
-            Some("UnrecognizedClientException"),
+            "UnrecognizedClientException",
+            &format!("the lab twin serves eks, ec2, iam and sts; this call is signed for {other}"),
         ),
     }
 }
 
-/// The lab's identity, as the refusals name it.
-const CALLER_ARN: &str = "arn:aws:iam::111122223333:user/lab";
-
 /// A refused call as each service answers it: EKS `AccessDeniedException` and
 /// `ExpiredTokenException` (JSON), EC2 `UnauthorizedOperation` and IAM `AccessDenied` (XML),
 /// and the query APIs' `ExpiredToken`, all HTTP 403.
-fn refused(service: &str, action: &str, refusal: Refusal) -> Response<Body> {
+fn refused(service: &str, caller: &str, action: &str, refusal: Refusal) -> Response<Body> {
     let (code, message) = match (service, refusal) {
         ("eks", Refusal::TokenExpired) => (
             "ExpiredTokenException",
@@ -176,19 +225,19 @@ fn refused(service: &str, action: &str, refusal: Refusal) -> Response<Body> {
         ("eks", Refusal::Denied) => (
             "AccessDeniedException",
             format!(
-                "User: {CALLER_ARN} is not authorized to perform: {action} on resource: * because no identity-based policy allows the {action} action"
+                "User: {caller} is not authorized to perform: {action} on resource: * because no identity-based policy allows the {action} action"
             ),
         ),
         ("ec2", Refusal::Denied) => (
             "UnauthorizedOperation",
             format!(
-                "You are not authorized to perform this operation. User: {CALLER_ARN} is not authorized to perform: {action} because no identity-based policy allows the {action} action"
+                "You are not authorized to perform this operation. User: {caller} is not authorized to perform: {action} because no identity-based policy allows the {action} action"
             ),
         ),
         (_, Refusal::Denied) => (
             "AccessDenied",
             format!(
-                "User: {CALLER_ARN} is not authorized to perform: {action} on resource: * because no identity-based policy allows the {action} action"
+                "User: {caller} is not authorized to perform: {action} on resource: * because no identity-based policy allows the {action} action"
             ),
         ),
     };
@@ -274,6 +323,7 @@ fn ec2_error(error: &AwsError) -> String {
 pub async fn start(twin: Arc<Twin>, port: u16) -> std::io::Result<SocketAddr> {
     let listener = TcpListener::bind(("127.0.0.1", port)).await?;
     let address = listener.local_addr()?;
+    let _ = twin.aws_authority.set(address.to_string());
     tokio::spawn(async move {
         loop {
             let Ok((stream, _)) = listener.accept().await else {

@@ -150,6 +150,33 @@ pub struct Cluster {
     pub vpc_id: String,
     pub oidc_issuer: String,
     pub addons: BTreeMap<String, Addon>,
+    /// `accessConfig.authenticationMode`: API, API_AND_CONFIG_MAP or CONFIG_MAP.
+    pub authentication_mode: String,
+    /// EKS access entries by principal ARN.
+    pub access_entries: BTreeMap<String, AccessEntry>,
+}
+
+/// An EKS access entry: an IAM principal's Kubernetes identity and access policies.
+#[derive(Debug, Clone)]
+pub struct AccessEntry {
+    pub principal_arn: String,
+    pub username: String,
+    pub groups: Vec<String>,
+    pub kind: String,
+    pub created_at: Duration,
+    pub modified_at: Duration,
+    /// Associated access policies by policy ARN.
+    pub policies: BTreeMap<String, AssociatedPolicy>,
+}
+
+#[derive(Debug, Clone)]
+pub struct AssociatedPolicy {
+    pub policy_arn: String,
+    /// `cluster`, or `namespace` with its namespaces.
+    pub scope: String,
+    pub namespaces: Vec<String>,
+    pub associated_at: Duration,
+    pub modified_at: Duration,
 }
 
 #[derive(Debug, Clone)]
@@ -256,6 +283,11 @@ pub struct AwsState {
     /// Answers to EKS calls made with a `clientRequestToken`, by method, path and token, with
     /// the body they came with: the same call again gets the same answer.
     pub idempotent: BTreeMap<String, (Value, (u16, Value))>,
+    /// The CA of the twin's Kubernetes API once it serves: DescribeCluster's
+    /// `certificateAuthority` for the lab's cluster.
+    pub kube_ca_pem: Option<String>,
+    /// IAM users and the access keys every call is signed with.
+    pub identities: super::identity::Identities,
     sequence: u64,
 }
 

@@ -17,7 +17,7 @@ use super::routes::{self, Query, ResourcePath, Route};
 use super::selectors::{FieldSelector, LabelSelector};
 use super::server::{Body, json_response, text_response};
 use super::status::ApiError;
-use super::{admin, discovery, exec, logs, openapi, tables, watch};
+use super::{admin, authentication, authorization, discovery, exec, logs, openapi, tables, watch};
 use crate::sim::twin::Twin;
 
 fn header<'a>(request: &'a Request<Incoming>, name: &str) -> &'a str {
@@ -47,16 +47,42 @@ fn aggregated_response(twin: &Twin, core: bool) -> Response<Body> {
     response
 }
 
+/// EKS's answer to a request without a credential it takes: nothing more than this.
+fn unauthorized() -> Response<Body> {
+    error_response(&ApiError::new(401, "Unauthorized", "Unauthorized"))
+}
+
 pub async fn handle(twin: Arc<Twin>, request: Request<Incoming>) -> Response<Body> {
     let path = request.uri().path().to_string();
     let query = Query::parse(request.uri().query());
-    let attributes = twin
-        .audit
-        .is_enabled()
+    let credential = request
+        .headers()
+        .get("authorization")
+        .and_then(|v| v.to_str().ok());
+    if path.starts_with("/twin/") && !twin.secrets.is_admin(credential) {
+        return unauthorized();
+    }
+    let user = match authentication::authenticate(&twin, credential) {
+        Ok(user) => user,
+        Err(why) => {
+            twin.refusals.record(why);
+            return unauthorized();
+        }
+    };
+    let admin = user.groups.iter().any(|g| g == "system:masters");
+    // The admin (every runbook's own client) needs no decision, nor its cost, unless audited.
+    let attributes = (!admin || twin.audit.is_enabled())
         .then(|| request_info::attributes(request.method().as_str(), &path, &query))
         .flatten();
+    if !admin && let Some(attributes) = &attributes && !authorization::allowed(&user, attributes) {
+        if user.is_anonymous() {
+            // Anonymous requests reach only the health endpoints on EKS; the rest are 401.
+            return unauthorized();
+        }
+        return error_response(&authorization::forbidden(&user, attributes));
+    }
     let response = serve(twin.clone(), request, &path, query).await;
-    if let Some(attributes) = attributes {
+    if let Some(attributes) = attributes.filter(|_| twin.audit.is_enabled()) {
         if let Some(create) =
             request_info::created_by_apply(&attributes, response.status().as_u16())
         {

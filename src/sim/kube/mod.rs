@@ -3,6 +3,8 @@
 
 pub mod admin;
 pub mod api;
+pub mod authentication;
+pub mod authorization;
 pub mod controllers;
 pub mod defaults;
 pub mod discovery;

@@ -1,4 +1,4 @@
-//! The Kubernetes API over HTTP/1.1 on loopback, for kube-rs, kubectl and the twin's own tests.
+//! The Kubernetes API over HTTPS (HTTP/1.1) on loopback, for kube-rs, kubectl and the twin's own tests.
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -14,8 +14,10 @@ use hyper::service::service_fn;
 use hyper_util::rt::TokioIo;
 use serde_json::Value;
 use tokio::net::TcpListener;
+use tokio_rustls::TlsAcceptor;
 
 use super::handlers;
+use crate::sim::tls::LabTls;
 use crate::sim::twin::Twin;
 
 pub type Body = BoxBody<Bytes, std::io::Error>;
@@ -44,14 +46,19 @@ pub fn text_response(status: u16, text: String) -> Response<Body> {
         .expect("static headers are valid")
 }
 
-/// Serves the API on `listener` until the task is dropped.
-pub async fn serve(twin: Arc<Twin>, listener: TcpListener) {
+/// Serves the API over TLS on `listener` until the task is dropped.
+pub async fn serve(twin: Arc<Twin>, listener: TcpListener, acceptor: TlsAcceptor) {
     loop {
         let Ok((stream, _)) = listener.accept().await else {
             continue;
         };
         let twin = twin.clone();
+        let acceptor = acceptor.clone();
         tokio::spawn(async move {
+            // A client that fails the handshake (plain http, an untrusted CA) is its own business.
+            let Ok(stream) = acceptor.accept(stream).await else {
+                return;
+            };
             let service = service_fn(move |request: Request<Incoming>| {
                 let twin = twin.clone();
                 async move {
@@ -72,10 +79,27 @@ pub async fn serve(twin: Arc<Twin>, listener: TcpListener) {
     }
 }
 
-/// Binds 127.0.0.1 (port 0: an ephemeral port) and serves in the background.
-pub async fn start(twin: Arc<Twin>, port: u16) -> std::io::Result<SocketAddr> {
+/// Where the API listens and the CA its certificate is signed by.
+pub struct Served {
+    pub address: SocketAddr,
+    /// `https://127.0.0.1:PORT`.
+    pub url: String,
+    pub ca_pem: String,
+    pub ca_der: Vec<u8>,
+}
+
+/// Binds 127.0.0.1 (port 0: an ephemeral port) with a fresh TLS identity and serves in the
+/// background; the cluster's DescribeCluster then gives that CA.
+pub async fn start(twin: Arc<Twin>, port: u16) -> std::io::Result<Served> {
+    let tls = LabTls::generate().map_err(std::io::Error::other)?;
     let listener = TcpListener::bind(("127.0.0.1", port)).await?;
     let address = listener.local_addr()?;
-    tokio::spawn(serve(twin, listener));
-    Ok(address)
+    twin.aws(|state| state.kube_ca_pem = Some(tls.ca_pem.clone()));
+    tokio::spawn(serve(twin, listener, tls.acceptor.clone()));
+    Ok(Served {
+        address,
+        url: format!("https://{address}"),
+        ca_pem: tls.ca_pem,
+        ca_der: tls.ca_der,
+    })
 }

@@ -112,6 +112,16 @@ pub(super) fn deployed(state: &mut AwsState) {
             vpc_id: lab::VPC_ID.into(),
             oidc_issuer: lab::OIDC_ISSUER.into(),
             addons,
+            authentication_mode: "API_AND_CONFIG_MAP".into(),
+            // Terraform applied as the lab's user: the creator's admin entry.
+            access_entries: std::iter::once((
+                crate::sim::aws::identity::user_arn(crate::sim::aws::identity::LAB_USER),
+                crate::sim::aws::access_entries::creator_entry(
+                    &crate::sim::aws::identity::user_arn(crate::sim::aws::identity::LAB_USER),
+                    Duration::ZERO,
+                ),
+            ))
+            .collect(),
         },
     );
     for fact in &lab::NODEGROUPS {
