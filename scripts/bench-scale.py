@@ -12,8 +12,10 @@ same run:
 
 Usage: scripts/bench-scale.py [RUNS] (default 3; the 256-node drill runs once less, at least 1).
 """
+import base64
 import json
 import os
+import ssl
 import statistics
 import subprocess
 import sys
@@ -73,12 +75,20 @@ class Lab:
         self.process = subprocess.Popen([BINARY, *args], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                                         text=True)
         first = self.process.stdout.readline()
-        self.url = next(w for w in first.split() if w.startswith("http://"))
-        env = dict(line.strip().split("=", 1) for line in open(env_file) if "=" in line)
-        self.target = ["--aws-endpoint", env["AWS_ENDPOINT_URL"], "--kubeconfig", kubeconfig]
+        self.url = next(w for w in first.split() if w.startswith("https://"))
+        # The lab's keys and admin token, as a user who sources the env file has them.
+        self.env = dict(line.strip().split("=", 1) for line in open(env_file) if "=" in line and not line.startswith("#"))
+        self.target = ["--aws-endpoint", self.env["AWS_ENDPOINT_URL"], "--kubeconfig", kubeconfig]
+        ca = next(line.split(":", 1)[1].strip() for line in open(kubeconfig) if "certificate-authority-data" in line)
+        if ca in (">-", "|-", ""):
+            lines = open(kubeconfig).read().split("certificate-authority-data:", 1)[1].splitlines()[1:]
+            ca = next(line.strip() for line in lines if line.strip())
+        self.tls = ssl.create_default_context(cadata=base64.b64decode(ca).decode())
 
     def requests(self):
-        with urllib.request.urlopen(f"{self.url}/twin/requests") as answer:
+        request = urllib.request.Request(f"{self.url}/twin/requests",
+                                         headers={"Authorization": f"Bearer {self.env['RUNBOOK_LAB_TOKEN']}"})
+        with urllib.request.urlopen(request, context=self.tls) as answer:
             counts = json.load(answer)
         # This request is counted too.
         return counts["kubernetes"] - 1, counts["aws"]
@@ -99,7 +109,7 @@ def verify(runs):
             walls = []
             for _ in range(runs):
                 before = lab.requests()
-                wall, _ = run_once(["run", "runbooks/verify.rhai", "--progress", "never", *lab.target])
+                wall, _ = run_once(["run", "runbooks/verify.rhai", "--progress", "never", *lab.target], lab.env)
                 after = lab.requests()
                 walls.append(wall)
             kube, aws = after[0] - before[0], after[1] - before[1]

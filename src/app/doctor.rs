@@ -88,13 +88,18 @@ async fn probe(target: &Target, args: &DoctorArgs) -> Vec<Probe> {
             },
         ));
     }
-    let cluster = aws.cluster(&args.cluster).await;
+    let name = args
+        .target
+        .cluster
+        .as_deref()
+        .unwrap_or(crate::lab::CLUSTER_NAME);
+    let cluster = aws.cluster(name).await;
     let endpoint = cluster
         .as_ref()
         .ok()
         .and_then(|c| c["endpoint"].as_str().map(str::to_string));
     probes.push(Probe::new(
-        format!("EKS cluster {}", args.cluster),
+        format!("EKS cluster {name}"),
         cluster
             .map(|c| {
                 format!(
@@ -109,7 +114,7 @@ async fn probe(target: &Target, args: &DoctorArgs) -> Vec<Probe> {
     // Against AWS itself the kubeconfig must point at that cluster's endpoint; the lab twin
     // and emulators serve the Kubernetes API on a port of their own.
     if let Some(endpoint) = endpoint
-        && target.outside().is_some()
+        && args.target.kubeconfig.is_some()
         && aws.endpoint_url().is_none()
     {
         let ours = kube.endpoint.trim_end_matches('/');
@@ -119,8 +124,7 @@ async fn probe(target: &Target, args: &DoctorArgs) -> Vec<Probe> {
                 Ok(ours.to_string())
             } else {
                 Err(format!(
-                    "the kubeconfig's server is {ours}, the cluster's endpoint {endpoint}: pass --context for {}, or run `aws eks update-kubeconfig --name {}`",
-                    args.cluster, args.cluster
+                    "the kubeconfig's server is {ours}, the cluster's endpoint {endpoint}: pass --context for {name}, or run `aws eks update-kubeconfig --name {name}`"
                 ))
             },
         ));

@@ -235,7 +235,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("config");
         std::fs::write(&path, USERS).unwrap();
-        let written = write_kubeconfig(&path, "https://127.0.0.1:1234", "ca", &Secret::new("t")).unwrap();
+        let written =
+            write_kubeconfig(&path, "https://127.0.0.1:1234", "ca", &Secret::new("t")).unwrap();
         let merged: Value =
             serde_saphyr::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
         assert_eq!(merged["current-context"], ENTRY);
@@ -253,7 +254,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("config");
         std::fs::write(&path, USERS).unwrap();
-        let written = write_kubeconfig(&path, "https://127.0.0.1:1234", "ca", &Secret::new("t")).unwrap();
+        let written =
+            write_kubeconfig(&path, "https://127.0.0.1:1234", "ca", &Secret::new("t")).unwrap();
         let changed = std::fs::read_to_string(&path).unwrap() + "preferences: {}\n";
         std::fs::write(&path, changed).unwrap();
         written.undo().unwrap();
@@ -269,7 +271,8 @@ mod tests {
         use std::os::unix::fs::PermissionsExt;
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("kubeconfig");
-        let written = write_kubeconfig(&path, "https://127.0.0.1:1234", "ca", &Secret::new("t")).unwrap();
+        let written =
+            write_kubeconfig(&path, "https://127.0.0.1:1234", "ca", &Secret::new("t")).unwrap();
         let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode, 0o600);
         written.undo().unwrap();

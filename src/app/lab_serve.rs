@@ -58,7 +58,8 @@ pub(crate) fn execute(args: &ServeArgs) -> AppResult {
         written.push(lab_files::write_env(path, &env)?);
     }
     if let Some(path) = &args.write_kubeconfig {
-        match lab_files::write_kubeconfig(path, &server, &served.ca_pem, &twin.secrets.admin_token) {
+        match lab_files::write_kubeconfig(path, &server, &served.ca_pem, &twin.secrets.admin_token)
+        {
             Ok(file) => written.push(file),
             Err(error) => {
                 undo_all(&written);

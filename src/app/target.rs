@@ -5,9 +5,9 @@ use std::sync::Arc;
 
 use super::eks_cluster;
 
+use crate::auth::secret::Secret;
 use crate::bindings::{AwsBindings, GpuBindings, HelmBindings, KubeBindings};
 use crate::cli::{ClockKind, TargetArgs};
-use crate::auth::secret::Secret;
 use crate::clients::aws::{AwsClients, RetryPolicy, Timeouts};
 use crate::clients::kube::{Fixed, KubeClient};
 use crate::clock::{Clock, RealClock, VirtualClock};

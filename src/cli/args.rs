@@ -44,9 +44,6 @@ pub enum Command {
 
 #[derive(Debug, Args)]
 pub struct DoctorArgs {
-    /// The EKS cluster the runbooks act on.
-    #[arg(long, default_value = "myeks5w")]
-    pub cluster: String,
     /// Print the probes as JSON.
     #[arg(long)]
     pub json: bool,
@@ -315,7 +312,12 @@ pub struct TargetArgs {
     /// Use this EKS cluster with no kubeconfig: its endpoint and CA from DescribeCluster, and an
     /// EKS token signed with the AWS credentials (--profile, the default chain), renewed
     /// before it expires.
-    #[arg(long, value_name = "NAME", conflicts_with = "kubeconfig", global = true)]
+    #[arg(
+        long,
+        value_name = "NAME",
+        conflicts_with = "kubeconfig",
+        global = true
+    )]
     pub cluster: Option<String>,
     /// With --cluster: reach its Kubernetes API at this URL instead of the DescribeCluster
     /// endpoint (a tunnel to a private endpoint; `lab serve`'s env file names its own).
@@ -328,7 +330,13 @@ pub struct TargetArgs {
     pub aws_endpoint: Option<String>,
     /// The lab twin's admin token, for its cost meter behind --aws-endpoint (in the env file
     /// `lab serve --write-env` writes).
-    #[arg(long, value_name = "TOKEN", env = "RUNBOOK_LAB_TOKEN", hide_env_values = true, global = true)]
+    #[arg(
+        long,
+        value_name = "TOKEN",
+        env = "RUNBOOK_LAB_TOKEN",
+        hide_env_values = true,
+        global = true
+    )]
     pub lab_token: Option<String>,
     /// The AWS profile for eks::, ec2:: and iam:: with --kubeconfig or --cluster [default: the
     /// credential chain's].

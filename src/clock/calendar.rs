@@ -78,6 +78,33 @@ pub fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
     era * 146_097 + doe - 719_468
 }
 
+/// Unix seconds of an ISO 8601 basic UTC time (`20260101T000924Z`, SigV4's `X-Amz-Date`);
+/// None when it is not one.
+pub fn parse_iso_basic_utc(text: &str) -> Option<i64> {
+    let b = text.as_bytes();
+    if b.len() != 16 || b[8] != b'T' || b[15] != b'Z' {
+        return None;
+    }
+    let num = |r: std::ops::Range<usize>| {
+        let part = text.get(r)?;
+        part.bytes()
+            .all(|c| c.is_ascii_digit())
+            .then(|| part.parse::<i64>().ok())
+            .flatten()
+    };
+    let (month, day) = (num(4..6)?, num(6..8)?);
+    let (hour, minute, second) = (num(9..11)?, num(11..13)?, num(13..15)?);
+    if !(1..=12).contains(&month)
+        || !(1..=31).contains(&day)
+        || hour > 23
+        || minute > 59
+        || second > 60
+    {
+        return None;
+    }
+    Some(days_from_civil(num(0..4)?, month, day) * 86_400 + hour * 3600 + minute * 60 + second)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -115,31 +142,21 @@ mod tests {
             assert_eq!(parse_rfc3339_utc(bad), None, "{bad}");
         }
     }
-}
 
-/// Unix seconds of an ISO 8601 basic UTC time (`20260101T000924Z`, SigV4's `X-Amz-Date`);
-/// None when it is not one.
-pub fn parse_iso_basic_utc(text: &str) -> Option<i64> {
-    let b = text.as_bytes();
-    if b.len() != 16 || b[8] != b'T' || b[15] != b'Z' {
-        return None;
+    #[test]
+    fn iso_basic_round_trips_and_refuses_other_shapes() {
+        assert_eq!(
+            parse_iso_basic_utc(&iso_basic_utc(1_767_225_600)),
+            Some(1_767_225_600)
+        );
+        assert_eq!(parse_iso_basic_utc("20150830T123600Z"), Some(1_440_938_160));
+        for bad in [
+            "2015-08-30T12:36:00Z",
+            "20151330T123600Z",
+            "2015083OT123600Z",
+            "20150830T1236Z",
+        ] {
+            assert_eq!(parse_iso_basic_utc(bad), None, "{bad}");
+        }
     }
-    let num = |r: std::ops::Range<usize>| {
-        let part = text.get(r)?;
-        part.bytes()
-            .all(|c| c.is_ascii_digit())
-            .then(|| part.parse::<i64>().ok())
-            .flatten()
-    };
-    let (month, day) = (num(4..6)?, num(6..8)?);
-    let (hour, minute, second) = (num(9..11)?, num(11..13)?, num(13..15)?);
-    if !(1..=12).contains(&month)
-        || !(1..=31).contains(&day)
-        || hour > 23
-        || minute > 59
-        || second > 60
-    {
-        return None;
-    }
-    Some(days_from_civil(num(0..4)?, month, day) * 86_400 + hour * 3600 + minute * 60 + second)
 }

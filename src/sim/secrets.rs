@@ -43,7 +43,10 @@ impl Refusals {
     const KEPT: usize = 100;
 
     pub fn record(&self, why: String) {
-        let mut list = self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut list = self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         if list.len() == Self::KEPT {
             list.pop_front();
         }

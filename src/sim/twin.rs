@@ -11,9 +11,8 @@ use crate::clock::{Clock, VirtualClock};
 use crate::lab;
 
 use super::audit::Audit;
-use super::aws::identity::LAB_USER;
-use super::secrets::{LabSecrets, Refusals};
 use super::aws::eks_lifecycle::on_timer;
+use super::aws::identity::LAB_USER;
 use super::aws::state::{AwsState, AwsTimer, Rule};
 use super::gpu;
 use super::kube::controllers::{fire_timer, reconcile};
@@ -21,6 +20,7 @@ use super::kube::programs::{self, container_program};
 use super::kube::request_info::RequestAttributes;
 use super::kube::state::{KubeState, Timer, built_in_key};
 use super::scenario::{NodeSpec, clear_cluster, install_addon, node_object, uninstall_addon};
+use super::secrets::{LabSecrets, Refusals};
 use crate::lab::reachability::{Endpoint, Peer, SgRule, cidr_contains, reachable};
 
 pub struct Twin {

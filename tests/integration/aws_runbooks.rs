@@ -40,6 +40,7 @@ fn the_baseline_runs_against_lab_serve_in_another_process() {
     let dir = tempfile::tempdir().expect("temp dir");
     let report = dir.path().join("report.json");
     Runbook::new()
+        .lab_env(&lab)
         .args([
             "run",
             "runbooks/aws/lab-baseline.rhai",

@@ -102,6 +102,7 @@ fn state(lab: &LabServer) -> LabState {
 
 fn against(lab: &LabServer, args: &[&str]) -> Runbook {
     Runbook::new()
+        .lab_env(lab)
         .args(args)
         .args(["--aws-endpoint", &lab.aws_endpoint(), "--kubeconfig"])
         .arg(&lab.kubeconfig)

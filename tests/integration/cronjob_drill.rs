@@ -166,7 +166,11 @@ fn cronjob_args(kubeconfig: &Path, state: &Path) -> Vec<String> {
 
 /// The ConfigMap's kubeconfig with the API server and token file of this test: the same shape
 /// (tokenFile, a namespace in the context), on loopback without TLS.
-fn in_pod_kubeconfig(server: &str, dir: &Path) -> std::path::PathBuf {
+/// The ConfigMap's kubeconfig pointed at `lab`, trusting its CA. The token file holds the
+/// lab's admin token: the twin issues no ServiceAccount tokens yet, so the drill's RBAC is
+/// held to what it called through the audit below, not enforced.
+fn in_pod_kubeconfig(lab: &LabServer, dir: &Path) -> std::path::PathBuf {
+    let server = lab.url.as_str();
     let configmap = &deploy("kubeconfig.yaml")[0];
     let mut config: Value = serde_saphyr::from_str(
         configmap["data"]["kubeconfig"]
@@ -177,28 +181,22 @@ fn in_pod_kubeconfig(server: &str, dir: &Path) -> std::path::PathBuf {
     let cluster = &mut config["clusters"][0]["cluster"];
     assert_eq!(cluster["server"], "https://kubernetes.default.svc");
     cluster["server"] = Value::String(server.into());
-    cluster
-        .as_object_mut()
-        .expect("a map")
-        .remove("certificate-authority");
+    assert_eq!(
+        cluster["certificate-authority"],
+        "/var/run/secrets/kubernetes.io/serviceaccount/ca.crt"
+    );
+    cluster["certificate-authority"] = Value::String(lab.ca_file.display().to_string());
     let user = &mut config["users"][0]["user"];
     assert_eq!(
         user["tokenFile"],
         "/var/run/secrets/kubernetes.io/serviceaccount/token"
     );
     let token = dir.join("token");
-    std::fs::write(&token, "a-projected-service-account-token").expect("writable");
+    std::fs::write(&token, lab.env_value("RUNBOOK_LAB_TOKEN")).expect("writable");
     user["tokenFile"] = Value::String(token.display().to_string());
     let path = dir.join("kubeconfig");
     std::fs::write(&path, serde_json::to_string(&config).expect("json")).expect("writable");
     path
-}
-
-fn port_of(url: &str) -> u16 {
-    url.rsplit(':')
-        .next()
-        .and_then(|p| p.trim_end_matches('/').parse().ok())
-        .expect("a port")
 }
 
 fn kubectl_ok(kubectl: &Path, lab: &LabServer, args: &[&str]) -> String {
@@ -224,6 +222,7 @@ fn the_cronjob_drill_applies_runs_and_its_rbac_is_exactly_what_it_calls() {
     let lab = LabServer::start("600");
     // The drill's prerequisite, the GPU Operator, as the lab's first GPU scale-up installs it.
     Runbook::new()
+        .lab_env(&lab)
         .args(["run", "runbooks/gpu-scale-up.rhai", "--progress", "never"])
         .arg("--kubeconfig")
         .arg(&lab.kubeconfig)
@@ -269,22 +268,19 @@ fn the_cronjob_drill_applies_runs_and_its_rbac_is_exactly_what_it_calls() {
     assert_eq!(cronjob["spec"]["concurrencyPolicy"], "Forbid");
 
     let dir = tempfile::tempdir().expect("temp dir");
-    let kubeconfig = in_pod_kubeconfig(&lab.url, dir.path());
+    let kubeconfig = in_pod_kubeconfig(&lab, dir.path());
     let state = dir.path().join("state");
     std::fs::create_dir(&state).expect("a state folder");
     lab.admin("audit?reset");
-    let aws_port: u16 = port_of(&lab.aws_endpoint());
-    let reset = std::process::Command::new("curl")
-        .args([
-            "-sf",
-            "-X",
-            "POST",
-            &format!("{}/twin/audit?reset", lab.aws_endpoint()),
-        ])
-        .output()
-        .expect("curl runs");
-    assert!(reset.status.success());
+    let token = lab.env_value("RUNBOOK_LAB_TOKEN");
+    let reset = lab.curl(
+        "POST",
+        &format!("{}/twin/audit?reset", lab.aws_endpoint()),
+        Some(&token),
+    );
+    assert!(String::from_utf8_lossy(&reset.stdout).ends_with("200"));
     let mut command = Runbook::new()
+        .lab_env(&lab)
         .args(cronjob_args(&kubeconfig, &state))
         .args(["--aws-endpoint", &lab.aws_endpoint()])
         .command();
@@ -310,10 +306,9 @@ fn the_cronjob_drill_applies_runs_and_its_rbac_is_exactly_what_it_calls() {
         "snapshots are on the volume"
     );
 
-    let aws_audit: Value = serde_json::from_str(
-        &crate::support::http_get(aws_port, "/twin/audit").expect("the AWS audit"),
-    )
-    .expect("json");
+    let aws_audit: Value =
+        serde_json::from_str(&lab.get(&format!("{}/twin/audit", lab.aws_endpoint())))
+            .expect("json");
     let mut called: Vec<&str> = aws_audit
         .as_array()
         .expect("an array")
@@ -339,10 +334,8 @@ fn the_cronjob_drill_applies_runs_and_its_rbac_is_exactly_what_it_calls() {
         "the IAM policy's actions are exactly those the drill called"
     );
 
-    let audit: Value = serde_json::from_str(
-        &crate::support::http_get(port_of(&lab.url), "/twin/audit").expect("the audit"),
-    )
-    .expect("json");
+    let audit: Value =
+        serde_json::from_str(&lab.get(&format!("{}/twin/audit", lab.url))).expect("json");
     let mut grants = drill_grants();
     let mut refused = Vec::new();
     for request in audit.as_array().expect("an array") {

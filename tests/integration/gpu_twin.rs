@@ -34,7 +34,7 @@ fn kubectl_exec_nvidia_smi_on_a_gpu_node() {
     };
     let lab = LabServer::start("600");
     let endpoint = lab.aws_endpoint();
-    Runbook::new()
+    Runbook::new().lab_env(&lab)
         .args(["eval", "--aws-endpoint", &endpoint, "--kubeconfig"])
         .arg(&lab.kubeconfig)
         .arg(r#"eks::scale_nodegroup("myeks5w", "gpu", 1); k8s::wait_nodes(#{ labels: #{ tier: "gpu" }, count: 1, timeout: "15m" }).len()"#)
@@ -218,6 +218,7 @@ fn kubectl_reads_a_sick_gpu_node_and_release_leaves_it_as_it_was() {
     let endpoint = lab.aws_endpoint();
     let eval = |code: &str| {
         Runbook::new()
+            .lab_env(&lab)
             .args(["eval", "--aws-endpoint", &endpoint, "--kubeconfig"])
             .arg(&lab.kubeconfig)
             .arg(code)
@@ -304,6 +305,7 @@ fn kubectl_reads_a_sick_gpu_node_and_release_leaves_it_as_it_was() {
         let runbook = dir.path().join("quarantine.rhai");
         std::fs::write(&runbook, script).expect("write");
         Runbook::new()
+            .lab_env(&lab)
             .args([
                 "run",
                 "--aws-endpoint",

@@ -179,6 +179,7 @@ fn ctrl_c_during_the_gpu_scale_up_leaves_no_gpu_nodes() {
     // At 60x the 2m36s scale-up takes about 2.6 s of wall time: Ctrl-C lands inside it.
     let lab = LabServer::start("60");
     let command = Runbook::new()
+        .lab_env(&lab)
         .args([
             "run",
             "runbooks/gpu-scale-up.rhai",

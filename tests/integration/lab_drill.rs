@@ -199,6 +199,7 @@ fn ctrl_c_in_the_block_experiment_restores_the_baseline_rules() {
     let aux_before = ingress_rules(&lab, "sg-0abc1234");
     let endpoint = lab.aws_endpoint();
     let command = Runbook::new()
+        .lab_env(&lab)
         .args([
             "run",
             "runbooks/sg-block-experiment.rhai",

@@ -22,6 +22,7 @@ mod history;
 mod interrupt;
 mod k8s_runbooks;
 mod kubectl;
+mod lab_auth;
 mod lab_drill;
 mod moto;
 mod packaging;

@@ -73,6 +73,8 @@ fn aws(moto: &Moto, args: &[&str]) -> String {
 
 fn eval(moto: &Moto, script: &str) -> String {
     let ran = Runbook::new()
+        .env("AWS_ACCESS_KEY_ID", "testing")
+        .env("AWS_SECRET_ACCESS_KEY", "testing")
         .args(["eval", "--json", "--aws-endpoint", &moto.url, script])
         .run();
     assert_eq!(ran.code(), 0, "{script}\n{}", ran.stderr());
@@ -228,6 +230,8 @@ fn eks_ec2_and_iam_read_and_change_moto_resources() {
     .expect("json");
     assert_eq!(provider, serde_json::json!(["sts.amazonaws.com"]));
     let missing = Runbook::new()
+        .env("AWS_ACCESS_KEY_ID", "testing")
+        .env("AWS_SECRET_ACCESS_KEY", "testing")
         .args([
             "eval",
             "--aws-endpoint",

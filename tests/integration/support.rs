@@ -68,6 +68,15 @@ impl Runbook {
         self
     }
 
+    /// The environment a user gets by sourcing `lab`'s env file: its AWS endpoint and keys,
+    /// its Kubernetes API and admin token.
+    pub fn lab_env(mut self, lab: &LabServer) -> Self {
+        for (key, value) in &lab.aws_env {
+            self.command.env(key, value);
+        }
+        self
+    }
+
     pub fn run(mut self) -> Ran {
         let output = self.command.output().expect("the runbook binary starts");
         Ran { output }
@@ -175,13 +184,16 @@ pub struct LabServer {
     child: std::process::Child,
     pub url: String,
     pub kubeconfig: PathBuf,
-    /// `KEY=VALUE` lines for the aws CLI (endpoint, region, dummy credentials).
+    /// `KEY=VALUE` lines of its env file (AWS endpoint, region and keys; Kubernetes API and
+    /// admin token).
     pub aws_env: Vec<(String, String)>,
+    /// The CA its Kubernetes API's certificate is signed by (from the kubeconfig).
+    pub ca_file: PathBuf,
     _dir: tempfile::TempDir,
 }
 
 impl LabServer {
-    /// The aws CLI pointed at this lab (its endpoint, region and dummy credentials only).
+    /// The aws CLI pointed at this lab (its endpoint, region and keys only).
     pub fn aws(&self, args: &[&str]) -> Output {
         let mut command = Command::new("aws");
         command
@@ -234,7 +246,7 @@ impl LabServer {
         std::thread::spawn(move || std::io::copy(&mut reader, &mut std::io::sink()));
         let url = first
             .split_whitespace()
-            .find(|w| w.starts_with("http://"))
+            .find(|w| w.starts_with("https://"))
             .expect("a URL in the first line")
             .to_string();
         let aws_env = std::fs::read_to_string(&env_file)
@@ -245,9 +257,12 @@ impl LabServer {
                     .map(|(k, v)| (k.to_string(), v.to_string()))
             })
             .collect();
+        let ca_file = dir.path().join("ca.pem");
+        std::fs::write(&ca_file, ca_of(&kubeconfig)).expect("the CA is written");
         Self {
             child,
             url,
+            ca_file,
             kubeconfig,
             aws_env,
             _dir: dir,
@@ -263,19 +278,48 @@ impl LabServer {
             .expect("lab serve wrote AWS_ENDPOINT_URL")
     }
 
+    /// A value of the env file `lab serve` wrote (`RUNBOOK_LAB_TOKEN`, `AWS_SECRET_ACCESS_KEY`).
+    pub fn env_value(&self, key: &str) -> String {
+        self.aws_env
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.clone())
+            .unwrap_or_else(|| panic!("lab serve wrote no {key}"))
+    }
+
+    /// curl against the lab's Kubernetes API (`url` starting with its https URL, trusting its
+    /// CA) or its AWS endpoint, with `token` as the bearer (None: no credential at all).
+    pub fn curl(&self, method: &str, url: &str, token: Option<&str>) -> Output {
+        let mut command = Command::new("curl");
+        command.args(["-s", "--max-time", "10", "-X", method, "--cacert"]);
+        command.arg(&self.ca_file);
+        if let Some(token) = token {
+            command.args(["-H", &format!("Authorization: Bearer {token}")]);
+        }
+        command
+            .args(["-w", "\n%{http_code}", url])
+            .output()
+            .expect("curl runs")
+    }
+
+    /// The body of a GET with the admin token (`/twin/audit`, `/api/v1/nodes`), asserting 200.
+    pub fn get(&self, url: &str) -> String {
+        let out = self.curl("GET", url, Some(&self.env_value("RUNBOOK_LAB_TOKEN")));
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        let (body, code) = text.rsplit_once('\n').unwrap_or((&text, ""));
+        assert_eq!(code, "200", "GET {url}: {body}");
+        body.to_string()
+    }
+
     /// POST to the twin's admin endpoint (`advance?by=5m`, `faults?fail=etcd`).
     pub fn admin(&self, path_and_query: &str) {
-        let status = std::process::Command::new("curl")
-            .args([
-                "-sf",
-                "-X",
-                "POST",
-                &format!("{}/twin/{path_and_query}", self.url),
-            ])
-            .stdout(std::process::Stdio::null())
-            .status()
-            .expect("curl runs");
-        assert!(status.success(), "POST /twin/{path_and_query} failed");
+        let url = format!("{}/twin/{path_and_query}", self.url);
+        let out = self.curl("POST", &url, Some(&self.env_value("RUNBOOK_LAB_TOKEN")));
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            text.ends_with("200"),
+            "POST /twin/{path_and_query} failed: {text}"
+        );
     }
 }
 
@@ -445,6 +489,20 @@ pub fn free_port() -> u16 {
         .and_then(|l| l.local_addr())
         .expect("a free port")
         .port()
+}
+
+/// The CA PEM of a kubeconfig's first cluster (`certificate-authority-data`).
+pub fn ca_of(kubeconfig: &Path) -> String {
+    use base64::Engine;
+    let text = std::fs::read_to_string(kubeconfig).expect("the kubeconfig reads");
+    let config: serde_json::Value = serde_saphyr::from_str(&text).expect("a kubeconfig");
+    let data = config["clusters"][0]["cluster"]["certificate-authority-data"]
+        .as_str()
+        .expect("certificate-authority-data");
+    let pem = base64::engine::general_purpose::STANDARD
+        .decode(data)
+        .expect("base64");
+    String::from_utf8(pem).expect("PEM text")
 }
 
 /// The body of `GET http://127.0.0.1:PORT/PATH`, or None if nothing answers there yet.

@@ -40,7 +40,12 @@ fn message(command: std::process::Command) -> String {
 }
 
 fn eval_with(script: &str, args: &[&str]) -> std::process::Command {
-    Runbook::new().args(["eval", script]).args(args).command()
+    Runbook::new()
+        .env("AWS_ACCESS_KEY_ID", "testing")
+        .env("AWS_SECRET_ACCESS_KEY", "testing")
+        .args(["eval", script])
+        .args(args)
+        .command()
 }
 
 /// A server on loopback that answers every request with an HTML 404, as a web server would.
@@ -93,7 +98,12 @@ fn every_way_to_miss_a_target_says_what_where_why_and_what_to_do_in_one_line() {
     let dir = tempfile::tempdir().expect("temp dir");
     let d = dir.path();
     let kc = lab.kubeconfig.display().to_string();
-    let k8s_port = lab.url.rsplit(':').next().expect("a port").to_string();
+    let aws_port = lab
+        .aws_endpoint()
+        .rsplit(':')
+        .next()
+        .expect("a port")
+        .to_string();
     let dead = format!("http://127.0.0.1:{}", free_port());
     let html = format!("http://127.0.0.1:{}", html_server());
     // Accepts connections (the kernel completes them) and never answers.
@@ -118,13 +128,13 @@ fn every_way_to_miss_a_target_says_what_where_why_and_what_to_do_in_one_line() {
     let mut cases: Vec<(&str, String)> = vec![
         ("aws: a dead port", message(aws(&dead))),
         (
-            "aws: the Kubernetes port of lab serve",
+            "aws: the Kubernetes port of lab serve (TLS with the lab's own CA)",
             message(aws(&lab.url)),
         ),
         ("aws: a server that answers HTML", message(aws(&html))),
         (
             "aws: https to a plain HTTP port",
-            message(aws(&format!("https://127.0.0.1:{k8s_port}"))),
+            message(aws(&format!("https://127.0.0.1:{aws_port}"))),
         ),
         (
             "aws: a host name that does not resolve",
@@ -280,8 +290,8 @@ fn doctor_passes_on_the_twin_and_names_what_fails_elsewhere() {
             "--json",
             "--fault",
             "check=etcd",
-            "--cluster",
-            "other",
+            "--scenario",
+            "empty",
         ])
         .run()
         .expect_code(1);
@@ -292,7 +302,7 @@ fn doctor_passes_on_the_twin_and_names_what_fails_elsewhere() {
         .filter(|p| p["ok"] == false)
         .filter_map(|p| p["probe"].as_str())
         .collect();
-    assert_eq!(failed, ["readyz", "EKS cluster other"], "{report}");
+    assert_eq!(failed, ["readyz", "EKS cluster myeks5w"], "{report}");
     assert!(
         probes[1]["detail"]
             .as_str()
@@ -303,6 +313,7 @@ fn doctor_passes_on_the_twin_and_names_what_fails_elsewhere() {
     let lab = LabServer::start("60");
     let dead = format!("http://127.0.0.1:{}", free_port());
     let ran = Runbook::new()
+        .lab_env(&lab)
         .args(["doctor", "--kubeconfig"])
         .arg(&lab.kubeconfig)
         .args(["--aws-endpoint", &dead])

@@ -83,7 +83,9 @@ where
             && let Ok(mut value) = HeaderValue::from_str(&format!("Bearer {}", token.expose()))
         {
             value.set_sensitive(true);
-            request.headers_mut().insert(http::header::AUTHORIZATION, value);
+            request
+                .headers_mut()
+                .insert(http::header::AUTHORIZATION, value);
         }
         let answer = self.inner.call(request);
         Box::pin(async move { answer.await.map_err(Into::into) })

@@ -66,7 +66,11 @@ fn client_for(
 fn certificates(ca: &str) -> Result<Vec<Vec<u8>>, KubeError> {
     use base64::Engine;
     use base64::engine::general_purpose::STANDARD;
-    let bad = |why: String| KubeError::Config(format!("the cluster's certificate authority is not a base64 PEM bundle: {why}"));
+    let bad = |why: String| {
+        KubeError::Config(format!(
+            "the cluster's certificate authority is not a base64 PEM bundle: {why}"
+        ))
+    };
     let pem = STANDARD.decode(ca.trim()).map_err(|e| bad(e.to_string()))?;
     let pem = String::from_utf8(pem).map_err(|_| bad("not text".into()))?;
     let mut certificates = Vec::new();
@@ -173,15 +177,16 @@ impl KubeClient {
         config.connect_timeout = Some(connect_timeout);
         let endpoint = config.cluster_url.to_string();
         // kube starts a credential plugin (`exec:`) as the client is made.
-        let client = client_for(config, &endpoint, Some(request_timeout), None).map_err(|e| {
-            match (&e, &file) {
-                (KubeError::Config(text), Some((path, kubeconfig))) => {
-                    kubeconfig_error::plugin_failure(path, kubeconfig, context, text)
-                        .map_or(e, KubeError::Config)
+        let client =
+            client_for(config, &endpoint, Some(request_timeout), None).map_err(|e| {
+                match (&e, &file) {
+                    (KubeError::Config(text), Some((path, kubeconfig))) => {
+                        kubeconfig_error::plugin_failure(path, kubeconfig, context, text)
+                            .map_or(e, KubeError::Config)
+                    }
+                    _ => e,
                 }
-                _ => e,
-            }
-        })?;
+            })?;
         Ok(Self {
             client,
             discovery: Mutex::new(None),

@@ -14,7 +14,8 @@ use super::wire::epoch;
 use crate::lab;
 
 /// The access policies the twin enforces (see `sim::kube::authorization`).
-pub const CLUSTER_ADMIN: &str = "arn:aws:eks::aws:cluster-access-policy/AmazonEKSClusterAdminPolicy";
+pub const CLUSTER_ADMIN: &str =
+    "arn:aws:eks::aws:cluster-access-policy/AmazonEKSClusterAdminPolicy";
 pub const ADMIN_VIEW: &str = "arn:aws:eks::aws:cluster-access-policy/AmazonEKSAdminViewPolicy";
 pub const VIEW: &str = "arn:aws:eks::aws:cluster-access-policy/AmazonEKSViewPolicy";
 const ENFORCED: [&str; 3] = [CLUSTER_ADMIN, ADMIN_VIEW, VIEW];
@@ -108,7 +109,10 @@ fn cluster_mut<'a>(state: &'a mut AwsState, name: &str) -> Result<&'a mut Cluste
         .ok_or_else(|| AwsError::not_found(format!("No cluster found for name: {name}.")))
 }
 
-fn entry_mut<'a>(cluster: &'a mut Cluster, principal: &str) -> Result<&'a mut AccessEntry, AwsError> {
+fn entry_mut<'a>(
+    cluster: &'a mut Cluster,
+    principal: &str,
+) -> Result<&'a mut AccessEntry, AwsError> {
     cluster.access_entries.get_mut(principal).ok_or_else(|| {
         AwsError::not_found(format!(
             "The specified access entry resource is not found. Principal ARN: {principal}"
@@ -152,20 +156,31 @@ pub fn serve(
                     )));
                 }
                 if cluster.access_entries.contains_key(principal) {
-                    return Err(AwsError::new(409, "ResourceInUseException", format!(
-                        "The specified access entry resource is already in use on this cluster. Principal ARN: {principal}"
-                    )));
+                    return Err(AwsError::new(
+                        409,
+                        "ResourceInUseException",
+                        format!(
+                            "The specified access entry resource is already in use on this cluster. Principal ARN: {principal}"
+                        ),
+                    ));
                 }
                 let groups = body["kubernetesGroups"]
                     .as_array()
-                    .map(|g| g.iter().filter_map(|v| v.as_str().map(str::to_string)).collect())
+                    .map(|g| {
+                        g.iter()
+                            .filter_map(|v| v.as_str().map(str::to_string))
+                            .collect()
+                    })
                     .unwrap_or_default();
                 let entry = new_entry(principal, body["username"].as_str(), groups, now);
                 let answer = entry_json(&name, &entry);
                 cluster.access_entries.insert(principal.to_string(), entry);
                 Ok((200, json!({"accessEntry": answer})))
             }
-            ("GET", []) => Ok((200, json!({"accessEntries": cluster.access_entries.keys().collect::<Vec<_>>()}))),
+            ("GET", []) => Ok((
+                200,
+                json!({"accessEntries": cluster.access_entries.keys().collect::<Vec<_>>()}),
+            )),
             ("GET", [principal]) => {
                 let entry = entry_mut(cluster, principal)?;
                 Ok((200, json!({"accessEntry": entry_json(&name, entry)})))
@@ -187,25 +202,49 @@ pub fn serve(
                         "the lab twin enforces AmazonEKSClusterAdminPolicy, AmazonEKSAdminViewPolicy and AmazonEKSViewPolicy; `{policy_arn}` is not modelled, so associating it would grant nothing here"
                     )));
                 }
-                let scope = body["accessScope"]["type"].as_str().unwrap_or("cluster").to_string();
+                let scope = body["accessScope"]["type"]
+                    .as_str()
+                    .unwrap_or("cluster")
+                    .to_string();
                 let namespaces: Vec<String> = body["accessScope"]["namespaces"]
                     .as_array()
-                    .map(|n| n.iter().filter_map(|v| v.as_str().map(str::to_string)).collect())
+                    .map(|n| {
+                        n.iter()
+                            .filter_map(|v| v.as_str().map(str::to_string))
+                            .collect()
+                    })
                     .unwrap_or_default();
                 if scope == "namespace" && namespaces.is_empty() {
-                    return Err(AwsError::invalid_parameter("accessScope type namespace needs at least one namespace"));
+                    return Err(AwsError::invalid_parameter(
+                        "accessScope type namespace needs at least one namespace",
+                    ));
                 }
                 let entry = entry_mut(cluster, principal)?;
-                let associated_at = entry.policies.get(&policy_arn).map_or(now, |p| p.associated_at);
-                let policy = AssociatedPolicy { policy_arn: policy_arn.clone(), scope, namespaces, associated_at, modified_at: now };
+                let associated_at = entry
+                    .policies
+                    .get(&policy_arn)
+                    .map_or(now, |p| p.associated_at);
+                let policy = AssociatedPolicy {
+                    policy_arn: policy_arn.clone(),
+                    scope,
+                    namespaces,
+                    associated_at,
+                    modified_at: now,
+                };
                 let answer = policy_json(&policy);
                 entry.policies.insert(policy_arn, policy);
-                Ok((200, json!({"clusterName": name, "principalArn": principal, "associatedAccessPolicy": answer})))
+                Ok((
+                    200,
+                    json!({"clusterName": name, "principalArn": principal, "associatedAccessPolicy": answer}),
+                ))
             }
             ("GET", [principal, "access-policies"]) => {
                 let entry = entry_mut(cluster, principal)?;
                 let policies: Vec<Value> = entry.policies.values().map(policy_json).collect();
-                Ok((200, json!({"clusterName": name, "principalArn": principal, "associatedAccessPolicies": policies})))
+                Ok((
+                    200,
+                    json!({"clusterName": name, "principalArn": principal, "associatedAccessPolicies": policies}),
+                ))
             }
             ("DELETE", [principal, "access-policies", policy]) => {
                 let entry = entry_mut(cluster, principal)?;
@@ -214,7 +253,11 @@ pub fn serve(
                 )))?;
                 Ok((200, json!({})))
             }
-            _ => Err(AwsError::new(404, "ResourceNotFoundException", format!("no access-entries route for {method} {}", rest.join("/")))),
+            _ => Err(AwsError::new(
+                404,
+                "ResourceNotFoundException",
+                format!("no access-entries route for {method} {}", rest.join("/")),
+            )),
         }
     })())
 }

@@ -37,7 +37,9 @@ pub fn iam_action(
         ("GET", ["clusters", _, "access-entries"]) => "ListAccessEntries",
         ("GET", ["clusters", _, "access-entries", _]) => "DescribeAccessEntry",
         ("DELETE", ["clusters", _, "access-entries", _]) => "DeleteAccessEntry",
-        ("POST", ["clusters", _, "access-entries", _, "access-policies"]) => "AssociateAccessPolicy",
+        ("POST", ["clusters", _, "access-entries", _, "access-policies"]) => {
+            "AssociateAccessPolicy"
+        }
         ("GET", ["clusters", _, "access-entries", _, "access-policies"]) => {
             "ListAssociatedAccessPolicies"
         }

@@ -227,11 +227,17 @@ fn serve(
     match (method, segments.as_slice()) {
         ("POST", ["clusters"]) => {
             let created = eks_lifecycle::create_cluster(state, caller, body)?;
-            Ok((200, json!({"cluster": cluster_json(&created, state.kube_ca_pem.as_deref())})))
+            Ok((
+                200,
+                json!({"cluster": cluster_json(&created, state.kube_ca_pem.as_deref())}),
+            ))
         }
         ("DELETE", ["clusters", name]) => {
             let deleted = eks_lifecycle::delete_cluster(state, name)?;
-            Ok((200, json!({"cluster": cluster_json(&deleted, state.kube_ca_pem.as_deref())})))
+            Ok((
+                200,
+                json!({"cluster": cluster_json(&deleted, state.kube_ca_pem.as_deref())}),
+            ))
         }
         ("POST", ["clusters", name, "node-groups"]) => {
             let created = eks_lifecycle::create_nodegroup(state, name, body)?;
@@ -264,9 +270,10 @@ fn serve(
             200,
             json!({"clusters": state.clusters.keys().collect::<Vec<_>>()}),
         )),
-        ("GET", ["clusters", name]) => {
-            Ok((200, json!({"cluster": cluster_json(cluster(state, name)?, state.kube_ca_pem.as_deref())})))
-        }
+        ("GET", ["clusters", name]) => Ok((
+            200,
+            json!({"cluster": cluster_json(cluster(state, name)?, state.kube_ca_pem.as_deref())}),
+        )),
         ("GET", ["clusters", name, "node-groups"]) => {
             cluster(state, name)?;
             let names: Vec<&String> = state

@@ -123,7 +123,8 @@ pub fn create_cluster(
             .to_string(),
         access_entries: BTreeMap::new(),
     };
-    if !["API", "API_AND_CONFIG_MAP", "CONFIG_MAP"].contains(&cluster.authentication_mode.as_str()) {
+    if !["API", "API_AND_CONFIG_MAP", "CONFIG_MAP"].contains(&cluster.authentication_mode.as_str())
+    {
         return Err(AwsError::invalid_parameter(format!(
             "accessConfig.authenticationMode must be API, API_AND_CONFIG_MAP or CONFIG_MAP, not {}",
             cluster.authentication_mode

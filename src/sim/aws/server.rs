@@ -52,7 +52,12 @@ fn plain(status: u16, code: &str, message: &str) -> Response<Body> {
 }
 
 /// The twin's own endpoints (`/twin/audit`, `/twin/usage`): the admin token's only.
-fn admin(twin: &Twin, method: &str, path: &str, query: &BTreeMap<String, String>) -> Response<Body> {
+fn admin(
+    twin: &Twin,
+    method: &str,
+    path: &str,
+    query: &BTreeMap<String, String>,
+) -> Response<Body> {
     match path {
         "/twin/audit" => {
             if method == "POST" && query.contains_key("reset") {
@@ -64,7 +69,12 @@ fn admin(twin: &Twin, method: &str, path: &str, query: &BTreeMap<String, String>
                 .into_iter()
                 .map(|(action, count)| json!({"action": action, "count": count}))
                 .collect();
-            respond(200, "application/json", Value::Array(entries).to_string(), None)
+            respond(
+                200,
+                "application/json",
+                Value::Array(entries).to_string(),
+                None,
+            )
         }
         "/twin/usage" => {
             let usage = twin.aws(
@@ -81,7 +91,12 @@ fn refused_signature(service: &str, refusal: &signature::Refusal) -> Response<Bo
     let (status, code, message) = signature::answer(service, refusal);
     match service {
         "eks" => plain(status, code, &message),
-        "ec2" => respond(status, "text/xml;charset=UTF-8", ec2_error(&AwsError::new(status, code, message)), None),
+        "ec2" => respond(
+            status,
+            "text/xml;charset=UTF-8",
+            ec2_error(&AwsError::new(status, code, message)),
+            None,
+        ),
         _ => respond(status, "text/xml", query_error(code, &message), None),
     }
 }
@@ -116,10 +131,17 @@ async fn handle(twin: Arc<Twin>, request: Request<Incoming>) -> Response<Body> {
             );
         }
     };
-    let authorization = parts.headers.get("authorization").and_then(|v| v.to_str().ok());
+    let authorization = parts
+        .headers
+        .get("authorization")
+        .and_then(|v| v.to_str().ok());
     if path.starts_with("/twin/") {
         if !twin.secrets.is_admin(authorization) {
-            return plain(401, "Unauthorized", "the lab twin's own endpoints take its admin token (Authorization: Bearer, from the env file `lab serve --write-env` wrote: RUNBOOK_LAB_TOKEN)");
+            return plain(
+                401,
+                "Unauthorized",
+                "the lab twin's own endpoints take its admin token (Authorization: Bearer, from the env file `lab serve --write-env` wrote: RUNBOOK_LAB_TOKEN)",
+            );
         }
         return admin(&twin, &method, &path, &query);
     }
@@ -130,15 +152,33 @@ async fn handle(twin: Arc<Twin>, request: Request<Incoming>) -> Response<Body> {
         headers: &parts.headers,
         body: &bytes,
     };
-    let (caller, claim) = match twin.aws(|state| signature::check(&state.identities, &sent, wall_clock_seconds())) {
+    let (caller, claim) = match twin
+        .aws(|state| signature::check(&state.identities, &sent, wall_clock_seconds()))
+    {
         Ok(signed) => signed,
         Err(refusal) => {
-            let service = Claim::of(&sent).map(|c| c.service).unwrap_or_default();
+            // An unsigned call names no service; the query APIs' Version says which it meant.
+            let service = Claim::of(&sent).map(|c| c.service).unwrap_or_else(|_| {
+                match query.get("Version").map(String::as_str) {
+                    Some("2016-11-15") => "ec2",
+                    Some("2010-05-08") => "iam",
+                    Some("2011-06-15") => "sts",
+                    _ => "",
+                }
+                .to_string()
+            });
             if service.is_empty() {
-                return plain(403, "MissingAuthenticationTokenException", &format!("the lab twin serves eks, ec2, iam and sts to calls signed with the lab's keys (SigV4; for `lab serve`, source the env file it wrote): {}", match refusal {
-                    signature::Refusal::Malformed(m) => m,
-                    _ => "this one is not signed".into(),
-                }));
+                return plain(
+                    403,
+                    "MissingAuthenticationTokenException",
+                    &format!(
+                        "a call the lab twin's AWS endpoint cannot take: {}; it serves eks, ec2, iam and sts to calls signed with the lab's keys (SigV4: source the env file of `lab serve`)",
+                        match refusal {
+                            signature::Refusal::Malformed(m) => m,
+                            _ => "it is not signed".into(),
+                        }
+                    ),
+                );
             }
             return refused_signature(&service, &refusal);
         }
@@ -164,8 +204,7 @@ async fn handle(twin: Arc<Twin>, request: Request<Incoming>) -> Response<Body> {
         }
     }
     let request = format!("{service} {method} {path} {text}");
-    let (injected, latency) =
-        twin.aws(|state| (state.faults.draw(&request), state.faults.latency));
+    let (injected, latency) = twin.aws(|state| (state.faults.draw(&request), state.faults.latency));
     if !latency.is_zero() {
         tokio::time::sleep(latency).await;
     }
@@ -174,10 +213,19 @@ async fn handle(twin: Arc<Twin>, request: Request<Incoming>) -> Response<Body> {
     }
     match service {
         "eks" => {
-            let body: Value = if text.trim().is_empty() { json!({}) } else { serde_json::from_str(&text).unwrap_or(Value::Null) };
+            let body: Value = if text.trim().is_empty() {
+                json!({})
+            } else {
+                serde_json::from_str(&text).unwrap_or(Value::Null)
+            };
             match twin.aws(|state| eks::handle(state, &caller.arn, &method, &path, &query, &body)) {
                 Ok((status, value)) => respond(status, "application/json", value.to_string(), None),
-                Err(error) => respond(error.status, "application/json", json!({"message": error.message}).to_string(), Some(error.code)),
+                Err(error) => respond(
+                    error.status,
+                    "application/json",
+                    json!({"message": error.message}).to_string(),
+                    Some(error.code),
+                ),
             }
         }
         "ec2" | "iam" | "sts" => {
@@ -189,16 +237,40 @@ async fn handle(twin: Arc<Twin>, request: Request<Incoming>) -> Response<Body> {
                 _ => sts::handle(&caller, &action, &mut xml),
             });
             let body = xml.finish();
-            let namespace = if service == "sts" { "https://sts.amazonaws.com/doc/2011-06-15/" } else { "https://iam.amazonaws.com/doc/2010-05-08/" };
+            let namespace = if service == "sts" {
+                "https://sts.amazonaws.com/doc/2011-06-15/"
+            } else {
+                "https://iam.amazonaws.com/doc/2010-05-08/"
+            };
             match (service, outcome) {
-                ("ec2", Ok(())) => respond(200, "text/xml;charset=UTF-8", format!(
-                    "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<{action}Response xmlns=\"http://ec2.amazonaws.com/doc/2016-11-15/\"><requestId>{REQUEST_ID}</requestId>{body}</{action}Response>"
-                ), None),
-                ("ec2", Err(error)) => respond(error.status, "text/xml;charset=UTF-8", ec2_error(&error), None),
-                (_, Ok(())) => respond(200, "text/xml", format!(
-                    "<{action}Response xmlns=\"{namespace}\"><{action}Result>{body}</{action}Result><ResponseMetadata><RequestId>{REQUEST_ID}</RequestId></ResponseMetadata></{action}Response>"
-                ), None),
-                (_, Err(error)) => respond(error.status, "text/xml", query_error(error.code, &error.message), None),
+                ("ec2", Ok(())) => respond(
+                    200,
+                    "text/xml;charset=UTF-8",
+                    format!(
+                        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<{action}Response xmlns=\"http://ec2.amazonaws.com/doc/2016-11-15/\"><requestId>{REQUEST_ID}</requestId>{body}</{action}Response>"
+                    ),
+                    None,
+                ),
+                ("ec2", Err(error)) => respond(
+                    error.status,
+                    "text/xml;charset=UTF-8",
+                    ec2_error(&error),
+                    None,
+                ),
+                (_, Ok(())) => respond(
+                    200,
+                    "text/xml",
+                    format!(
+                        "<{action}Response xmlns=\"{namespace}\"><{action}Result>{body}</{action}Result><ResponseMetadata><RequestId>{REQUEST_ID}</RequestId></ResponseMetadata></{action}Response>"
+                    ),
+                    None,
+                ),
+                (_, Err(error)) => respond(
+                    error.status,
+                    "text/xml",
+                    query_error(error.code, &error.message),
+                    None,
+                ),
             }
         }
         other => plain(

@@ -2,7 +2,7 @@
 //! key, wrong signature and stale date are refused with each service's own code.
 
 use super::identity::{Identities, Principal};
-use crate::auth::sigv4::{Claim, Location, SigV4Error, Sent, verify};
+use crate::auth::sigv4::{Claim, Location, Sent, SigV4Error, verify};
 
 /// How far a header-signed request's `X-Amz-Date` may be from the server's clock.
 const SKEW_SECONDS: i64 = 15 * 60;
@@ -19,7 +19,11 @@ pub enum Refusal {
 
 /// The principal that signed `sent`, checked against `identities` at `now` (Unix seconds of
 /// the wall clock: signers sign with theirs, not the twin's virtual one).
-pub fn check(identities: &Identities, sent: &Sent<'_>, now: i64) -> Result<(Principal, Claim), Refusal> {
+pub fn check(
+    identities: &Identities,
+    sent: &Sent<'_>,
+    now: i64,
+) -> Result<(Principal, Claim), Refusal> {
     let claim = Claim::of(sent).map_err(|e| match e {
         SigV4Error::Missing => Refusal::Missing,
         SigV4Error::Malformed(m) => Refusal::Malformed(m),
@@ -43,7 +47,11 @@ pub fn check(identities: &Identities, sent: &Sent<'_>, now: i64) -> Result<(Prin
         // STS takes a presigned GetCallerIdentity for 15 minutes whatever X-Amz-Expires says
         // (EKS tokens rely on it); other services hold a URL to its own expiry.
         (Location::Query, Some(expires)) => {
-            let lifetime = if claim.service == "sts" { (expires as i64).max(SKEW_SECONDS) } else { expires as i64 };
+            let lifetime = if claim.service == "sts" {
+                (expires as i64).max(SKEW_SECONDS)
+            } else {
+                expires as i64
+            };
             if now > signed + lifetime {
                 return Err(Refusal::Expired("Request has expired".into()));
             }
@@ -58,15 +66,31 @@ pub fn answer(service: &str, refusal: &Refusal) -> (u16, &'static str, String) {
     const INVALID_TOKEN: &str = "The security token included in the request is invalid.";
     const MISMATCH: &str = "The request signature we calculated does not match the signature you provided. Check your AWS Secret Access Key and signing method. Consult the service documentation for details.";
     match (service, refusal) {
-        ("eks", Refusal::Missing) => (403, "MissingAuthenticationTokenException", "Missing Authentication Token".into()),
+        ("eks", Refusal::Missing) => (
+            403,
+            "MissingAuthenticationTokenException",
+            "Missing Authentication Token".into(),
+        ),
         ("eks", Refusal::UnknownKey) => (403, "UnrecognizedClientException", INVALID_TOKEN.into()),
         ("eks", Refusal::Mismatch) => (403, "InvalidSignatureException", MISMATCH.into()),
         ("eks", Refusal::Expired(m)) => (403, "InvalidSignatureException", m.clone()),
         ("eks", Refusal::Malformed(m)) => (403, "IncompleteSignatureException", m.clone()),
-        ("ec2", Refusal::Missing) => (401, "MissingAuthenticationToken", "Request is missing Authentication Token".into()),
-        ("ec2", Refusal::UnknownKey) => (401, "AuthFailure", "AWS was not able to validate the provided access credentials".into()),
+        ("ec2", Refusal::Missing) => (
+            401,
+            "MissingAuthenticationToken",
+            "Request is missing Authentication Token".into(),
+        ),
+        ("ec2", Refusal::UnknownKey) => (
+            401,
+            "AuthFailure",
+            "AWS was not able to validate the provided access credentials".into(),
+        ),
         ("ec2", Refusal::Expired(m)) => (400, "RequestExpired", m.clone()),
-        (_, Refusal::Missing) => (403, "MissingAuthenticationToken", "Request is missing Authentication Token".into()),
+        (_, Refusal::Missing) => (
+            403,
+            "MissingAuthenticationToken",
+            "Request is missing Authentication Token".into(),
+        ),
         (_, Refusal::UnknownKey) => (403, "InvalidClientTokenId", INVALID_TOKEN.into()),
         (_, Refusal::Mismatch) => (403, "SignatureDoesNotMatch", MISMATCH.into()),
         (_, Refusal::Expired(m)) => (403, "SignatureDoesNotMatch", m.clone()),

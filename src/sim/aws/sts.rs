@@ -16,7 +16,9 @@ pub fn handle(caller: &Principal, action: &str, xml: &mut Xml) -> Result<(), Aws
         other => Err(AwsError::new(
             400,
             "InvalidAction",
-            format!("Could not find operation {other} for version 2011-06-15 (the lab twin's STS answers GetCallerIdentity)"),
+            format!(
+                "Could not find operation {other} for version 2011-06-15 (the lab twin's STS answers GetCallerIdentity)"
+            ),
         )),
     }
 }

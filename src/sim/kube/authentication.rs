@@ -46,7 +46,9 @@ pub fn authenticate(twin: &Twin, authorization: Option<&str>) -> Result<User, St
     };
     let Some(token) = header.strip_prefix("Bearer ").map(str::trim) else {
         let scheme = header.split_whitespace().next().unwrap_or_default();
-        return Err(format!("an Authorization header of scheme `{scheme}` (EKS takes bearer tokens only)"));
+        return Err(format!(
+            "an Authorization header of scheme `{scheme}` (EKS takes bearer tokens only)"
+        ));
     };
     if twin.secrets.admin_token.matches(token) {
         return Ok(User {
@@ -59,7 +61,10 @@ pub fn authenticate(twin: &Twin, authorization: Option<&str>) -> Result<User, St
     if token.starts_with(eks_token::PREFIX) {
         return eks_user(twin, token);
     }
-    Err("a bearer token that is neither the lab's admin token nor an EKS token (k8s-aws-v1.)".into())
+    Err(
+        "a bearer token that is neither the lab's admin token nor an EKS token (k8s-aws-v1.)"
+            .into(),
+    )
 }
 
 fn eks_user(twin: &Twin, token: &str) -> Result<User, String> {
@@ -124,4 +129,127 @@ fn eks_user(twin: &Twin, token: &str) -> Result<User, String> {
             arn: Some(principal.arn),
         })
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+    use std::time::{Duration, SystemTime};
+
+    use super::*;
+    use crate::auth::eks_token::{Keys, presign};
+    use crate::clock::VirtualClock;
+    use crate::sim::aws::identity::{LAB_USER, user_arn};
+    use crate::sim::scenario::{self, Scenario};
+
+    fn lab() -> Arc<Twin> {
+        let twin = Twin::new(Arc::new(VirtualClock::new()));
+        scenario::load(&twin, Scenario::Deployed);
+        twin
+    }
+
+    fn token(twin: &Twin, cluster: &str, sts: Option<&str>, age: Duration) -> String {
+        let keys = Keys {
+            access_key_id: &twin.secrets.access_key_id,
+            secret_access_key: twin.secrets.secret_access_key.expose(),
+            session_token: None,
+        };
+        presign(&keys, lab::REGION, cluster, sts, SystemTime::now() - age).expect("presigned")
+    }
+
+    fn bearer(token: &str) -> String {
+        format!("Bearer {token}")
+    }
+
+    #[test]
+    fn the_lab_users_token_is_its_access_entry_with_cluster_admin() {
+        let twin = lab();
+        let user = authenticate(
+            &twin,
+            Some(&bearer(&token(
+                &twin,
+                lab::CLUSTER_NAME,
+                None,
+                Duration::ZERO,
+            ))),
+        )
+        .expect("accepted");
+        assert_eq!(user.name, user_arn(LAB_USER));
+        assert_eq!(user.arn.as_deref(), Some(user_arn(LAB_USER).as_str()));
+        assert!(
+            user.policies
+                .iter()
+                .any(|(p, ns)| p.ends_with("/AmazonEKSClusterAdminPolicy") && ns.is_empty())
+        );
+        let admin =
+            authenticate(&twin, Some(&bearer(twin.secrets.admin_token.expose()))).expect("admin");
+        assert!(admin.groups.contains(&"system:masters".to_string()));
+        assert!(authenticate(&twin, None).expect("anonymous").is_anonymous());
+    }
+
+    #[test]
+    fn expired_foreign_tampered_and_other_cluster_tokens_are_refused_with_the_reason() {
+        let twin = lab();
+        let refused = |token: &str| authenticate(&twin, Some(&bearer(token))).expect_err("refused");
+        let old = refused(&token(
+            &twin,
+            lab::CLUSTER_NAME,
+            None,
+            Duration::from_secs(16 * 60),
+        ));
+        assert!(old.contains("X-Amz-Date parameter is expired"), "{old}");
+        let other = refused(&token(&twin, "other", None, Duration::ZERO));
+        assert!(
+            other.contains("SignatureDoesNotMatch") && other.contains("another cluster"),
+            "{other}"
+        );
+        let foreign = refused(&token(
+            &twin,
+            lab::CLUSTER_NAME,
+            Some("https://sts.example.com"),
+            Duration::ZERO,
+        ));
+        assert!(
+            foreign.contains("unexpected hostname \"sts.example.com\""),
+            "{foreign}"
+        );
+        let plain = refused(&token(
+            &twin,
+            lab::CLUSTER_NAME,
+            Some("http://127.0.0.1:1"),
+            Duration::ZERO,
+        ));
+        assert!(plain.contains("unexpected scheme \"http\""), "{plain}");
+        let good = token(&twin, lab::CLUSTER_NAME, None, Duration::ZERO);
+        let tampered = format!(
+            "{}{}",
+            &good[..good.len() - 2],
+            if good.ends_with("AA") { "BB" } else { "AA" }
+        );
+        assert!(!refused(&tampered).is_empty());
+        assert!(refused("not-a-token").contains("neither the lab's admin token nor an EKS token"));
+        let basic = authenticate(&twin, Some("Basic YWRtaW46YWRtaW4=")).expect_err("basic");
+        assert!(basic.contains("`Basic`"), "{basic}");
+    }
+
+    #[test]
+    fn a_principal_without_an_access_entry_is_told_how_to_get_one() {
+        let twin = lab();
+        twin.aws(|state| {
+            if let Some(cluster) = state.clusters.get_mut(lab::CLUSTER_NAME) {
+                cluster.access_entries.clear();
+            }
+        });
+        let why = authenticate(
+            &twin,
+            Some(&bearer(&token(
+                &twin,
+                lab::CLUSTER_NAME,
+                None,
+                Duration::ZERO,
+            ))),
+        )
+        .expect_err("unmapped");
+        assert!(why.starts_with(&format!("the principal {} has no access entry in cluster myeks5w: add one with `aws eks create-access-entry", user_arn(LAB_USER))), "{why}");
+    }
 }

@@ -15,22 +15,50 @@ const READ: [&str; 3] = ["get", "list", "watch"];
 
 /// `(API group, resource)` that the `view` ClusterRole reads.
 const VIEWABLE: &[(&str, &str)] = &[
-    ("", "configmaps"), ("", "endpoints"), ("", "persistentvolumeclaims"),
-    ("", "persistentvolumeclaims/status"), ("", "pods"), ("", "replicationcontrollers"),
-    ("", "replicationcontrollers/scale"), ("", "serviceaccounts"), ("", "services"),
-    ("", "services/status"), ("", "bindings"), ("", "events"), ("", "limitranges"),
-    ("", "namespaces/status"), ("", "pods/log"), ("", "pods/status"),
-    ("", "replicationcontrollers/status"), ("", "resourcequotas"), ("", "resourcequotas/status"),
-    ("", "namespaces"), ("apps", "controllerrevisions"), ("apps", "daemonsets"),
-    ("apps", "daemonsets/status"), ("apps", "deployments"), ("apps", "deployments/scale"),
-    ("apps", "deployments/status"), ("apps", "replicasets"), ("apps", "replicasets/scale"),
-    ("apps", "replicasets/status"), ("apps", "statefulsets"), ("apps", "statefulsets/scale"),
-    ("apps", "statefulsets/status"), ("autoscaling", "horizontalpodautoscalers"),
-    ("autoscaling", "horizontalpodautoscalers/status"), ("batch", "cronjobs"),
-    ("batch", "cronjobs/status"), ("batch", "jobs"), ("batch", "jobs/status"),
-    ("discovery.k8s.io", "endpointslices"), ("policy", "poddisruptionbudgets"),
-    ("policy", "poddisruptionbudgets/status"), ("networking.k8s.io", "ingresses"),
-    ("networking.k8s.io", "ingresses/status"), ("networking.k8s.io", "networkpolicies"),
+    ("", "configmaps"),
+    ("", "endpoints"),
+    ("", "persistentvolumeclaims"),
+    ("", "persistentvolumeclaims/status"),
+    ("", "pods"),
+    ("", "replicationcontrollers"),
+    ("", "replicationcontrollers/scale"),
+    ("", "serviceaccounts"),
+    ("", "services"),
+    ("", "services/status"),
+    ("", "bindings"),
+    ("", "events"),
+    ("", "limitranges"),
+    ("", "namespaces/status"),
+    ("", "pods/log"),
+    ("", "pods/status"),
+    ("", "replicationcontrollers/status"),
+    ("", "resourcequotas"),
+    ("", "resourcequotas/status"),
+    ("", "namespaces"),
+    ("apps", "controllerrevisions"),
+    ("apps", "daemonsets"),
+    ("apps", "daemonsets/status"),
+    ("apps", "deployments"),
+    ("apps", "deployments/scale"),
+    ("apps", "deployments/status"),
+    ("apps", "replicasets"),
+    ("apps", "replicasets/scale"),
+    ("apps", "replicasets/status"),
+    ("apps", "statefulsets"),
+    ("apps", "statefulsets/scale"),
+    ("apps", "statefulsets/status"),
+    ("autoscaling", "horizontalpodautoscalers"),
+    ("autoscaling", "horizontalpodautoscalers/status"),
+    ("batch", "cronjobs"),
+    ("batch", "cronjobs/status"),
+    ("batch", "jobs"),
+    ("batch", "jobs/status"),
+    ("discovery.k8s.io", "endpointslices"),
+    ("policy", "poddisruptionbudgets"),
+    ("policy", "poddisruptionbudgets/status"),
+    ("networking.k8s.io", "ingresses"),
+    ("networking.k8s.io", "ingresses/status"),
+    ("networking.k8s.io", "networkpolicies"),
 ];
 
 fn public_path(url: &str) -> bool {
@@ -52,11 +80,20 @@ pub fn allowed(user: &User, attributes: &RequestAttributes) -> bool {
     }
     match attributes {
         RequestAttributes::NonResource { verb, url } => {
-            verb == "get"
-                && (public_path(url) || (!user.is_anonymous() && discovery_path(url)))
-                || user.policies.iter().any(|(p, ns)| p == CLUSTER_ADMIN && ns.is_empty())
+            verb == "get" && (public_path(url) || (!user.is_anonymous() && discovery_path(url)))
+                || user
+                    .policies
+                    .iter()
+                    .any(|(p, ns)| p == CLUSTER_ADMIN && ns.is_empty())
         }
-        RequestAttributes::Resource { verb, api_group, resource, subresource, namespace, .. } => {
+        RequestAttributes::Resource {
+            verb,
+            api_group,
+            resource,
+            subresource,
+            namespace,
+            ..
+        } => {
             let full = match subresource {
                 Some(sub) => format!("{resource}/{sub}"),
                 None => resource.clone(),
@@ -81,10 +118,22 @@ pub fn allowed(user: &User, attributes: &RequestAttributes) -> bool {
 /// in API group "" in the namespace "default"`.
 pub fn forbidden(user: &User, attributes: &RequestAttributes) -> ApiError {
     match attributes {
-        RequestAttributes::NonResource { verb, url } => {
-            ApiError::new(403, "Forbidden", format!("forbidden: User \"{}\" cannot {verb} path \"{url}\"", user.name))
-        }
-        RequestAttributes::Resource { verb, api_group, resource, subresource, namespace, name } => {
+        RequestAttributes::NonResource { verb, url } => ApiError::new(
+            403,
+            "Forbidden",
+            format!(
+                "forbidden: User \"{}\" cannot {verb} path \"{url}\"",
+                user.name
+            ),
+        ),
+        RequestAttributes::Resource {
+            verb,
+            api_group,
+            resource,
+            subresource,
+            namespace,
+            name,
+        } => {
             let full = match subresource {
                 Some(sub) => format!("{resource}/{sub}"),
                 None => resource.clone(),
@@ -100,7 +149,10 @@ pub fn forbidden(user: &User, attributes: &RequestAttributes) -> ApiError {
             let mut error = ApiError::new(
                 403,
                 "Forbidden",
-                format!("{subject} is forbidden: User \"{}\" cannot {verb} resource \"{full}\" in API group \"{api_group}\" {place}", user.name),
+                format!(
+                    "{subject} is forbidden: User \"{}\" cannot {verb} resource \"{full}\" in API group \"{api_group}\" {place}",
+                    user.name
+                ),
             );
             let mut details = json!({"kind": resource});
             if let Some(n) = name {
@@ -125,13 +177,24 @@ mod tests {
             groups: vec!["system:authenticated".into()],
             policies: policies
                 .iter()
-                .map(|(p, ns)| ((*p).to_string(), ns.iter().map(|n| (*n).to_string()).collect()))
+                .map(|(p, ns)| {
+                    (
+                        (*p).to_string(),
+                        ns.iter().map(|n| (*n).to_string()).collect(),
+                    )
+                })
                 .collect(),
             arn: None,
         }
     }
 
-    fn resource(verb: &str, group: &str, resource: &str, sub: Option<&str>, ns: Option<&str>) -> RequestAttributes {
+    fn resource(
+        verb: &str,
+        group: &str,
+        resource: &str,
+        sub: Option<&str>,
+        ns: Option<&str>,
+    ) -> RequestAttributes {
         RequestAttributes::Resource {
             verb: verb.into(),
             api_group: group.into(),
@@ -145,28 +208,64 @@ mod tests {
     #[test]
     fn view_reads_workloads_but_not_nodes_secrets_or_exec() {
         let viewer = user(&[(VIEW, &[])]);
-        assert!(allowed(&viewer, &resource("list", "", "pods", None, Some("default"))));
-        assert!(allowed(&viewer, &resource("get", "", "pods", Some("log"), Some("default"))));
-        assert!(!allowed(&viewer, &resource("list", "", "nodes", None, None)));
-        assert!(!allowed(&viewer, &resource("get", "", "secrets", None, Some("default"))));
-        assert!(!allowed(&viewer, &resource("create", "", "pods", Some("exec"), Some("default"))));
-        assert!(!allowed(&viewer, &resource("delete", "", "pods", None, Some("default"))));
+        assert!(allowed(
+            &viewer,
+            &resource("list", "", "pods", None, Some("default"))
+        ));
+        assert!(allowed(
+            &viewer,
+            &resource("get", "", "pods", Some("log"), Some("default"))
+        ));
+        assert!(!allowed(
+            &viewer,
+            &resource("list", "", "nodes", None, None)
+        ));
+        assert!(!allowed(
+            &viewer,
+            &resource("get", "", "secrets", None, Some("default"))
+        ));
+        assert!(!allowed(
+            &viewer,
+            &resource("create", "", "pods", Some("exec"), Some("default"))
+        ));
+        assert!(!allowed(
+            &viewer,
+            &resource("delete", "", "pods", None, Some("default"))
+        ));
         let admin_view = user(&[(ADMIN_VIEW, &[])]);
-        assert!(allowed(&admin_view, &resource("list", "", "nodes", None, None)));
-        assert!(!allowed(&admin_view, &resource("patch", "", "nodes", None, None)));
+        assert!(allowed(
+            &admin_view,
+            &resource("list", "", "nodes", None, None)
+        ));
+        assert!(!allowed(
+            &admin_view,
+            &resource("patch", "", "nodes", None, None)
+        ));
     }
 
     #[test]
     fn a_namespace_scope_holds_inside_its_namespaces() {
         let scoped = user(&[(CLUSTER_ADMIN, &["gpu"])]);
-        assert!(allowed(&scoped, &resource("delete", "", "pods", None, Some("gpu"))));
-        assert!(!allowed(&scoped, &resource("delete", "", "pods", None, Some("default"))));
-        assert!(!allowed(&scoped, &resource("list", "", "nodes", None, None)));
+        assert!(allowed(
+            &scoped,
+            &resource("delete", "", "pods", None, Some("gpu"))
+        ));
+        assert!(!allowed(
+            &scoped,
+            &resource("delete", "", "pods", None, Some("default"))
+        ));
+        assert!(!allowed(
+            &scoped,
+            &resource("list", "", "nodes", None, None)
+        ));
     }
 
     #[test]
     fn health_is_public_discovery_needs_a_user() {
-        let get = |url: &str| RequestAttributes::NonResource { verb: "get".into(), url: url.into() };
+        let get = |url: &str| RequestAttributes::NonResource {
+            verb: "get".into(),
+            url: url.into(),
+        };
         assert!(allowed(&User::anonymous(), &get("/readyz")));
         assert!(allowed(&User::anonymous(), &get("/version")));
         assert!(!allowed(&User::anonymous(), &get("/api")));
@@ -178,9 +277,23 @@ mod tests {
     fn forbidden_reads_as_the_api_server_writes_it() {
         let viewer = user(&[]);
         let error = forbidden(&viewer, &resource("list", "", "nodes", None, None));
-        assert_eq!(error.message, "nodes is forbidden: User \"arn:aws:iam::123456789012:user/viewer\" cannot list resource \"nodes\" in API group \"\" at the cluster scope");
-        let error = forbidden(&viewer, &resource("create", "", "pods", Some("exec"), Some("gpu")));
-        assert!(error.message.starts_with("pods/exec is forbidden"), "{}", error.message);
-        assert!(error.message.ends_with("in the namespace \"gpu\""), "{}", error.message);
+        assert_eq!(
+            error.message,
+            "nodes is forbidden: User \"arn:aws:iam::123456789012:user/viewer\" cannot list resource \"nodes\" in API group \"\" at the cluster scope"
+        );
+        let error = forbidden(
+            &viewer,
+            &resource("create", "", "pods", Some("exec"), Some("gpu")),
+        );
+        assert!(
+            error.message.starts_with("pods/exec is forbidden"),
+            "{}",
+            error.message
+        );
+        assert!(
+            error.message.ends_with("in the namespace \"gpu\""),
+            "{}",
+            error.message
+        );
     }
 }

@@ -74,7 +74,10 @@ pub async fn handle(twin: Arc<Twin>, request: Request<Incoming>) -> Response<Bod
     let attributes = (!admin || twin.audit.is_enabled())
         .then(|| request_info::attributes(request.method().as_str(), &path, &query))
         .flatten();
-    if !admin && let Some(attributes) = &attributes && !authorization::allowed(&user, attributes) {
+    if !admin
+        && let Some(attributes) = &attributes
+        && !authorization::allowed(&user, attributes)
+    {
         if user.is_anonymous() {
             // Anonymous requests reach only the health endpoints on EKS; the rest are 401.
             return unauthorized();
