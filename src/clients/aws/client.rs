@@ -21,6 +21,7 @@ pub(super) struct Sdk {
     pub(super) eks: aws_sdk_eks::Client,
     pub(super) ec2: aws_sdk_ec2::Client,
     pub(super) iam: aws_sdk_iam::Client,
+    pub(super) sts: aws_sdk_sts::Client,
 }
 
 enum Recipe {
@@ -244,6 +245,12 @@ fn sdk_clients(config: &SdkConfig) -> Sdk {
         iam: aws_sdk_iam::Client::from_conf(
             aws_sdk_iam::config::Builder::from(config)
                 .retry_partition(partition("runbook-iam"))
+                .retry_classifier(Unreachable)
+                .build(),
+        ),
+        sts: aws_sdk_sts::Client::from_conf(
+            aws_sdk_sts::config::Builder::from(config)
+                .retry_partition(partition("runbook-sts"))
                 .retry_classifier(Unreachable)
                 .build(),
         ),

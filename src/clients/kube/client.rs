@@ -290,6 +290,15 @@ impl KubeClient {
         Ok(parse_health(&String::from_utf8_lossy(&bytes), ok))
     }
 
+    /// Whether the API server takes this client's credential: `GET /api`, which any
+    /// authenticated user may read (`system:discovery`) and an anonymous one may not.
+    pub async fn authenticated(&self) -> Result<(), KubeError> {
+        let request = Request::get("/api")
+            .body(Vec::new())
+            .map_err(|e| KubeError::Invalid(e.to_string()))?;
+        self.fetch(request).await.map(|_| ())
+    }
+
     pub async fn version(&self) -> Result<Value, KubeError> {
         let info = self.client.apiserver_version().await?;
         serde_json::to_value(info).map_err(|e| KubeError::Invalid(e.to_string()))
