@@ -46,6 +46,9 @@ pub fn install_panic_hook() {
 
 /// Runs the command line and returns the process exit code.
 pub fn main() -> i32 {
+    // rustls is built with both ring (ours, kube's) and aws-lc (the AWS SDK's, which names its
+    // own), so it picks no process default by itself; the Kubernetes client takes this one.
+    let _ = rustls::crypto::ring::default_provider().install_default();
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Run(args) => run::execute(*args),

@@ -11,6 +11,7 @@ use rhai::{Array, Dynamic, Engine, EvalAltResult, Map, Module, NativeCallContext
 use super::args::{
     command, encode, known_options, kube_error, selector, string_option, timeout_of,
 };
+use super::k8s_access::install_access;
 use super::kubectl_view::Shown;
 use super::node_quarantine::install_quarantine;
 use crate::clients::kube::{
@@ -515,6 +516,7 @@ impl Extension for KubeBindings {
             });
 
         install_quarantine(&mut m, &self.client, &h);
+        install_access(&mut m, &self.client, &h);
         engine.register_static_module("k8s", m.into());
     }
 }

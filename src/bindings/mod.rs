@@ -13,6 +13,7 @@ mod gpu_health;
 mod helm;
 mod journaled;
 mod k8s;
+mod k8s_access;
 mod k8s_undo;
 mod kubectl_view;
 mod node_quarantine;

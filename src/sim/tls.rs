@@ -1,5 +1,5 @@
 //! The TLS identity of the twin's Kubernetes API, made fresh for each lab: a CA of its own and
-//! a server certificate for 127.0.0.1 and localhost signed by it. Clients trust the CA (the
+//! a server certificate for 127.0.0.1 and localhost signed by it (ring: see Cargo.toml). Clients trust the CA (the
 //! kubeconfig's `certificate-authority-data`, DescribeCluster's `certificateAuthority`); kubectl
 //! sends a bearer token over https only, so without TLS nobody could log in.
 
@@ -63,7 +63,7 @@ impl LabTls {
         let server = params.signed_by(&server_key, &issuer)?;
         let chain = vec![server.der().clone(), ca.der().clone()];
         let key = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(server_key.serialize_der()));
-        let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
         let mut config = rustls::ServerConfig::builder_with_provider(provider)
             .with_safe_default_protocol_versions()?
             .with_no_client_auth()

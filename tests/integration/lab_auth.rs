@@ -259,6 +259,65 @@ fn kubectl_with_aws_eks_get_token_gets_in_through_the_access_entry_and_only_so()
         &["get", "pods", "-n", "kube-system", "-o", "name"],
     );
     assert!(pods.status.success(), "{}", text(&pods));
+    // kubectl auth can-i and whoami (1.32 and 1.35) get the answers the requests get.
+    for version in ["1.32", "1.35"] {
+        let Some(kubectl) = crate::support::kubectl(version) else {
+            continue;
+        };
+        let can_i = |args: &[&str]| {
+            let mut all = vec!["auth", "can-i"];
+            all.extend_from_slice(args);
+            String::from_utf8_lossy(&kubectl_with(&kubectl, &ours, &lab, &all).stdout)
+                .trim()
+                .to_string()
+        };
+        assert_eq!(
+            can_i(&["list", "pods", "-n", "kube-system"]),
+            "yes",
+            "kubectl {version}"
+        );
+        assert_eq!(
+            can_i(&["get", "pods/log", "-n", "kube-system"]),
+            "yes",
+            "kubectl {version}"
+        );
+        assert_eq!(can_i(&["list", "nodes"]), "no", "kubectl {version}");
+        assert_eq!(
+            can_i(&["delete", "pods", "-n", "kube-system"]),
+            "no",
+            "kubectl {version}"
+        );
+        assert_eq!(
+            can_i(&["create", "pods/exec", "-n", "kube-system"]),
+            "no",
+            "kubectl {version}"
+        );
+        assert_eq!(
+            can_i(&["get", "secrets", "-n", "kube-system"]),
+            "no",
+            "kubectl {version}"
+        );
+        let admin = kubectl_with(
+            &kubectl,
+            &lab.kubeconfig,
+            &lab,
+            &["auth", "can-i", "delete", "nodes"],
+        );
+        assert_eq!(
+            String::from_utf8_lossy(&admin.stdout).trim(),
+            "yes",
+            "kubectl {version}"
+        );
+        let whoami = kubectl_with(&kubectl, &ours, &lab, &["auth", "whoami", "-o", "json"]);
+        assert!(whoami.status.success(), "{}", text(&whoami));
+        let whoami: Value = serde_json::from_slice(&whoami.stdout).expect("json");
+        assert_eq!(
+            whoami["status"]["userInfo"]["username"], me,
+            "kubectl {version}"
+        );
+        assert_eq!(whoami["status"]["userInfo"]["extra"]["arn"][0], me);
+    }
+
     let nodes = kubectl_with(&kubectl, &ours, &lab, &["get", "nodes"]);
     assert!(
         text(&nodes).contains(&format!("nodes is forbidden: User \"{me}\" cannot list resource \"nodes\" in API group \"\" at the cluster scope")),
@@ -275,6 +334,20 @@ fn a_run_with_cluster_and_no_kubeconfig_passes_against_lab_serve() {
         .args(["run", "runbooks/verify.rhai", "--cluster", "myeks5w"])
         .run()
         .expect_code(0);
+    let asked = Runbook::new()
+        .lab_env(&lab)
+        .args([
+            "eval",
+            "--cluster",
+            "myeks5w",
+            "[k8s::whoami().username, k8s::can_i(\"patch\", \"nodes\"), k8s::can_i(\"create\", \"pods/exec\", #{ namespace: \"gpu\" })]",
+        ])
+        .run()
+        .expect_code(0);
+    assert_eq!(
+        asked.stdout().trim(),
+        "- arn:aws:iam::123456789012:user/lab\n- true\n- true"
+    );
     let doctor = Runbook::new()
         .lab_env(&lab)
         .args(["doctor", "--cluster", "myeks5w"])

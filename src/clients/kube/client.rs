@@ -248,7 +248,7 @@ impl KubeClient {
 
     /// A response body as it came, without the copy and UTF-8 pass `request_text` makes; an
     /// error status becomes the apiserver's `Status` error, as kube reports it.
-    async fn fetch(&self, request: Request<Vec<u8>>) -> Result<bytes::Bytes, KubeError> {
+    pub(super) async fn fetch(&self, request: Request<Vec<u8>>) -> Result<bytes::Bytes, KubeError> {
         let response = self
             .client
             .send(request.map(kube::client::Body::from))

@@ -1,6 +1,7 @@
 //! The Kubernetes client: any kind by name, server-side apply, logs, exec over WebSocket,
-//! health, node quarantine, and waits that run on the run's clock.
+//! health, node quarantine, who the client is and what it may do, and waits that run on the run's clock.
 
+mod access;
 mod bearer;
 mod client;
 mod error;
@@ -14,6 +15,7 @@ mod summaries;
 mod unreachable;
 mod wait;
 
+pub use access::AccessQuestion;
 pub use bearer::{Fixed, TokenFuture, TokenSource};
 pub use client::{KubeClient, ListOptions};
 pub use error::KubeError;

@@ -86,6 +86,24 @@ pub fn allowed(user: &User, attributes: &RequestAttributes) -> bool {
                     .iter()
                     .any(|(p, ns)| p == CLUSTER_ADMIN && ns.is_empty())
         }
+        // system:basic-user: anyone may ask what they may do and who they are.
+        RequestAttributes::Resource {
+            verb,
+            api_group,
+            resource,
+            ..
+        } if verb == "create"
+            && !user.is_anonymous()
+            && matches!(
+                (api_group.as_str(), resource.as_str()),
+                (
+                    "authorization.k8s.io",
+                    "selfsubjectaccessreviews" | "selfsubjectrulesreviews"
+                ) | ("authentication.k8s.io", "selfsubjectreviews")
+            ) =>
+        {
+            true
+        }
         RequestAttributes::Resource {
             verb,
             api_group,
@@ -271,6 +289,15 @@ mod tests {
         assert!(!allowed(&User::anonymous(), &get("/api")));
         assert!(allowed(&user(&[]), &get("/apis/apps/v1")));
         assert!(!allowed(&user(&[]), &get("/metrics")));
+        let review = resource(
+            "create",
+            "authorization.k8s.io",
+            "selfsubjectaccessreviews",
+            None,
+            None,
+        );
+        assert!(allowed(&user(&[]), &review), "anyone may ask");
+        assert!(!allowed(&User::anonymous(), &review));
     }
 
     #[test]

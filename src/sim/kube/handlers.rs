@@ -17,7 +17,10 @@ use super::routes::{self, Query, ResourcePath, Route};
 use super::selectors::{FieldSelector, LabelSelector};
 use super::server::{Body, json_response, text_response};
 use super::status::ApiError;
-use super::{admin, authentication, authorization, discovery, exec, logs, openapi, tables, watch};
+use super::{
+    admin, authentication, authorization, discovery, exec, logs, openapi, review_protobuf, reviews,
+    tables, watch,
+};
 use crate::sim::twin::Twin;
 
 fn header<'a>(request: &'a Request<Incoming>, name: &str) -> &'a str {
@@ -84,7 +87,7 @@ pub async fn handle(twin: Arc<Twin>, request: Request<Incoming>) -> Response<Bod
         }
         return error_response(&authorization::forbidden(&user, attributes));
     }
-    let response = serve(twin.clone(), request, &path, query).await;
+    let response = serve(twin.clone(), request, &path, query, &user).await;
     if let Some(attributes) = attributes.filter(|_| twin.audit.is_enabled()) {
         if let Some(create) =
             request_info::created_by_apply(&attributes, response.status().as_u16())
@@ -101,6 +104,7 @@ async fn serve(
     request: Request<Incoming>,
     path: &str,
     query: Query,
+    user: &authentication::User,
 ) -> Response<Body> {
     let aggregated = discovery::wants_aggregated(header(&request, "accept"));
     match routes::parse(path) {
@@ -141,9 +145,39 @@ async fn serve(
             }
         }
         Route::Admin { path } => admin::handle(&twin, request.method(), &path, &query),
+        Route::Resource(target)
+            if request.method() == Method::POST
+                && target.name.is_none()
+                && reviews::is_review(&target.group, &target.version, &target.plural) =>
+        {
+            let now =
+                crate::sim::timestamps::rfc3339(crate::clock::Clock::now(twin.clock.as_ref()));
+            match read_review(request).await {
+                Ok(body) => match reviews::answer(user, &target.plural, &body, &now) {
+                    Ok(review) => json_response(201, &review),
+                    Err(error) => error_response(&error),
+                },
+                Err(error) => error_response(&error),
+            }
+        }
         Route::Resource(target) => resource(twin, request, target, query).await,
         Route::NotFound => not_found_page(),
     }
+}
+
+/// A review's body: JSON, or the protobuf client-go sends for `kubectl auth can-i`.
+async fn read_review(request: Request<Incoming>) -> Result<Value, ApiError> {
+    let bytes = request
+        .into_body()
+        .collect()
+        .await
+        .map_err(|e| ApiError::bad_request(format!("reading the request body: {e}")))?
+        .to_bytes();
+    if let Some(review) = review_protobuf::decode(&bytes) {
+        return Ok(review);
+    }
+    serde_json::from_slice(&bytes)
+        .map_err(|e| ApiError::bad_request(format!("the review is neither JSON nor protobuf: {e}")))
 }
 
 async fn read_body(request: Request<Incoming>) -> Result<Value, ApiError> {

@@ -17,6 +17,8 @@ pub mod patch;
 pub mod programs;
 pub mod request_info;
 pub mod resources;
+pub mod review_protobuf;
+pub mod reviews;
 pub mod routes;
 pub mod selectors;
 pub mod server;
