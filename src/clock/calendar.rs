@@ -35,18 +35,30 @@ pub fn parse_rfc3339_utc(text: &str) -> Option<i64> {
         return None;
     }
     let num = |r: std::ops::Range<usize>| text.get(r)?.parse::<i64>().ok();
-    let (month, day) = (num(5..7)?, num(8..10)?);
-    let (hour, minute, second) = (num(11..13)?, num(14..16)?, num(17..19)?);
+    seconds(
+        num(0..4)?,
+        num(5..7)?,
+        num(8..10)?,
+        (num(11..13)?, num(14..16)?, num(17..19)?),
+    )
+}
+
+/// Unix seconds of a UTC date and time of day, when each is in its range.
+fn seconds(
+    year: i64,
+    month: i64,
+    day: i64,
+    (hour, minute, second): (i64, i64, i64),
+) -> Option<i64> {
     if !(1..=12).contains(&month)
         || !(1..=31).contains(&day)
-        || hour > 23
-        || minute > 59
-        || second > 60
+        || !(0..=23).contains(&hour)
+        || !(0..=59).contains(&minute)
+        || !(0..=60).contains(&second)
     {
         return None;
     }
-    let days = days_from_civil(num(0..4)?, month, day);
-    Some(days * 86_400 + hour * 3600 + minute * 60 + second)
+    Some(days_from_civil(year, month, day) * 86_400 + hour * 3600 + minute * 60 + second)
 }
 
 /// ISO 8601 basic form (`20260101T000924Z`): a timestamp a Kubernetes label value can hold.
@@ -92,17 +104,12 @@ pub fn parse_iso_basic_utc(text: &str) -> Option<i64> {
             .then(|| part.parse::<i64>().ok())
             .flatten()
     };
-    let (month, day) = (num(4..6)?, num(6..8)?);
-    let (hour, minute, second) = (num(9..11)?, num(11..13)?, num(13..15)?);
-    if !(1..=12).contains(&month)
-        || !(1..=31).contains(&day)
-        || hour > 23
-        || minute > 59
-        || second > 60
-    {
-        return None;
-    }
-    Some(days_from_civil(num(0..4)?, month, day) * 86_400 + hour * 3600 + minute * 60 + second)
+    seconds(
+        num(0..4)?,
+        num(4..6)?,
+        num(6..8)?,
+        (num(9..11)?, num(11..13)?, num(13..15)?),
+    )
 }
 
 #[cfg(test)]

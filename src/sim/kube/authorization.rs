@@ -73,6 +73,14 @@ fn discovery_path(url: &str) -> bool {
         .any(|p| url == *p || url.starts_with(&format!("{p}/")))
 }
 
+/// `pods`, or `pods/exec` for a subresource: how RBAC rules and the 403 text name it.
+fn full_resource(resource: &str, subresource: Option<&str>) -> String {
+    match subresource {
+        Some(sub) => format!("{resource}/{sub}"),
+        None => resource.to_string(),
+    }
+}
+
 /// Whether `user` may make a request with these attributes.
 pub fn allowed(user: &User, attributes: &RequestAttributes) -> bool {
     if user.groups.iter().any(|g| g == "system:masters") {
@@ -112,10 +120,7 @@ pub fn allowed(user: &User, attributes: &RequestAttributes) -> bool {
             namespace,
             ..
         } => {
-            let full = match subresource {
-                Some(sub) => format!("{resource}/{sub}"),
-                None => resource.clone(),
-            };
+            let full = full_resource(resource, subresource.as_deref());
             let reads = READ.contains(&verb.as_str());
             user.policies.iter().any(|(policy, namespaces)| {
                 let in_scope = namespaces.is_empty()
@@ -152,10 +157,7 @@ pub fn forbidden(user: &User, attributes: &RequestAttributes) -> ApiError {
             namespace,
             name,
         } => {
-            let full = match subresource {
-                Some(sub) => format!("{resource}/{sub}"),
-                None => resource.clone(),
-            };
+            let full = full_resource(resource, subresource.as_deref());
             let subject = match name {
                 Some(n) => format!("{full} \"{n}\""),
                 None => full.clone(),

@@ -167,12 +167,7 @@ async fn serve(
 
 /// A review's body: JSON, or the protobuf client-go sends for `kubectl auth can-i`.
 async fn read_review(request: Request<Incoming>) -> Result<Value, ApiError> {
-    let bytes = request
-        .into_body()
-        .collect()
-        .await
-        .map_err(|e| ApiError::bad_request(format!("reading the request body: {e}")))?
-        .to_bytes();
+    let bytes = body_bytes(request).await?;
     if let Some(review) = review_protobuf::decode(&bytes) {
         return Ok(review);
     }
@@ -180,13 +175,17 @@ async fn read_review(request: Request<Incoming>) -> Result<Value, ApiError> {
         .map_err(|e| ApiError::bad_request(format!("the review is neither JSON nor protobuf: {e}")))
 }
 
-async fn read_body(request: Request<Incoming>) -> Result<Value, ApiError> {
-    let bytes = request
+async fn body_bytes(request: Request<Incoming>) -> Result<bytes::Bytes, ApiError> {
+    Ok(request
         .into_body()
         .collect()
         .await
         .map_err(|e| ApiError::bad_request(format!("reading the request body: {e}")))?
-        .to_bytes();
+        .to_bytes())
+}
+
+async fn read_body(request: Request<Incoming>) -> Result<Value, ApiError> {
+    let bytes = body_bytes(request).await?;
     if bytes.is_empty() {
         return Ok(Value::Null);
     }
