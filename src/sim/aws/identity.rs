@@ -52,12 +52,13 @@ pub struct Identities {
 }
 
 impl Identities {
-    /// The principal of an active key, and the key's secret.
-    pub fn signer(&self, access_key_id: &str) -> Option<(&Secret, Principal)> {
+    /// The principal of an active key, and the key's secret (owned: signatures are checked
+    /// after the twin's state is unlocked).
+    pub fn signer(&self, access_key_id: &str) -> Option<(Secret, Principal)> {
         let key = self.keys.get(access_key_id).filter(|k| k.active)?;
         let user = self.users.get(&key.user)?;
         Some((
-            &key.secret,
+            key.secret.clone(),
             Principal {
                 arn: user.arn(),
                 user_id: user.id.clone(),

@@ -152,9 +152,8 @@ async fn handle(twin: Arc<Twin>, request: Request<Incoming>) -> Response<Body> {
         headers: &parts.headers,
         body: &bytes,
     };
-    let (caller, claim) = match twin
-        .aws(|state| signature::check(&state.identities, &sent, wall_clock_seconds()))
-    {
+    let signer = |key: &str| twin.read_aws(|state| state.identities.signer(key));
+    let (caller, claim) = match signature::check(signer, &sent, wall_clock_seconds()) {
         Ok(signed) => signed,
         Err(refusal) => {
             // An unsigned call names no service; the query APIs' Version says which it meant.

@@ -1,7 +1,10 @@
 //! Every AWS call to the twin is signed by a key it knows, as AWS requires: unsigned, unknown
 //! key, wrong signature and stale date are refused with each service's own code.
 
-use super::identity::{Identities, Principal};
+#[cfg(doc)]
+use super::identity::Identities;
+use super::identity::Principal;
+use crate::auth::secret::Secret;
 use crate::auth::sigv4::{Claim, Location, Sent, SigV4Error, verify};
 
 /// How far a header-signed request's `X-Amz-Date` may be from the server's clock.
@@ -17,10 +20,11 @@ pub enum Refusal {
     Expired(String),
 }
 
-/// The principal that signed `sent`, checked against `identities` at `now` (Unix seconds of
-/// the wall clock: signers sign with theirs, not the twin's virtual one).
+/// The principal that signed `sent`, with the key `signer` looks up (see
+/// [`Identities::signer`]), at `now` (Unix seconds of the wall clock: signers sign with
+/// theirs, not the twin's virtual one).
 pub fn check(
-    identities: &Identities,
+    signer: impl FnOnce(&str) -> Option<(Secret, Principal)>,
     sent: &Sent<'_>,
     now: i64,
 ) -> Result<(Principal, Claim), Refusal> {
@@ -28,7 +32,7 @@ pub fn check(
         SigV4Error::Missing => Refusal::Missing,
         SigV4Error::Malformed(m) => Refusal::Malformed(m),
     })?;
-    let Some((secret, principal)) = identities.signer(&claim.access_key_id) else {
+    let Some((secret, principal)) = signer(&claim.access_key_id) else {
         return Err(Refusal::UnknownKey);
     };
     if !verify(secret.expose(), &claim, sent) {

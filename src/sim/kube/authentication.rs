@@ -9,7 +9,9 @@ use std::time::SystemTime;
 use crate::auth::eks_token;
 use crate::auth::sigv4::Sent;
 use crate::lab;
+use crate::sim::aws::identity::Principal;
 use crate::sim::aws::signature;
+use crate::sim::aws::state::AwsState;
 use crate::sim::twin::Twin;
 
 /// The user a request runs as.
@@ -92,42 +94,60 @@ fn eks_user(twin: &Twin, token: &str) -> Result<User, String> {
     let now_s = now
         .duration_since(SystemTime::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs() as i64);
-    twin.aws(|state| {
-        let (principal, _) = signature::check(&state.identities, &sent, now_s).map_err(|refusal| {
-            let (status, code, message) = signature::answer("sts", &refusal);
+    let signer = |key: &str| twin.read_aws(|state| state.identities.signer(key));
+    let (principal, _) = signature::check(signer, &sent, now_s).map_err(|refusal| {
+        let (status, code, message) = signature::answer("sts", &refusal);
+        let hint = if refusal == signature::Refusal::Mismatch {
             format!(
-                "EKS token refused: STS answered {status} {code} ({message}){}",
-                if refusal == signature::Refusal::Mismatch {
-                    format!("; a token signed for another cluster than {} fails so", lab::CLUSTER_NAME)
-                } else {
-                    String::new()
-                }
+                "; a token signed for another cluster than {} fails so",
+                lab::CLUSTER_NAME
+            )
+        } else {
+            String::new()
+        };
+        format!("EKS token refused: STS answered {status} {code} ({message}){hint}")
+    })?;
+    twin.read_aws(|state| mapped(state, principal))
+}
+
+/// The Kubernetes user of `principal`: its access entry in the lab's cluster.
+fn mapped(state: &AwsState, principal: Principal) -> Result<User, String> {
+    let cluster = state.clusters.get(lab::CLUSTER_NAME).ok_or_else(|| {
+        format!(
+            "EKS token of {}: there is no cluster {} to map it",
+            principal.arn,
+            lab::CLUSTER_NAME
+        )
+    })?;
+    let entry = (cluster.authentication_mode != "CONFIG_MAP")
+        .then(|| cluster.access_entries.get(&principal.arn))
+        .flatten()
+        .ok_or_else(|| {
+            format!(
+                "the principal {arn} has no access entry in cluster {name}: add one with `aws eks create-access-entry --cluster-name {name} --principal-arn {arn}` and give it a policy with `aws eks associate-access-policy`",
+                arn = principal.arn,
+                name = lab::CLUSTER_NAME,
             )
         })?;
-        let cluster = state.clusters.get(lab::CLUSTER_NAME).ok_or_else(|| {
-            format!("EKS token of {}: there is no cluster {} to map it", principal.arn, lab::CLUSTER_NAME)
-        })?;
-        let entry = (cluster.authentication_mode != "CONFIG_MAP")
-            .then(|| cluster.access_entries.get(&principal.arn))
-            .flatten()
-            .ok_or_else(|| {
-                format!(
-                    "the principal {} has no access entry in cluster {}: add one with `aws eks create-access-entry --cluster-name {} --principal-arn {}` and give it a policy with `aws eks associate-access-policy`",
-                    principal.arn, lab::CLUSTER_NAME, lab::CLUSTER_NAME, principal.arn
-                )
-            })?;
-        let mut groups = entry.groups.clone();
-        groups.push("system:authenticated".into());
-        Ok(User {
-            name: entry.username.clone(),
-            groups,
-            policies: entry
-                .policies
-                .values()
-                .map(|p| (p.policy_arn.clone(), if p.scope == "namespace" { p.namespaces.clone() } else { Vec::new() }))
-                .collect(),
-            arn: Some(principal.arn),
+    let mut groups = entry.groups.clone();
+    groups.push("system:authenticated".into());
+    let policies = entry
+        .policies
+        .values()
+        .map(|p| {
+            let namespaces = if p.scope == "namespace" {
+                p.namespaces.clone()
+            } else {
+                Vec::new()
+            };
+            (p.policy_arn.clone(), namespaces)
         })
+        .collect();
+    Ok(User {
+        name: entry.username.clone(),
+        groups,
+        policies,
+        arn: Some(principal.arn),
     })
 }
 
@@ -161,19 +181,15 @@ mod tests {
         format!("Bearer {token}")
     }
 
+    /// The header of a fresh token of the lab user for the lab's cluster.
+    fn lab_bearer(twin: &Twin) -> String {
+        bearer(&token(twin, lab::CLUSTER_NAME, None, Duration::ZERO))
+    }
+
     #[test]
     fn the_lab_users_token_is_its_access_entry_with_cluster_admin() {
         let twin = lab();
-        let user = authenticate(
-            &twin,
-            Some(&bearer(&token(
-                &twin,
-                lab::CLUSTER_NAME,
-                None,
-                Duration::ZERO,
-            ))),
-        )
-        .expect("accepted");
+        let user = authenticate(&twin, Some(&lab_bearer(&twin))).expect("accepted");
         assert_eq!(user.name, user_arn(LAB_USER));
         assert_eq!(user.arn.as_deref(), Some(user_arn(LAB_USER).as_str()));
         assert!(
@@ -240,16 +256,7 @@ mod tests {
                 cluster.access_entries.clear();
             }
         });
-        let why = authenticate(
-            &twin,
-            Some(&bearer(&token(
-                &twin,
-                lab::CLUSTER_NAME,
-                None,
-                Duration::ZERO,
-            ))),
-        )
-        .expect_err("unmapped");
+        let why = authenticate(&twin, Some(&lab_bearer(&twin))).expect_err("unmapped");
         assert!(why.starts_with(&format!("the principal {} has no access entry in cluster myeks5w: add one with `aws eks create-access-entry", user_arn(LAB_USER))), "{why}");
     }
 }

@@ -190,6 +190,7 @@ pub fn forbidden(user: &User, attributes: &RequestAttributes) -> ApiError {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sim::kube::request_info::resource;
 
     fn user(policies: &[(&str, &[&str])]) -> User {
         User {
@@ -205,23 +206,6 @@ mod tests {
                 })
                 .collect(),
             arn: None,
-        }
-    }
-
-    fn resource(
-        verb: &str,
-        group: &str,
-        resource: &str,
-        sub: Option<&str>,
-        ns: Option<&str>,
-    ) -> RequestAttributes {
-        RequestAttributes::Resource {
-            verb: verb.into(),
-            api_group: group.into(),
-            resource: resource.into(),
-            subresource: sub.map(str::to_string),
-            namespace: ns.map(str::to_string),
-            name: None,
         }
     }
 

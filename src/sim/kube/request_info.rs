@@ -91,6 +91,25 @@ pub fn created_by_apply(patch: &RequestAttributes, status: u16) -> Option<Reques
     }
 }
 
+/// The attributes of a request for a resource, unnamed (tests of the authorizer and of this).
+#[cfg(test)]
+pub fn resource(
+    verb: &str,
+    group: &str,
+    resource: &str,
+    sub: Option<&str>,
+    ns: Option<&str>,
+) -> RequestAttributes {
+    RequestAttributes::Resource {
+        verb: verb.into(),
+        api_group: group.into(),
+        resource: resource.into(),
+        subresource: sub.map(str::to_string),
+        namespace: ns.map(str::to_string),
+        name: None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -100,23 +119,6 @@ mod tests {
             .split_once('?')
             .map_or((path_and_query, None), |(p, q)| (p, Some(q)));
         attributes(method, path, &Query::parse(query)).expect("not a twin endpoint")
-    }
-
-    fn resource(
-        verb: &str,
-        group: &str,
-        resource: &str,
-        sub: Option<&str>,
-        ns: Option<&str>,
-    ) -> RequestAttributes {
-        RequestAttributes::Resource {
-            verb: verb.into(),
-            api_group: group.into(),
-            resource: resource.into(),
-            subresource: sub.map(str::to_string),
-            namespace: ns.map(str::to_string),
-            name: None,
-        }
     }
 
     fn named(attributes: RequestAttributes, wanted: &str) -> RequestAttributes {
