@@ -3,4 +3,5 @@
 
 pub mod eks_token;
 pub mod secret;
+pub mod service_account_token;
 pub mod sigv4;

@@ -24,12 +24,18 @@ pub(super) fn install_access(m: &mut Module, client: &Arc<KubeClient>, host: &Ar
     let ask =
         move |ctx: &NativeCallContext, verb: &str, resource: &str, options: &Map| -> Result<bool> {
             let position = ctx.call_position();
-            let s = Spec::new(options, "k8s::can_i", &["namespace", "name"], position)?;
+            let s = Spec::new(
+                options,
+                "k8s::can_i",
+                &["namespace", "name", "as_user"],
+                position,
+            )?;
             let question = AccessQuestion {
                 verb: verb.to_string(),
                 resource: resource.to_string(),
                 namespace: s.string("namespace")?,
                 name: s.string("name")?,
+                as_user: s.string("as_user")?,
             };
             h.block_on(position, kube.can_i(&question))?
                 .map_err(|e| kube_error(e, position))
@@ -42,7 +48,7 @@ pub(super) fn install_access(m: &mut Module, client: &Arc<KubeClient>, host: &Ar
     doc(
         "can_i",
         &["verb: &str", "resource: &str", "options: Map", "bool"],
-        "The same in `namespace`, or for the object `name`.",
+        "The same in `namespace`, for the object `name`, or `as_user` another\n(\"system:serviceaccount:NS:NAME\" for a ServiceAccount; this run must be allowed to\nimpersonate it, as with `kubectl auth can-i --as`).",
     )
     .set_into_module(
         m,

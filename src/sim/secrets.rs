@@ -1,6 +1,6 @@
 //! The lab's secrets, made fresh for each twin: the admin token (the twin's `/twin/*`
 //! endpoints, and `kubernetes-admin` in the kubeconfig `lab serve` writes) and the lab user's
-//! AWS keys. Only files written 0600 and the in-process clients ever hold them.
+//! AWS keys, and the key its ServiceAccount tokens are signed with. Only files written 0600 and the in-process clients ever hold them.
 
 use std::collections::VecDeque;
 use std::sync::Mutex;
@@ -15,6 +15,8 @@ pub struct LabSecrets {
     pub admin_token: Secret,
     pub access_key_id: String,
     pub secret_access_key: Secret,
+    /// Signs the ServiceAccount tokens the twin issues (TokenRequest).
+    pub service_account_key: Secret,
 }
 
 impl LabSecrets {
@@ -23,6 +25,7 @@ impl LabSecrets {
             admin_token: Secret::random("lab-admin-"),
             access_key_id: LAB_ACCESS_KEY_ID.into(),
             secret_access_key: Secret::random(""),
+            service_account_key: Secret::random(""),
         }
     }
 

@@ -1,7 +1,8 @@
 //! The in-cluster drill as deploy/kubernetes ships it, against `lab serve`: kubectl 1.35
 //! applies the manifests (and a server-side dry run of them), the CronJob's own command runs
-//! with the ConfigMap's kubeconfig (a token file, as in the pod), and the RBAC rules are held to
-//! the requests the drill made: every request allowed by a rule, every rule used. Its IAM
+//! with the ConfigMap's kubeconfig (a token file with its ServiceAccount's token, as in the
+//! pod), the twin enforcing its RBAC, and the rules are held to the requests the drill made:
+//! every request allowed by a rule, every rule used. Its IAM
 //! policy (deploy/aws) is held to the AWS calls the same way.
 
 use std::path::Path;
@@ -164,12 +165,10 @@ fn cronjob_args(kubeconfig: &Path, state: &Path) -> Vec<String> {
         .collect()
 }
 
-/// The ConfigMap's kubeconfig with the API server and token file of this test: the same shape
-/// (tokenFile, a namespace in the context), on loopback without TLS.
-/// The ConfigMap's kubeconfig pointed at `lab`, trusting its CA. The token file holds the
-/// lab's admin token: the twin issues no ServiceAccount tokens yet, so the drill's RBAC is
-/// held to what it called through the audit below, not enforced.
-fn in_pod_kubeconfig(lab: &LabServer, dir: &Path) -> std::path::PathBuf {
+/// The ConfigMap's kubeconfig pointed at `lab`, trusting its CA, with a token file holding what
+/// the kubelet would project into the pod: a token of the drill's ServiceAccount
+/// (`kubectl create token`, a TokenRequest). The twin enforces the drill's RBAC with it.
+fn in_pod_kubeconfig(kubectl: &Path, lab: &LabServer, dir: &Path) -> std::path::PathBuf {
     let server = lab.url.as_str();
     let configmap = &deploy("kubeconfig.yaml")[0];
     let mut config: Value = serde_saphyr::from_str(
@@ -192,7 +191,12 @@ fn in_pod_kubeconfig(lab: &LabServer, dir: &Path) -> std::path::PathBuf {
         "/var/run/secrets/kubernetes.io/serviceaccount/token"
     );
     let token = dir.join("token");
-    std::fs::write(&token, lab.env_value("RUNBOOK_LAB_TOKEN")).expect("writable");
+    let service_account_token = kubectl_ok(
+        kubectl,
+        lab,
+        &["create", "token", "runbook-drill", "-n", "runbook-drill"],
+    );
+    std::fs::write(&token, service_account_token.trim()).expect("writable");
     user["tokenFile"] = Value::String(token.display().to_string());
     let path = dir.join("kubeconfig");
     std::fs::write(&path, serde_json::to_string(&config).expect("json")).expect("writable");
@@ -268,7 +272,7 @@ fn the_cronjob_drill_applies_runs_and_its_rbac_is_exactly_what_it_calls() {
     assert_eq!(cronjob["spec"]["concurrencyPolicy"], "Forbid");
 
     let dir = tempfile::tempdir().expect("temp dir");
-    let kubeconfig = in_pod_kubeconfig(&lab, dir.path());
+    let kubeconfig = in_pod_kubeconfig(&kubectl, &lab, dir.path());
     let state = dir.path().join("state");
     std::fs::create_dir(&state).expect("a state folder");
     lab.admin("audit?reset");

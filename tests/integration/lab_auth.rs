@@ -340,13 +340,13 @@ fn a_run_with_cluster_and_no_kubeconfig_passes_against_lab_serve() {
             "eval",
             "--cluster",
             "myeks5w",
-            "[k8s::whoami().username, k8s::can_i(\"patch\", \"nodes\"), k8s::can_i(\"create\", \"pods/exec\", #{ namespace: \"gpu\" })]",
+            "let sa = \"system:serviceaccount:kube-system:coredns\"; [k8s::whoami().username, k8s::can_i(\"patch\", \"nodes\"), k8s::can_i(\"create\", \"pods/exec\", #{ namespace: \"gpu\" }), k8s::can_i(\"list\", \"pods\", #{ namespace: \"kube-system\", as_user: sa }), k8s::can_i(\"create\", \"selfsubjectaccessreviews.authorization.k8s.io\", #{ as_user: sa })]",
         ])
         .run()
         .expect_code(0);
     assert_eq!(
         asked.stdout().trim(),
-        "- arn:aws:iam::123456789012:user/lab\n- true\n- true"
+        "- arn:aws:iam::123456789012:user/lab\n- true\n- true\n- false\n- true"
     );
     let doctor = Runbook::new()
         .lab_env(&lab)

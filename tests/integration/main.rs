@@ -24,6 +24,7 @@ mod k8s_runbooks;
 mod kubectl;
 mod lab_auth;
 mod lab_drill;
+mod lab_rbac;
 mod moto;
 mod packaging;
 mod parallel;

@@ -15,12 +15,24 @@ pub struct AccessQuestion {
     pub resource: String,
     pub namespace: Option<String>,
     pub name: Option<String>,
+    /// Ask for this user instead (`system:serviceaccount:NS:NAME` for a ServiceAccount), by
+    /// impersonation as `kubectl auth can-i --as` does: the client's identity must be allowed
+    /// to `impersonate` it.
+    pub as_user: Option<String>,
 }
 
 impl KubeClient {
-    async fn post_review(&self, path: &str, body: &Value) -> Result<Value, KubeError> {
-        let request = Request::post(path)
-            .header("content-type", "application/json")
+    async fn post_review(
+        &self,
+        path: &str,
+        body: &Value,
+        as_user: Option<&str>,
+    ) -> Result<Value, KubeError> {
+        let mut request = Request::post(path).header("content-type", "application/json");
+        if let Some(user) = as_user {
+            request = request.header("impersonate-user", user);
+        }
+        let request = request
             .body(serde_json::to_vec(body).map_err(|e| KubeError::Invalid(e.to_string()))?)
             .map_err(|e| KubeError::Invalid(e.to_string()))?;
         let bytes = self.fetch(request).await?;
@@ -33,6 +45,7 @@ impl KubeClient {
             .post_review(
                 "/apis/authentication.k8s.io/v1/selfsubjectreviews",
                 &json!({"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"}),
+                None,
             )
             .await?;
         Ok(review["status"]["userInfo"].clone())
@@ -61,6 +74,7 @@ impl KubeClient {
                         "name": question.name.clone().unwrap_or_default(),
                     }},
                 }),
+                question.as_user.as_deref(),
             )
             .await?;
         Ok(review["status"]["allowed"].as_bool().unwrap_or(false))

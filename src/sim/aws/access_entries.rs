@@ -17,8 +17,10 @@ use crate::lab;
 pub const CLUSTER_ADMIN: &str =
     "arn:aws:eks::aws:cluster-access-policy/AmazonEKSClusterAdminPolicy";
 pub const ADMIN_VIEW: &str = "arn:aws:eks::aws:cluster-access-policy/AmazonEKSAdminViewPolicy";
+pub const ADMIN: &str = "arn:aws:eks::aws:cluster-access-policy/AmazonEKSAdminPolicy";
+pub const EDIT: &str = "arn:aws:eks::aws:cluster-access-policy/AmazonEKSEditPolicy";
 pub const VIEW: &str = "arn:aws:eks::aws:cluster-access-policy/AmazonEKSViewPolicy";
-const ENFORCED: [&str; 3] = [CLUSTER_ADMIN, ADMIN_VIEW, VIEW];
+const ENFORCED: [&str; 5] = [CLUSTER_ADMIN, ADMIN, EDIT, ADMIN_VIEW, VIEW];
 
 /// The entry EKS makes for a cluster's creator.
 pub fn creator_entry(principal_arn: &str, now: std::time::Duration) -> AccessEntry {
@@ -199,7 +201,7 @@ pub fn serve(
                 }
                 if !ENFORCED.contains(&policy_arn.as_str()) {
                     return Err(AwsError::invalid_parameter(format!(
-                        "the lab twin enforces AmazonEKSClusterAdminPolicy, AmazonEKSAdminViewPolicy and AmazonEKSViewPolicy; `{policy_arn}` is not modelled, so associating it would grant nothing here"
+                        "the lab twin enforces AmazonEKSClusterAdminPolicy, AmazonEKSAdminPolicy, AmazonEKSEditPolicy, AmazonEKSAdminViewPolicy and AmazonEKSViewPolicy; `{policy_arn}` is not modelled, so associating it would grant nothing here"
                     )));
                 }
                 let scope = body["accessScope"]["type"]

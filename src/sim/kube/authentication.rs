@@ -1,17 +1,19 @@
 //! Who sent a Kubernetes request, as EKS's API server decides it: the lab's admin token, an EKS
 //! token (`k8s-aws-v1.`: checked as aws-iam-authenticator does, its signature replayed to the
-//! twin's STS, its principal mapped through the cluster's access entries), or nobody. A
+//! twin's STS, its principal mapped through the cluster's access entries), a ServiceAccount
+//! token the twin issued (TokenRequest), or nobody. A
 //! credential that does not check out is 401 `Unauthorized` and nothing more, as on EKS; why
 //! is kept for `lab serve` to print (EKS writes it to the authenticator's log).
 
 use std::time::SystemTime;
 
-use crate::auth::eks_token;
+use super::{aws_auth, token_request};
 use crate::auth::sigv4::Sent;
+use crate::auth::{eks_token, service_account_token};
 use crate::lab;
 use crate::sim::aws::identity::Principal;
 use crate::sim::aws::signature;
-use crate::sim::aws::state::AwsState;
+use crate::sim::aws::state::{AccessEntry, AwsState};
 use crate::sim::twin::Twin;
 
 /// The user a request runs as.
@@ -63,10 +65,63 @@ pub fn authenticate(twin: &Twin, authorization: Option<&str>) -> Result<User, St
     if token.starts_with(eks_token::PREFIX) {
         return eks_user(twin, token);
     }
+    if service_account_token::looks_like_one(token) {
+        return service_account_user(twin, token);
+    }
     Err(
-        "a bearer token that is neither the lab's admin token nor an EKS token (k8s-aws-v1.)"
+        "a bearer token that is neither the lab's admin token, an EKS token (k8s-aws-v1.) nor a ServiceAccount token"
             .into(),
     )
+}
+
+/// The ServiceAccount a token the twin issued names, while the token is current, meant for the
+/// API server, and its ServiceAccount (the same one, by uid) still exists.
+fn service_account_user(twin: &Twin, token: &str) -> Result<User, String> {
+    let claims = service_account_token::read(
+        twin.secrets.service_account_key.expose().as_bytes(),
+        token,
+        token_request::wall_clock_seconds(),
+    )
+    .map_err(|e| format!("ServiceAccount token refused: {e}"))?;
+    let subject = claims.subject();
+    if !claims
+        .audiences
+        .iter()
+        .any(|a| a == token_request::API_AUDIENCE)
+    {
+        return Err(format!(
+            "ServiceAccount token of {subject} refused: its audiences {:?} do not include the API server's ({})",
+            claims.audiences,
+            token_request::API_AUDIENCE
+        ));
+    }
+    let uid = twin.read_kube(|s| {
+        s.object_ref("serviceaccounts", &claims.namespace, &claims.name)
+            .map(|o| {
+                o["metadata"]["uid"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string()
+            })
+    });
+    match uid {
+        None => Err(format!(
+            "ServiceAccount token of {subject} refused: the ServiceAccount no longer exists"
+        )),
+        Some(uid) if uid != claims.uid => Err(format!(
+            "ServiceAccount token of {subject} refused: the ServiceAccount was deleted and made again since the token was issued"
+        )),
+        Some(_) => Ok(User {
+            name: subject,
+            groups: vec![
+                "system:serviceaccounts".into(),
+                format!("system:serviceaccounts:{}", claims.namespace),
+                "system:authenticated".into(),
+            ],
+            policies: Vec::new(),
+            arn: None,
+        }),
+    }
 }
 
 fn eks_user(twin: &Twin, token: &str) -> Result<User, String> {
@@ -107,31 +162,38 @@ fn eks_user(twin: &Twin, token: &str) -> Result<User, String> {
         };
         format!("EKS token refused: STS answered {status} {code} ({message}){hint}")
     })?;
-    twin.read_aws(|state| mapped(state, principal))
+    let (mode, entry) = twin.read_aws(|state| access_entry_user(state, &principal))?;
+    if let Some(user) = entry {
+        return Ok(user);
+    }
+    if mode != "API" {
+        let found = twin.read_kube(|state| aws_auth::mapped(state, &principal.arn))?;
+        if let Some((name, mut groups)) = found {
+            groups.push("system:authenticated".into());
+            return Ok(User {
+                name,
+                groups,
+                policies: Vec::new(),
+                arn: Some(principal.arn),
+            });
+        }
+    }
+    Err(format!(
+        "the principal {arn} has no access entry in cluster {name}{also}: add one with `aws eks create-access-entry --cluster-name {name} --principal-arn {arn}` and give it a policy with `aws eks associate-access-policy`",
+        arn = principal.arn,
+        name = lab::CLUSTER_NAME,
+        also = if mode == "API" {
+            ""
+        } else {
+            " and is not in the aws-auth ConfigMap"
+        },
+    ))
 }
 
-/// The Kubernetes user of `principal`: its access entry in the lab's cluster.
-fn mapped(state: &AwsState, principal: Principal) -> Result<User, String> {
-    let cluster = state.clusters.get(lab::CLUSTER_NAME).ok_or_else(|| {
-        format!(
-            "EKS token of {}: there is no cluster {} to map it",
-            principal.arn,
-            lab::CLUSTER_NAME
-        )
-    })?;
-    let entry = (cluster.authentication_mode != "CONFIG_MAP")
-        .then(|| cluster.access_entries.get(&principal.arn))
-        .flatten()
-        .ok_or_else(|| {
-            format!(
-                "the principal {arn} has no access entry in cluster {name}: add one with `aws eks create-access-entry --cluster-name {name} --principal-arn {arn}` and give it a policy with `aws eks associate-access-policy`",
-                arn = principal.arn,
-                name = lab::CLUSTER_NAME,
-            )
-        })?;
-    let mut groups = entry.groups.clone();
-    groups.push("system:authenticated".into());
-    let policies = entry
+/// The EKS access policies of an access entry: `(policy ARN, namespaces)`, no namespaces for
+/// the cluster scope.
+fn entry_policies(entry: &AccessEntry) -> Vec<(String, Vec<String>)> {
+    entry
         .policies
         .values()
         .map(|p| {
@@ -142,13 +204,48 @@ fn mapped(state: &AwsState, principal: Principal) -> Result<User, String> {
             };
             (p.policy_arn.clone(), namespaces)
         })
-        .collect();
-    Ok(User {
-        name: entry.username.clone(),
-        groups,
-        policies,
-        arn: Some(principal.arn),
-    })
+        .collect()
+}
+
+/// The cluster's authenticationMode, and the Kubernetes user of `principal`'s access entry
+/// when it has one the mode lets count.
+fn access_entry_user(
+    state: &AwsState,
+    principal: &Principal,
+) -> Result<(String, Option<User>), String> {
+    let cluster = state.clusters.get(lab::CLUSTER_NAME).ok_or_else(|| {
+        format!(
+            "EKS token of {}: there is no cluster {} to map it",
+            principal.arn,
+            lab::CLUSTER_NAME
+        )
+    })?;
+    let entry = (cluster.authentication_mode != "CONFIG_MAP")
+        .then(|| cluster.access_entries.get(&principal.arn))
+        .flatten();
+    let user = entry.map(|entry| {
+        let mut groups = entry.groups.clone();
+        groups.push("system:authenticated".into());
+        User {
+            name: entry.username.clone(),
+            groups,
+            policies: entry_policies(entry),
+            arn: Some(principal.arn.clone()),
+        }
+    });
+    Ok((cluster.authentication_mode.clone(), user))
+}
+
+/// The access policies of the access entry whose Kubernetes username is `username` (a user
+/// named by impersonation or a SubjectAccessReview, as EKS's authorizer finds it).
+pub fn policies_of_username(state: &AwsState, username: &str) -> Vec<(String, Vec<String>)> {
+    state
+        .clusters
+        .get(lab::CLUSTER_NAME)
+        .filter(|c| c.authentication_mode != "CONFIG_MAP")
+        .and_then(|c| c.access_entries.values().find(|e| e.username == username))
+        .map(entry_policies)
+        .unwrap_or_default()
 }
 
 #[cfg(test)]
@@ -243,7 +340,7 @@ mod tests {
             if good.ends_with("AA") { "BB" } else { "AA" }
         );
         assert!(!refused(&tampered).is_empty());
-        assert!(refused("not-a-token").contains("neither the lab's admin token nor an EKS token"));
+        assert!(refused("not-a-token").contains("neither the lab's admin token, an EKS token"));
         let basic = authenticate(&twin, Some("Basic YWRtaW46YWRtaW4=")).expect_err("basic");
         assert!(basic.contains("`Basic`"), "{basic}");
     }
@@ -257,6 +354,12 @@ mod tests {
             }
         });
         let why = authenticate(&twin, Some(&lab_bearer(&twin))).expect_err("unmapped");
-        assert!(why.starts_with(&format!("the principal {} has no access entry in cluster myeks5w: add one with `aws eks create-access-entry", user_arn(LAB_USER))), "{why}");
+        assert!(
+            why.starts_with(&format!(
+                "the principal {} has no access entry in cluster myeks5w and is not in the aws-auth ConfigMap: add one with `aws eks create-access-entry",
+                user_arn(LAB_USER)
+            )),
+            "{why}"
+        );
     }
 }

@@ -1,76 +1,67 @@
-//! What a user may do, decided on the RBAC attributes of each request: `system:masters` and
-//! AmazonEKSClusterAdminPolicy everything, AmazonEKSAdminViewPolicy every read, and
-//! AmazonEKSViewPolicy the reads of Kubernetes' `view` ClusterRole; the health and version
-//! paths anyone, discovery any authenticated user (`system:public-info-viewer`,
-//! `system:discovery`). Refusals are 403 with the API server's own message.
+//! What a user may do, decided on the RBAC attributes of each request as EKS decides it:
+//! `system:masters` everything; then the EKS access policies of the user's access entry
+//! (AmazonEKSClusterAdminPolicy as `cluster-admin`, AmazonEKSAdminPolicy/EditPolicy/ViewPolicy
+//! as `admin`/`edit`/`view`, AmazonEKSAdminViewPolicy every read); then the cluster's own RBAC.
+//! Refusals are 403 with the API server's own message.
+
+use std::sync::LazyLock;
 
 use serde_json::json;
 
 use super::authentication::User;
+use super::rbac::authorizer;
+use super::rbac::bootstrap;
+use super::rbac::rule::Rule;
 use super::request_info::RequestAttributes;
+use super::state::KubeState;
 use super::status::ApiError;
-use crate::sim::aws::access_entries::{ADMIN_VIEW, CLUSTER_ADMIN, VIEW};
+use crate::sim::aws::access_entries::{ADMIN, ADMIN_VIEW, CLUSTER_ADMIN, EDIT, VIEW};
 
-const READ: [&str; 3] = ["get", "list", "watch"];
+/// The rules of each EKS access policy, fixed as EKS's own authorizer holds them: the
+/// Kubernetes roles they are documented to match, as a fresh cluster aggregates them.
+static POLICY_RULES: LazyLock<Vec<(&'static str, Vec<Rule>)>> = LazyLock::new(|| {
+    vec![
+        (CLUSTER_ADMIN, bootstrap::cluster_admin()),
+        (ADMIN, bootstrap::admin()),
+        (EDIT, bootstrap::edit()),
+        (VIEW, bootstrap::view()),
+        (
+            ADMIN_VIEW,
+            vec![Rule::on(&["get", "list", "watch"], &["*"], &["*"])],
+        ),
+    ]
+});
 
-/// `(API group, resource)` that the `view` ClusterRole reads.
-const VIEWABLE: &[(&str, &str)] = &[
-    ("", "configmaps"),
-    ("", "endpoints"),
-    ("", "persistentvolumeclaims"),
-    ("", "persistentvolumeclaims/status"),
-    ("", "pods"),
-    ("", "replicationcontrollers"),
-    ("", "replicationcontrollers/scale"),
-    ("", "serviceaccounts"),
-    ("", "services"),
-    ("", "services/status"),
-    ("", "bindings"),
-    ("", "events"),
-    ("", "limitranges"),
-    ("", "namespaces/status"),
-    ("", "pods/log"),
-    ("", "pods/status"),
-    ("", "replicationcontrollers/status"),
-    ("", "resourcequotas"),
-    ("", "resourcequotas/status"),
-    ("", "namespaces"),
-    ("apps", "controllerrevisions"),
-    ("apps", "daemonsets"),
-    ("apps", "daemonsets/status"),
-    ("apps", "deployments"),
-    ("apps", "deployments/scale"),
-    ("apps", "deployments/status"),
-    ("apps", "replicasets"),
-    ("apps", "replicasets/scale"),
-    ("apps", "replicasets/status"),
-    ("apps", "statefulsets"),
-    ("apps", "statefulsets/scale"),
-    ("apps", "statefulsets/status"),
-    ("autoscaling", "horizontalpodautoscalers"),
-    ("autoscaling", "horizontalpodautoscalers/status"),
-    ("batch", "cronjobs"),
-    ("batch", "cronjobs/status"),
-    ("batch", "jobs"),
-    ("batch", "jobs/status"),
-    ("discovery.k8s.io", "endpointslices"),
-    ("policy", "poddisruptionbudgets"),
-    ("policy", "poddisruptionbudgets/status"),
-    ("networking.k8s.io", "ingresses"),
-    ("networking.k8s.io", "ingresses/status"),
-    ("networking.k8s.io", "networkpolicies"),
-];
-
-fn public_path(url: &str) -> bool {
-    ["/healthz", "/livez", "/readyz", "/version"]
+fn policy_rules(policy: &str) -> &'static [Rule] {
+    POLICY_RULES
         .iter()
-        .any(|p| url == *p || url.starts_with(&format!("{p}/")))
+        .find(|(arn, _)| *arn == policy)
+        .map_or(&[], |(_, rules)| rules.as_slice())
 }
 
-fn discovery_path(url: &str) -> bool {
-    ["/api", "/apis", "/openapi"]
+/// Whether the user's EKS access policies grant the request: a cluster-scoped policy
+/// anywhere, a namespace-scoped one only for requests in its namespaces.
+fn policies_allow(user: &User, attributes: &RequestAttributes) -> bool {
+    let namespace = match attributes {
+        RequestAttributes::Resource { namespace, .. } => namespace.as_deref(),
+        RequestAttributes::NonResource { .. } => None,
+    };
+    user.policies.iter().any(|(policy, namespaces)| {
+        let in_scope =
+            namespaces.is_empty() || namespace.is_some_and(|n| namespaces.iter().any(|s| s == n));
+        in_scope && policy_rules(policy).iter().any(|r| r.allows(attributes))
+    })
+}
+
+/// The rules of the user's access policies that apply in `namespace`.
+pub fn policy_rules_for(user: &User, namespace: Option<&str>) -> Vec<Rule> {
+    user.policies
         .iter()
-        .any(|p| url == *p || url.starts_with(&format!("{p}/")))
+        .filter(|(_, namespaces)| {
+            namespaces.is_empty() || namespace.is_some_and(|n| namespaces.iter().any(|s| s == n))
+        })
+        .flat_map(|(policy, _)| policy_rules(policy).iter().cloned())
+        .collect()
 }
 
 /// `pods`, or `pods/exec` for a subresource: how RBAC rules and the 403 text name it.
@@ -81,60 +72,12 @@ fn full_resource(resource: &str, subresource: Option<&str>) -> String {
     }
 }
 
-/// Whether `user` may make a request with these attributes.
-pub fn allowed(user: &User, attributes: &RequestAttributes) -> bool {
-    if user.groups.iter().any(|g| g == "system:masters") {
-        return true;
-    }
-    match attributes {
-        RequestAttributes::NonResource { verb, url } => {
-            verb == "get" && (public_path(url) || (!user.is_anonymous() && discovery_path(url)))
-                || user
-                    .policies
-                    .iter()
-                    .any(|(p, ns)| p == CLUSTER_ADMIN && ns.is_empty())
-        }
-        // system:basic-user: anyone may ask what they may do and who they are.
-        RequestAttributes::Resource {
-            verb,
-            api_group,
-            resource,
-            ..
-        } if verb == "create"
-            && !user.is_anonymous()
-            && matches!(
-                (api_group.as_str(), resource.as_str()),
-                (
-                    "authorization.k8s.io",
-                    "selfsubjectaccessreviews" | "selfsubjectrulesreviews"
-                ) | ("authentication.k8s.io", "selfsubjectreviews")
-            ) =>
-        {
-            true
-        }
-        RequestAttributes::Resource {
-            verb,
-            api_group,
-            resource,
-            subresource,
-            namespace,
-            ..
-        } => {
-            let full = full_resource(resource, subresource.as_deref());
-            let reads = READ.contains(&verb.as_str());
-            user.policies.iter().any(|(policy, namespaces)| {
-                let in_scope = namespaces.is_empty()
-                    || namespace.as_ref().is_some_and(|n| namespaces.contains(n));
-                in_scope
-                    && match policy.as_str() {
-                        CLUSTER_ADMIN => true,
-                        ADMIN_VIEW => reads,
-                        VIEW => reads && VIEWABLE.contains(&(api_group.as_str(), full.as_str())),
-                        _ => false,
-                    }
-            })
-        }
-    }
+/// Whether `user` may make a request with these attributes: `system:masters` always, else
+/// its EKS access policies or RBAC (EKS chains its authorizer with RBAC's; either may allow).
+pub fn allowed(state: &KubeState, user: &User, attributes: &RequestAttributes) -> bool {
+    user.groups.iter().any(|g| g == "system:masters")
+        || policies_allow(user, attributes)
+        || authorizer::allows(state, user, attributes)
 }
 
 /// The 403 the API server answers: `pods "x" is forbidden: User "u" cannot get resource "pods"
@@ -192,6 +135,13 @@ mod tests {
     use super::*;
     use crate::sim::kube::request_info::resource;
 
+    /// The decision on a fresh cluster (its default roles and bindings only).
+    fn may(user: &User, attributes: &RequestAttributes) -> bool {
+        let mut state = KubeState::default();
+        bootstrap::seed(&mut state);
+        allowed(&state, user, attributes)
+    }
+
     fn user(policies: &[(&str, &[&str])]) -> User {
         User {
             name: "arn:aws:iam::123456789012:user/viewer".into(),
@@ -212,56 +162,86 @@ mod tests {
     #[test]
     fn view_reads_workloads_but_not_nodes_secrets_or_exec() {
         let viewer = user(&[(VIEW, &[])]);
-        assert!(allowed(
+        assert!(may(
             &viewer,
             &resource("list", "", "pods", None, Some("default"))
         ));
-        assert!(allowed(
+        assert!(may(
             &viewer,
             &resource("get", "", "pods", Some("log"), Some("default"))
         ));
-        assert!(!allowed(
-            &viewer,
-            &resource("list", "", "nodes", None, None)
-        ));
-        assert!(!allowed(
+        assert!(!may(&viewer, &resource("list", "", "nodes", None, None)));
+        assert!(!may(
             &viewer,
             &resource("get", "", "secrets", None, Some("default"))
         ));
-        assert!(!allowed(
+        assert!(!may(
             &viewer,
             &resource("create", "", "pods", Some("exec"), Some("default"))
         ));
-        assert!(!allowed(
+        assert!(!may(
             &viewer,
             &resource("delete", "", "pods", None, Some("default"))
         ));
         let admin_view = user(&[(ADMIN_VIEW, &[])]);
-        assert!(allowed(
-            &admin_view,
-            &resource("list", "", "nodes", None, None)
-        ));
-        assert!(!allowed(
+        assert!(may(&admin_view, &resource("list", "", "nodes", None, None)));
+        assert!(!may(
             &admin_view,
             &resource("patch", "", "nodes", None, None)
         ));
     }
 
     #[test]
+    fn edit_writes_workloads_and_execs_admin_also_grants_roles() {
+        let editor = user(&[(EDIT, &["gpu"])]);
+        assert!(may(
+            &editor,
+            &resource("create", "", "pods", Some("exec"), Some("gpu"))
+        ));
+        assert!(may(
+            &editor,
+            &resource("patch", "apps", "deployments", Some("scale"), Some("gpu"))
+        ));
+        assert!(!may(
+            &editor,
+            &resource(
+                "create",
+                "rbac.authorization.k8s.io",
+                "roles",
+                None,
+                Some("gpu")
+            )
+        ));
+        assert!(!may(
+            &editor,
+            &resource("create", "", "pods", None, Some("default"))
+        ));
+        let admin = user(&[(ADMIN, &["gpu"])]);
+        assert!(may(
+            &admin,
+            &resource(
+                "create",
+                "rbac.authorization.k8s.io",
+                "roles",
+                None,
+                Some("gpu")
+            )
+        ));
+        assert!(!may(&admin, &resource("list", "", "nodes", None, None)));
+    }
+
+    #[test]
     fn a_namespace_scope_holds_inside_its_namespaces() {
         let scoped = user(&[(CLUSTER_ADMIN, &["gpu"])]);
-        assert!(allowed(
+        assert!(may(
             &scoped,
             &resource("delete", "", "pods", None, Some("gpu"))
         ));
-        assert!(!allowed(
+        assert!(!may(
             &scoped,
             &resource("delete", "", "pods", None, Some("default"))
         ));
-        assert!(!allowed(
-            &scoped,
-            &resource("list", "", "nodes", None, None)
-        ));
+        assert!(!may(&scoped, &resource("list", "", "nodes", None, None)));
     }
 
     #[test]
@@ -270,11 +250,11 @@ mod tests {
             verb: "get".into(),
             url: url.into(),
         };
-        assert!(allowed(&User::anonymous(), &get("/readyz")));
-        assert!(allowed(&User::anonymous(), &get("/version")));
-        assert!(!allowed(&User::anonymous(), &get("/api")));
-        assert!(allowed(&user(&[]), &get("/apis/apps/v1")));
-        assert!(!allowed(&user(&[]), &get("/metrics")));
+        assert!(may(&User::anonymous(), &get("/readyz")));
+        assert!(may(&User::anonymous(), &get("/version")));
+        assert!(!may(&User::anonymous(), &get("/api")));
+        assert!(may(&user(&[]), &get("/apis/apps/v1")));
+        assert!(!may(&user(&[]), &get("/metrics")));
         let review = resource(
             "create",
             "authorization.k8s.io",
@@ -282,8 +262,8 @@ mod tests {
             None,
             None,
         );
-        assert!(allowed(&user(&[]), &review), "anyone may ask");
-        assert!(!allowed(&User::anonymous(), &review));
+        assert!(may(&user(&[]), &review), "anyone may ask");
+        assert!(!may(&User::anonymous(), &review));
     }
 
     #[test]

@@ -18,8 +18,8 @@ use super::selectors::{FieldSelector, LabelSelector};
 use super::server::{Body, json_response, text_response};
 use super::status::ApiError;
 use super::{
-    admin, authentication, authorization, discovery, exec, logs, openapi, review_protobuf, reviews,
-    tables, watch,
+    admin, authentication, authorization, discovery, exec, impersonation, logs, openapi,
+    protobuf_bodies, reviews, tables, token_request, watch,
 };
 use crate::sim::twin::Twin;
 
@@ -55,6 +55,35 @@ fn unauthorized() -> Response<Body> {
     error_response(&ApiError::new(401, "Unauthorized", "Unauthorized"))
 }
 
+/// The `create` a server-side apply of an object that does not exist yet also needs, as the
+/// API server asks it (an apply may create; other patches of a missing object are 404).
+fn creating_apply(
+    twin: &Twin,
+    request: &Request<Incoming>,
+    path: &str,
+    attributes: &request_info::RequestAttributes,
+) -> Option<request_info::RequestAttributes> {
+    if header(request, "content-type") != "application/apply-patch+yaml" {
+        return None;
+    }
+    let Route::Resource(target) = routes::parse(path) else {
+        return None;
+    };
+    let missing = twin.read_kube(|s| {
+        let resource = s
+            .registry
+            .by_plural(&target.group, &target.version, &target.plural)?;
+        let name = target.name.as_deref()?;
+        let namespace = target.namespace.as_deref().unwrap_or_default();
+        Some(!api::exists(s, resource, namespace, name))
+    });
+    if missing == Some(true) {
+        request_info::created_by_apply(attributes, 201)
+    } else {
+        None
+    }
+}
+
 pub async fn handle(twin: Arc<Twin>, request: Request<Incoming>) -> Response<Body> {
     let path = request.uri().path().to_string();
     let query = Query::parse(request.uri().query());
@@ -72,20 +101,44 @@ pub async fn handle(twin: Arc<Twin>, request: Request<Incoming>) -> Response<Bod
             return unauthorized();
         }
     };
+    let user = match impersonation::requested(request.headers()) {
+        Err(error) => return error_response(&error),
+        Ok(None) => user,
+        Ok(Some(_)) if user.is_anonymous() => return unauthorized(),
+        Ok(Some(wanted)) => {
+            let refused = twin.read_kube(|s| {
+                wanted
+                    .checks()
+                    .into_iter()
+                    .find(|check| !authorization::allowed(s, &user, check))
+            });
+            if let Some(check) = refused {
+                return error_response(&authorization::forbidden(&user, &check));
+            }
+            let policies = twin.read_aws(|s| authentication::policies_of_username(s, &wanted.user));
+            wanted.into_user(policies)
+        }
+    };
     let admin = user.groups.iter().any(|g| g == "system:masters");
     // The admin (every runbook's own client) needs no decision, nor its cost, unless audited.
     let attributes = (!admin || twin.audit.is_enabled())
         .then(|| request_info::attributes(request.method().as_str(), &path, &query))
         .flatten();
-    if !admin
-        && let Some(attributes) = &attributes
-        && !authorization::allowed(&user, attributes)
-    {
-        if user.is_anonymous() {
-            // Anonymous requests reach only the health endpoints on EKS; the rest are 401.
-            return unauthorized();
+    if !admin && let Some(attributes) = &attributes {
+        let creates = creating_apply(&twin, &request, &path, attributes);
+        let refused = twin.read_kube(|s| {
+            std::iter::once(attributes)
+                .chain(creates.as_ref())
+                .find(|a| !authorization::allowed(s, &user, a))
+                .cloned()
+        });
+        if let Some(refused) = refused {
+            if user.is_anonymous() {
+                // Anonymous requests reach only the health endpoints on EKS; the rest are 401.
+                return unauthorized();
+            }
+            return error_response(&authorization::forbidden(&user, &refused));
         }
-        return error_response(&authorization::forbidden(&user, attributes));
     }
     let response = serve(twin.clone(), request, &path, query, &user).await;
     if let Some(attributes) = attributes.filter(|_| twin.audit.is_enabled()) {
@@ -152,8 +205,15 @@ async fn serve(
         {
             let now =
                 crate::sim::timestamps::rfc3339(crate::clock::Clock::now(twin.clock.as_ref()));
-            match read_review(request).await {
-                Ok(body) => match reviews::answer(user, &target.plural, &body, &now) {
+            match read_protobuf_or_json(request).await {
+                Ok(body) => match reviews::answer(
+                    &twin,
+                    user,
+                    &target.plural,
+                    target.namespace.as_deref(),
+                    &body,
+                    &now,
+                ) {
                     Ok(review) => json_response(201, &review),
                     Err(error) => error_response(&error),
                 },
@@ -165,10 +225,11 @@ async fn serve(
     }
 }
 
-/// A review's body: JSON, or the protobuf client-go sends for `kubectl auth can-i`.
-async fn read_review(request: Request<Incoming>) -> Result<Value, ApiError> {
+/// A review's or token request's body: JSON, or the protobuf client-go sends for `kubectl auth
+/// can-i` and `kubectl create token`.
+async fn read_protobuf_or_json(request: Request<Incoming>) -> Result<Value, ApiError> {
     let bytes = body_bytes(request).await?;
-    if let Some(review) = review_protobuf::decode(&bytes) {
+    if let Some(review) = protobuf_bodies::decode(&bytes) {
         return Ok(review);
     }
     serde_json::from_slice(&bytes)
@@ -283,6 +344,14 @@ async fn resource(
     let method = request.method().clone();
     let name = target.name.clone();
     let result: Result<(u16, Value), ApiError> = match (method, name.as_deref(), subresource) {
+        (Method::POST, Some(account), Some("token")) => {
+            match read_protobuf_or_json(request).await {
+                Ok(body) => {
+                    token_request::issue(&twin, &namespace, account, &body).map(|t| (201, t))
+                }
+                Err(e) => Err(e),
+            }
+        }
         (_, Some(pod), Some("exec" | "attach")) => {
             return exec::handle(&twin, request, &namespace, pod, &query);
         }

@@ -62,6 +62,7 @@ impl ResourceType {
                 "scale" => ("Scale", vec!["get", "patch", "update"]),
                 "log" => ("Pod", vec!["get"]),
                 "exec" | "attach" | "portforward" => ("PodExecOptions", vec!["create", "get"]),
+                "token" => ("TokenRequest", vec!["create"]),
                 _ => (&self.kind, vec!["get"]),
             };
             entries.push(json!({
@@ -119,7 +120,7 @@ const BUILT_IN: &[BuiltIn] = &[
         "ServiceAccount",
         true,
         &["sa"],
-        &[],
+        &["token"],
     ),
     ("", "v1", "events", "Event", true, &["ev"], &[]),
     (

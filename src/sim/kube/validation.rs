@@ -67,6 +67,21 @@ fn template_errors(object: &Value, errors: &mut Vec<(String, String)>) {
     pod_spec_errors(&spec["template"]["spec"], "spec.template.spec", errors);
 }
 
+/// RBAC objects are named as path segments (`system:basic-user`): anything but `.`, `..`,
+/// or a name with `/` or `%`.
+fn path_segment(name: &str) -> Option<String> {
+    if name.is_empty() {
+        return Some("Required value: name or generateName is required".into());
+    }
+    if name == "." || name == ".." {
+        return Some(format!("Invalid value: \"{name}\": may not be '{name}'"));
+    }
+    ["/", "%"]
+        .iter()
+        .find(|c| name.contains(**c))
+        .map(|c| format!("Invalid value: \"{name}\": may not contain '{c}'"))
+}
+
 pub fn validate(
     _state: &KubeState,
     resource: &ResourceType,
@@ -74,7 +89,12 @@ pub fn validate(
 ) -> Result<(), ApiError> {
     let name = name_of(object);
     let mut errors: Vec<(String, String)> = Vec::new();
-    if let Some(message) = dns_subdomain(name) {
+    let name_error = if resource.group == "rbac.authorization.k8s.io" {
+        path_segment(name)
+    } else {
+        dns_subdomain(name)
+    };
+    if let Some(message) = name_error {
         errors.push(("metadata.name".into(), message));
     }
     if let Some(labels) = object["metadata"]["labels"].as_object() {

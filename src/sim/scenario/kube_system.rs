@@ -6,6 +6,7 @@ use serde_json::{Value, json};
 use super::nodes::{NodeSpec, node_object};
 use crate::lab::{self, ECR};
 use crate::sim::kube::api;
+use crate::sim::kube::rbac::bootstrap;
 use crate::sim::kube::state::KubeState;
 
 fn create(state: &mut KubeState, plural: &str, object: Value) {
@@ -21,6 +22,7 @@ fn create(state: &mut KubeState, plural: &str, object: Value) {
 }
 
 pub(super) fn namespaces(state: &mut KubeState) {
+    bootstrap::seed(state);
     for name in ["default", "kube-system", "kube-public", "kube-node-lease"] {
         create(
             state,

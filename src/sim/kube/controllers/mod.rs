@@ -1,6 +1,7 @@
 //! The controllers of the twin: they run after every change until the world is at rest, and
 //! ask for timers for what happens later (a container starting, a program finishing).
 
+mod clusterrole_aggregation;
 mod daemonset;
 mod deployment;
 mod device_plugin;
@@ -32,6 +33,7 @@ pub fn reconcile(state: &mut KubeState) {
             return;
         }
         gc::run(state, &dirty);
+        clusterrole_aggregation::run(state, &dirty);
         deployment::run(state, &dirty);
         replicaset::run(state, &dirty);
         daemonset::run(state, &dirty);
