@@ -9,7 +9,7 @@ use crate::auth::secret::Secret;
 use crate::bindings::{AwsBindings, GpuBindings, HelmBindings, KubeBindings};
 use crate::cli::{ClockKind, TargetArgs};
 use crate::clients::aws::{AwsClients, RetryPolicy, Timeouts};
-use crate::clients::kube::{Fixed, KubeClient};
+use crate::clients::kube::{Fixed, KubeClient, SERVICE_ACCOUNT_DIR};
 use crate::clock::{Clock, RealClock, VirtualClock};
 use crate::error::Error;
 use crate::script::Extension;
@@ -56,10 +56,10 @@ pub(crate) fn connect(
 ) -> Result<Target, Error> {
     // kube's client spawns its buffer task on the current runtime.
     let _entered = runtime.enter();
-    if args.kubeconfig.is_none() && args.cluster.is_none() {
+    if args.kubeconfig.is_none() && args.cluster.is_none() && !args.in_cluster {
         if args.profile.is_some() || args.region.is_some() {
             return Err(Error::Usage(
-                "--profile and --region choose the AWS account of a real target: add --kubeconfig or --cluster".into(),
+                "--profile and --region choose the AWS account of a real target: add --kubeconfig, --cluster or --in-cluster".into(),
             ));
         }
         return embedded_twin(runtime, args, clock);
@@ -85,6 +85,21 @@ pub(crate) fn connect(
         .with_lab_token(args.lab_token.clone().map(Secret::new)),
     );
     let (kube, description) = match (&args.kubeconfig, &args.cluster) {
+        _ if args.in_cluster => {
+            let dir = args
+                .service_account_dir
+                .clone()
+                .unwrap_or_else(|| SERVICE_ACCOUNT_DIR.into());
+            let client = runtime
+                .block_on(KubeClient::in_cluster(
+                    &dir,
+                    args.connect_timeout,
+                    args.request_timeout,
+                ))
+                .map_err(|e| Error::Usage(e.to_string()))?;
+            let description = format!("the cluster of this pod ({})", client.endpoint);
+            (client, description)
+        }
         (None, Some(cluster)) => {
             let client = runtime.block_on(eks_cluster::connect(&aws, cluster, args))?;
             (client, format!("EKS cluster {cluster} ({})", aws.endpoint))

@@ -298,7 +298,8 @@ impl ReadArgs {
     }
 }
 
-/// Where runbooks act: the embedded lab twin (default) or a cluster from a kubeconfig.
+/// Where runbooks act: the embedded lab twin (default), a cluster from a kubeconfig, an EKS
+/// cluster by name, or the cluster a pod runs in.
 #[derive(Debug, Clone, Args)]
 #[command(next_help_heading = "Target")]
 pub struct TargetArgs {
@@ -319,6 +320,15 @@ pub struct TargetArgs {
         global = true
     )]
     pub cluster: Option<String>,
+    /// Use the cluster this pod runs in: the API server every pod is given
+    /// (KUBERNETES_SERVICE_HOST) and the pod's ServiceAccount token; AWS credentials from the
+    /// chain (IRSA or EKS Pod Identity in a pod).
+    #[arg(long, conflicts_with_all = ["kubeconfig", "cluster"], global = true)]
+    pub in_cluster: bool,
+    /// With --in-cluster: where the ServiceAccount's token, ca.crt and namespace are mounted
+    /// [default: /var/run/secrets/kubernetes.io/serviceaccount].
+    #[arg(long, value_name = "DIR", requires = "in_cluster", global = true)]
+    pub service_account_dir: Option<PathBuf>,
     /// With --cluster: reach its Kubernetes API at this URL instead of the DescribeCluster
     /// endpoint (a tunnel to a private endpoint; `lab serve`'s env file names its own).
     #[arg(long, value_name = "URL", env = "RUNBOOK_KUBE_SERVER", global = true)]
@@ -349,7 +359,7 @@ pub struct TargetArgs {
     #[arg(
         long,
         default_value = "deployed",
-        conflicts_with_all = ["kubeconfig", "cluster"],
+        conflicts_with_all = ["kubeconfig", "cluster", "in_cluster"],
         global = true
     )]
     pub scenario: String,
@@ -380,7 +390,7 @@ pub struct TargetArgs {
     #[arg(
         long = "fault",
         value_name = "NAME=VALUE",
-        conflicts_with_all = ["kubeconfig", "cluster"],
+        conflicts_with_all = ["kubeconfig", "cluster", "in_cluster"],
         global = true
     )]
     pub faults: Vec<String>,

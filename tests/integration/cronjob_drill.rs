@@ -1,11 +1,11 @@
 //! The in-cluster drill as deploy/kubernetes ships it, against `lab serve`: kubectl 1.35
 //! applies the manifests (and a server-side dry run of them), the CronJob's own command runs
-//! with the ConfigMap's kubeconfig (a token file with its ServiceAccount's token, as in the
-//! pod), the twin enforcing its RBAC, and the rules are held to the requests the drill made:
+//! with `--in-cluster` (its ServiceAccount's token, CA and the service address, as the pod
+//! has them), the twin enforcing its RBAC, and the rules are held to the requests the drill made:
 //! every request allowed by a rule, every rule used. Its IAM
 //! policy (deploy/aws) is held to the AWS calls the same way.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
@@ -144,8 +144,8 @@ fn the_rbac_grants_nothing_on_secrets_no_node_proxy_and_no_wildcards() {
 }
 
 /// The CronJob's container arguments, with the image's paths (runbooks under /opt/runbook,
-/// the kubeconfig and state volumes) moved to this machine.
-fn cronjob_args(kubeconfig: &Path, state: &Path) -> Vec<String> {
+/// the state volume) moved to this machine and the ServiceAccount's files taken from `pod`.
+fn cronjob_args(pod: &Path, state: &Path) -> Vec<String> {
     let cronjob = &deploy("cronjob.yaml")[0];
     let container = &cronjob["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"][0];
     let mounts: Vec<&str> = container["volumeMounts"]
@@ -154,53 +154,46 @@ fn cronjob_args(kubeconfig: &Path, state: &Path) -> Vec<String> {
         .iter()
         .filter_map(|m| m["mountPath"].as_str())
         .collect();
-    assert!(mounts.contains(&"/etc/runbook") && mounts.contains(&"/var/lib/runbook"));
-    strings(&container["args"])
+    assert!(mounts.contains(&"/var/lib/runbook"));
+    let mut args: Vec<String> = strings(&container["args"])
         .into_iter()
         .map(|arg| match arg {
-            "/etc/runbook/kubeconfig" => kubeconfig.display().to_string(),
             "/var/lib/runbook" => state.display().to_string(),
             other => other.replace("/opt/runbook/", &format!("{}/", repo_root().display())),
         })
-        .collect()
+        .collect();
+    assert!(args.iter().any(|a| a == "--in-cluster"), "{args:?}");
+    args.extend(["--service-account-dir".into(), pod.display().to_string()]);
+    args
 }
 
-/// The ConfigMap's kubeconfig pointed at `lab`, trusting its CA, with a token file holding what
-/// the kubelet would project into the pod: a token of the drill's ServiceAccount
-/// (`kubectl create token`, a TokenRequest). The twin enforces the drill's RBAC with it.
-fn in_pod_kubeconfig(kubectl: &Path, lab: &LabServer, dir: &Path) -> std::path::PathBuf {
-    let server = lab.url.as_str();
-    let configmap = &deploy("kubeconfig.yaml")[0];
-    let mut config: Value = serde_saphyr::from_str(
-        configmap["data"]["kubeconfig"]
-            .as_str()
-            .expect("kubeconfig"),
-    )
-    .expect("a kubeconfig");
-    let cluster = &mut config["clusters"][0]["cluster"];
-    assert_eq!(cluster["server"], "https://kubernetes.default.svc");
-    cluster["server"] = Value::String(server.into());
-    assert_eq!(
-        cluster["certificate-authority"],
-        "/var/run/secrets/kubernetes.io/serviceaccount/ca.crt"
-    );
-    cluster["certificate-authority"] = Value::String(lab.ca_file.display().to_string());
-    let user = &mut config["users"][0]["user"];
-    assert_eq!(
-        user["tokenFile"],
-        "/var/run/secrets/kubernetes.io/serviceaccount/token"
-    );
-    let token = dir.join("token");
-    let service_account_token = kubectl_ok(
+/// What the kubelet mounts into the drill's pod: a token of its ServiceAccount (`kubectl
+/// create token`, a TokenRequest), the cluster's CA and the namespace; and the
+/// KUBERNETES_SERVICE_HOST/PORT it is given, pointing at `lab`.
+fn pod_service_account(
+    kubectl: &Path,
+    lab: &LabServer,
+    dir: &Path,
+) -> (PathBuf, [(String, String); 2]) {
+    let mounted = dir.join("serviceaccount");
+    std::fs::create_dir(&mounted).expect("a folder");
+    let token = kubectl_ok(
         kubectl,
         lab,
         &["create", "token", "runbook-drill", "-n", "runbook-drill"],
     );
-    std::fs::write(&token, service_account_token.trim()).expect("writable");
-    user["tokenFile"] = Value::String(token.display().to_string());
-    let path = dir.join("kubeconfig");
-    std::fs::write(&path, serde_json::to_string(&config).expect("json")).expect("writable");
-    path
+    std::fs::write(mounted.join("token"), token.trim()).expect("writable");
+    std::fs::copy(&lab.ca_file, mounted.join("ca.crt")).expect("copied");
+    std::fs::write(mounted.join("namespace"), "runbook-drill").expect("writable");
+    let address = lab.url.trim_start_matches("https://").trim_end_matches('/');
+    let (host, port) = address.rsplit_once(':').expect("host:port");
+    (
+        mounted,
+        [
+            ("KUBERNETES_SERVICE_HOST".into(), host.into()),
+            ("KUBERNETES_SERVICE_PORT".into(), port.into()),
+        ],
+    )
 }
 
 fn kubectl_ok(kubectl: &Path, lab: &LabServer, args: &[&str]) -> String {
@@ -252,7 +245,7 @@ fn the_cronjob_drill_applies_runs_and_its_rbac_is_exactly_what_it_calls() {
     );
     assert_eq!(
         again.matches("serverside-applied (server dry run)").count(),
-        13,
+        12,
         "{again}"
     );
     let cronjob: Value = serde_json::from_str(&kubectl_ok(
@@ -272,7 +265,7 @@ fn the_cronjob_drill_applies_runs_and_its_rbac_is_exactly_what_it_calls() {
     assert_eq!(cronjob["spec"]["concurrencyPolicy"], "Forbid");
 
     let dir = tempfile::tempdir().expect("temp dir");
-    let kubeconfig = in_pod_kubeconfig(&kubectl, &lab, dir.path());
+    let (service_account, pod_env) = pod_service_account(&kubectl, &lab, dir.path());
     let state = dir.path().join("state");
     std::fs::create_dir(&state).expect("a state folder");
     lab.admin("audit?reset");
@@ -285,11 +278,12 @@ fn the_cronjob_drill_applies_runs_and_its_rbac_is_exactly_what_it_calls() {
     assert!(String::from_utf8_lossy(&reset.stdout).ends_with("200"));
     let mut command = Runbook::new()
         .lab_env(&lab)
-        .args(cronjob_args(&kubeconfig, &state))
+        .args(cronjob_args(&service_account, &state))
         .args(["--aws-endpoint", &lab.aws_endpoint()])
         .command();
     // As in the pod: the history goes where the state folder is.
     let out = command
+        .envs(pod_env)
         .env_remove("RUNBOOK_HISTORY")
         .output()
         .expect("runs");
@@ -417,7 +411,7 @@ fn every_manifest_is_a_kubernetes_1_35_object_with_no_unknown_field() {
         }
     }
     kinds.sort();
-    assert_eq!(kinds.len(), 13, "{kinds:?}");
+    assert_eq!(kinds.len(), 12, "{kinds:?}");
     // A typo is caught, not read past.
     let mut typo = deploy("cronjob.yaml")[0].clone();
     typo["spec"]["concurrencyPolicyy"] = Value::String("Forbid".into());

@@ -265,6 +265,16 @@ fn every_way_to_miss_a_target_says_what_where_why_and_what_to_do_in_one_line() {
     );
     drop(silent);
 
+    let mut outside_a_pod = eval_with("k8s::nodes().len()", &["--in-cluster"]);
+    outside_a_pod.env_remove("KUBERNETES_SERVICE_HOST");
+    cases.push(("in-cluster: not in a pod", message(outside_a_pod)));
+    let mut no_token = eval_with(
+        "k8s::nodes().len()",
+        &["--in-cluster", "--service-account-dir", &d.display().to_string()],
+    );
+    no_token.env("KUBERNETES_SERVICE_HOST", "127.0.0.1");
+    cases.push(("in-cluster: no ServiceAccount token mounted", message(no_token)));
+
     let text: String = cases
         .iter()
         .map(|(case, line)| format!("{case}\n  {}\n", mask(line, d)))

@@ -104,12 +104,7 @@ impl KubeClient {
         let mut config = kube::Config::new(uri);
         config.root_cert = ca.map(|der| vec![der]);
         let client = client_for(config, url, None, bearer)?;
-        Ok(Self {
-            client,
-            discovery: Mutex::new(None),
-            resolved: Default::default(),
-            endpoint: url.to_string(),
-        })
+        Ok(Self::with_client(client, url.to_string()))
     }
 
     /// A client for an EKS API server at `url`, trusting the cluster's CA (DescribeCluster's
@@ -130,12 +125,7 @@ impl KubeClient {
         }
         config.connect_timeout = Some(connect_timeout);
         let client = client_for(config, url, Some(request_timeout), Some(tokens))?;
-        Ok(Self {
-            client,
-            discovery: Mutex::new(None),
-            resolved: Default::default(),
-            endpoint: url.to_string(),
-        })
+        Ok(Self::with_client(client, url.to_string()))
     }
 
     /// A client from a kubeconfig file (or the default chain when `path` is None) and context.
@@ -187,12 +177,29 @@ impl KubeClient {
                     _ => e,
                 }
             })?;
-        Ok(Self {
+        Ok(Self::with_client(client, endpoint))
+    }
+
+    /// A client for a configuration made here (in-cluster), with the same timeouts as one from
+    /// a kubeconfig.
+    pub(super) fn from_config(
+        mut config: kube::Config,
+        connect_timeout: std::time::Duration,
+        request_timeout: std::time::Duration,
+    ) -> Result<Self, KubeError> {
+        config.connect_timeout = Some(connect_timeout);
+        let endpoint = config.cluster_url.to_string();
+        let client = client_for(config, &endpoint, Some(request_timeout), None)?;
+        Ok(Self::with_client(client, endpoint))
+    }
+
+    fn with_client(client: kube::Client, endpoint: String) -> Self {
+        Self {
             client,
             discovery: Mutex::new(None),
             resolved: Default::default(),
             endpoint,
-        })
+        }
     }
 
     /// Resolves a kind, running discovery again once if it is unknown (a CRD may be new).
