@@ -380,6 +380,7 @@ impl Extension for AwsBindings {
                 Ok(json(&serde_json::json!(call(&host, ctx.call_position(), || clients.instances())?)))
             });
         super::aws_lifecycle::install_ec2(&mut ec2, &c, &h);
+        super::aws_blueprint::install_addresses(&mut ec2, &c, &h);
         engine.register_static_module("ec2", ec2.into());
 
         let mut iam = Module::new();
@@ -411,6 +412,7 @@ impl Extension for AwsBindings {
             },
         );
         super::aws_lifecycle::install_iam(&mut iam, &c, &h);
+        super::aws_blueprint::install_roles(&mut iam, &c, &h);
         engine.register_static_module("iam", iam.into());
         engine.register_static_module("cost", super::aws_lifecycle::cost_module(&c, &h).into());
     }

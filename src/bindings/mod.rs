@@ -6,6 +6,7 @@
 
 mod args;
 mod aws;
+mod aws_blueprint;
 mod aws_lifecycle;
 mod gpu;
 mod gpu_fleet;

@@ -4,6 +4,23 @@
 pub const VPC_ID: &str = "vpc-0abc0000";
 pub const VPC_CIDR: &str = "192.168.0.0/16";
 pub const NAT_GATEWAY_ID: &str = "nat-0abc0000def00001";
+/// The NAT gateway's Elastic IP.
+pub const NAT_EIP_ALLOCATION_ID: &str = "eipalloc-0abc0000def00001";
+
+/// The cluster's IAM role and the AWS managed policies attached to it.
+pub const CLUSTER_ROLE: &str = "myeks5w-cluster-role";
+pub const CLUSTER_ROLE_POLICIES: [&str; 2] = [
+    "arn:aws:iam::aws:policy/AmazonEKSClusterPolicy",
+    "arn:aws:iam::aws:policy/AmazonEKSVPCResourceController",
+];
+/// The node groups' IAM role and its AWS managed policies.
+pub const NODE_ROLE: &str = "myeks5w-node-role";
+pub const NODE_ROLE_POLICIES: [&str; 4] = [
+    "arn:aws:iam::aws:policy/AmazonEKSWorkerNodePolicy",
+    "arn:aws:iam::aws:policy/AmazonEKS_CNI_Policy",
+    "arn:aws:iam::aws:policy/AmazonEC2ContainerRegistryReadOnly",
+    "arn:aws:iam::aws:policy/AmazonSSMManagedInstanceCore",
+];
 
 /// `(id, cidr, zone, public, name)`; private-1 is the GPU subnet (`subnet-0abc9012`).
 pub const SUBNETS: [(&str, &str, &str, bool, &str); 6] = [

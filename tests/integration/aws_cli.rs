@@ -324,6 +324,71 @@ fn iam_has_the_clusters_oidc_provider() {
 }
 
 #[test]
+fn the_lab_roles_and_the_nat_gateways_elastic_ip_read_and_refuse_as_on_aws() {
+    let Some(lab) = lab() else { return };
+    let aws = Aws { lab: &lab };
+    let role = aws.json(&["iam", "get-role", "--role-name", "myeks5w-cluster-role"]);
+    assert_eq!(
+        role["Role"]["Arn"],
+        "arn:aws:iam::123456789012:role/myeks5w-cluster-role"
+    );
+    // The CLI decodes the URL-encoded document IAM sends.
+    assert_eq!(
+        role["Role"]["AssumeRolePolicyDocument"]["Statement"][0]["Principal"]["Service"],
+        "eks.amazonaws.com"
+    );
+    let attached = aws.json(&[
+        "iam",
+        "list-attached-role-policies",
+        "--role-name",
+        "myeks5w-node-role",
+    ]);
+    assert_eq!(
+        attached["AttachedPolicies"].as_array().map(Vec::len),
+        Some(4),
+        "{attached}"
+    );
+    aws.fails_with(
+        &["iam", "delete-role", "--role-name", "myeks5w-node-role"],
+        "DeleteConflict",
+    );
+    aws.fails_with(
+        &[
+            "iam",
+            "attach-role-policy",
+            "--role-name",
+            "myeks5w-node-role",
+            "--policy-arn",
+            "arn:aws:iam::aws:policy/NoSuchPolicy",
+        ],
+        "NoSuchEntity",
+    );
+    let addresses = aws.json(&["ec2", "describe-addresses"]);
+    assert_eq!(
+        addresses["Addresses"][0]["AllocationId"],
+        "eipalloc-0abc0000def00001"
+    );
+    let nat = aws.json(&["ec2", "describe-nat-gateways"]);
+    assert_eq!(
+        nat["NatGateways"][0]["NatGatewayAddresses"][0]["AllocationId"],
+        "eipalloc-0abc0000def00001"
+    );
+    aws.fails_with(
+        &[
+            "ec2",
+            "release-address",
+            "--allocation-id",
+            "eipalloc-0abc0000def00001",
+        ],
+        "InvalidIPAddress.InUse",
+    );
+    let allocated = aws.json(&["ec2", "allocate-address", "--domain", "vpc"]);
+    let id = allocated["AllocationId"].as_str().unwrap_or_default();
+    assert!(id.starts_with("eipalloc-"), "{allocated}");
+    aws.json(&["ec2", "release-address", "--allocation-id", id]);
+}
+
+#[test]
 fn scaling_the_gpu_node_group_adds_and_removes_kubernetes_nodes() {
     let Some(lab) = lab() else { return };
     let aws = Aws { lab: &lab };

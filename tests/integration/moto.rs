@@ -39,6 +39,9 @@ fn moto() -> Option<Moto> {
         .port();
     let child = Command::new("moto_server")
         .args(["-H", "127.0.0.1", "-p", &port.to_string()])
+        // AWS's managed policies (AmazonEKSClusterPolicy, ...), which moto leaves out unless
+        // asked: attaching one that is not there is NoSuchEntity, as on AWS.
+        .env("MOTO_IAM_LOAD_MANAGED_POLICIES", "true")
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -260,8 +263,19 @@ fn the_blueprint_primitives_create_wait_and_delete_on_moto() {
     assert_eq!(out["provider"], serde_json::json!(["sts.amazonaws.com"]));
     assert_eq!(out["ng"][0]["key"], "nvidia.com/gpu");
     assert_eq!(
+        out["nat_eip"], true,
+        "the NAT gateway holds the Elastic IP: {out}"
+    );
+    assert_eq!(out["eip_named"], serde_json::json!(["drill-nat-eip"]));
+    assert_eq!(out["role_trust"], "eks.amazonaws.com");
+    assert_eq!(out["node_policies"], 3);
+    assert_eq!(
+        out["delete_attached"], "DeleteConflict",
+        "IAM refuses to delete a role with policies attached"
+    );
+    assert_eq!(
         out["after"],
-        serde_json::json!({"clusters": [], "vpcs": 0}),
+        serde_json::json!({"clusters": [], "vpcs": 0, "eips": 0, "role": "NoSuchEntity"}),
         "everything made was deleted again"
     );
 }

@@ -270,10 +270,17 @@ fn every_way_to_miss_a_target_says_what_where_why_and_what_to_do_in_one_line() {
     cases.push(("in-cluster: not in a pod", message(outside_a_pod)));
     let mut no_token = eval_with(
         "k8s::nodes().len()",
-        &["--in-cluster", "--service-account-dir", &d.display().to_string()],
+        &[
+            "--in-cluster",
+            "--service-account-dir",
+            &d.display().to_string(),
+        ],
     );
     no_token.env("KUBERNETES_SERVICE_HOST", "127.0.0.1");
-    cases.push(("in-cluster: no ServiceAccount token mounted", message(no_token)));
+    cases.push((
+        "in-cluster: no ServiceAccount token mounted",
+        message(no_token),
+    ));
 
     let text: String = cases
         .iter()

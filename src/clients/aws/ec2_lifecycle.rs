@@ -22,7 +22,7 @@ pub struct SubnetSpec {
     pub public: bool,
 }
 
-fn tags(resource: ResourceType, pairs: &[(&str, &str)]) -> TagSpecification {
+pub(super) fn tags(resource: ResourceType, pairs: &[(&str, &str)]) -> TagSpecification {
     let mut spec = TagSpecification::builder().resource_type(resource);
     for (key, value) in pairs {
         spec = spec.tags(Tag::builder().key(*key).value(*value).build());
@@ -30,7 +30,7 @@ fn tags(resource: ResourceType, pairs: &[(&str, &str)]) -> TagSpecification {
     spec.build()
 }
 
-fn missing(operation: &str, what: &str) -> AwsError {
+pub(super) fn missing(operation: &str, what: &str) -> AwsError {
     AwsError::new(
         operation,
         "InvalidResponse",
@@ -168,6 +168,7 @@ impl AwsClients {
                     "subnet_id": n.subnet_id(),
                     "vpc_id": n.vpc_id(),
                     "name": name,
+                    "allocation_id": n.nat_gateway_addresses().first().and_then(|a| a.allocation_id()),
                 })
             })
             .collect())

@@ -1,7 +1,8 @@
-//! AWS clients over the official SDKs (EKS, EC2, IAM), pointed at the lab twin's endpoint or at
+//! AWS clients over the official SDKs (EKS, EC2 with its Elastic IPs, IAM with roles), pointed at the lab twin's endpoint or at
 //! real AWS through the default credential chain. Results are plain JSON records with the
 //! field names of the aws CLI's output, in snake_case.
 
+mod addresses;
 mod client;
 mod cost;
 mod ec2;
@@ -12,6 +13,7 @@ mod eks_token;
 mod error;
 mod failure;
 mod iam;
+mod iam_roles;
 mod identity;
 mod nodegroup_scaling;
 mod reachability;

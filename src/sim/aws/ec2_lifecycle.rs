@@ -1,12 +1,14 @@
-//! EC2 resources the lab blueprint creates and destroys: VPCs, subnets, NAT gateways and
-//! security groups, with describe calls over the twin's state and AWS's dependency errors.
+//! EC2 resources the lab blueprint creates and destroys: VPCs, subnets, NAT gateways (with
+//! their Elastic IPs) and security groups, with describe calls over the twin's state and AWS's dependency errors.
 
+use std::collections::BTreeMap;
 use std::time::Duration;
 
+use super::addresses;
 use super::ec2::{Params, filters, group_missing};
 use super::error::AwsError;
 use super::seed_ids;
-use super::state::{AwsState, AwsTimer, NatGateway, Rule, SecurityGroup, Subnet, Vpc};
+use super::state::{Address, AwsState, AwsTimer, NatGateway, Rule, SecurityGroup, Subnet, Vpc};
 use super::wire::{Xml, numbered};
 use crate::lab;
 
@@ -14,7 +16,7 @@ use crate::lab;
 /// a minute or two, and the blueprint waits for it in parallel with the control plane.
 const NAT_PENDING: Duration = Duration::from_secs(60);
 
-fn required<'a>(params: &'a Params, key: &str) -> Result<&'a str, AwsError> {
+pub(super) fn required<'a>(params: &'a Params, key: &str) -> Result<&'a str, AwsError> {
     params.get(key).map(String::as_str).ok_or_else(|| {
         AwsError::new(
             400,
@@ -25,7 +27,7 @@ fn required<'a>(params: &'a Params, key: &str) -> Result<&'a str, AwsError> {
 }
 
 /// The `Name` tag of `TagSpecification.N.Tag.M`.
-fn name_tag(params: &Params) -> Option<String> {
+pub(super) fn name_tag(params: &Params) -> Option<String> {
     tags(params)
         .into_iter()
         .find(|(k, _)| k == "Name")
@@ -52,7 +54,7 @@ fn tags(params: &Params) -> Vec<(String, String)> {
     found
 }
 
-fn name_xml(xml: &mut Xml, name: &str) {
+pub(super) fn name_xml(xml: &mut Xml, name: &str) {
     xml.open("tagSet")
         .open("item")
         .leaf("key", "Name")
@@ -83,12 +85,22 @@ fn subnet_xml(xml: &mut Xml, subnet: &Subnet) {
     name_xml(xml, &subnet.name);
 }
 
-fn nat_xml(xml: &mut Xml, nat: &NatGateway) {
+fn nat_xml(xml: &mut Xml, nat: &NatGateway, addresses: &BTreeMap<String, Address>) {
     xml.leaf("natGatewayId", &nat.id)
         .leaf("state", &nat.state)
         .leaf("subnetId", &nat.subnet)
         .leaf("vpcId", &nat.vpc)
         .leaf("connectivityType", "public");
+    if let Some(address) = nat.allocation.as_ref().and_then(|a| addresses.get(a)) {
+        xml.open("natGatewayAddressSet")
+            .open("item")
+            .leaf("allocationId", &address.allocation_id)
+            .leaf("publicIp", &address.public_ip)
+            .leaf("isPrimary", true)
+            .leaf("status", "succeeded")
+            .close("item")
+            .close("natGatewayAddressSet");
+    }
     name_xml(xml, &nat.name);
 }
 
@@ -299,7 +311,7 @@ pub fn handle(
                 .filter(|n| wanted.is_empty() || wanted.contains(&n.id))
             {
                 xml.open("item");
-                nat_xml(xml, nat);
+                nat_xml(xml, nat, &state.addresses);
                 xml.close("item");
             }
             xml.close("natGatewaySet");
@@ -312,16 +324,24 @@ pub fn handle(
                 .get(&subnet_id)
                 .map(|s| s.vpc.clone())
                 .ok_or_else(|| subnet_missing(&subnet_id))?;
+            let allocation = params.get("AllocationId").cloned();
+            if let Some(allocation) = &allocation {
+                addresses::check_free(state, allocation)?;
+            }
             let id = seed_ids::nat_gateway(state).unwrap_or_else(|| state.next_id("nat"));
+            if let Some(address) = allocation.as_ref().and_then(|a| state.addresses.get_mut(a)) {
+                address.nat_gateway = Some(id.clone());
+            }
             let nat = NatGateway {
                 id: id.clone(),
                 subnet: subnet_id,
                 vpc,
                 state: "pending".into(),
                 name: name_tag(params).unwrap_or_default(),
+                allocation,
             };
             xml.open("natGateway");
-            nat_xml(xml, &nat);
+            nat_xml(xml, &nat, &state.addresses);
             xml.close("natGateway");
             state.nat_gateways.insert(id.clone(), nat);
             let now = state.now;
@@ -424,13 +444,7 @@ pub fn handle(
             xml.leaf("return", true);
             Ok(())
         }
-        other => Err(AwsError::new(
-            400,
-            "InvalidAction",
-            format!(
-                "The action {other} is not valid for this web service (the lab twin serves EC2 for VPCs, subnets, NAT gateways, instances and security groups)"
-            ),
-        )),
+        other => addresses::handle(state, other, params, xml),
     }
 }
 

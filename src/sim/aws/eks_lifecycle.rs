@@ -475,6 +475,12 @@ pub fn on_timer(state: &mut AwsState, timer: &AwsTimer) {
             if let Some(n) = state.nat_gateways.get_mut(id) {
                 n.state = "deleted".into();
             }
+            // A deleted NAT gateway lets go of its Elastic IP, which can then be released.
+            for address in state.addresses.values_mut() {
+                if address.nat_gateway.as_deref() == Some(id.as_str()) {
+                    address.nat_gateway = None;
+                }
+            }
             state.meter.stop(id, now);
         }
         AwsTimer::InstanceJoins { .. }

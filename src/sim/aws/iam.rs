@@ -1,8 +1,9 @@
-//! IAM over the query protocol: the OIDC providers.
+//! IAM over the query protocol: the OIDC providers, and the roles (iam_roles).
 
 use std::collections::BTreeMap;
 
 use super::error::AwsError;
+use super::iam_roles;
 use super::state::{AwsState, OidcProvider};
 use super::wire::{Xml, iso, numbered};
 
@@ -12,6 +13,9 @@ pub fn handle(
     params: &BTreeMap<String, String>,
     xml: &mut Xml,
 ) -> Result<(), AwsError> {
+    if let Some(result) = iam_roles::handle(state, action, params, xml) {
+        return result;
+    }
     match action {
         "ListOpenIDConnectProviders" => {
             xml.open("OpenIDConnectProviderList");
@@ -97,7 +101,7 @@ pub fn handle(
             400,
             "InvalidAction",
             format!(
-                "Could not find operation {other} (the lab twin serves IAM OIDC provider actions)"
+                "Could not find operation {other} (the lab twin serves IAM OIDC provider and role actions)"
             ),
         )),
     }

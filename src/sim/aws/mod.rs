@@ -2,6 +2,7 @@
 
 pub mod access_entries;
 pub mod actions;
+pub mod addresses;
 pub mod ec2;
 pub mod ec2_lifecycle;
 pub mod eks;
@@ -9,6 +10,7 @@ pub mod eks_lifecycle;
 pub mod error;
 pub mod faults;
 pub mod iam;
+pub mod iam_roles;
 pub mod identity;
 pub mod meter;
 pub mod nodegroups;

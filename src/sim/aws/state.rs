@@ -70,6 +70,41 @@ pub struct NatGateway {
     /// `pending`, `available`, `deleting`, `deleted`.
     pub state: String,
     pub name: String,
+    /// The Elastic IP's allocation id, for a public NAT gateway made with one.
+    pub allocation: Option<String>,
+}
+
+/// An Elastic IP: allocated, tagged, and held by a NAT gateway until that is deleted.
+#[derive(Debug, Clone)]
+pub struct Address {
+    pub allocation_id: String,
+    pub public_ip: String,
+    pub name: String,
+    pub nat_gateway: Option<String>,
+}
+
+/// An IAM role: who may assume it, and the managed policies attached to it.
+#[derive(Debug, Clone)]
+pub struct Role {
+    pub name: String,
+    pub path: String,
+    pub role_id: String,
+    pub trust_policy: String,
+    pub description: String,
+    pub created_at: Duration,
+    pub attached: Vec<String>,
+    pub tags: Vec<(String, String)>,
+}
+
+impl Role {
+    pub fn arn(&self) -> String {
+        format!(
+            "arn:aws:iam::{}:role{}{}",
+            lab::ACCOUNT_ID,
+            self.path,
+            self.name
+        )
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -264,6 +299,10 @@ pub struct AwsState {
     pub now: Duration,
     pub vpcs: BTreeMap<String, Vpc>,
     pub nat_gateways: BTreeMap<String, NatGateway>,
+    /// Elastic IPs by allocation id.
+    pub addresses: BTreeMap<String, Address>,
+    /// IAM roles by name.
+    pub roles: BTreeMap<String, Role>,
     pub clusters: BTreeMap<String, Cluster>,
     /// By (cluster, node group).
     pub nodegroups: BTreeMap<(String, String), Nodegroup>,

@@ -6,9 +6,10 @@ use std::time::Duration;
 
 use super::kube_system::SYSTEM_NODES;
 use crate::lab;
+use crate::sim::aws::iam_roles;
 use crate::sim::aws::state::{
-    Addon, AwsState, Cluster, Instance, NatGateway, Nodegroup, OidcProvider, Rule, SecurityGroup,
-    Subnet, Vpc,
+    Addon, Address, AwsState, Cluster, Instance, NatGateway, Nodegroup, OidcProvider, Rule,
+    SecurityGroup, Subnet, Vpc,
 };
 
 pub(super) fn deployed(state: &mut AwsState) {
@@ -28,6 +29,19 @@ pub(super) fn deployed(state: &mut AwsState) {
             vpc: lab::VPC_ID.into(),
             state: "available".into(),
             name: "myeks5w-nat".into(),
+            allocation: Some(lab::NAT_EIP_ALLOCATION_ID.into()),
+        },
+    );
+    for role in iam_roles::deployed_roles(Duration::ZERO) {
+        state.roles.insert(role.name.clone(), role);
+    }
+    state.addresses.insert(
+        lab::NAT_EIP_ALLOCATION_ID.into(),
+        Address {
+            allocation_id: lab::NAT_EIP_ALLOCATION_ID.into(),
+            public_ip: "3.38.120.15".into(),
+            name: "myeks5w-nat-eip".into(),
+            nat_gateway: Some(lab::NAT_GATEWAY_ID.into()),
         },
     );
     state

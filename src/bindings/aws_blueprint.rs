@@ -1,0 +1,139 @@
+//! What the blueprint makes in an account beyond the network and the cluster: the IAM roles the
+//! cluster and its nodes assume, with their AWS managed policies (`iam::`), and the Elastic IP
+//! a NAT gateway needs (`ec2::`). Every change journaled before it is sent.
+
+use std::sync::Arc;
+
+use rhai::{Dynamic, EvalAltResult, Map, Module, NativeCallContext};
+
+use super::aws::{call, json};
+use super::journaled::journaled;
+use super::options::Spec;
+use crate::clients::aws::AwsClients;
+use crate::script::{Host, documented as doc};
+
+type Result<T = Dynamic> = std::result::Result<T, Box<EvalAltResult>>;
+
+pub(super) fn install_roles(iam: &mut Module, clients: &Arc<AwsClients>, host: &Arc<Host>) {
+    let (c, h) = (clients.clone(), host.clone());
+    doc("create_role", &["spec: Map", "String"], "Creates a role an AWS service may assume: #{ name, service: \"eks.amazonaws.com\", description };\nreturns its ARN.")
+        .set_into_module(iam, move |ctx: NativeCallContext, spec: Map| -> Result<String> {
+            let position = ctx.call_position();
+            let s = Spec::new(&spec, "iam::create_role", &["name", "service", "description"], position)?;
+            let (name, service) = (s.required("name")?, s.required("service")?);
+            let description = s.string("description")?.unwrap_or_default();
+            journaled(&h, position, &format!("iam::create_role {name}"), None, || {
+                call(&h, position, || c.create_role(&name, &service, &description))
+            })
+        });
+    let (c, h) = (clients.clone(), host.clone());
+    doc("role", &["name: &str", "Map"], "A role: #{ name, arn, role_id, trust_policy, description }; NoSuchEntity when there is none.")
+        .set_into_module(iam, move |ctx: NativeCallContext, name: &str| -> Result {
+            Ok(json(&call(&h, ctx.call_position(), || c.role(name))?))
+        });
+    let (c, h) = (clients.clone(), host.clone());
+    doc(
+        "attached_role_policies",
+        &["name: &str", "Array"],
+        "The ARNs of the managed policies attached to a role.",
+    )
+    .set_into_module(iam, move |ctx: NativeCallContext, name: &str| -> Result {
+        Ok(json(&serde_json::json!(call(
+            &h,
+            ctx.call_position(),
+            || c.attached_role_policies(name)
+        )?)))
+    });
+    for (name, what) in [
+        (
+            "attach_role_policy",
+            "Attaches a managed policy (its ARN) to a role.",
+        ),
+        (
+            "detach_role_policy",
+            "Detaches a managed policy from a role.",
+        ),
+    ] {
+        let (c, h) = (clients.clone(), host.clone());
+        doc(name, &["role: &str", "policy_arn: &str", "()"], what).set_into_module(
+            iam,
+            move |ctx: NativeCallContext, role: &str, policy: &str| -> Result {
+                let position = ctx.call_position();
+                journaled(
+                    &h,
+                    position,
+                    &format!("iam::{name} {role} {policy}"),
+                    None,
+                    || {
+                        call(&h, position, || async {
+                            if name == "attach_role_policy" {
+                                c.attach_role_policy(role, policy).await
+                            } else {
+                                c.detach_role_policy(role, policy).await
+                            }
+                        })
+                    },
+                )
+                .map(|()| Dynamic::UNIT)
+            },
+        );
+    }
+    let (c, h) = (clients.clone(), host.clone());
+    doc(
+        "delete_role",
+        &["name: &str", "()"],
+        "Deletes a role (its policies detached first: IAM refuses otherwise).",
+    )
+    .set_into_module(iam, move |ctx: NativeCallContext, name: &str| -> Result {
+        let position = ctx.call_position();
+        journaled(
+            &h,
+            position,
+            &format!("iam::delete_role {name}"),
+            None,
+            || call(&h, position, || c.delete_role(name)),
+        )
+        .map(|()| Dynamic::UNIT)
+    });
+}
+
+pub(super) fn install_addresses(ec2: &mut Module, clients: &Arc<AwsClients>, host: &Arc<Host>) {
+    let (c, h) = (clients.clone(), host.clone());
+    doc("allocate_address", &["name: &str", "String"], "Allocates an Elastic IP tagged Name = `name` (for a NAT gateway); returns its allocation id.")
+        .set_into_module(ec2, move |ctx: NativeCallContext, name: &str| -> Result<String> {
+            let position = ctx.call_position();
+            journaled(&h, position, &format!("ec2::allocate_address {name}"), None, || {
+                call(&h, position, || c.allocate_address(name))
+            })
+        });
+    let (c, h) = (clients.clone(), host.clone());
+    doc(
+        "addresses",
+        &["Array"],
+        "Elastic IPs: #{ allocation_id, public_ip, name, association_id }.",
+    )
+    .set_into_module(ec2, move |ctx: NativeCallContext| -> Result {
+        Ok(json(&serde_json::json!(call(
+            &h,
+            ctx.call_position(),
+            || c.addresses(None)
+        )?)))
+    });
+    let (c, h) = (clients.clone(), host.clone());
+    doc(
+        "release_address",
+        &["allocation_id: &str", "()"],
+        "Releases an Elastic IP (InvalidIPAddress.InUse while a NAT gateway still holds it).",
+    )
+    .set_into_module(ec2, move |ctx: NativeCallContext, id: &str| -> Result {
+        let position = ctx.call_position();
+        journaled(
+            &h,
+            position,
+            &format!("ec2::release_address {id}"),
+            None,
+            || call(&h, position, || c.release_address(id)),
+        )
+        .map(|()| Dynamic::UNIT)
+    });
+}

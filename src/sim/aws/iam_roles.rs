@@ -1,0 +1,242 @@
+//! IAM roles over the query protocol: CreateRole, GetRole, DeleteRole, AttachRolePolicy,
+//! DetachRolePolicy and ListAttachedRolePolicies, with IAM's errors (a role that exists, a
+//! policy that is not an attachable AWS managed one, a role deleted with policies attached).
+
+use std::collections::BTreeMap;
+
+use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
+
+use super::error::AwsError;
+use super::state::{AwsState, Role};
+use super::wire::{Xml, iso};
+use crate::lab;
+
+type Params = BTreeMap<String, String>;
+
+/// The AWS managed policies the twin knows: those the lab's roles hold.
+fn attachable(arn: &str) -> bool {
+    lab::CLUSTER_ROLE_POLICIES.contains(&arn) || lab::NODE_ROLE_POLICIES.contains(&arn)
+}
+
+/// IAM returns policy documents URL-encoded; RFC 3986's unreserved characters stay as they are.
+const ENCODED: &AsciiSet = &NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'_')
+    .remove(b'~');
+
+fn validation(field: &str) -> AwsError {
+    AwsError::new(
+        400,
+        "ValidationError",
+        format!(
+            "1 validation error detected: Value null at '{field}' failed to satisfy constraint: Member must not be null"
+        ),
+    )
+}
+
+fn param<'a>(params: &'a Params, key: &str, field: &str) -> Result<&'a str, AwsError> {
+    params
+        .get(key)
+        .map(String::as_str)
+        .ok_or_else(|| validation(field))
+}
+
+fn role_missing(name: &str) -> AwsError {
+    AwsError::new(
+        404,
+        "NoSuchEntity",
+        format!("The role with name {name} cannot be found."),
+    )
+}
+
+fn role_xml(xml: &mut Xml, role: &Role) {
+    xml.open("Role")
+        .leaf("Path", &role.path)
+        .leaf("RoleName", &role.name)
+        .leaf("RoleId", &role.role_id)
+        .leaf("Arn", role.arn())
+        .leaf("CreateDate", iso(role.created_at))
+        .leaf(
+            "AssumeRolePolicyDocument",
+            utf8_percent_encode(&role.trust_policy, ENCODED),
+        )
+        .leaf("Description", &role.description)
+        .leaf("MaxSessionDuration", 3600);
+    xml.open("Tags");
+    for (key, value) in &role.tags {
+        xml.open("member")
+            .leaf("Key", key)
+            .leaf("Value", value)
+            .close("member");
+    }
+    xml.close("Tags").close("Role");
+}
+
+/// `Tags.member.N.Key` / `.Value`.
+fn tags(params: &Params) -> Vec<(String, String)> {
+    (1..)
+        .map_while(|n| {
+            let key = params.get(&format!("Tags.member.{n}.Key"))?;
+            let value = params
+                .get(&format!("Tags.member.{n}.Value"))
+                .cloned()
+                .unwrap_or_default();
+            Some((key.clone(), value))
+        })
+        .collect()
+}
+
+/// Answers a role action; None when `action` is not one.
+pub fn handle(
+    state: &mut AwsState,
+    action: &str,
+    params: &Params,
+    xml: &mut Xml,
+) -> Option<Result<(), AwsError>> {
+    let result = match action {
+        "CreateRole" => create(state, params, xml),
+        "GetRole" => param(params, "RoleName", "roleName").and_then(|name| {
+            let role = state.roles.get(name).ok_or_else(|| role_missing(name))?;
+            role_xml(xml, role);
+            Ok(())
+        }),
+        "DeleteRole" => param(params, "RoleName", "roleName").and_then(|name| {
+            let role = state.roles.get(name).ok_or_else(|| role_missing(name))?;
+            if !role.attached.is_empty() {
+                return Err(AwsError::new(
+                    409,
+                    "DeleteConflict",
+                    "Cannot delete entity, must detach all policies first.",
+                ));
+            }
+            state.roles.remove(name);
+            Ok(())
+        }),
+        "AttachRolePolicy" | "DetachRolePolicy" => attach(state, action, params),
+        "ListAttachedRolePolicies" => param(params, "RoleName", "roleName").and_then(|name| {
+            let role = state.roles.get(name).ok_or_else(|| role_missing(name))?;
+            xml.open("AttachedPolicies");
+            for arn in &role.attached {
+                xml.open("member")
+                    .leaf("PolicyName", arn.rsplit('/').next().unwrap_or(arn))
+                    .leaf("PolicyArn", arn)
+                    .close("member");
+            }
+            xml.close("AttachedPolicies").leaf("IsTruncated", false);
+            Ok(())
+        }),
+        _ => return None,
+    };
+    Some(result)
+}
+
+fn create(state: &mut AwsState, params: &Params, xml: &mut Xml) -> Result<(), AwsError> {
+    let name = param(params, "RoleName", "roleName")?.to_string();
+    let trust_policy = param(
+        params,
+        "AssumeRolePolicyDocument",
+        "assumeRolePolicyDocument",
+    )?;
+    if serde_json::from_str::<serde_json::Value>(trust_policy).is_err() {
+        return Err(AwsError::new(
+            400,
+            "MalformedPolicyDocument",
+            "This policy contains invalid Json",
+        ));
+    }
+    if state.roles.contains_key(&name) {
+        return Err(AwsError::new(
+            409,
+            "EntityAlreadyExists",
+            format!("Role with name {name} already exists."),
+        ));
+    }
+    let sequence = state.next_id("r");
+    let role = Role {
+        role_id: format!("AROA{}", sequence.trim_start_matches("r-0f").to_uppercase()),
+        path: params.get("Path").cloned().unwrap_or_else(|| "/".into()),
+        trust_policy: trust_policy.to_string(),
+        description: params.get("Description").cloned().unwrap_or_default(),
+        created_at: state.now,
+        attached: Vec::new(),
+        tags: tags(params),
+        name: name.clone(),
+    };
+    role_xml(xml, &role);
+    state.roles.insert(name, role);
+    Ok(())
+}
+
+fn attach(state: &mut AwsState, action: &str, params: &Params) -> Result<(), AwsError> {
+    let name = param(params, "RoleName", "roleName")?;
+    let policy = param(params, "PolicyArn", "policyArn")?.to_string();
+    let role = state
+        .roles
+        .get_mut(name)
+        .ok_or_else(|| role_missing(name))?;
+    if action == "DetachRolePolicy" {
+        let before = role.attached.len();
+        role.attached.retain(|p| *p != policy);
+        if role.attached.len() == before {
+            return Err(AwsError::new(
+                404,
+                "NoSuchEntity",
+                format!("Policy {policy} was not found."),
+            ));
+        }
+        return Ok(());
+    }
+    if !attachable(&policy) {
+        return Err(AwsError::new(
+            404,
+            "NoSuchEntity",
+            format!(
+                "Policy {policy} does not exist or is not attachable. (The lab twin knows the AWS managed policies of the lab's roles: {}.)",
+                lab::CLUSTER_ROLE_POLICIES
+                    .iter()
+                    .chain(lab::NODE_ROLE_POLICIES.iter())
+                    .map(|p| p.rsplit('/').next().unwrap_or(p))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        ));
+    }
+    if !role.attached.contains(&policy) {
+        role.attached.push(policy);
+    }
+    Ok(())
+}
+
+/// The lab's two roles as the seed's apply leaves them.
+pub fn deployed_roles(now: std::time::Duration) -> Vec<Role> {
+    let trust = |service: &str| {
+        serde_json::json!({
+            "Version": "2012-10-17",
+            "Statement": [{"Effect": "Allow", "Principal": {"Service": service}, "Action": "sts:AssumeRole"}],
+        })
+        .to_string()
+    };
+    vec![
+        Role {
+            name: lab::CLUSTER_ROLE.into(),
+            path: "/".into(),
+            role_id: "AROALABCLUSTERROLE0001".into(),
+            trust_policy: trust("eks.amazonaws.com"),
+            description: String::new(),
+            created_at: now,
+            attached: lab::CLUSTER_ROLE_POLICIES.map(str::to_string).to_vec(),
+            tags: Vec::new(),
+        },
+        Role {
+            name: lab::NODE_ROLE.into(),
+            path: "/".into(),
+            role_id: "AROALABNODEROLE000001".into(),
+            trust_policy: trust("ec2.amazonaws.com"),
+            description: String::new(),
+            created_at: now,
+            attached: lab::NODE_ROLE_POLICIES.map(str::to_string).to_vec(),
+            tags: Vec::new(),
+        },
+    ]
+}
