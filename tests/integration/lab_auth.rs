@@ -63,6 +63,38 @@ fn exec_kubeconfig(lab: &LabServer, cluster: &str, dir: &Path) -> PathBuf {
     path
 }
 
+/// The lab user's access entry made again (after it was deleted) with only the access policy
+/// `policy` (`AmazonEKSViewPolicy`), cluster-wide.
+pub fn give_the_lab_user(lab: &LabServer, policy: &str) {
+    let me = "arn:aws:iam::123456789012:user/lab";
+    let policy_arn = format!("arn:aws:eks::aws:cluster-access-policy/{policy}");
+    for args in [
+        vec![
+            "eks",
+            "create-access-entry",
+            "--cluster-name",
+            "myeks5w",
+            "--principal-arn",
+            me,
+        ],
+        vec![
+            "eks",
+            "associate-access-policy",
+            "--cluster-name",
+            "myeks5w",
+            "--principal-arn",
+            me,
+            "--policy-arn",
+            &policy_arn,
+            "--access-scope",
+            "type=cluster",
+        ],
+    ] {
+        let out = lab.aws(&args);
+        assert!(out.status.success(), "{}", text(&out));
+    }
+}
+
 fn kubectl_with(kubectl: &Path, kubeconfig: &Path, lab: &LabServer, args: &[&str]) -> Output {
     let mut command = std::process::Command::new(kubectl);
     command.arg("--kubeconfig").arg(kubeconfig).args(args);
@@ -214,31 +246,7 @@ fn kubectl_with_aws_eks_get_token_gets_in_through_the_access_entry_and_only_so()
         "{}",
         text(&unmapped)
     );
-    for args in [
-        vec![
-            "eks",
-            "create-access-entry",
-            "--cluster-name",
-            "myeks5w",
-            "--principal-arn",
-            me,
-        ],
-        vec![
-            "eks",
-            "associate-access-policy",
-            "--cluster-name",
-            "myeks5w",
-            "--principal-arn",
-            me,
-            "--policy-arn",
-            "arn:aws:eks::aws:cluster-access-policy/AmazonEKSViewPolicy",
-            "--access-scope",
-            "type=cluster",
-        ],
-    ] {
-        let out = lab.aws(&args);
-        assert!(out.status.success(), "{}", text(&out));
-    }
+    give_the_lab_user(&lab, "AmazonEKSViewPolicy");
     let listed = lab.aws(&[
         "eks",
         "list-associated-access-policies",

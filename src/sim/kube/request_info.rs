@@ -110,6 +110,15 @@ pub fn resource(
     }
 }
 
+/// The same attributes naming the object `wanted` (tests).
+#[cfg(test)]
+pub fn named(mut attributes: RequestAttributes, wanted: &str) -> RequestAttributes {
+    if let RequestAttributes::Resource { name, .. } = &mut attributes {
+        *name = Some(wanted.into());
+    }
+    attributes
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -119,27 +128,6 @@ mod tests {
             .split_once('?')
             .map_or((path_and_query, None), |(p, q)| (p, Some(q)));
         attributes(method, path, &Query::parse(query)).expect("not a twin endpoint")
-    }
-
-    fn named(attributes: RequestAttributes, wanted: &str) -> RequestAttributes {
-        match attributes {
-            RequestAttributes::Resource {
-                verb,
-                api_group,
-                resource,
-                subresource,
-                namespace,
-                ..
-            } => RequestAttributes::Resource {
-                verb,
-                api_group,
-                resource,
-                subresource,
-                namespace,
-                name: Some(wanted.into()),
-            },
-            other => other,
-        }
     }
 
     #[test]

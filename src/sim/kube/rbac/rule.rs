@@ -115,14 +115,7 @@ impl Rule {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sim::kube::request_info::resource;
-
-    fn named(mut attributes: RequestAttributes, wanted: &str) -> RequestAttributes {
-        if let RequestAttributes::Resource { name, .. } = &mut attributes {
-            *name = Some(wanted.into());
-        }
-        attributes
-    }
+    use crate::sim::kube::request_info::{named, resource};
 
     #[test]
     fn wildcards_subresources_and_names_match_as_the_api_server_matches_them() {
