@@ -415,6 +415,7 @@ impl Extension for AwsBindings {
         super::aws_blueprint::install_roles(&mut iam, &c, &h);
         engine.register_static_module("iam", iam.into());
         engine.register_static_module("cost", super::aws_lifecycle::cost_module(&c, &h).into());
+        engine.register_static_module("kms", super::aws_blueprint::kms_module(&c, &h).into());
     }
 }
 

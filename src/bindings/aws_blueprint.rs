@@ -1,6 +1,7 @@
 //! What the blueprint makes in an account beyond the network and the cluster: the IAM roles the
-//! cluster and its nodes assume, with their AWS managed policies (`iam::`), and the Elastic IP
-//! a NAT gateway needs (`ec2::`). Every change journaled before it is sent.
+//! cluster and its nodes assume, with their AWS managed policies (`iam::`), the Elastic IP a
+//! NAT gateway needs (`ec2::`) and the KMS key for Secrets (`kms::`). Every change journaled
+//! before it is sent.
 
 use std::sync::Arc;
 
@@ -136,4 +137,44 @@ pub(super) fn install_addresses(ec2: &mut Module, clients: &Arc<AwsClients>, hos
         )
         .map(|()| Dynamic::UNIT)
     });
+}
+
+/// `kms::`: the key that encrypts a cluster's Secrets, by alias.
+pub(super) fn kms_module(clients: &Arc<AwsClients>, host: &Arc<Host>) -> Module {
+    let mut kms = Module::new();
+    let (c, h) = (clients.clone(), host.clone());
+    doc(
+        "create_key",
+        &["alias: &str", "description: &str", "String"],
+        "Creates a symmetric KMS key named by `alias` (\"alias/eks/myeks5w\"); returns its ARN.",
+    )
+    .set_into_module(
+        &mut kms,
+        move |ctx: NativeCallContext, alias: &str, description: &str| -> Result<String> {
+            let position = ctx.call_position();
+            journaled(
+                &h,
+                position,
+                &format!("kms::create_key {alias}"),
+                None,
+                || call(&h, position, || c.create_key(alias, description)),
+            )
+        },
+    );
+    let (c, h) = (clients.clone(), host.clone());
+    doc("key", &["key: &str", "Map"], "A key by id, ARN or alias: #{ key_id, arn, state, deletion_date }; NotFoundException when there is none.")
+        .set_into_module(&mut kms, move |ctx: NativeCallContext, key: &str| -> Result {
+            Ok(json(&call(&h, ctx.call_position(), || c.key(key))?))
+        });
+    let (c, h) = (clients.clone(), host.clone());
+    doc("retire_key", &["alias: &str", "days: i64", "()"], "Removes the alias and schedules its key's deletion in `days` (7 to 30; KMS deletes no key at once).")
+        .set_into_module(&mut kms, move |ctx: NativeCallContext, alias: &str, days: i64| -> Result {
+            let position = ctx.call_position();
+            let days = i32::try_from(days).unwrap_or(i32::MAX);
+            journaled(&h, position, &format!("kms::retire_key {alias}"), None, || {
+                call(&h, position, || c.retire_key(alias, days))
+            })
+            .map(|()| Dynamic::UNIT)
+        });
+    kms
 }

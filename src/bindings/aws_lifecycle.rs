@@ -67,16 +67,17 @@ pub(super) fn install_eks(eks: &mut Module, clients: &Arc<AwsClients>, host: &Ar
         )?)))
     });
     let (c, h) = (clients.clone(), host.clone());
-    doc("create_cluster", &["spec: Map", "Map"], "Starts creating a cluster: #{ name, version, role_arn, subnets: [...], security_groups: [...] };\nreturns #{ name, status: \"CREATING\", version }. eks::wait_cluster_active waits for it.")
+    doc("create_cluster", &["spec: Map", "Map"], "Starts creating a cluster: #{ name, version, role_arn, subnets: [...], security_groups: [...],\nsecrets_key (a KMS key ARN to encrypt Secrets with) }; returns #{ name, status: \"CREATING\", version }. eks::wait_cluster_active waits for it.")
         .set_into_module(eks, move |ctx: NativeCallContext, spec: Map| -> Result {
             let position = ctx.call_position();
-            let s = Spec::new(&spec, "eks::create_cluster", &["name", "version", "role_arn", "subnets", "security_groups"], position)?;
+            let s = Spec::new(&spec, "eks::create_cluster", &["name", "version", "role_arn", "subnets", "security_groups", "secrets_key"], position)?;
             let cluster = ClusterSpec {
                 name: s.required("name")?,
                 version: s.string("version")?,
                 role_arn: s.required("role_arn")?,
                 subnets: s.strings("subnets")?,
                 security_groups: s.strings("security_groups")?,
+                secrets_key: s.string("secrets_key")?,
             };
             Ok(json(&journaled(&h, position, "eks::create_cluster", None, || call(&h, position, || c.create_cluster(&cluster)))?))
         });

@@ -32,6 +32,52 @@ fn the_lab_deploys_from_empty_on_the_seeds_timeline() {
 }
 
 #[test]
+fn an_encrypted_lab_deploys_with_its_kms_key_and_destroy_leaves_nothing_but_a_key_pending_deletion()
+{
+    let out = Runbook::new()
+        .args([
+            "eval",
+            "--scenario",
+            "empty",
+            "--json",
+            r#"import "lab" as lab;
+            let p = #{ cluster: "myeks5w", gpu_nodegroup: "gpu", gpu_nodes: 2, encrypt_secrets: true };
+            let made = lab::deploy(p).created;
+            let key = kms::key("alias/eks/myeks5w");
+            let encrypted = eks::cluster("myeks5w").secrets_key == key.arn;
+            lab::destroy(p);
+            let alias = "";
+            try { kms::key("alias/eks/myeks5w"); } catch (e) { alias = e.code; }
+            let role = "";
+            try { iam::role("myeks5w-node-role"); } catch (e) { role = e.code; }
+            #{ made: made.filter(|m| m.starts_with("KMS") || m.starts_with("IAM") || m.starts_with("Elastic")),
+               encrypted: encrypted, after: kms::key(key.key_id).state, alias: alias, role: role,
+               eips: ec2::addresses().len() }"#,
+        ])
+        .run()
+        .expect_code(0);
+    let out: serde_json::Value = serde_json::from_str(&out.stdout()).expect("json");
+    assert_eq!(
+        out["made"],
+        serde_json::json!([
+            "IAM role myeks5w-cluster-role",
+            "IAM role myeks5w-node-role",
+            "Elastic IP myeks5w-nat-eip",
+            "KMS key alias/eks/myeks5w",
+            "IAM OIDC provider"
+        ])
+    );
+    assert_eq!(out["encrypted"], true);
+    assert_eq!(
+        out["after"], "PendingDeletion",
+        "KMS deletes no key at once"
+    );
+    assert_eq!(out["alias"], "NotFoundException");
+    assert_eq!(out["role"], "NoSuchEntity");
+    assert_eq!(out["eips"], 0);
+}
+
+#[test]
 fn deploying_a_deployed_lab_creates_nothing() {
     let report = report_with("runbooks/aws/deploy.rhai", &[], 0);
     assert_eq!(report["steps"][0]["virtual_ms"], 0, "nothing to wait for");

@@ -269,13 +269,15 @@ fn the_blueprint_primitives_create_wait_and_delete_on_moto() {
     assert_eq!(out["eip_named"], serde_json::json!(["drill-nat-eip"]));
     assert_eq!(out["role_trust"], "eks.amazonaws.com");
     assert_eq!(out["node_policies"], 3);
+    assert_eq!(out["key_state"], "Enabled");
+    assert_eq!(out["cluster_key"], true, "the cluster's Secrets key: {out}");
     assert_eq!(
         out["delete_attached"], "DeleteConflict",
         "IAM refuses to delete a role with policies attached"
     );
     assert_eq!(
         out["after"],
-        serde_json::json!({"clusters": [], "vpcs": 0, "eips": 0, "role": "NoSuchEntity"}),
+        serde_json::json!({"clusters": [], "vpcs": 0, "eips": 0, "role": "NoSuchEntity", "key": "PendingDeletion"}),
         "everything made was deleted again"
     );
 }

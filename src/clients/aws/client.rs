@@ -21,6 +21,7 @@ pub(super) struct Sdk {
     pub(super) eks: aws_sdk_eks::Client,
     pub(super) ec2: aws_sdk_ec2::Client,
     pub(super) iam: aws_sdk_iam::Client,
+    pub(super) kms: aws_sdk_kms::Client,
     pub(super) sts: aws_sdk_sts::Client,
 }
 
@@ -245,6 +246,12 @@ fn sdk_clients(config: &SdkConfig) -> Sdk {
         iam: aws_sdk_iam::Client::from_conf(
             aws_sdk_iam::config::Builder::from(config)
                 .retry_partition(partition("runbook-iam"))
+                .retry_classifier(Unreachable)
+                .build(),
+        ),
+        kms: aws_sdk_kms::Client::from_conf(
+            aws_sdk_kms::config::Builder::from(config)
+                .retry_partition(partition("runbook-kms"))
                 .retry_classifier(Unreachable)
                 .build(),
         ),

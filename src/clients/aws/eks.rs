@@ -59,6 +59,8 @@ impl AwsClients {
             "logging": {"cluster_logging": logging},
             "identity": {"oidc": {"issuer": c.identity().and_then(|i| i.oidc()).and_then(|o| o.issuer())}},
             "certificate_authority": {"data": c.certificate_authority().and_then(|a| a.data())},
+            // The KMS key that encrypts the cluster's Secrets, if one does.
+            "secrets_key": c.encryption_config().first().and_then(|e| e.provider()).and_then(|p| p.key_arn()),
             "tags": c.tags(),
         }))
     }

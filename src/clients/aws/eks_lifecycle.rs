@@ -3,7 +3,8 @@
 use std::time::Duration;
 
 use aws_sdk_eks::types::{
-    AmiTypes, NodegroupScalingConfig, ResolveConflicts, Taint, TaintEffect, VpcConfigRequest,
+    AmiTypes, EncryptionConfig, NodegroupScalingConfig, Provider, ResolveConflicts, Taint,
+    TaintEffect, VpcConfigRequest,
 };
 use serde_json::{Value, json};
 
@@ -20,6 +21,8 @@ pub struct ClusterSpec {
     pub role_arn: String,
     pub subnets: Vec<String>,
     pub security_groups: Vec<String>,
+    /// A KMS key ARN to encrypt the cluster's Secrets with.
+    pub secrets_key: Option<String>,
 }
 
 /// What `eks::create_nodegroup` needs.
@@ -114,6 +117,14 @@ impl AwsClients {
             .set_version(spec.version.clone())
             .role_arn(&spec.role_arn)
             .resources_vpc_config(vpc)
+            .set_encryption_config(spec.secrets_key.as_ref().map(|key| {
+                vec![
+                    // `resources` is deprecated: EKS now encrypts all API data with the key.
+                    EncryptionConfig::builder()
+                        .provider(Provider::builder().key_arn(key).build())
+                        .build(),
+                ]
+            }))
             .send()
             .await
             .map_err(|e| self.failed("CreateCluster", e))?;

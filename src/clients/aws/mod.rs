@@ -15,6 +15,7 @@ mod failure;
 mod iam;
 mod iam_roles;
 mod identity;
+mod kms;
 mod nodegroup_scaling;
 mod reachability;
 mod retry;

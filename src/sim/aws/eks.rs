@@ -63,7 +63,7 @@ fn cluster_json(c: &Cluster, ca_pem: Option<&str>) -> Value {
 }
 
 fn cluster_fields(c: &Cluster, ca_pem: Option<&str>) -> Value {
-    json!({
+    let mut json = json!({
         "name": c.name,
         "arn": cluster_arn(&c.name),
         "createdAt": epoch(c.created_at),
@@ -91,7 +91,12 @@ fn cluster_fields(c: &Cluster, ca_pem: Option<&str>) -> Value {
         "tags": {"terraform-aws-modules": "eks", "Name": c.name},
         "health": {"issues": []},
         "accessConfig": {"authenticationMode": c.authentication_mode},
-    })
+    });
+    if let Some(key) = &c.secrets_key {
+        json["encryptionConfig"] =
+            serde_json::json!([{"resources": ["secrets"], "provider": {"keyArn": key}}]);
+    }
+    json
 }
 
 pub(super) fn nodegroup_json(ng: &Nodegroup) -> Value {

@@ -122,6 +122,7 @@ pub fn create_cluster(
             .unwrap_or("API_AND_CONFIG_MAP")
             .to_string(),
         access_entries: BTreeMap::new(),
+        secrets_key: super::kms::secrets_key(state, &body["encryptionConfig"])?,
     };
     if !["API", "API_AND_CONFIG_MAP", "CONFIG_MAP"].contains(&cluster.authentication_mode.as_str())
     {

@@ -12,6 +12,7 @@ pub mod faults;
 pub mod iam;
 pub mod iam_roles;
 pub mod identity;
+pub mod kms;
 pub mod meter;
 pub mod nodegroups;
 pub mod seed_ids;

@@ -1,4 +1,5 @@
-//! The AWS endpoint on loopback: one port for EKS (rest-json), EC2 and IAM (query/XML), routed
+//! The AWS endpoint on loopback: one port for EKS (rest-json), EC2 and IAM (query/XML), KMS
+//! (JSON with X-Amz-Target), routed
 //! by the service in the SigV4 credential scope, as the aws CLI and the SDKs sign requests.
 
 use std::collections::BTreeMap;
@@ -18,7 +19,7 @@ use tokio::net::TcpListener;
 use super::error::AwsError;
 use super::faults::{Injected, Refusal};
 use super::wire::{Xml, escape, form};
-use super::{actions, ec2, eks, iam, signature, sts};
+use super::{actions, ec2, eks, iam, kms, signature, sts};
 use crate::auth::sigv4::{Claim, Sent};
 use crate::sim::kube::server::{Body, full};
 use crate::sim::twin::Twin;
@@ -90,7 +91,7 @@ fn admin(
 fn refused_signature(service: &str, refusal: &signature::Refusal) -> Response<Body> {
     let (status, code, message) = signature::answer(service, refusal);
     match service {
-        "eks" => plain(status, code, &message),
+        "eks" | "kms" => plain(status, code, &message),
         "ec2" => respond(
             status,
             "text/xml;charset=UTF-8",
@@ -171,7 +172,7 @@ async fn handle(twin: Arc<Twin>, request: Request<Incoming>) -> Response<Body> {
                     403,
                     "MissingAuthenticationTokenException",
                     &format!(
-                        "a call the lab twin's AWS endpoint cannot take: {}; it serves eks, ec2, iam and sts to calls signed with the lab's keys (SigV4: source the env file of `lab serve`)",
+                        "a call the lab twin's AWS endpoint cannot take: {}; it serves eks, ec2, iam, kms and sts to calls signed with the lab's keys (SigV4: source the env file of `lab serve`)",
                         match refusal {
                             signature::Refusal::Malformed(m) => m,
                             _ => "it is not signed".into(),
@@ -187,15 +188,23 @@ async fn handle(twin: Arc<Twin>, request: Request<Incoming>) -> Response<Body> {
     // The query APIs (EC2, IAM, STS) carry their parameters in the query and the form body
     // alike; read once, for the IAM action here and the service below.
     let mut params = query.clone();
-    if service != "eks" {
+    if service != "eks" && service != "kms" {
         params.extend(form(&text));
     }
-    if let Some(action) = actions::iam_action(
-        service,
-        &method,
-        &path,
-        params.get("Action").map(String::as_str),
-    ) {
+    // KMS's JSON protocol names the operation in a header, not in `Action`.
+    let kms_operation = parts
+        .headers
+        .get("x-amz-target")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|t| t.strip_prefix("TrentService."))
+        .unwrap_or_default()
+        .to_string();
+    let named_action = if service == "kms" {
+        Some(kms_operation.as_str())
+    } else {
+        params.get("Action").map(String::as_str)
+    };
+    if let Some(action) = actions::iam_action(service, &method, &path, named_action) {
         let refusal = twin.aws(|state| state.faults.refusal(&action));
         twin.aws_audit.record(action.clone());
         if let Some(refusal) = refusal {
@@ -272,10 +281,24 @@ async fn handle(twin: Arc<Twin>, request: Request<Incoming>) -> Response<Body> {
                 ),
             }
         }
+        "kms" => {
+            let body: Value = serde_json::from_str(&text).unwrap_or_else(|_| json!({}));
+            match twin.aws(|state| kms::handle(state, &kms_operation, &body)) {
+                Ok(value) => respond(200, "application/x-amz-json-1.1", value.to_string(), None),
+                Err(error) => respond(
+                    error.status,
+                    "application/x-amz-json-1.1",
+                    json!({"__type": error.code, "message": error.message}).to_string(),
+                    None,
+                ),
+            }
+        }
         other => plain(
             400,
             "UnrecognizedClientException",
-            &format!("the lab twin serves eks, ec2, iam and sts; this call is signed for {other}"),
+            &format!(
+                "the lab twin serves eks, ec2, iam, kms and sts; this call is signed for {other}"
+            ),
         ),
     }
 }
@@ -313,7 +336,7 @@ fn refused(service: &str, caller: &str, action: &str, refusal: Refusal) -> Respo
         ),
     };
     match service {
-        "eks" => respond(
+        "eks" | "kms" => respond(
             403,
             "application/json",
             json!({"message": message}).to_string(),
@@ -343,6 +366,12 @@ fn refused(service: &str, caller: &str, action: &str, refusal: Refusal) -> Respo
 fn injected_error(service: &str, injected: Injected) -> Response<Body> {
     let (status, code, message) = match (service, injected) {
         ("eks", Injected::Throttled) => (429, "ThrottlingException", "Rate exceeded"),
+        ("kms", Injected::Throttled) => (400, "ThrottlingException", "Rate exceeded"),
+        ("kms", Injected::ServerError) => (
+            500,
+            "KMSInternalException",
+            "An internal error occurred (injected by the lab twin)",
+        ),
         ("eks", Injected::ServerError) => (
             500,
             "ServerException",
@@ -368,6 +397,12 @@ fn injected_error(service: &str, injected: Injected) -> Response<Body> {
             "application/json",
             json!({"message": message}).to_string(),
             Some(code),
+        ),
+        "kms" => respond(
+            status,
+            "application/x-amz-json-1.1",
+            json!({"__type": code, "message": message}).to_string(),
+            None,
         ),
         "ec2" => respond(status, "text/xml;charset=UTF-8", ec2_error(&error), None),
         _ => respond(

@@ -189,6 +189,29 @@ pub struct Cluster {
     pub authentication_mode: String,
     /// EKS access entries by principal ARN.
     pub access_entries: BTreeMap<String, AccessEntry>,
+    /// The KMS key ARN that encrypts the cluster's Secrets (`encryptionConfig`), if any.
+    pub secrets_key: Option<String>,
+}
+
+/// A KMS key: enabled, or pending deletion after its waiting period.
+#[derive(Debug, Clone)]
+pub struct KmsKey {
+    pub id: String,
+    pub description: String,
+    pub created_at: Duration,
+    /// When it is deleted, once ScheduleKeyDeletion was called.
+    pub deletion_at: Option<Duration>,
+}
+
+impl KmsKey {
+    pub fn arn(&self) -> String {
+        format!(
+            "arn:aws:kms:{}:{}:key/{}",
+            lab::REGION,
+            lab::ACCOUNT_ID,
+            self.id
+        )
+    }
 }
 
 /// An EKS access entry: an IAM principal's Kubernetes identity and access policies.
@@ -303,6 +326,9 @@ pub struct AwsState {
     pub addresses: BTreeMap<String, Address>,
     /// IAM roles by name.
     pub roles: BTreeMap<String, Role>,
+    /// KMS keys by key id, and aliases (`alias/eks/myeks5w`) to key ids.
+    pub kms_keys: BTreeMap<String, KmsKey>,
+    pub kms_aliases: BTreeMap<String, String>,
     pub clusters: BTreeMap<String, Cluster>,
     /// By (cluster, node group).
     pub nodegroups: BTreeMap<(String, String), Nodegroup>,

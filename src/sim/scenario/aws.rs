@@ -127,6 +127,7 @@ pub(super) fn deployed(state: &mut AwsState) {
             oidc_issuer: lab::OIDC_ISSUER.into(),
             addons,
             authentication_mode: "API_AND_CONFIG_MAP".into(),
+            secrets_key: None,
             // Terraform applied as the lab's user: the creator's admin entry.
             access_entries: std::iter::once((
                 crate::sim::aws::identity::user_arn(crate::sim::aws::identity::LAB_USER),
