@@ -3,8 +3,8 @@
 use std::time::Duration;
 
 use aws_sdk_eks::types::{
-    AmiTypes, EncryptionConfig, NodegroupScalingConfig, Provider, ResolveConflicts, Taint,
-    TaintEffect, VpcConfigRequest,
+    AmiTypes, AuthenticationMode, CreateAccessConfigRequest, EncryptionConfig,
+    NodegroupScalingConfig, Provider, ResolveConflicts, Taint, TaintEffect, VpcConfigRequest,
 };
 use serde_json::{Value, json};
 
@@ -117,6 +117,14 @@ impl AwsClients {
             .set_version(spec.version.clone())
             .role_arn(&spec.role_arn)
             .resources_vpc_config(vpc)
+            // EKS's API default is CONFIG_MAP; the seed's Terraform (terraform-aws-eks v20) asks
+            // for access entries too, with the creator as cluster admin through one.
+            .access_config(
+                CreateAccessConfigRequest::builder()
+                    .authentication_mode(AuthenticationMode::ApiAndConfigMap)
+                    .bootstrap_cluster_creator_admin_permissions(true)
+                    .build(),
+            )
             .set_encryption_config(spec.secrets_key.as_ref().map(|key| {
                 vec![
                     // `resources` is deprecated: EKS now encrypts all API data with the key.

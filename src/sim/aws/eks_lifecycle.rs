@@ -117,9 +117,10 @@ pub fn create_cluster(
         vpc_id: vpc.unwrap_or_default(),
         oidc_issuer: issuer,
         addons: BTreeMap::new(),
+        // EKS's default for a cluster created through its API (the console's differs).
         authentication_mode: body["accessConfig"]["authenticationMode"]
             .as_str()
-            .unwrap_or("API_AND_CONFIG_MAP")
+            .unwrap_or("CONFIG_MAP")
             .to_string(),
         access_entries: BTreeMap::new(),
         secrets_key: super::kms::secrets_key(state, &body["encryptionConfig"])?,
