@@ -128,13 +128,14 @@ fn ctrl_c_stops_every_branch_and_the_cleanups_still_run() {
         .arg(&report)
         .command();
     let (child, rx) = spawn_with_lines(command);
-    // The branches are threads: on a loaded machine the third may not have run yet when the
-    // second starts waiting, so Ctrl-C goes only once the second waits and the third is done.
-    let (mut second_waits, mut third_done) = (false, false);
-    while !(second_waits && third_done) {
+    // The branches are threads that start in any order on a loaded machine, so Ctrl-C goes
+    // only once the first and second wait and the third is done.
+    let (mut first_waits, mut second_waits, mut third_done) = (false, false, false);
+    while !(first_waits && second_waits && third_done) {
         let line = rx
             .recv_timeout(Duration::from_secs(30))
             .expect("the branches start");
+        first_waits |= line.contains("[step] checks > first");
         second_waits |= line.contains("[step] checks > second > inner");
         third_done |= line.contains("[pass] checks > third");
     }
