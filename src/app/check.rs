@@ -72,7 +72,7 @@ pub(crate) fn execute(args: &CheckArgs) -> AppResult {
             Err(diagnostic) => {
                 failures += 1;
                 println!("error   {name}");
-                eprint!("{}", diagnostic.render(&host.sources));
+                eprint!("{}", diagnostic.render(&host.sources, false));
             }
         }
     }

@@ -1,24 +1,27 @@
 //! `runbook doctor`: read-only probes of a target before a run, each passed or failed with the
-//! same one-line message a run would end with: the Kubernetes API and its readyz, the EKS
-//! cluster and whether the kubeconfig points at it, helm.
+//! same one-line message a run would end with: the Kubernetes API and its readyz, who the
+//! credentials are on both sides, what they may read and change, the EKS cluster and whether
+//! the kubeconfig points at it, helm.
 
 use serde_json::{Value, json};
 
 use super::target::{self, Target};
-use super::{AppResult, runtime};
+use super::{AppResult, doctor_access, runtime};
 use crate::cli::DoctorArgs;
 use crate::clients::helm::find_helm;
 use crate::error::Exit;
 
-/// One probe: what was asked, whether it passed, and what was found or went wrong.
-struct Probe {
-    name: String,
-    ok: bool,
-    detail: String,
+/// One probe: what was asked, whether it passed, and what was found or went wrong. A warning
+/// passes: it says what some runbooks will not be able to do.
+pub(super) struct Probe {
+    pub(super) name: String,
+    pub(super) ok: bool,
+    pub(super) warn: bool,
+    pub(super) detail: String,
 }
 
 impl Probe {
-    fn new(name: impl Into<String>, outcome: Result<String, String>) -> Self {
+    pub(super) fn new(name: impl Into<String>, outcome: Result<String, String>) -> Self {
         let (ok, detail) = match outcome {
             Ok(detail) => (true, detail),
             Err(detail) => (false, detail),
@@ -26,6 +29,16 @@ impl Probe {
         Self {
             name: name.into(),
             ok,
+            warn: false,
+            detail,
+        }
+    }
+
+    pub(super) fn warning(name: impl Into<String>, detail: String) -> Self {
+        Self {
+            name: name.into(),
+            ok: true,
+            warn: true,
             detail,
         }
     }
@@ -38,7 +51,7 @@ pub(crate) fn execute(args: &DoctorArgs) -> AppResult {
     if args.json {
         let list: Vec<Value> = probes
             .iter()
-            .map(|p| json!({"probe": p.name, "ok": p.ok, "detail": p.detail}))
+            .map(|p| json!({"probe": p.name, "ok": p.ok, "warn": p.warn, "detail": p.detail}))
             .collect();
         println!(
             "{}",
@@ -49,7 +62,11 @@ pub(crate) fn execute(args: &DoctorArgs) -> AppResult {
         println!("{}", target.description);
         let width = probes.iter().map(|p| p.name.len()).max().unwrap_or(0);
         for p in &probes {
-            let mark = if p.ok { "ok  " } else { "FAIL" };
+            let mark = match (p.ok, p.warn) {
+                (false, _) => "FAIL",
+                (true, true) => "warn",
+                (true, false) => "ok  ",
+            };
             println!("{mark}  {:width$}  {}", p.name, p.detail);
         }
     }
@@ -87,7 +104,15 @@ async fn probe(target: &Target, args: &DoctorArgs) -> Vec<Probe> {
                 Err(e) => Err(e.to_string()),
             },
         ));
+        probes.extend(doctor_access::probe(kube).await);
     }
+    probes.push(Probe::new(
+        "AWS identity",
+        aws.caller_identity()
+            .await
+            .map(|who| who["arn"].as_str().unwrap_or("?").to_string())
+            .map_err(|e| e.to_string()),
+    ));
     let name = args
         .target
         .cluster

@@ -68,7 +68,7 @@ pub(crate) fn execute(args: &ServeArgs) -> AppResult {
         }
     }
     say(format!(
-        "lab twin ({:?} scenario) serving the Kubernetes API on {server} and AWS (EKS, EC2, IAM) on {aws}",
+        "lab twin ({:?} scenario) serving the Kubernetes API on {server} and AWS (EKS, EC2, IAM, KMS, STS) on {aws}",
         args.scenario
     ));
     if let Some(path) = &args.write_env {

@@ -3,6 +3,7 @@
 mod check;
 mod docs;
 mod doctor;
+mod doctor_access;
 mod eks_cluster;
 mod eval;
 mod history;

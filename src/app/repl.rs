@@ -45,6 +45,7 @@ pub(crate) fn execute(args: &ReplArgs) -> AppResult {
             virtual_clock: target.virtual_clock.clone(),
             extensions: target.extensions.clone(),
             description: target.description.clone(),
+            verbose: args.target.verbose,
         },
     );
     repl.run();

@@ -134,7 +134,10 @@ pub(crate) fn execute(args: RunArgs) -> AppResult {
         )
     })?;
     if let Some(diagnostic) = &outcome.diagnostic {
-        eprint!("{}", host.mask(&diagnostic.render(&host.sources)));
+        eprint!(
+            "{}",
+            host.mask(&diagnostic.render(&host.sources, config.target.verbose))
+        );
     }
     outputs.write(&outcome.report)?;
     if let Some(text) = left_behind_text(&outcome.report) {

@@ -10,14 +10,21 @@ pub(super) fn encode(value: &impl serde::Serialize) -> Dynamic {
     from_json(&serde_json::to_value(value).unwrap_or_default())
 }
 
-/// A client error as a catchable script error: a map with `reason`, `code` and `message`, so
-/// that `catch (e) { if e.reason == "NotFound" { ... } }` works.
+/// A client error as a catchable script error: a map with `reason`, `code`, `message` and
+/// `causes`, so that `catch (e) { if e.reason == "NotFound" { ... } }` works.
 pub(super) fn kube_error(error: KubeError, position: Position) -> Box<EvalAltResult> {
     let mut map = Map::new();
     map.insert("reason".into(), Dynamic::from(error.reason().to_string()));
     map.insert("code".into(), Dynamic::from_int(i64::from(error.code())));
     map.insert("message".into(), Dynamic::from(error.to_string()));
+    map.insert("causes".into(), causes(error.causes()));
     EvalAltResult::ErrorRuntime(Dynamic::from_map(map), position).into()
+}
+
+/// An error's cause chain as the script sees it (`e.causes`), and as `--verbose` and the
+/// report's `error_detail` show it: every layer's own message, outermost first.
+pub(super) fn causes(texts: &[String]) -> Dynamic {
+    Dynamic::from_array(texts.iter().cloned().map(Dynamic::from).collect())
 }
 
 /// A string option from an options map.

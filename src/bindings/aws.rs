@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use rhai::{Dynamic, Engine, EvalAltResult, Map, Module, NativeCallContext, Position};
 
-use super::args::known_options;
+use super::args::{causes, known_options};
 use super::journaled::{journal_rule, journaled, rule_action, shown_rule};
 use crate::clients::aws::{AwsClients, AwsError, RuleSpec, is_transient};
 use crate::journal::Undo;
@@ -30,6 +30,7 @@ pub(super) fn aws_error(error: AwsError, position: Position) -> Box<EvalAltResul
     map.insert("reason".into(), Dynamic::from(error.code.clone()));
     map.insert("operation".into(), Dynamic::from(error.operation.clone()));
     map.insert("message".into(), Dynamic::from(error.message.clone()));
+    map.insert("causes".into(), causes(&error.causes));
     EvalAltResult::ErrorRuntime(Dynamic::from_map(map), position).into()
 }
 

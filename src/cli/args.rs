@@ -384,6 +384,10 @@ pub struct TargetArgs {
     /// call's retries get their own.
     #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = duration_arg, global = true)]
     pub request_timeout: std::time::Duration,
+    /// After an error's one line, print what it came from: every layer's own message (the
+    /// SDK's, the HTTP stack's, the operating system's), the HTTP status and request id.
+    #[arg(long, short, global = true)]
+    pub verbose: bool,
     /// Switch a fault on in the lab twin (repeatable): check=NAME, nodegroup-never-joins=NAME,
     /// aws-throttle=RATE, aws-5xx=RATE, aws-latency=DURATION,
     /// kube-latency=DURATION, nccl-busbw=SHARE (and a GPU node's hardware: see the README).

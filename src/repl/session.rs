@@ -27,6 +27,8 @@ pub struct ReplTarget {
     pub extensions: Vec<Arc<dyn Extension>>,
     /// Words for `:target`.
     pub description: String,
+    /// Errors show their cause chain (`--verbose`).
+    pub verbose: bool,
 }
 
 pub struct Repl {
@@ -158,7 +160,10 @@ impl Repl {
                     println!("{}", pretty::trim(&text));
                 }
             }
-            Err(diagnostic) => eprint!("{}", diagnostic.render(&self.host.sources)),
+            Err(diagnostic) => eprint!(
+                "{}",
+                diagnostic.render(&self.host.sources, self.target.verbose)
+            ),
         }
         true
     }
@@ -337,7 +342,10 @@ impl Repl {
         run_cleanups(&self.host, &mut self.engine, &self.functions, mark);
         match result {
             Ok(_) => println!("loaded {path}"),
-            Err(diagnostic) => eprint!("{}", diagnostic.render(&self.host.sources)),
+            Err(diagnostic) => eprint!(
+                "{}",
+                diagnostic.render(&self.host.sources, self.target.verbose)
+            ),
         }
     }
 

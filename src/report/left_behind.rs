@@ -49,6 +49,7 @@ mod tests {
             snapshots: vec![],
             metrics: vec![],
             error: None,
+            error_detail: vec![],
             virtual_ms: 0,
             wall_ms: 0,
         }

@@ -94,6 +94,10 @@ pub struct Report {
     pub metrics: Vec<MetricRecord>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// What lies under the error's one line (a client error's causes, outermost first), as
+    /// `--verbose` prints them.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub error_detail: Vec<String>,
     pub virtual_ms: u64,
     pub wall_ms: u64,
 }

@@ -118,6 +118,9 @@ impl Report {
             }
         }
         self.error = self.error.as_deref().map(clean);
+        for cause in &mut self.error_detail {
+            *cause = clean(cause);
+        }
         self.runbook = clean(&self.runbook);
         map_json_strings(&mut self.parameters, &clean);
         self
@@ -264,6 +267,7 @@ mod tests {
                 ok: true,
             }],
             error: Some("token s3cr3t-value refused".into()),
+            error_detail: vec!["HTTP 401 for s3cr3t-value".into()],
             virtual_ms: 0,
             wall_ms: 0,
         }

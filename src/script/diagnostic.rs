@@ -39,6 +39,9 @@ pub struct Diagnostic {
     /// Where the failing code was called from, innermost last.
     pub callers: Vec<Location>,
     pub help: Vec<String>,
+    /// Under a client error's one line, every layer's own message (`e.causes`): shown with
+    /// `--verbose` and kept in the report's `error_detail`.
+    pub causes: Vec<String>,
     missing: Option<Missing>,
 }
 
@@ -73,6 +76,7 @@ impl Diagnostic {
             location: None,
             callers: Vec::new(),
             help: Vec::new(),
+            causes: Vec::new(),
             missing: None,
         }
     }
@@ -116,6 +120,7 @@ impl Diagnostic {
             location: locate(&current_source, current.position()),
             callers,
             help: Vec::new(),
+            causes: causes_of(current),
             missing,
         }
     }
@@ -140,6 +145,7 @@ impl Diagnostic {
             location: locate(source, position),
             callers: Vec::new(),
             help: Vec::new(),
+            causes: Vec::new(),
             missing,
         }
     }
@@ -181,8 +187,8 @@ impl Diagnostic {
     }
 
     /// The full rendering for a terminal: headline, location, source line with a caret, the
-    /// rest of the message, then callers and hints.
-    pub fn render(&self, sources: &SourceMap) -> String {
+    /// rest of the message, then callers and hints; with `verbose`, the causes under them.
+    pub fn render(&self, sources: &SourceMap, verbose: bool) -> String {
         let headline = match self.kind {
             FaultKind::Failure => "failed",
             FaultKind::Script => "error",
@@ -214,8 +220,29 @@ impl Diagnostic {
         for help in &self.help {
             out.push_str(&format!("  = help: {help}\n"));
         }
+        if verbose {
+            for cause in &self.causes {
+                out.push_str(&format!("  = caused by: {cause}\n"));
+            }
+        }
         out
     }
+}
+
+/// The `causes` a binding put in its error map.
+fn causes_of(error: &EvalAltResult) -> Vec<String> {
+    let EvalAltResult::ErrorRuntime(value, _) = error else {
+        return Vec::new();
+    };
+    let Some(map) = value.read_lock::<rhai::Map>() else {
+        return Vec::new();
+    };
+    map.get("causes")
+        .and_then(|c| {
+            c.read_lock::<rhai::Array>()
+                .map(|a| a.iter().map(ToString::to_string).collect())
+        })
+        .unwrap_or_default()
 }
 
 fn classify(error: &EvalAltResult) -> (FaultKind, String, Option<Missing>) {

@@ -209,6 +209,7 @@ pub fn report(host: &Host, diagnostic: Option<&Diagnostic>) -> Report {
         snapshots: recorded.snapshots,
         metrics: recorded.metrics,
         error: diagnostic.map(Diagnostic::one_line),
+        error_detail: diagnostic.map(|d| d.causes.clone()).unwrap_or_default(),
         virtual_ms: millis(host.virtual_elapsed()),
         wall_ms: millis(host.wall_elapsed()),
     };

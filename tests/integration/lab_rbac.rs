@@ -223,6 +223,22 @@ fn a_read_only_identity_passes_the_checks_is_refused_its_first_write_and_leaves_
     ]);
     assert!(deleted.status.success(), "{}", text(&deleted));
     give_the_lab_user(&lab, "AmazonEKSAdminViewPolicy");
+    // doctor says who the keys are on both sides, that verify's reads are allowed, and warns
+    // (without failing) that the drill's changes are not.
+    let doctor = Runbook::new()
+        .lab_env(&lab)
+        .args(["doctor", "--cluster", "myeks5w"])
+        .run()
+        .expect_code(0);
+    let out = doctor.stdout();
+    for row in [
+        format!("ok    Kubernetes identity           {me} (groups system:authenticated)"),
+        "ok    may read what verify reads    6 permissions".to_string(),
+        "warn  may make the drill's changes  cannot create pods -n default, delete pods -n default, create pods/exec -n default, patch nodes: verify-only runbooks will pass, the GPU drill will not".to_string(),
+        format!("ok    AWS identity                  {me}"),
+    ] {
+        assert!(out.contains(&row), "{row}\nin:\n{out}");
+    }
     Runbook::new()
         .lab_env(&lab)
         .args(["run", "runbooks/verify.rhai", "--cluster", "myeks5w"])

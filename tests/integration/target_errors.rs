@@ -68,6 +68,27 @@ fn html_server() -> u16 {
     port
 }
 
+/// A server on loopback that starts every answer (status, headers, the first bytes of a
+/// body) and then sends nothing more, as a stuck proxy would.
+fn stalling_server() -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("a port");
+    let port = listener.local_addr().expect("bound").port();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            std::thread::spawn(move || {
+                let mut stream = stream;
+                let mut buffer = [0u8; 8192];
+                let _ = stream.read(&mut buffer);
+                let _ = stream.write_all(
+                    b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{\"kind\":",
+                );
+                std::thread::sleep(Duration::from_secs(60));
+            });
+        }
+    });
+    port
+}
+
 fn mask(line: &str, dir: &Path) -> String {
     let text = line.replace(&dir.display().to_string(), "DIR");
     let mut out = String::new();
@@ -250,6 +271,58 @@ fn every_way_to_miss_a_target_says_what_where_why_and_what_to_do_in_one_line() {
             )),
         ),
     ]);
+    let failing_plugin = d.join("failing-plugin");
+    std::fs::write(
+        &failing_plugin,
+        std::fs::read_to_string(&exec).expect("readable").replace(
+            "command: aws-iam-authenticator-missing\n      args: [token, -i, myeks5w]",
+            "command: sh\n      args: [-c, \"exit 255\", s3cr3t-argument]",
+        ),
+    )
+    .expect("writable");
+    let wrong_token = d.join("wrong-token");
+    std::fs::write(
+        &wrong_token,
+        lab_text
+            .lines()
+            .map(|l| {
+                if l.trim_start().starts_with("token:") {
+                    "    token: not-the-lab-token"
+                } else {
+                    l
+                }
+            })
+            .collect::<Vec<_>>()
+            .join("\n"),
+    )
+    .expect("writable");
+    let plugin_failed = message(kube(&failing_plugin.display().to_string(), &[]));
+    assert!(!plugin_failed.contains("s3cr3t"), "{plugin_failed}");
+    cases.extend([
+        ("kubernetes: the credential plugin fails", plugin_failed),
+        (
+            "kubernetes: a token the API server does not accept",
+            message(kube(&wrong_token.display().to_string(), &[])),
+        ),
+    ]);
+    let started = Instant::now();
+    cases.push((
+        "kubernetes: an answer that starts and then stalls",
+        message(kube(
+            &kubeconfig_with_server(
+                &lab,
+                &format!("http://127.0.0.1:{}", stalling_server()),
+                d,
+                "stalling",
+            ),
+            &[],
+        )),
+    ));
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "the 2 s request timeout bounds a stalled body too: {:?}",
+        started.elapsed()
+    );
     let started = Instant::now();
     cases.push((
         "kubernetes: a socket that never answers",
@@ -296,6 +369,10 @@ fn doctor_passes_on_the_twin_and_names_what_fails_elsewhere() {
     for probe in [
         "ok    Kubernetes API",
         "ok    readyz",
+        "ok    Kubernetes identity           kubernetes-admin (groups system:masters, system:authenticated)",
+        "ok    may read what verify reads    6 permissions",
+        "ok    may make the drill's changes  5 permissions",
+        "ok    AWS identity                  arn:aws:iam::123456789012:user/lab",
         "ok    EKS cluster myeks5w",
         "ok    helm",
     ] {
@@ -338,11 +415,93 @@ fn doctor_passes_on_the_twin_and_names_what_fails_elsewhere() {
         .expect_code(1);
     let out = ran.stdout();
     assert!(out.contains("ok    Kubernetes API"), "{out}");
-    assert!(
-        out.contains(
-            "FAIL  EKS cluster myeks5w  ConnectionError: DescribeCluster: cannot reach http://127.0.0.1:"
-        ),
-        "{out}"
-    );
+    for row in [
+        "FAIL  AWS identity                  ConnectionError: GetCallerIdentity: cannot reach http://127.0.0.1:",
+        "FAIL  EKS cluster myeks5w           ConnectionError: DescribeCluster: cannot reach http://127.0.0.1:",
+    ] {
+        assert!(out.contains(row), "{row}\nin:\n{out}");
+    }
     assert!(out.contains("the connection was refused"), "{out}");
+}
+
+#[test]
+fn verbose_shows_each_layer_under_the_one_line_and_the_report_keeps_them() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let dead = format!("http://127.0.0.1:{}", free_port());
+    let runbook = dir.path().join("clusters.rhai");
+    std::fs::write(&runbook, "step(\"clusters\", || eks::clusters());\n").expect("writable");
+    let report = dir.path().join("report.json");
+    let ran = Runbook::new()
+        .env("AWS_ACCESS_KEY_ID", "testing")
+        .env("AWS_SECRET_ACCESS_KEY", "testing")
+        .args([
+            "run",
+            "--progress",
+            "never",
+            "--aws-endpoint",
+            &dead,
+            "--report",
+        ])
+        .arg(&report)
+        .arg(&runbook)
+        .run()
+        .expect_code(1);
+    let quiet = ran.stderr();
+    assert!(quiet.contains("the connection was refused"), "{quiet}");
+    assert!(!quiet.contains("caused by"), "one line by default: {quiet}");
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&report).expect("a report")).expect("json");
+    let detail: Vec<&str> = report["error_detail"]
+        .as_array()
+        .expect("error_detail")
+        .iter()
+        .filter_map(|c| c.as_str())
+        .collect();
+    assert_eq!(detail.first(), Some(&"dispatch failure"), "{report}");
+    assert!(
+        detail
+            .last()
+            .is_some_and(|c| c.starts_with("Connection refused")),
+        "{report}"
+    );
+
+    let verbose = Runbook::new()
+        .env("AWS_ACCESS_KEY_ID", "testing")
+        .env("AWS_SECRET_ACCESS_KEY", "testing")
+        .args([
+            "eval",
+            "eks::clusters()",
+            "--verbose",
+            "--aws-endpoint",
+            &dead,
+        ])
+        .run()
+        .expect_code(1);
+    let text = verbose.stderr();
+    let causes: Vec<&str> = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("  = caused by: "))
+        .collect();
+    assert_eq!(causes.len(), detail.len(), "{text}");
+    assert!(causes.contains(&"tcp connect error"), "{text}");
+    for dump in ["DispatchFailure(", "Os {", "ConnectorError"] {
+        assert!(!text.contains(dump), "a Debug dump in: {text}");
+    }
+    // Scripts read the same chain.
+    let caught = Runbook::new()
+        .env("AWS_ACCESS_KEY_ID", "testing")
+        .env("AWS_SECRET_ACCESS_KEY", "testing")
+        .args([
+            "eval",
+            "let causes = []; try { eks::clusters(); } catch (e) { causes = e.causes; } causes",
+            "--aws-endpoint",
+            &dead,
+        ])
+        .run()
+        .expect_code(0);
+    assert!(
+        caught.stdout().contains("tcp connect error"),
+        "{}",
+        caught.stdout()
+    );
 }

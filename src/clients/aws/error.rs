@@ -13,6 +13,10 @@ pub struct AwsError {
     /// `ResourceNotFoundException`, `InvalidPermission.NotFound`, ...
     pub code: String,
     pub message: String,
+    /// Every layer's own message, outermost first (the SDK's, hyper's, the OS's), with the
+    /// HTTP status and request id of an answer: what `--verbose` and the report's
+    /// `error_detail` show after the one line.
+    pub causes: Vec<String>,
 }
 
 impl AwsError {
@@ -31,6 +35,7 @@ impl AwsError {
             operation: operation.into(),
             code: code.into(),
             message: message.into(),
+            causes: Vec::new(),
         }
     }
 
@@ -44,11 +49,13 @@ impl AwsError {
     where
         E: ProvideErrorMetadata + std::error::Error + Send + Sync + 'static,
     {
+        let causes = causes(&error);
         if let Some(failure) = describe(&error, to) {
             return Self {
                 operation: operation.into(),
                 code: failure.code.into(),
                 message: format!("{operation}: {}", failure.message),
+                causes,
             };
         }
         let code = error.code().unwrap_or("Unknown").to_string();
@@ -63,6 +70,7 @@ impl AwsError {
             operation: operation.into(),
             code,
             message,
+            causes,
         }
     }
 
@@ -74,4 +82,19 @@ impl AwsError {
         }
         self
     }
+}
+
+/// The chain of an SDK error, then what the answer (if any) says about itself.
+fn causes<E>(error: &SdkError<E, HttpResponse>) -> Vec<String>
+where
+    E: ProvideErrorMetadata + std::error::Error + Send + Sync + 'static,
+{
+    let mut causes = crate::clients::connection::chain(error);
+    if let Some(raw) = error.raw_response() {
+        causes.push(format!("HTTP {}", raw.status().as_u16()));
+    }
+    if let Some(id) = error.meta().extra("aws_request_id") {
+        causes.push(format!("request id {id}"));
+    }
+    causes
 }

@@ -18,7 +18,8 @@ use super::health::{Health, parse_health};
 use super::kinds::{self, Kind};
 use super::kubeconfig_error;
 use super::list_items::parse_items;
-use super::unreachable::name_endpoint;
+use super::stalled_body::StalledBodyLayer;
+use super::unreachable::{Destination, name_endpoint};
 
 /// The field manager of everything runbooks apply.
 pub(super) const FIELD_MANAGER: &str = "runbook";
@@ -48,13 +49,20 @@ fn client_for(
     answer_within: Option<std::time::Duration>,
     bearer: Option<Arc<dyn TokenSource>>,
 ) -> Result<kube::Client, KubeError> {
+    let config_connect_timeout = config.connect_timeout;
     let builder = kube::client::ClientBuilder::try_from(config)
         .map_err(|e| KubeError::Config(format!("cannot make a client for {endpoint}: {e}")))?;
-    let name = name_endpoint(endpoint.trim_end_matches('/').to_string());
+    let endpoint = endpoint.trim_end_matches('/');
+    let name = name_endpoint(Destination {
+        endpoint: endpoint.to_string(),
+        connect_within: config_connect_timeout,
+        answer_within,
+    });
     let bearer = tower::util::option_layer(bearer.map(BearerLayer));
     Ok(match answer_within {
         Some(limit) => builder
             .with_layer(&tower::timeout::TimeoutLayer::new(limit))
+            .with_layer(&StalledBodyLayer::new(limit, endpoint))
             .with_layer(&bearer)
             .with_layer(&name)
             .build(),
@@ -265,7 +273,7 @@ impl KubeClient {
             .into_body()
             .collect()
             .await
-            .map_err(|e| KubeError::Connection(super::unreachable::describe(&e)))?
+            .map_err(|e| super::unreachable::describe(&e))?
             .to_bytes();
         if status.is_success() {
             return Ok(body);
@@ -292,7 +300,7 @@ impl KubeClient {
             .into_body()
             .collect()
             .await
-            .map_err(|e| KubeError::Connection(super::unreachable::describe(&e)))?
+            .map_err(|e| super::unreachable::describe(&e))?
             .to_bytes();
         Ok(parse_health(&String::from_utf8_lossy(&bytes), ok))
     }

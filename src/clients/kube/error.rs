@@ -19,9 +19,13 @@ pub enum KubeError {
         waited: String,
         last: String,
     },
-    /// No answer from the API server: the whole line, from [`super::unreachable`].
-    #[error("{0}")]
-    Connection(String),
+    /// No answer from the API server: the whole line, from [`super::unreachable`], and every
+    /// layer's own message under it (hyper's, rustls', the OS's) for `--verbose`.
+    #[error("{message}")]
+    Connection {
+        message: String,
+        causes: Vec<String>,
+    },
     /// The kubeconfig or the client could not be made: the whole line says which and why.
     #[error("{0}")]
     Config(String),
@@ -35,8 +39,16 @@ impl KubeError {
             KubeError::UnknownKind { .. } => "UnknownKind",
             KubeError::Invalid(_) => "BadRequest",
             KubeError::Timeout { .. } => "Timeout",
-            KubeError::Connection(_) => "ConnectionError",
+            KubeError::Connection { .. } => "ConnectionError",
             KubeError::Config(_) => "ConfigError",
+        }
+    }
+
+    /// What lies under the one line: empty unless the request never got an answer.
+    pub fn causes(&self) -> &[String] {
+        match self {
+            KubeError::Connection { causes, .. } => causes,
+            _ => &[],
         }
     }
 
@@ -78,9 +90,31 @@ impl From<kube::Error> for KubeError {
                     status.reason.clone()
                 },
                 code: status.code,
-                message: status.message.clone(),
+                message: with_advice(status.code, &status.message),
             },
-            other => KubeError::Connection(super::unreachable::describe(&other)),
+            other => super::unreachable::describe(&other),
         }
+    }
+}
+
+/// The API server's words, and what to do where they leave it unsaid: a 401 says only
+/// `Unauthorized`, a 403 names the user and the permission but not how to get it.
+fn with_advice(code: u16, message: &str) -> String {
+    match code {
+        401 => {
+            // The API server says only `Unauthorized`, which the reason already says.
+            let said = match message.trim_end_matches('.') {
+                "" | "Unauthorized" => String::new(),
+                other => format!(" ({other})"),
+            };
+            format!(
+                "the API server did not accept the credentials{said}: a token that has expired or was revoked, one made for another cluster, or an identity the cluster does not map (EKS: no access entry or aws-auth entry); `runbook doctor` with the same target flags says who they are"
+            )
+        }
+        403 if message.contains("forbidden") => format!(
+            "{}: grant it with a Role or ClusterRole bound to that identity (on EKS also an access policy such as AmazonEKSEditPolicy), or run as an identity that has it",
+            message.trim_end_matches('.')
+        ),
+        _ => message.to_string(),
     }
 }

@@ -101,7 +101,22 @@ pub(super) fn plugin_failure(
         )
     } else {
         format!(
-            "the credential plugin of the kubeconfig {file} (user {user}: `{command} ...`) failed ({text}): run it by hand to see why; an SSO session may need `aws sso login`"
+            "the credential plugin of the kubeconfig {file} (user {user}: `{command} ...`) failed{}: run it by hand to see why; an SSO session may need `aws sso login`",
+            plugin_status(text)
         )
     })
+}
+
+/// ` with exit status N (its own message is above)` from kube's text, which also quotes the
+/// whole command line (arguments and all) and a Debug dump of its output: neither is shown.
+fn plugin_status(text: &str) -> String {
+    let code: String = text
+        .rsplit_once("exit status: ")
+        .map(|(_, rest)| rest.chars().take_while(char::is_ascii_digit).collect())
+        .unwrap_or_default();
+    if code.is_empty() {
+        " (its own message, if any, is above)".to_string()
+    } else {
+        format!(" with exit status {code} (its own message, if any, is above)")
+    }
 }

@@ -12,6 +12,7 @@ mod kinds;
 mod kubeconfig_error;
 mod list_items;
 mod quarantine;
+mod stalled_body;
 mod summaries;
 mod unreachable;
 mod wait;

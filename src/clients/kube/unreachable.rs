@@ -5,21 +5,33 @@
 
 use std::error::Error as StdError;
 use std::fmt;
+use std::time::Duration;
 
+use super::KubeError;
+use super::stalled_body::Stalled;
 use crate::clients::connection::{self, Cause, chain, find};
+use crate::clock::format_duration;
 
 type BoxError = Box<dyn StdError + Send + Sync>;
+
+/// Where a client's requests go and how long they may take, for its messages.
+#[derive(Debug, Clone)]
+pub(super) struct Destination {
+    pub(super) endpoint: String,
+    pub(super) connect_within: Option<Duration>,
+    pub(super) answer_within: Option<Duration>,
+}
 
 /// An error of one request to `endpoint`; its source is what went wrong.
 #[derive(Debug)]
 pub(super) struct AtEndpoint {
-    endpoint: String,
+    to: Destination,
     source: BoxError,
 }
 
 impl fmt::Display for AtEndpoint {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "a request to {}", self.endpoint)
+        write!(f, "a request to {}", self.to.endpoint)
     }
 }
 
@@ -31,22 +43,31 @@ impl StdError for AtEndpoint {
 
 /// The layer that names the endpoint in every error of the service under it.
 pub(super) fn name_endpoint(
-    endpoint: String,
+    to: Destination,
 ) -> tower::util::MapErrLayer<impl Fn(BoxError) -> BoxError + Clone> {
     tower::util::MapErrLayer::new(move |source: BoxError| -> BoxError {
         Box::new(AtEndpoint {
-            endpoint: endpoint.clone(),
+            to: to.clone(),
             source,
         })
     })
 }
 
-/// `cannot reach the Kubernetes API at URL: cause: advice`.
-pub(super) fn describe(error: &(dyn StdError + 'static)) -> String {
+/// " within 5s" for a limit that is known.
+fn within(limit: Option<Duration>) -> String {
+    limit.map_or_else(String::new, |l| format!(" within {}", format_duration(l)))
+}
+
+/// `cannot reach the Kubernetes API at URL: cause: advice`, with the chain under it.
+pub(super) fn describe(error: &(dyn StdError + 'static)) -> KubeError {
     let texts = chain(error);
     let innermost = texts.last().cloned().unwrap_or_default();
-    let endpoint = find::<AtEndpoint>(error)
-        .map_or_else(|| "its server".to_string(), |at| at.endpoint.clone());
+    let at = find::<AtEndpoint>(error).map(|at| &at.to);
+    let stalled = find::<Stalled>(error);
+    let endpoint = at
+        .map(|to| to.endpoint.clone())
+        .or_else(|| stalled.map(|s| s.endpoint.clone()))
+        .unwrap_or_else(|| "its server".to_string());
     let local = endpoint.contains("://127.0.0.1") || endpoint.contains("://localhost");
     let unreachable = if local {
         "is `runbook lab serve` (or the cluster) running there? the kubeconfig it wrote names its port"
@@ -71,15 +92,28 @@ pub(super) fn describe(error: &(dyn StdError + 'static)) -> String {
             format!("the TLS handshake failed ({innermost})"),
             "is the server http:// given as https://, or its CA not the one in the kubeconfig?",
         ),
+        _ if stalled.is_some() => (
+            stalled.map(Stalled::to_string).unwrap_or_default(),
+            "the server, or a proxy or VPN on the way, stopped sending mid-answer: run again, and check the network path if it repeats",
+        ),
         _ if elapsed => (
-            "no answer within the request timeout (--request-timeout)".to_string(),
+            format!(
+                "no answer{} (--request-timeout)",
+                within(at.and_then(|to| to.answer_within))
+            ),
             unreachable,
         ),
         Cause::TimedOut => (
-            "no connection in time (--connect-timeout)".to_string(),
+            format!(
+                "no connection{} (--connect-timeout)",
+                within(at.and_then(|to| to.connect_within))
+            ),
             unreachable,
         ),
         Cause::Other => (innermost, unreachable),
     };
-    format!("cannot reach the Kubernetes API at {endpoint}: {cause}: {advice}")
+    KubeError::Connection {
+        message: format!("cannot reach the Kubernetes API at {endpoint}: {cause}: {advice}"),
+        causes: texts,
+    }
 }
