@@ -15,6 +15,7 @@
 //! - [`sandbox`]: what a runbook may read on this machine
 //! - [`journal`]: the run journal, what undoes each mutation, and the lock on a target
 //! - [`history`]: every run kept with its metrics, what baselines compare with
+//! - [`guard`]: what a run may change (`--read-only`, `--max-gpu-nodes`, `--allow`)
 
 pub mod app;
 pub mod auth;
@@ -24,6 +25,7 @@ pub mod clients;
 pub mod clock;
 pub mod error;
 pub mod gpu;
+pub mod guard;
 pub mod health;
 pub mod history;
 pub mod journal;

@@ -1,6 +1,7 @@
 //! One file per subcommand: each wires a clock, the script host and the reporters.
 
 mod check;
+mod confirm;
 mod docs;
 mod doctor;
 mod doctor_access;

@@ -5,7 +5,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use super::run_history::{RunHistory, history_dir, unix_now, write_metrics_file};
-use super::{AppResult, preflight, runtime, signals, target};
+use super::{AppResult, confirm, preflight, runtime, signals, target};
 use crate::cli::{JournalArgs, Progress, RunArgs, RunConfig};
 use crate::clients::pushgateway::Pushgateway;
 use crate::error::Error;
@@ -40,6 +40,14 @@ pub(crate) fn execute(args: RunArgs) -> AppResult {
     let runtime = runtime::build()?;
     let target = target::connect(&runtime, &config.target, config.clock)?;
     let runbook = config.file.display().to_string();
+    let real = match (&target.outside(), &config.target.aws_endpoint) {
+        (Some(_), _) => Some(target.description.clone()),
+        (None, Some(endpoint)) => Some(format!("AWS at {endpoint}")),
+        (None, None) => None,
+    };
+    if let Some(real) = real {
+        confirm::changes_confirmed(&runbook, &real, config.yes, config.guards.read_only)?;
+    }
     let state_dir = journal::state_dir(config.journal.state_dir.as_deref());
     let run_id = new_run_id();
     // The embedded twin is this process's own; any other target is held for the run.
@@ -99,6 +107,9 @@ pub(crate) fn execute(args: RunArgs) -> AppResult {
 
     if let Some(journal) = &run_journal {
         host.attach_journal(journal.clone());
+    }
+    if !config.guards.is_empty() {
+        host.attach_guards(config.guards.clone());
     }
     if let Some(history) = &history {
         host.attach_metric_history(Arc::new(history.clone()));

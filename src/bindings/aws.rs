@@ -9,6 +9,7 @@ use rhai::{Dynamic, Engine, EvalAltResult, Map, Module, NativeCallContext, Posit
 use super::args::{causes, known_options};
 use super::journaled::{journal_rule, journaled, rule_action, shown_rule};
 use crate::clients::aws::{AwsClients, AwsError, RuleSpec, is_transient};
+use crate::guard::Change;
 use crate::journal::Undo;
 use crate::script::{Extension, Host, documented as doc, duration_value, from_json, usage_error};
 
@@ -304,7 +305,7 @@ impl Extension for AwsBindings {
                 let journal_rule = journal_rule(&spec);
                 let action = rule_action("authorize", group, &journal_rule);
                 let undo = Undo::Revoke { group: group.to_string(), rule: journal_rule };
-                journaled(&host, position, &action, Some(undo), || call(&host, position, || clients.authorize(group, &spec)))
+                journaled(&host, position, Change::new(action).on(format!("sg/{group}")), Some(undo), || call(&host, position, || clients.authorize(group, &spec)))
             });
         let (clients, host) = clone!();
         doc("revoke", &["group: &str", "rule: Dynamic", "()"], "Removes a rule, given as a map like authorize's (or one from ec2::rules) or as its id (\"sgr-...\").")
@@ -321,14 +322,14 @@ impl Extension for AwsBindings {
                         Some(Undo::Authorize { rule, .. }) => rule_action("revoke", group, rule),
                         _ => format!("ec2::revoke {group} {}", id.as_str()),
                     };
-                    return journaled(&host, position, &action, undo, || call(&host, position, || clients.revoke_rule_id(group, &id)));
+                    return journaled(&host, position, Change::new(action).on(format!("sg/{group}")), undo, || call(&host, position, || clients.revoke_rule_id(group, &id)));
                 }
                 let map = rule.read_lock::<Map>().map(|m| m.clone()).ok_or_else(|| usage_error("ec2::revoke takes a rule map or a rule id", position))?;
                 let spec = rule_spec(group, &map, position)?;
                 let journal_rule = journal_rule(&spec);
                 let action = rule_action("revoke", group, &journal_rule);
                 let undo = Undo::Authorize { group: group.to_string(), rule: journal_rule };
-                journaled(&host, position, &action, Some(undo), || call(&host, position, || clients.revoke(group, &spec)))
+                journaled(&host, position, Change::new(action).on(format!("sg/{group}")), Some(undo), || call(&host, position, || clients.revoke(group, &spec)))
             });
         let (clients, host) = clone!();
         doc(
@@ -454,10 +455,29 @@ fn scale(
         Some(max) => format!("eks::scale_nodegroup {cluster} {name} to {desired} (max {max})"),
         None => format!("eks::scale_nodegroup {cluster} {name} to {desired}"),
     };
-    let update = journaled(host, position, &action, undo, || {
+    let mut change = Change::new(action).on(format!("nodegroup/{cluster}/{name}"));
+    if is_gpu_group(&before) {
+        change = change.sizing_gpus(i64::from(desired));
+    }
+    let update = journaled(host, position, change, undo, || {
         call(host, position, || {
             clients.scale_nodegroup_to(cluster, name, desired, max, wait, clock.as_ref())
         })
     })?;
     Ok(json(&update))
+}
+
+/// A node group of GPU instances (p*, g*, trn*/inf* are accelerators too) or with a GPU AMI,
+/// as `eks::nodegroup` describes it.
+pub(super) fn is_gpu_group(group: &serde_json::Value) -> bool {
+    let gpu_ami = group["ami_type"]
+        .as_str()
+        .is_some_and(|ami| ami.contains("GPU") || ami.contains("NVIDIA"));
+    let gpu_instances = group["instance_types"].as_array().is_some_and(|types| {
+        types
+            .iter()
+            .filter_map(|t| t.as_str())
+            .any(crate::lab::is_gpu_instance_type)
+    });
+    gpu_ami || gpu_instances
 }

@@ -11,6 +11,7 @@ use super::aws::{call, json};
 use super::journaled::journaled;
 use super::options::Spec;
 use crate::clients::aws::AwsClients;
+use crate::guard::Change;
 use crate::script::{Host, documented as doc};
 
 type Result<T = Dynamic> = std::result::Result<T, Box<EvalAltResult>>;
@@ -23,7 +24,7 @@ pub(super) fn install_roles(iam: &mut Module, clients: &Arc<AwsClients>, host: &
             let s = Spec::new(&spec, "iam::create_role", &["name", "service", "description"], position)?;
             let (name, service) = (s.required("name")?, s.required("service")?);
             let description = s.string("description")?.unwrap_or_default();
-            journaled(&h, position, &format!("iam::create_role {name}"), None, || {
+            journaled(&h, position, Change::new(format!("iam::create_role {name}")).on(format!("role/{name}")), None, || {
                 call(&h, position, || c.create_role(&name, &service, &description))
             })
         });
@@ -63,7 +64,7 @@ pub(super) fn install_roles(iam: &mut Module, clients: &Arc<AwsClients>, host: &
                 journaled(
                     &h,
                     position,
-                    &format!("iam::{name} {role} {policy}"),
+                    Change::new(format!("iam::{name} {role} {policy}")).on(format!("role/{role}")),
                     None,
                     || {
                         call(&h, position, || async {
@@ -90,7 +91,7 @@ pub(super) fn install_roles(iam: &mut Module, clients: &Arc<AwsClients>, host: &
         journaled(
             &h,
             position,
-            &format!("iam::delete_role {name}"),
+            Change::new(format!("iam::delete_role {name}")).on(format!("role/{name}")),
             None,
             || call(&h, position, || c.delete_role(name)),
         )
@@ -103,7 +104,7 @@ pub(super) fn install_addresses(ec2: &mut Module, clients: &Arc<AwsClients>, hos
     doc("allocate_address", &["name: &str", "String"], "Allocates an Elastic IP tagged Name = `name` (for a NAT gateway); returns its allocation id.")
         .set_into_module(ec2, move |ctx: NativeCallContext, name: &str| -> Result<String> {
             let position = ctx.call_position();
-            journaled(&h, position, &format!("ec2::allocate_address {name}"), None, || {
+            journaled(&h, position, Change::new(format!("ec2::allocate_address {name}")).on(format!("eip/{name}")), None, || {
                 call(&h, position, || c.allocate_address(name))
             })
         });
@@ -131,7 +132,7 @@ pub(super) fn install_addresses(ec2: &mut Module, clients: &Arc<AwsClients>, hos
         journaled(
             &h,
             position,
-            &format!("ec2::release_address {id}"),
+            Change::new(format!("ec2::release_address {id}")).on(format!("eip/{id}")),
             None,
             || call(&h, position, || c.release_address(id)),
         )
@@ -155,7 +156,7 @@ pub(super) fn kms_module(clients: &Arc<AwsClients>, host: &Arc<Host>) -> Module 
             journaled(
                 &h,
                 position,
-                &format!("kms::create_key {alias}"),
+                Change::new(format!("kms::create_key {alias}")).on(format!("key/{alias}")),
                 None,
                 || call(&h, position, || c.create_key(alias, description)),
             )
@@ -171,7 +172,7 @@ pub(super) fn kms_module(clients: &Arc<AwsClients>, host: &Arc<Host>) -> Module 
         .set_into_module(&mut kms, move |ctx: NativeCallContext, alias: &str, days: i64| -> Result {
             let position = ctx.call_position();
             let days = i32::try_from(days).unwrap_or(i32::MAX);
-            journaled(&h, position, &format!("kms::retire_key {alias}"), None, || {
+            journaled(&h, position, Change::new(format!("kms::retire_key {alias}")).on(format!("key/{alias}")), None, || {
                 call(&h, position, || c.retire_key(alias, days))
             })
             .map(|()| Dynamic::UNIT)

@@ -10,6 +10,7 @@ use rhai::{Dynamic, EvalAltResult, Map, Module, NativeCallContext};
 use super::aws::{call, json};
 use super::options::Spec;
 use crate::clients::aws::{AwsClients, ClusterSpec, EksResource, NodegroupSpec, SubnetSpec};
+use crate::guard::Change;
 use crate::lab::cost::PRICES;
 use crate::script::{Host, documented as doc, duration_value};
 
@@ -79,12 +80,12 @@ pub(super) fn install_eks(eks: &mut Module, clients: &Arc<AwsClients>, host: &Ar
                 security_groups: s.strings("security_groups")?,
                 secrets_key: s.string("secrets_key")?,
             };
-            Ok(json(&journaled(&h, position, "eks::create_cluster", None, || call(&h, position, || c.create_cluster(&cluster)))?))
+            Ok(json(&journaled(&h, position, Change::new(format!("eks::create_cluster {}", cluster.name)).on(format!("cluster/{}", cluster.name)), None, || call(&h, position, || c.create_cluster(&cluster)))?))
         });
     let (c, h) = (clients.clone(), host.clone());
     doc("delete_cluster", &["name: &str", "()"], "Starts deleting a cluster (its node groups must be gone: ResourceInUseException otherwise).")
         .set_into_module(eks, move |ctx: NativeCallContext, name: &str| -> Result {
-            journaled(&h, ctx.call_position(), "eks::delete_cluster", None, || call(&h, ctx.call_position(), || c.delete_cluster(name))).map(|()| unit())
+            journaled(&h, ctx.call_position(), Change::new(format!("eks::delete_cluster {name}")).on(format!("cluster/{name}")), None, || call(&h, ctx.call_position(), || c.delete_cluster(name))).map(|()| unit())
         });
     waiter!(
         eks,
@@ -129,7 +130,12 @@ pub(super) fn install_eks(eks: &mut Module, clients: &Arc<AwsClients>, host: &Ar
                 labels: s.pairs("labels")?,
                 taints,
             };
-            Ok(json(&journaled(&h, position, "eks::create_nodegroup", None, || call(&h, position, || c.create_nodegroup(cluster, &nodegroup)))?))
+            let mut change = Change::new(format!("eks::create_nodegroup {cluster} {} ({} x {})", nodegroup.name, nodegroup.desired, nodegroup.instance_type))
+                .on(format!("nodegroup/{cluster}/{}", nodegroup.name));
+            if crate::lab::is_gpu_instance_type(&nodegroup.instance_type) || nodegroup.ami_type.contains("NVIDIA") || nodegroup.ami_type.contains("GPU") {
+                change = change.sizing_gpus(i64::from(nodegroup.desired));
+            }
+            Ok(json(&journaled(&h, position, change, None, || call(&h, position, || c.create_nodegroup(cluster, &nodegroup)))?))
         });
     let (c, h) = (clients.clone(), host.clone());
     doc(
@@ -140,8 +146,13 @@ pub(super) fn install_eks(eks: &mut Module, clients: &Arc<AwsClients>, host: &Ar
     .set_into_module(
         eks,
         move |ctx: NativeCallContext, cluster: &str, name: &str| -> Result {
-            call(&h, ctx.call_position(), || {
-                c.delete_nodegroup(cluster, name)
+            // Journaled like every mutation, though nothing can undo it.
+            let change = Change::new(format!("eks::delete_nodegroup {cluster} {name}"))
+                .on(format!("nodegroup/{cluster}/{name}"));
+            journaled(&h, ctx.call_position(), change, None, || {
+                call(&h, ctx.call_position(), || {
+                    c.delete_nodegroup(cluster, name)
+                })
             })
             .map(|()| unit())
         },
@@ -170,7 +181,7 @@ pub(super) fn install_eks(eks: &mut Module, clients: &Arc<AwsClients>, host: &Ar
     let (c, h) = (clients.clone(), host.clone());
     doc("create_addon", &["cluster: &str", "name: &str", "Map"], "Starts installing an add-on at its default version; returns #{ addon_name, addon_version, status }.")
         .set_into_module(eks, move |ctx: NativeCallContext, cluster: &str, name: &str| -> Result {
-            Ok(json(&journaled(&h, ctx.call_position(), "eks::create_addon", None, || call(&h, ctx.call_position(), || c.create_addon(cluster, name, None)))?))
+            Ok(json(&journaled(&h, ctx.call_position(), Change::new(format!("eks::create_addon {cluster} {name}")).on(format!("addon/{cluster}/{name}")), None, || call(&h, ctx.call_position(), || c.create_addon(cluster, name, None)))?))
         });
     let (c, h) = (clients.clone(), host.clone());
     doc(
@@ -187,7 +198,8 @@ pub(super) fn install_eks(eks: &mut Module, clients: &Arc<AwsClients>, host: &Ar
             Ok(json(&journaled(
                 &h,
                 position,
-                "eks::create_addon",
+                Change::new(format!("eks::create_addon {cluster} {name}"))
+                    .on(format!("addon/{cluster}/{name}")),
                 None,
                 || {
                     call(&h, position, || {
@@ -206,7 +218,9 @@ pub(super) fn install_eks(eks: &mut Module, clients: &Arc<AwsClients>, host: &Ar
     .set_into_module(
         eks,
         move |ctx: NativeCallContext, cluster: &str, name: &str| -> Result {
-            journaled(&h, ctx.call_position(), "eks::delete_addon", None, || {
+            let change = Change::new(format!("eks::delete_addon {cluster} {name}"))
+                .on(format!("addon/{cluster}/{name}"));
+            journaled(&h, ctx.call_position(), change, None, || {
                 call(&h, ctx.call_position(), || c.delete_addon(cluster, name))
             })
             .map(|()| unit())
@@ -247,9 +261,13 @@ pub(super) fn install_ec2(ec2: &mut Module, clients: &Arc<AwsClients>, host: &Ar
             let position = ctx.call_position();
             let s = Spec::new(&spec, "ec2::create_vpc", &["cidr", "name"], position)?;
             let (cidr, name) = (s.required("cidr")?, s.string("name")?.unwrap_or_default());
-            journaled(&h, position, "ec2::create_vpc", None, || {
-                call(&h, position, || c.create_vpc(&cidr, &name))
-            })
+            journaled(
+                &h,
+                position,
+                named_create("ec2::create_vpc", "vpc", &name, &cidr),
+                None,
+                || call(&h, position, || c.create_vpc(&cidr, &name)),
+            )
         },
     );
     let (c, h) = (clients.clone(), host.clone());
@@ -269,7 +287,7 @@ pub(super) fn install_ec2(ec2: &mut Module, clients: &Arc<AwsClients>, host: &Ar
                 name: s.string("name")?.unwrap_or_default(),
                 public,
             };
-            journaled(&h, position, "ec2::create_subnet", None, || call(&h, position, || c.create_subnet(&subnet)))
+            journaled(&h, position, named_create("ec2::create_subnet", "subnet", &subnet.name, &subnet.cidr), None, || call(&h, position, || c.create_subnet(&subnet)))
         });
     let (c, h) = (clients.clone(), host.clone());
     doc("create_nat_gateway", &["spec: Map", "String"], "Creates a public NAT gateway: #{ subnet, name, allocation_id } (real AWS needs the Elastic IP's\nallocation_id); returns its id. ec2::wait_nat_gateway_available waits for it.")
@@ -277,7 +295,7 @@ pub(super) fn install_ec2(ec2: &mut Module, clients: &Arc<AwsClients>, host: &Ar
             let position = ctx.call_position();
             let s = Spec::new(&spec, "ec2::create_nat_gateway", &["subnet", "name", "allocation_id"], position)?;
             let (subnet, name, allocation) = (s.required("subnet")?, s.string("name")?.unwrap_or_default(), s.string("allocation_id")?);
-            journaled(&h, position, "ec2::create_nat_gateway", None, || call(&h, position, || c.create_nat_gateway(&subnet, &name, allocation.as_deref())))
+            journaled(&h, position, Change::new(format!("ec2::create_nat_gateway {name} in {subnet}")).on(format!("nat/{name}")), None, || call(&h, position, || c.create_nat_gateway(&subnet, &name, allocation.as_deref())))
         });
     let (c, h) = (clients.clone(), host.clone());
     doc(
@@ -308,7 +326,7 @@ pub(super) fn install_ec2(ec2: &mut Module, clients: &Arc<AwsClients>, host: &Ar
             let position = ctx.call_position();
             let s = Spec::new(&spec, "ec2::create_security_group", &["name", "description", "vpc"], position)?;
             let (name, description, vpc) = (s.required("name")?, s.required("description")?, s.required("vpc")?);
-            journaled(&h, position, "ec2::create_security_group", None, || call(&h, position, || c.create_security_group(&name, &description, &vpc)))
+            journaled(&h, position, Change::new(format!("ec2::create_security_group {name}")).on(format!("sg/{name}")), None, || call(&h, position, || c.create_security_group(&name, &description, &vpc)))
         });
     let (c, h) = (clients.clone(), host.clone());
     doc(
@@ -344,20 +362,36 @@ pub(super) fn install_ec2(ec2: &mut Module, clients: &Arc<AwsClients>, host: &Ar
             move |ctx: NativeCallContext, id: &str| -> Result {
                 let position = ctx.call_position();
                 let outcome = match name {
-                    "delete_vpc" => journaled(&h, position, "ec2::delete_vpc", None, || {
-                        call(&h, position, || c.delete_vpc(id))
-                    }),
-                    "delete_subnet" => journaled(&h, position, "ec2::delete_subnet", None, || {
-                        call(&h, position, || c.delete_subnet(id))
-                    }),
-                    "delete_nat_gateway" => {
-                        journaled(&h, position, "ec2::delete_nat_gateway", None, || {
-                            call(&h, position, || c.delete_nat_gateway(id))
-                        })
-                    }
-                    _ => journaled(&h, position, "ec2::delete_security_group", None, || {
-                        call(&h, position, || c.delete_security_group(id))
-                    }),
+                    "delete_vpc" => journaled(
+                        &h,
+                        position,
+                        Change::new(format!("ec2::delete_vpc {id}")).on(format!("vpc/{id}")),
+                        None,
+                        || call(&h, position, || c.delete_vpc(id)),
+                    ),
+                    "delete_subnet" => journaled(
+                        &h,
+                        position,
+                        Change::new(format!("ec2::delete_subnet {id}")).on(format!("subnet/{id}")),
+                        None,
+                        || call(&h, position, || c.delete_subnet(id)),
+                    ),
+                    "delete_nat_gateway" => journaled(
+                        &h,
+                        position,
+                        Change::new(format!("ec2::delete_nat_gateway {id}"))
+                            .on(format!("nat/{id}")),
+                        None,
+                        || call(&h, position, || c.delete_nat_gateway(id)),
+                    ),
+                    _ => journaled(
+                        &h,
+                        position,
+                        Change::new(format!("ec2::delete_security_group {id}"))
+                            .on(format!("sg/{id}")),
+                        None,
+                        || call(&h, position, || c.delete_security_group(id)),
+                    ),
                 };
                 outcome.map(|()| unit())
             },
@@ -372,7 +406,7 @@ pub(super) fn install_iam(iam: &mut Module, clients: &Arc<AwsClients>, host: &Ar
             let position = ctx.call_position();
             let s = Spec::new(&spec, "iam::create_oidc_provider", &["url", "client_ids", "thumbprints"], position)?;
             let (url, ids, thumbprints) = (s.required("url")?, s.strings("client_ids")?, s.strings("thumbprints")?);
-            journaled(&h, position, "iam::create_oidc_provider", None, || call(&h, position, || c.create_oidc_provider(&url, &ids, &thumbprints)))
+            journaled(&h, position, Change::new(format!("iam::create_oidc_provider {url}")).on(format!("oidc-provider/{url}")), None, || call(&h, position, || c.create_oidc_provider(&url, &ids, &thumbprints)))
         });
     let (c, h) = (clients.clone(), host.clone());
     doc(
@@ -384,7 +418,8 @@ pub(super) fn install_iam(iam: &mut Module, clients: &Arc<AwsClients>, host: &Ar
         journaled(
             &h,
             ctx.call_position(),
-            "iam::delete_oidc_provider",
+            Change::new(format!("iam::delete_oidc_provider {arn}"))
+                .on(format!("oidc-provider/{arn}")),
             None,
             || call(&h, ctx.call_position(), || c.delete_oidc_provider(arn)),
         )
@@ -405,4 +440,10 @@ pub(super) fn cost_module(clients: &Arc<AwsClients>, host: &Arc<Host>) -> Module
             Ok(json(&serde_json::to_value(PRICES).unwrap_or_default()))
         });
     cost
+}
+
+/// A VPC or subnet about to be made: named by its Name tag, or by its CIDR when it has none.
+fn named_create(action: &str, kind: &str, name: &str, cidr: &str) -> Change {
+    let id = if name.is_empty() { cidr } else { name };
+    Change::new(format!("{action} {}", format!("{name} {cidr}").trim())).on(format!("{kind}/{id}"))
 }

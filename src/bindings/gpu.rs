@@ -2,6 +2,7 @@
 //! and its parser).
 
 use super::journaled::journaled;
+use crate::guard::Change;
 use crate::journal::Undo;
 use std::sync::Arc;
 use std::time::Duration;
@@ -129,7 +130,7 @@ impl Extension for GpuBindings {
                     namespace: spec.namespace.clone(),
                     selector: "app.kubernetes.io/managed-by=runbook,runbook/probe=nvml".into(),
                 };
-                journaled(&h, position, "nvml::query (probe pods)", Some(undo), || {
+                journaled(&h, position, Change::new("nvml::query (probe pods)").on(format!("pod/{}/nvml-probes", spec.namespace)), Some(undo), || {
                     let answered = h.block_on(position, query(&kube, &spec, clock.as_ref()));
                     if answered.is_err() {
                         h.block_on_cleanup(remove_probes(&kube, &spec));
@@ -153,7 +154,7 @@ impl Extension for GpuBindings {
                     namespace: spec.namespace.clone(),
                     selector: format!("app.kubernetes.io/managed-by=runbook,runbook/nccl={}", run.name),
                 };
-                journaled(&h, position, &format!("nccl::all_reduce {}", run.name), Some(undo), || {
+                journaled(&h, position, Change::new(format!("nccl::all_reduce {}", run.name)).on(format!("pod/{}/{}", spec.namespace, run.name)), Some(undo), || {
                     let outcome = h.block_on(position, run.run(&kube, &spec, clock.as_ref()));
                     let cleaned = h.block_on_cleanup(run.cleanup(&kube));
                     let result = outcome?.map_err(|e| kube_error(e, position))?;

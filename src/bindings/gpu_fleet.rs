@@ -15,6 +15,7 @@ use crate::clients::gpu::{
     remove_health_probes, remove_sweep, sweep,
 };
 use crate::clients::kube::{KubeClient, ListOptions, NodeSummary};
+use crate::guard::Change;
 use crate::health::node_check::QUERY_FIELDS;
 use crate::health::pair_sweep::{PairRun, Pairs, findings, plan};
 use crate::health::thresholds::for_instance_type;
@@ -127,7 +128,7 @@ pub(super) fn install_fleet(
                 selector: probe_selector(PROBE_KIND),
             };
             let clock = h.clock.clone();
-            journaled(&h, position, "nvml::collect (probe pods)", Some(undo), || {
+            journaled(&h, position, Change::new("nvml::collect (probe pods)").on(format!("pod/{}/dcgm-probes", spec.namespace)), Some(undo), || {
                 let answered = h.block_on(position, collect(&k, &spec, clock.as_ref()));
                 if answered.is_err() {
                     h.block_on_cleanup(remove_health_probes(&k, &spec.namespace));
@@ -176,7 +177,7 @@ pub(super) fn install_fleet(
                 namespace: spec.run.namespace.clone(),
                 selector: format!("app.kubernetes.io/managed-by=runbook,runbook/nccl-group={}", spec.group),
             };
-            journaled(&h, position, &format!("nccl::sweep {} ({} pairs)", spec.group, spec.pairs.len()), Some(undo), || {
+            journaled(&h, position, Change::new(format!("nccl::sweep {} ({} pairs)", spec.group, spec.pairs.len())).on(format!("pod/{}/{}", spec.run.namespace, spec.group)), Some(undo), || {
                 let answers = h.block_on(position, sweep(&k, &spec, clock.as_ref()));
                 let answers = match answers {
                     Ok(answers) => answers,

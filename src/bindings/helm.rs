@@ -2,6 +2,7 @@
 //! install rendered objects through `k8s::`'s client as `helm install` would.
 
 use super::k8s_undo::{identity, undo_of};
+use crate::guard::Change;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -222,13 +223,24 @@ impl Extension for HelmBindings {
                 // the install starts (hooks it skips included: a recover deletes what is not there
                 // as a no-op).
                 let namespace_object = serde_json::json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}});
+                let changes: Vec<(Change, String, Option<String>, String)> = std::iter::once(&namespace_object)
+                    .chain(objects.iter().map(|o| &o.object))
+                    .map(|object| {
+                        let (kind, ns, name) = identity(object, Some(&namespace));
+                        let ns = if kind == "v1/Namespace" { None } else { ns };
+                        let change = Change::new(format!("helm::apply {kind} {}/{name}", ns.as_deref().unwrap_or("")))
+                            .on(Change::kubernetes(&kind, ns.as_deref(), &name));
+                        (change, kind, ns, name)
+                    })
+                    .collect();
+                // The install is one call: every object passes the guards before any is journaled.
+                for (change, ..) in &changes {
+                    h.guard(change).map_err(|e| crate::script::failure_error(e, position))?;
+                }
                 let mut seqs = Vec::new();
-                for object in std::iter::once(&namespace_object).chain(objects.iter().map(|o| &o.object)) {
-                    let (kind, ns, name) = identity(object, Some(&namespace));
-                    let ns = if kind == "v1/Namespace" { None } else { ns };
-                    let undo = undo_of(&h, &kube, &kind, &name, ns.as_deref(), position)?;
-                    let action = format!("helm::apply {kind} {}/{name}", ns.as_deref().unwrap_or(""));
-                    seqs.push(h.mutation_starts(&action, undo).map_err(|e| crate::script::failure_error(e, position))?);
+                for (change, kind, ns, name) in &changes {
+                    let undo = undo_of(&h, &kube, kind, name, ns.as_deref(), position)?;
+                    seqs.push(h.mutation_starts(change, undo).map_err(|e| crate::script::failure_error(e, position))?);
                 }
                 let installed = h.block_on(position, install(&kube, &objects, &namespace, wait, clock.as_ref()));
                 // Answered as sent even when the install failed: it may have failed after some

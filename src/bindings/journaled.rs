@@ -5,23 +5,32 @@
 use rhai::{EvalAltResult, Position};
 
 use crate::clients::aws::RuleSpec;
+use crate::guard::Change;
 use crate::journal::{Rule, Undo};
 use crate::script::{Host, failure_error};
 
-/// Runs `call` as the mutation `action`, journaled with `undo`.
+/// Runs `call` as the mutation `change` (an action's words, or a [`Change`] naming its
+/// resource), held to the run's guards and journaled with `undo` before it is sent.
 pub(super) fn journaled<T>(
     host: &Host,
     position: Position,
-    action: &str,
+    change: impl Into<Change>,
     undo: Option<Undo>,
     call: impl FnOnce() -> Result<T, Box<EvalAltResult>>,
 ) -> Result<T, Box<EvalAltResult>> {
-    let seq = host
-        .mutation_starts(action, undo)
+    let sending = host
+        .mutation_starts(&change.into(), undo)
         .map_err(|e| failure_error(e, position))?;
     let result = call();
-    host.mutation_answered(&[seq], result.as_ref().err().map(|e| e.to_string()));
+    host.mutation_answered(&[sending], result.as_ref().err().map(|e| error_line(e)));
     result
+}
+
+/// A call's error as the journal and the report keep it: the line a run would end with
+/// (`InvalidPermission.NotFound: The specified rule does not exist ...`), not Rhai's dump of
+/// the error map.
+fn error_line(error: &EvalAltResult) -> String {
+    crate::script::Diagnostic::from_eval(error, "").message
 }
 
 /// A rule as the journal keeps it.

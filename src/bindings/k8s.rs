@@ -17,7 +17,10 @@ use super::node_quarantine::install_quarantine;
 use crate::clients::kube::{
     Condition, KubeClient, KubeError, ListOptions, NodeSummary, NodeWait, PodSummary,
 };
-use crate::script::{Extension, Host, documented as doc, from_json, to_json, usage_error};
+use crate::guard::Change;
+use crate::script::{
+    Extension, Host, documented as doc, failure_error, from_json, to_json, usage_error,
+};
 
 type Result<T = Dynamic> = std::result::Result<T, Box<EvalAltResult>>;
 
@@ -55,9 +58,18 @@ fn delete_journaled(
         "k8s::delete {kind} {}/{name}",
         namespace.unwrap_or("default")
     );
-    journaled(host, position, &action, undo, || {
+    let change = Change::new(action).on(Change::kubernetes(kind, namespace, name));
+    journaled(host, position, change, undo, || {
         call(host, position, client.delete(kind, name, namespace))
     })
+}
+
+fn apply_change(kind: &str, namespace: Option<&str>, name: &str) -> Change {
+    Change::new(format!(
+        "k8s::apply {kind} {}/{name}",
+        namespace.unwrap_or("")
+    ))
+    .on(Change::kubernetes(kind, namespace, name))
 }
 
 /// Applies objects one at a time, each journaled with what undoes it.
@@ -68,6 +80,13 @@ fn apply_journaled(
     namespace: Option<&str>,
     position: Position,
 ) -> Result<Vec<serde_json::Value>> {
+    // Every object is held to the guards before the first is sent: an apply is not left
+    // half done by a guard.
+    for object in objects {
+        let (kind, ns, name) = identity(object, namespace);
+        host.guard(&apply_change(&kind, ns.as_deref(), &name))
+            .map_err(|e| failure_error(e, position))?;
+    }
     let mut applied = Vec::with_capacity(objects.len());
     for object in objects {
         let (kind, ns, name) = identity(object, namespace);
@@ -77,8 +96,8 @@ fn apply_journaled(
         } else {
             undo_of(host, client, &kind, &name, ns.as_deref(), position)?
         };
-        let action = format!("k8s::apply {kind} {}/{name}", ns.as_deref().unwrap_or(""));
-        let one = journaled(host, position, &action, undo, || {
+        let change = apply_change(&kind, ns.as_deref(), &name);
+        let one = journaled(host, position, change, undo, || {
             call(
                 host,
                 position,
@@ -278,7 +297,8 @@ impl Extension for KubeBindings {
                 journaled(
                     &host,
                     position,
-                    &format!("k8s::patch {kind} {name}"),
+                    Change::new(format!("k8s::patch {kind} {name}"))
+                        .on(Change::kubernetes(kind, None, name)),
                     undo,
                     || {
                         Ok(from_json(&call(
@@ -319,7 +339,11 @@ impl Extension for KubeBindings {
                 journaled(
                     &host,
                     position,
-                    &format!("k8s::patch {kind} {name}"),
+                    Change::new(format!("k8s::patch {kind} {name}")).on(Change::kubernetes(
+                        kind,
+                        namespace.as_deref(),
+                        name,
+                    )),
                     undo,
                     || {
                         Ok(from_json(&call(

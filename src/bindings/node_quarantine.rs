@@ -37,7 +37,7 @@ pub(super) fn install_quarantine(m: &mut Module, client: &Arc<KubeClient>, host:
             let evidence = options.get("evidence").map_or(serde_json::Value::Null, to_json);
             let quarantine = Quarantine { key: &key, value: &value, valid_until: valid_until.clone(), evidence };
             let undo = Undo::ReleaseNode { node: node.to_string(), key: key.clone() };
-            journaled(&h, position, &format!("k8s::quarantine {node} {key}={value}"), Some(undo), || {
+            journaled(&h, position, crate::guard::Change::new(format!("k8s::quarantine {node} {key}={value}")).on(format!("node/{node}")), Some(undo), || {
                 h.block_on(position, kube.quarantine(node, &quarantine))?.map_err(|e| kube_error(e, position))?;
                 Ok(from_json(&serde_json::json!({"node": node, "key": key, "value": value, "valid_until": valid_until})))
             })
@@ -46,7 +46,7 @@ pub(super) fn install_quarantine(m: &mut Module, client: &Arc<KubeClient>, host:
     doc("release", &["node: &str", "key: &str", "bool"], "Takes the `key` quarantine off a node: its taint, labels and annotation go, and the cordon too\nif the quarantine put it there. False when there was nothing to take off.")
         .set_into_module(m, move |ctx: NativeCallContext, node: &str, key: &str| -> Result<bool> {
             let position = ctx.call_position();
-            journaled(&h, position, &format!("k8s::release {node} {key}"), None, || {
+            journaled(&h, position, crate::guard::Change::new(format!("k8s::release {node} {key}")).on(format!("node/{node}")), None, || {
                 h.block_on(position, kube.release(node, key))?.map_err(|e| kube_error(e, position))
             })
         });

@@ -262,6 +262,13 @@ pub struct RunArgs {
     /// on a cluster from a kubeconfig].
     #[arg(long, value_enum)]
     pub clock: Option<ClockKind>,
+    /// Make changes to a target outside this process (a kubeconfig, --cluster, --in-cluster,
+    /// --aws-endpoint) without asking; without a terminal to ask on, such a run is refused
+    /// unless this or --read-only is given.
+    #[arg(long, short = 'y')]
+    pub yes: bool,
+    #[command(flatten)]
+    pub guards: GuardArgs,
     #[command(flatten)]
     pub read: ReadArgs,
     #[command(flatten)]
@@ -270,6 +277,34 @@ pub struct RunArgs {
     pub history: HistoryArgs,
     #[command(flatten)]
     pub target: TargetArgs,
+}
+
+/// Limits on what a run may change, checked before each mutating call is sent; a call that
+/// breaks one fails, naming the guard, and the report lists it.
+#[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "Guards")]
+pub struct GuardArgs {
+    /// Fail every mutating call before it is sent (verify-only drills).
+    #[arg(long)]
+    pub read_only: bool,
+    /// Fail a call that would size a GPU node group above N nodes.
+    #[arg(long, value_name = "N")]
+    pub max_gpu_nodes: Option<u32>,
+    /// Only resources that match a pattern may change (repeatable; `*` matches any run of
+    /// characters): nodegroup/CLUSTER/NAME, sg/sg-..., pod/NAMESPACE/NAME, node/NAME,
+    /// KIND/NAMESPACE/NAME for other Kubernetes objects.
+    #[arg(long = "allow", value_name = "PATTERN")]
+    pub allow: Vec<crate::guard::ResourcePattern>,
+}
+
+impl GuardArgs {
+    pub fn guards(&self) -> crate::guard::Guards {
+        crate::guard::Guards {
+            read_only: self.read_only,
+            max_gpu_nodes: self.max_gpu_nodes.map(i64::from),
+            allow: self.allow.clone(),
+        }
+    }
 }
 
 /// What `read_text` and `--set key=@path` may read besides the runbook's and the snapshot
@@ -415,6 +450,8 @@ pub struct EvalArgs {
     #[arg(long)]
     pub json: bool,
     #[command(flatten)]
+    pub guards: GuardArgs,
+    #[command(flatten)]
     pub read: ReadArgs,
     #[command(flatten)]
     pub target: TargetArgs,
@@ -425,6 +462,8 @@ pub struct ReplArgs {
     /// The clock waits and sleeps use [default: virtual on the lab twin].
     #[arg(long, value_enum)]
     pub clock: Option<ClockKind>,
+    #[command(flatten)]
+    pub guards: GuardArgs,
     #[command(flatten)]
     pub read: ReadArgs,
     #[command(flatten)]

@@ -20,6 +20,9 @@ pub struct RunConfig {
     pub progress: Progress,
     pub clock: Option<ClockKind>,
     pub target: TargetArgs,
+    /// `--yes`: changes to a target outside this process need no confirmation.
+    pub yes: bool,
+    pub guards: crate::guard::Guards,
     pub journal: super::args::JournalArgs,
     /// `--history` as given (`off`, a folder, or the state directory when absent).
     pub history: super::args::HistoryArgs,
@@ -62,6 +65,8 @@ impl RunConfig {
             progress: args.progress,
             clock: args.clock,
             target: args.target,
+            yes: args.yes,
+            guards: args.guards.guards(),
             journal: args.journal,
             history: args.history,
             metrics_file: args.metrics_file,

@@ -4,9 +4,11 @@
 
 pub mod cost;
 mod facts;
+mod instance_types;
 mod network;
 pub mod reachability;
 pub mod timeline;
 
 pub use facts::*;
+pub use instance_types::is_gpu_instance_type;
 pub use network::*;

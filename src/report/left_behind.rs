@@ -48,6 +48,8 @@ mod tests {
             defers,
             snapshots: vec![],
             metrics: vec![],
+            guards: crate::guard::Guards::default(),
+            changes: vec![],
             error: None,
             error_detail: vec![],
             virtual_ms: 0,

@@ -22,8 +22,8 @@ pub use metric::{
     label_key, runs_named, shown_number,
 };
 pub use model::{
-    DeferRecord, DeferStatus, Outcome, Report, RunStatus, SnapshotOutcome, SnapshotRecord,
-    StepRecord,
+    ChangeOutcome, ChangeRecord, DeferRecord, DeferStatus, Outcome, Report, RunStatus,
+    SnapshotOutcome, SnapshotRecord, StepRecord,
 };
 pub use plain::{PlainSink, PrintSink};
 pub use prometheus::{RESERVED_LABELS, for_pushgateway, is_label_name, to_prometheus_text};

@@ -49,6 +49,30 @@ pub struct DeferRecord {
     pub wall_ms: u64,
 }
 
+/// One mutating call the run made or was stopped from making, in the order they came.
+#[derive(Debug, Clone, Serialize)]
+pub struct ChangeRecord {
+    #[serde(flatten)]
+    pub change: crate::guard::Change,
+    pub outcome: ChangeOutcome,
+    /// Made by a cleanup rather than by a step.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub cleanup: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ChangeOutcome {
+    /// Sent; its answer has not come (the run was stopped while it was in flight).
+    Sent,
+    Done,
+    Failed,
+    /// A guard stopped it before it was sent.
+    Refused,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum DeferStatus {
@@ -92,6 +116,12 @@ pub struct Report {
     /// What the run measured with `metric()`, in the order it did.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub metrics: Vec<MetricRecord>,
+    /// The limits on what the run could change (`--read-only`, `--max-gpu-nodes`, `--allow`).
+    #[serde(skip_serializing_if = "crate::guard::Guards::is_empty")]
+    pub guards: crate::guard::Guards,
+    /// Every mutating call, made or refused, in order.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub changes: Vec<ChangeRecord>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
     /// What lies under the error's one line (a client error's causes, outermost first), as

@@ -117,6 +117,11 @@ impl Report {
                 *text = clean(text);
             }
         }
+        for record in &mut self.changes {
+            record.change.action = clean(&record.change.action);
+            record.change.resource = record.change.resource.as_deref().map(clean);
+            record.error = record.error.as_deref().map(clean);
+        }
         self.error = self.error.as_deref().map(clean);
         for cause in &mut self.error_detail {
             *cause = clean(cause);
@@ -265,6 +270,14 @@ mod tests {
                 max: None,
                 baseline: None,
                 ok: true,
+            }],
+            guards: crate::guard::Guards::default(),
+            changes: vec![crate::report::ChangeRecord {
+                change: crate::guard::Change::new("k8s::apply Secret default/s3cr3t-value")
+                    .on("secret/default/s3cr3t-value"),
+                outcome: crate::report::ChangeOutcome::Done,
+                cleanup: false,
+                error: None,
             }],
             error: Some("token s3cr3t-value refused".into()),
             error_detail: vec!["HTTP 401 for s3cr3t-value".into()],

@@ -133,6 +133,7 @@ struct RunState {
     used_sets: BTreeSet<String>,
     failed: bool,
     next_defer_id: u64,
+    changes: Vec<crate::report::ChangeRecord>,
 }
 
 pub struct Host {
@@ -144,6 +145,7 @@ pub struct Host {
     sink: Arc<dyn Sink>,
     secrets: Mutex<Secrets>,
     journal: std::sync::OnceLock<Arc<Journal>>,
+    guards: std::sync::OnceLock<crate::guard::Guards>,
     metric_history: std::sync::OnceLock<Arc<dyn MetricHistory>>,
     /// A test hook: the process exits right after this many mutating calls have been answered
     /// (before the journal hears of it), as a run killed with SIGKILL would
@@ -174,6 +176,7 @@ impl Host {
             sink,
             secrets: Mutex::new(Secrets::default()),
             journal: std::sync::OnceLock::new(),
+            guards: std::sync::OnceLock::new(),
             metric_history: std::sync::OnceLock::new(),
             crash_after: std::env::var("RUNBOOK_CRASH_AFTER_MUTATION")
                 .ok()
@@ -530,6 +533,7 @@ impl Host {
             defers,
             snapshots: state.snapshots.clone(),
             metrics: state.metrics.clone(),
+            changes: state.changes.clone(),
             parameters: state.parameters.clone(),
             failed: state.failed,
         }
@@ -555,6 +559,7 @@ pub(crate) struct Recorded {
     pub(crate) defers: Vec<DeferRecord>,
     pub(crate) snapshots: Vec<SnapshotRecord>,
     pub(crate) metrics: Vec<MetricRecord>,
+    pub(crate) changes: Vec<crate::report::ChangeRecord>,
     pub(crate) parameters: Option<serde_json::Value>,
     pub(crate) failed: bool,
 }

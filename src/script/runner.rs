@@ -208,6 +208,8 @@ pub fn report(host: &Host, diagnostic: Option<&Diagnostic>) -> Report {
         defers: recorded.defers,
         snapshots: recorded.snapshots,
         metrics: recorded.metrics,
+        guards: host.guards(),
+        changes: recorded.changes,
         error: diagnostic.map(Diagnostic::one_line),
         error_detail: diagnostic.map(|d| d.causes.clone()).unwrap_or_default(),
         virtual_ms: millis(host.virtual_elapsed()),

@@ -43,6 +43,7 @@ fn the_baseline_runs_against_lab_serve_in_another_process() {
         .lab_env(&lab)
         .args([
             "run",
+            "--yes",
             "runbooks/aws/lab-baseline.rhai",
             "--progress",
             "never",

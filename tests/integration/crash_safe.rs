@@ -115,7 +115,7 @@ fn kill_at_every_mutation(runbook: &str, extra: &[&str]) -> usize {
     loop {
         let lab = LabServer::start("600");
         let before = state(&lab);
-        let mut args = vec!["run", runbook, "--progress", "never"];
+        let mut args = vec!["run", "--yes", runbook, "--progress", "never"];
         args.extend(extra);
         let ran = against(&lab, &args)
             .command()
@@ -183,7 +183,13 @@ fn recover_dry_run_says_what_it_would_do_and_does_nothing() {
     let lab = LabServer::start("600");
     let ran = against(
         &lab,
-        &["run", "runbooks/gpu-scale-up.rhai", "--progress", "never"],
+        &[
+            "run",
+            "--yes",
+            "runbooks/gpu-scale-up.rhai",
+            "--progress",
+            "never",
+        ],
     )
     .command()
     .env("RUNBOOK_CRASH_AFTER_MUTATION", "1")
@@ -214,7 +220,13 @@ fn recover_dry_run_says_what_it_would_do_and_does_nothing() {
     // The next run against the lab names the killed one and the command that recovers it.
     let next = against(
         &lab,
-        &["run", "runbooks/verify.rhai", "--progress", "never"],
+        &[
+            "run",
+            "--yes",
+            "runbooks/verify.rhai",
+            "--progress",
+            "never",
+        ],
     )
     .run();
     assert!(
@@ -235,6 +247,7 @@ fn stop_the_block_experiment_with(signal: &str, code: i32) {
         &lab,
         &[
             "run",
+            "--yes",
             "runbooks/sg-block-experiment.rhai",
             "--progress",
             "never",
@@ -290,7 +303,13 @@ fn a_second_run_against_the_same_lab_is_refused_naming_the_first() {
     let lab = LabServer::start("600");
     let command = against(
         &lab,
-        &["run", "runbooks/core/interrupt.rhai", "--progress", "never"],
+        &[
+            "run",
+            "--yes",
+            "runbooks/core/interrupt.rhai",
+            "--progress",
+            "never",
+        ],
     )
     .command();
     let (child, rx) = spawn_with_lines(command);
@@ -304,7 +323,13 @@ fn a_second_run_against_the_same_lab_is_refused_naming_the_first() {
     }
     let second = against(
         &lab,
-        &["run", "runbooks/verify.rhai", "--progress", "never"],
+        &[
+            "run",
+            "--yes",
+            "runbooks/verify.rhai",
+            "--progress",
+            "never",
+        ],
     )
     .run()
     .expect_code(2);
@@ -318,7 +343,13 @@ fn a_second_run_against_the_same_lab_is_refused_naming_the_first() {
     // Free again once the first run has ended.
     against(
         &lab,
-        &["run", "runbooks/verify.rhai", "--progress", "never"],
+        &[
+            "run",
+            "--yes",
+            "runbooks/verify.rhai",
+            "--progress",
+            "never",
+        ],
     )
     .run()
     .expect_code(0);
@@ -353,6 +384,7 @@ fn a_kill_at_random_moments_of_the_drill_is_recovered() {
             &lab,
             &[
                 "run",
+                "--yes",
                 "runbooks/gpu-lab.rhai",
                 "--progress",
                 "never",
@@ -385,7 +417,7 @@ fn only_the_newest_fifty_journals_of_ended_runs_are_kept() {
     std::fs::write(&runbook, "step(\"one\", || 1);\n").expect("write");
     for _ in 0..53 {
         Runbook::new()
-            .args(["run", "--progress", "never", "--history", "off"])
+            .args(["run", "--yes", "--progress", "never", "--history", "off"])
             .arg(&runbook)
             .env("XDG_STATE_HOME", state.path())
             .run()

@@ -220,7 +220,13 @@ fn the_cronjob_drill_applies_runs_and_its_rbac_is_exactly_what_it_calls() {
     // The drill's prerequisite, the GPU Operator, as the lab's first GPU scale-up installs it.
     Runbook::new()
         .lab_env(&lab)
-        .args(["run", "runbooks/gpu-scale-up.rhai", "--progress", "never"])
+        .args([
+            "run",
+            "--yes",
+            "runbooks/gpu-scale-up.rhai",
+            "--progress",
+            "never",
+        ])
         .arg("--kubeconfig")
         .arg(&lab.kubeconfig)
         .args(["--aws-endpoint", &lab.aws_endpoint()])

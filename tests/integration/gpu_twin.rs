@@ -308,6 +308,7 @@ fn kubectl_reads_a_sick_gpu_node_and_release_leaves_it_as_it_was() {
             .lab_env(&lab)
             .args([
                 "run",
+                "--yes",
                 "--aws-endpoint",
                 &endpoint,
                 "--progress",

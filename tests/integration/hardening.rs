@@ -182,6 +182,7 @@ fn ctrl_c_during_the_gpu_scale_up_leaves_no_gpu_nodes() {
         .lab_env(&lab)
         .args([
             "run",
+            "--yes",
             "runbooks/gpu-scale-up.rhai",
             "--progress",
             "never",
@@ -265,6 +266,7 @@ fn a_set_value_from_a_file_outside_the_sandbox_is_refused_before_the_run() {
     let ran = Runbook::new()
         .args([
             "run",
+            "--yes",
             "runbooks/core/params.rhai",
             "--set",
             "cluster=@/etc/passwd",
@@ -316,7 +318,7 @@ step("call with the token", || {
     std::fs::create_dir(&snapshots).expect("mkdir");
     let (report, junit) = (dir.path().join("r.json"), dir.path().join("j.xml"));
     let ran = Runbook::new()
-        .arg("run")
+        .args(["run", "--yes"])
         .arg(&runbook)
         .args(["--progress", "never", "--set"])
         .arg(format!("token=@{}", token_file.display()))
@@ -375,7 +377,7 @@ step(big, || { throw big; });
     .expect("write");
     let report = dir.path().join("r.json");
     Runbook::new()
-        .arg("run")
+        .args(["run", "--yes"])
         .arg(&runbook)
         .args(["--progress", "never", "--report"])
         .arg(&report)
@@ -399,6 +401,7 @@ fn a_report_into_a_missing_folder_is_refused_before_anything_runs() {
     let ran = Runbook::new()
         .args([
             "run",
+            "--yes",
             "runbooks/gpu-scale-up.rhai",
             "--report",
             "/no/such/dir/r.json",
@@ -415,6 +418,7 @@ fn a_report_into_a_missing_folder_is_refused_before_anything_runs() {
     let ran = Runbook::new()
         .args([
             "run",
+            "--yes",
             "runbooks/core/steps.rhai",
             "--snapshot-dir",
             "/no/such/sn",

@@ -60,6 +60,7 @@ fn the_same_runbook_runs_against_lab_serve_through_a_kubeconfig() {
     Runbook::new()
         .args([
             "run",
+            "--yes",
             "runbooks/k8s/cluster-health.rhai",
             "--progress",
             "never",

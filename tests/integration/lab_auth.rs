@@ -339,7 +339,13 @@ fn a_run_with_cluster_and_no_kubeconfig_passes_against_lab_serve() {
     let Some(lab) = lab() else { return };
     Runbook::new()
         .lab_env(&lab)
-        .args(["run", "runbooks/verify.rhai", "--cluster", "myeks5w"])
+        .args([
+            "run",
+            "--yes",
+            "runbooks/verify.rhai",
+            "--cluster",
+            "myeks5w",
+        ])
         .run()
         .expect_code(0);
     let asked = Runbook::new()
@@ -369,7 +375,7 @@ fn a_run_with_cluster_and_no_kubeconfig_passes_against_lab_serve() {
     // A cluster that is not there is named, before any Kubernetes call.
     let missing = Runbook::new()
         .lab_env(&lab)
-        .args(["run", "runbooks/verify.rhai", "--cluster", "nope"])
+        .args(["run", "--yes", "runbooks/verify.rhai", "--cluster", "nope"])
         .run();
     assert_eq!(missing.code(), 2, "{}", missing.stderr());
     assert!(

@@ -28,6 +28,7 @@ fn step<'a>(report: &'a serde_json::Value, path: &[&str]) -> &'a serde_json::Val
 fn drill_from_empty(sets: &[&str]) -> Runbook {
     let mut runbook = Runbook::new().args([
         "run",
+        "--yes",
         "runbooks/gpu-lab.rhai",
         "--scenario",
         "empty",
@@ -202,6 +203,7 @@ fn ctrl_c_in_the_block_experiment_restores_the_baseline_rules() {
         .lab_env(&lab)
         .args([
             "run",
+            "--yes",
             "runbooks/sg-block-experiment.rhai",
             "--progress",
             "never",
@@ -295,6 +297,7 @@ fn the_phase_runbooks_check_their_parameters_before_touching_the_lab() {
         let ran = Runbook::new()
             .args([
                 "run",
+                "--yes",
                 runbook,
                 "--progress",
                 "never",

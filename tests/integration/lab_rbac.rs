@@ -241,7 +241,13 @@ fn a_read_only_identity_passes_the_checks_is_refused_its_first_write_and_leaves_
     }
     Runbook::new()
         .lab_env(&lab)
-        .args(["run", "runbooks/verify.rhai", "--cluster", "myeks5w"])
+        .args([
+            "run",
+            "--yes",
+            "runbooks/verify.rhai",
+            "--cluster",
+            "myeks5w",
+        ])
         .run()
         .expect_code(0);
     let asked = Runbook::new()
@@ -266,6 +272,7 @@ fn a_read_only_identity_passes_the_checks_is_refused_its_first_write_and_leaves_
         .lab_env(&lab)
         .args([
             "run",
+            "--yes",
             "runbooks/gpu-scale-up.rhai",
             "--cluster",
             "myeks5w",

@@ -15,6 +15,7 @@ mod cronjob_drill;
 mod gpu_health;
 mod gpu_health_drill;
 mod gpu_twin;
+mod guards;
 mod hardening;
 mod helm_client;
 mod helm_runbooks;

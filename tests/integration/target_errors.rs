@@ -436,6 +436,7 @@ fn verbose_shows_each_layer_under_the_one_line_and_the_report_keeps_them() {
         .env("AWS_SECRET_ACCESS_KEY", "testing")
         .args([
             "run",
+            "--yes",
             "--progress",
             "never",
             "--aws-endpoint",

@@ -84,12 +84,19 @@ impl AwsError {
     }
 }
 
-/// The chain of an SDK error, then what the answer (if any) says about itself.
+/// The chain of an SDK error that never got the service's answer; for an answer, its code
+/// and message (the SDK's own layers print a Debug dump of them). Then the HTTP status and
+/// request id.
 fn causes<E>(error: &SdkError<E, HttpResponse>) -> Vec<String>
 where
     E: ProvideErrorMetadata + std::error::Error + Send + Sync + 'static,
 {
-    let mut causes = crate::clients::connection::chain(error);
+    let mut causes = match (error, error.code()) {
+        (SdkError::ServiceError(_), Some(code)) => {
+            vec![format!("{code}: {}", error.message().unwrap_or_default())]
+        }
+        _ => crate::clients::connection::chain(error),
+    };
     if let Some(raw) = error.raw_response() {
         causes.push(format!("HTTP {}", raw.status().as_u16()));
     }

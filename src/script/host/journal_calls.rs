@@ -1,11 +1,21 @@
-//! The host's side of the run journal: cleanups and mutations as records, with the scope
-//! (pending cleanups, the one running) that tells `recover` what a mutation was guarded by.
+//! The host's side of the run journal and of the guards: each mutation held to the guards,
+//! then journaled with the scope (pending cleanups, the one running) that tells `recover` what
+//! it was guarded by, and listed for the report.
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use super::Host;
+use crate::guard::{Change, Guards};
 use crate::journal::{Journal, Record, Scope, Undo};
+use crate::report::{ChangeOutcome, ChangeRecord};
+
+/// A mutation on its way: its journal number and its place in the report's list.
+#[derive(Debug, Clone, Copy)]
+pub struct Sending {
+    seq: u64,
+    change: usize,
+}
 
 impl Host {
     /// From now on every mutation is journaled here before it is sent.
@@ -24,12 +34,59 @@ impl Host {
         }
     }
 
-    /// Journals a mutation about to be sent (synced to disk when this returns): what it does
-    /// and what undoes it. Answers its number for [`Host::mutation_answered`].
-    pub fn mutation_starts(&self, action: &str, undo: Option<Undo>) -> Result<u64, String> {
-        let Some(journal) = self.journal.get() else {
-            return Ok(0);
+    /// From now on every mutation is held to these before it is sent.
+    pub fn attach_guards(&self, guards: Guards) {
+        let _ = self.guards.set(guards);
+    }
+
+    pub fn guards(&self) -> Guards {
+        self.guards.get().cloned().unwrap_or_default()
+    }
+
+    /// Whether the guards let `change` through; a refusal is listed in the report. For calls
+    /// that send several changes at once, each is checked before any is journaled.
+    pub fn guard(&self, change: &Change) -> Result<(), String> {
+        let Some(guards) = self.guards.get() else {
+            return Ok(());
         };
+        guards.check(change).map_err(|refusal| {
+            let error = refusal.to_string();
+            self.list_change(change, ChangeOutcome::Refused, Some(error.clone()));
+            error
+        })
+    }
+
+    fn list_change(&self, change: &Change, outcome: ChangeOutcome, error: Option<String>) -> usize {
+        let mut state = self.state();
+        let cleanup = state.running_defer.is_some();
+        state.changes.push(ChangeRecord {
+            change: change.clone(),
+            outcome,
+            cleanup,
+            error,
+        });
+        state.changes.len() - 1
+    }
+
+    /// Holds a mutation about to be sent to the guards, then journals it (synced to disk when
+    /// this returns): what it does and what undoes it. Answers the ticket for
+    /// [`Host::mutation_answered`].
+    pub fn mutation_starts(&self, change: &Change, undo: Option<Undo>) -> Result<Sending, String> {
+        self.guard(change)?;
+        let seq = match self.journal.get() {
+            None => 0,
+            Some(journal) => self.journal_mutation(journal, &change.action, undo)?,
+        };
+        let change = self.list_change(change, ChangeOutcome::Sent, None);
+        Ok(Sending { seq, change })
+    }
+
+    fn journal_mutation(
+        &self,
+        journal: &Journal,
+        action: &str,
+        undo: Option<Undo>,
+    ) -> Result<u64, String> {
         let scope = {
             let state = self.state();
             Scope {
@@ -54,16 +111,31 @@ impl Host {
         Ok(seq)
     }
 
-    /// Journals the answer to the mutations `seqs`, sent as one call.
-    pub fn mutation_answered(&self, seqs: &[u64], error: Option<String>) {
+    /// Journals the answer to the mutations `sent`, sent as one call.
+    pub fn mutation_answered(&self, sent: &[Sending], error: Option<String>) {
         let calls = self.answered_calls.fetch_add(1, Ordering::SeqCst) + 1;
         if self.crash_after.is_some_and(|n| calls >= n) {
             // The test hook: gone without a word, cleanups and all, like SIGKILL.
             std::process::exit(137);
         }
-        for seq in seqs {
+        {
+            let mut state = self.state();
+            for sending in sent {
+                if let Some(record) = state.changes.get_mut(sending.change) {
+                    record.outcome = match error {
+                        None => ChangeOutcome::Done,
+                        Some(_) => ChangeOutcome::Failed,
+                    };
+                    record.error.clone_from(&error);
+                }
+            }
+        }
+        if self.journal.get().is_none() {
+            return;
+        }
+        for sending in sent {
             let _ = self.write_journal(&Record::Outcome {
-                seq: *seq,
+                seq: sending.seq,
                 ok: error.is_none(),
                 error: error.clone(),
             });

@@ -1,0 +1,66 @@
+//! One mutating call as the guards and the report see it.
+
+use serde::Serialize;
+
+/// A mutating call about to be sent: the journal's words for it, the resource it changes
+/// (`nodegroup/myeks5w/gpu`, `sg/sg-0abc3456`, `namespace/gpu-operator`,
+/// `daemonset/kube-system/aws-node`) and, for a GPU node group, the size it asks for.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Change {
+    pub action: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resource: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gpu_nodes: Option<i64>,
+}
+
+impl From<&str> for Change {
+    fn from(action: &str) -> Self {
+        Self::new(action)
+    }
+}
+
+impl From<String> for Change {
+    fn from(action: String) -> Self {
+        Self::new(action)
+    }
+}
+
+impl From<&String> for Change {
+    fn from(action: &String) -> Self {
+        Self::new(action.as_str())
+    }
+}
+
+impl Change {
+    pub fn new(action: impl Into<String>) -> Self {
+        Self {
+            action: action.into(),
+            resource: None,
+            gpu_nodes: None,
+        }
+    }
+
+    /// The resource the call changes, as `--allow` patterns name it.
+    pub fn on(mut self, resource: impl Into<String>) -> Self {
+        self.resource = Some(resource.into());
+        self
+    }
+
+    /// The call sizes a GPU node group to `nodes`.
+    pub fn sizing_gpus(mut self, nodes: i64) -> Self {
+        self.gpu_nodes = Some(nodes);
+        self
+    }
+
+    /// A Kubernetes object as a resource: `kind/namespace/name`, or `kind/name` for one that
+    /// belongs to no namespace.
+    pub fn kubernetes(kind: &str, namespace: Option<&str>, name: &str) -> String {
+        // `apps/v1/Deployment` and `Deployment` alike are `deployment`.
+        let kind = kind.rsplit('/').next().unwrap_or(kind).to_ascii_lowercase();
+        match namespace.filter(|ns| !ns.is_empty()) {
+            Some(ns) => format!("{kind}/{ns}/{name}"),
+            None => format!("{kind}/{name}"),
+        }
+    }
+}

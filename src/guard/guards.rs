@@ -1,0 +1,159 @@
+//! The limits a run was given on what it may change, checked before each mutating call.
+
+use serde::Serialize;
+
+use super::change::Change;
+use super::pattern::ResourcePattern;
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Guards {
+    /// Every mutating call fails before it is sent (verify-only drills).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub read_only: bool,
+    /// No GPU node group may be sized above this.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_gpu_nodes: Option<i64>,
+    /// When any are given, only resources that match one may change.
+    #[serde(skip_serializing_if = "Vec::is_empty", serialize_with = "as_text")]
+    pub allow: Vec<ResourcePattern>,
+}
+
+fn as_text<S: serde::Serializer>(
+    patterns: &[ResourcePattern],
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    serializer.collect_seq(patterns.iter().map(ToString::to_string))
+}
+
+/// A call a guard stopped: which guard and why, in one line.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{action} was not sent: {reason}")]
+pub struct GuardRefusal {
+    pub action: String,
+    pub guard: &'static str,
+    pub reason: String,
+}
+
+impl Guards {
+    pub fn is_empty(&self) -> bool {
+        !self.read_only && self.max_gpu_nodes.is_none() && self.allow.is_empty()
+    }
+
+    pub fn check(&self, change: &Change) -> Result<(), GuardRefusal> {
+        let refuse = |guard: &'static str, reason: String| GuardRefusal {
+            action: change.action.clone(),
+            guard,
+            reason,
+        };
+        if self.read_only {
+            return Err(refuse(
+                "--read-only",
+                "the run is --read-only, which stops every change before it is sent".into(),
+            ));
+        }
+        if let (Some(max), Some(nodes)) = (self.max_gpu_nodes, change.gpu_nodes)
+            && nodes > max
+        {
+            return Err(refuse(
+                "--max-gpu-nodes",
+                format!(
+                    "it asks for {nodes} GPU nodes and --max-gpu-nodes is {max}: raise the limit if that many are meant"
+                ),
+            ));
+        }
+        if !self.allow.is_empty() {
+            let allowed = change
+                .resource
+                .as_deref()
+                .is_some_and(|r| self.allow.iter().any(|p| p.matches(r)));
+            if !allowed {
+                let patterns: Vec<String> = self.allow.iter().map(ToString::to_string).collect();
+                return Err(refuse(
+                    "--allow",
+                    match &change.resource {
+                        Some(resource) => format!(
+                            "{resource} matches no --allow pattern ({}): add --allow {resource} if it may change",
+                            patterns.join(", ")
+                        ),
+                        None => format!(
+                            "it names no resource an --allow pattern could match ({}), so it is outside them",
+                            patterns.join(", ")
+                        ),
+                    },
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scale(nodes: i64) -> Change {
+        Change::new(format!("eks::scale_nodegroup myeks5w gpu to {nodes}"))
+            .on("nodegroup/myeks5w/gpu")
+            .sizing_gpus(nodes)
+    }
+
+    #[test]
+    fn no_guards_let_everything_through() {
+        assert!(Guards::default().check(&scale(64)).is_ok());
+        assert!(Guards::default().is_empty());
+    }
+
+    #[test]
+    fn read_only_stops_every_change() {
+        let guards = Guards {
+            read_only: true,
+            ..Guards::default()
+        };
+        let refused = guards
+            .check(&Change::new("ec2::revoke sg-1 ingress"))
+            .unwrap_err();
+        assert_eq!(refused.guard, "--read-only");
+        assert_eq!(
+            refused.to_string(),
+            "ec2::revoke sg-1 ingress was not sent: the run is --read-only, which stops every change before it is sent"
+        );
+    }
+
+    #[test]
+    fn max_gpu_nodes_stops_a_larger_gpu_group_only() {
+        let guards = Guards {
+            max_gpu_nodes: Some(1),
+            ..Guards::default()
+        };
+        assert!(guards.check(&scale(1)).is_ok());
+        assert!(guards.check(&scale(0)).is_ok());
+        let refused = guards.check(&scale(2)).unwrap_err();
+        assert_eq!(refused.guard, "--max-gpu-nodes");
+        assert!(
+            refused
+                .reason
+                .contains("asks for 2 GPU nodes and --max-gpu-nodes is 1")
+        );
+        let cpu = Change::new("eks::scale_nodegroup myeks5w cpu to 5").on("nodegroup/myeks5w/cpu");
+        assert!(guards.check(&cpu).is_ok());
+    }
+
+    #[test]
+    fn allow_lets_only_matching_resources_change() {
+        let guards = Guards {
+            allow: vec!["nodegroup/myeks5w/*".parse().unwrap()],
+            ..Guards::default()
+        };
+        assert!(guards.check(&scale(2)).is_ok());
+        let sg = Change::new("ec2::revoke sg-1 ingress").on("sg/sg-1");
+        let refused = guards.check(&sg).unwrap_err();
+        assert_eq!(
+            refused.reason,
+            "sg/sg-1 matches no --allow pattern (nodegroup/myeks5w/*): add --allow sg/sg-1 if it may change"
+        );
+        let unnamed = guards
+            .check(&Change::new("eks::create_cluster"))
+            .unwrap_err();
+        assert!(unnamed.reason.contains("names no resource"));
+    }
+}

@@ -1,0 +1,170 @@
+//! Guards on a real target, proved against `lab serve` reached as a real account is (its
+//! kubeconfig and AWS endpoint): no change without --yes or a terminal, --read-only stops the
+//! first change, --max-gpu-nodes a scale past it, --allow whatever it does not name; each
+//! before the call is sent, named in the error and listed in the report.
+
+use std::path::Path;
+
+use crate::support::{LabServer, Ran, Runbook, read_report};
+
+fn run_on(lab: &LabServer, runbook: &str, report: &Path, extra: &[&str]) -> Ran {
+    Runbook::new()
+        .lab_env(lab)
+        .args(["run", runbook, "--progress", "never", "--kubeconfig"])
+        .arg(&lab.kubeconfig)
+        .args(["--aws-endpoint", &lab.aws_endpoint(), "--report"])
+        .arg(report)
+        .args(extra)
+        .run()
+}
+
+/// A value read from the lab with `eval`, which changes nothing.
+fn read(lab: &LabServer, expression: &str) -> String {
+    let ran = Runbook::new()
+        .lab_env(lab)
+        .args(["eval", expression, "--json", "--kubeconfig"])
+        .arg(&lab.kubeconfig)
+        .args(["--aws-endpoint", &lab.aws_endpoint()])
+        .run()
+        .expect_code(0);
+    ran.stdout().trim().to_string()
+}
+
+fn gpu_desired(lab: &LabServer) -> String {
+    read(
+        lab,
+        "eks::nodegroup(\"myeks5w\", \"gpu\").scaling_config.desired_size",
+    )
+}
+
+/// `[outcome, resource]` of each change the report lists.
+fn changes(report: &serde_json::Value) -> Vec<(String, String)> {
+    report["changes"]
+        .as_array()
+        .map(|list| {
+            list.iter()
+                .map(|c| {
+                    (
+                        c["outcome"].as_str().unwrap_or_default().to_string(),
+                        c["resource"].as_str().unwrap_or_default().to_string(),
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn without_a_terminal_a_real_target_needs_yes_or_read_only() {
+    let lab = LabServer::start("600");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let report = dir.path().join("report.json");
+    let refused = run_on(&lab, "runbooks/verify.rhai", &report, &[]).expect_code(2);
+    let text = refused.stderr();
+    assert!(
+        text.contains("there is no terminal to confirm on: pass --yes")
+            && text.contains("or --read-only")
+            && text.contains("(nothing has run)"),
+        "{text}"
+    );
+    assert!(!report.exists(), "nothing ran, so no report");
+    // A verify-only drill says so and needs no one to confirm.
+    run_on(&lab, "runbooks/verify.rhai", &report, &["--read-only"]).expect_code(0);
+    let report = read_report(&report);
+    assert_eq!(report["guards"], serde_json::json!({"read_only": true}));
+    assert!(report.get("changes").is_none(), "verify changes nothing");
+}
+
+#[test]
+fn read_only_stops_the_first_revoke_before_it_is_sent() {
+    let lab = LabServer::start("600");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let report = dir.path().join("report.json");
+    let rules = || read(&lab, "ec2::rules(\"sg-0abc3456\").len()");
+    let before = rules();
+    let ran = run_on(
+        &lab,
+        "runbooks/aws/sg-rules.rhai",
+        &report,
+        &["--read-only"],
+    )
+    .expect_code(1);
+    let all = format!("{}{}", ran.stdout(), ran.stderr());
+    assert!(
+        all.contains("ec2::revoke sg-0abc3456 ingress tcp 1025-65535 from sg-0abc3456 was not sent: the run is --read-only"),
+        "{all}"
+    );
+    assert_eq!(rules(), before, "the rule is still there");
+    let report = read_report(&report);
+    assert_eq!(
+        changes(&report),
+        [("refused".to_string(), "sg/sg-0abc3456".to_string())]
+    );
+    assert_eq!(
+        report["steps"][1]["name"], "remove the NCCL path",
+        "{report}"
+    );
+    assert_eq!(report["steps"][1]["status"], "failed");
+}
+
+/// gpu-scale-up.rhai with `--yes` and `guards`, which stop it: what it printed, and its report.
+fn failed_scale_up(lab: &LabServer, guards: &[&str]) -> (String, serde_json::Value) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let report = dir.path().join("report.json");
+    let mut extra = vec!["--yes"];
+    extra.extend_from_slice(guards);
+    let ran = run_on(lab, "runbooks/gpu-scale-up.rhai", &report, &extra).expect_code(1);
+    (
+        format!("{}{}", ran.stdout(), ran.stderr()),
+        read_report(&report),
+    )
+}
+
+#[test]
+fn max_gpu_nodes_stops_a_scale_past_it_and_the_cleanup_still_runs() {
+    let lab = LabServer::start("600");
+    let (all, report) = failed_scale_up(&lab, &["--max-gpu-nodes", "1"]);
+    assert!(
+        all.contains("eks::scale_nodegroup myeks5w gpu to 2 was not sent: it asks for 2 GPU nodes and --max-gpu-nodes is 1"),
+        "{all}"
+    );
+    assert_eq!(gpu_desired(&lab), "0", "no GPU node was started");
+    assert_eq!(report["guards"], serde_json::json!({"max_gpu_nodes": 1}));
+    let listed = report["changes"].as_array().expect("changes");
+    assert_eq!(listed[0]["outcome"], "refused");
+    assert_eq!(listed[0]["gpu_nodes"], 2);
+    // The cleanup's scale to 0 is within the limit: made, and marked as a cleanup's.
+    let last = listed.last().expect("the cleanup's change");
+    assert_eq!(last["action"], "eks::scale_nodegroup myeks5w gpu to 0");
+    assert_eq!(last["outcome"], "done");
+    assert_eq!(last["cleanup"], true);
+}
+
+#[test]
+fn allow_lets_the_named_resources_change_and_stops_the_rest_before_a_helm_install_starts() {
+    let lab = LabServer::start("600");
+    let (all, report) = failed_scale_up(&lab, &["--allow", "nodegroup/myeks5w/*"]);
+    assert!(
+        all.contains("namespace/gpu-operator matches no --allow pattern (nodegroup/myeks5w/*): add --allow namespace/gpu-operator if it may change"),
+        "{all}"
+    );
+    // Nothing of the chart went in: every object was held to the guard before the first.
+    assert_eq!(
+        read(
+            &lab,
+            "k8s::list(\"DaemonSet\", #{ namespace: \"gpu-operator\" }).len()"
+        ),
+        "0"
+    );
+    let listed = changes(&report);
+    assert_eq!(
+        listed.first(),
+        Some(&("done".to_string(), "nodegroup/myeks5w/gpu".to_string())),
+        "{report}"
+    );
+    assert!(
+        listed.contains(&("refused".to_string(), "namespace/gpu-operator".to_string())),
+        "{listed:?}"
+    );
+    assert_eq!(gpu_desired(&lab), "0", "the cleanup scaled the GPUs back");
+}
