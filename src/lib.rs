@@ -16,6 +16,7 @@
 //! - [`journal`]: the run journal, what undoes each mutation, and the lock on a target
 //! - [`history`]: every run kept with its metrics, what baselines compare with
 //! - [`guard`]: what a run may change (`--read-only`, `--max-gpu-nodes`, `--allow`)
+//! - [`plan`]: what a run would change, from a rehearsal on the twin
 
 pub mod app;
 pub mod auth;
@@ -30,6 +31,7 @@ pub mod health;
 pub mod history;
 pub mod journal;
 pub mod lab;
+pub mod plan;
 pub mod repl;
 pub mod report;
 pub mod sandbox;

@@ -106,11 +106,18 @@ async fn probe(target: &Target, args: &DoctorArgs) -> Vec<Probe> {
         ));
         probes.extend(doctor_access::probe(kube).await);
     }
+    let region = aws.region().await;
     probes.push(Probe::new(
         "AWS identity",
         aws.caller_identity()
             .await
-            .map(|who| who["arn"].as_str().unwrap_or("?").to_string())
+            .map(|who| {
+                format!(
+                    "{} in {}",
+                    who["arn"].as_str().unwrap_or("?"),
+                    region.as_deref().unwrap_or("no region")
+                )
+            })
             .map_err(|e| e.to_string()),
     ));
     let name = args

@@ -73,7 +73,7 @@ pub(crate) fn execute(args: &ServeArgs) -> AppResult {
     ));
     if let Some(path) = &args.write_env {
         say(format!(
-            "aws env: {}   (set -a; . {}; set +a; aws eks describe-cluster --name {}; runbook run runbooks/verify.rhai --cluster {})",
+            "aws env: {}   (set -a; . {}; set +a; aws eks describe-cluster --name {}; runbook run runbooks/verify.rhai --cluster {} --read-only)",
             path.display(),
             path.display(),
             crate::lab::CLUSTER_NAME,

@@ -10,6 +10,7 @@ mod eval;
 mod history;
 mod lab_files;
 mod lab_serve;
+mod plan;
 mod preflight;
 mod recover;
 mod repl;
@@ -62,6 +63,7 @@ pub fn main() -> i32 {
         Command::Recover(args) => recover::execute(&args),
         Command::History(args) => history::execute(&args),
         Command::Doctor(args) => doctor::execute(&args),
+        Command::Plan(args) => plan::execute(&args),
     };
     match result {
         Ok(exit) => exit.code(),

@@ -64,9 +64,21 @@ pub(super) fn shown_rule(group: &str, rule: &serde_json::Value) -> Rule {
 }
 
 /// `ec2::revoke sg-0abc3456 ingress tcp 1025-65535 from sg-0abc3456`.
+/// `ec2::revoke sg-0abc1234 egress all traffic to 0.0.0.0/0` for protocol -1, whose ports
+/// AWS keeps as -1.
 pub(super) fn rule_action(verb: &str, group: &str, rule: &Rule) -> String {
+    let what = if rule.protocol == "-1" {
+        "all traffic".to_string()
+    } else {
+        format!("{} {}-{}", rule.protocol, rule.from_port, rule.to_port)
+    };
+    let direction = if rule.direction == "egress" {
+        "to"
+    } else {
+        "from"
+    };
     format!(
-        "ec2::{verb} {group} {} {} {}-{} from {}",
-        rule.direction, rule.protocol, rule.from_port, rule.to_port, rule.source
+        "ec2::{verb} {group} {} {what} {direction} {}",
+        rule.direction, rule.source
     )
 }

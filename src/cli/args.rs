@@ -20,6 +20,9 @@ pub struct Cli {
 pub enum Command {
     /// Run a runbook: steps with a live view, cleanups, snapshots, reports.
     Run(Box<RunArgs>),
+    /// Rehearse a runbook on the lab twin and print what it would change, by step, with its
+    /// cleanups' changes, how it ends, how long it takes and what runs meanwhile costs.
+    Plan(Box<PlanArgs>),
     /// Parse runbooks and resolve their imports without running them; report every error.
     Check(CheckArgs),
     /// Evaluate a snippet with every module loaded and print the result.
@@ -40,6 +43,24 @@ pub enum Command {
     /// Read-only probes of a target before a run: the Kubernetes API and its readyz, the EKS
     /// cluster, that the kubeconfig points at that cluster, helm; a table of what passed.
     Doctor(DoctorArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct PlanArgs {
+    /// The runbook to rehearse (a .rhai file).
+    pub file: PathBuf,
+    /// Override a parameter declared with params(); `KEY=@path` reads the value from a file.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub sets: Vec<String>,
+    /// Print the plan as JSON.
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub guards: GuardArgs,
+    #[command(flatten)]
+    pub read: ReadArgs,
+    #[command(flatten)]
+    pub target: TargetArgs,
 }
 
 #[derive(Debug, Args)]

@@ -6,7 +6,7 @@ mod config;
 pub use args::{
     CheckArgs, Cli, ClockKind, Command, DocsArgs, DoctorArgs, EvalArgs, HistoryArgs,
     HistoryCheckArgs, HistoryCommandArgs, HistoryDiffArgs, HistoryListArgs, HistorySubcommand,
-    HistoryTrendArgs, JournalArgs, LabCommand, Progress, ReadArgs, RecoverArgs, ReplArgs, RunArgs,
-    ServeArgs, TargetArgs,
+    HistoryTrendArgs, JournalArgs, LabCommand, PlanArgs, Progress, ReadArgs, RecoverArgs, ReplArgs,
+    RunArgs, ServeArgs, TargetArgs,
 };
 pub use config::{RunConfig, Sets, parse_sets, snapshot_dir_for};

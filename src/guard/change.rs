@@ -2,6 +2,26 @@
 
 use serde::Serialize;
 
+/// Kinds that belong to no namespace, among Kubernetes' own and the lab's charts'.
+const CLUSTER_SCOPED: &[&str] = &[
+    "namespace",
+    "node",
+    "persistentvolume",
+    "customresourcedefinition",
+    "clusterrole",
+    "clusterrolebinding",
+    "storageclass",
+    "csidriver",
+    "priorityclass",
+    "runtimeclass",
+    "ingressclass",
+    "apiservice",
+    "mutatingwebhookconfiguration",
+    "validatingwebhookconfiguration",
+    "clusterpolicy",
+    "nodefeaturerule",
+];
+
 /// A mutating call about to be sent: the journal's words for it, the resource it changes
 /// (`nodegroup/myeks5w/gpu`, `sg/sg-0abc3456`, `namespace/gpu-operator`,
 /// `daemonset/kube-system/aws-node`) and, for a GPU node group, the size it asks for.
@@ -58,9 +78,43 @@ impl Change {
     pub fn kubernetes(kind: &str, namespace: Option<&str>, name: &str) -> String {
         // `apps/v1/Deployment` and `Deployment` alike are `deployment`.
         let kind = kind.rsplit('/').next().unwrap_or(kind).to_ascii_lowercase();
+        // A chart's objects all get its namespace, cluster-wide kinds too; they have none.
+        let namespace = namespace.filter(|_| !CLUSTER_SCOPED.contains(&kind.as_str()));
         match namespace.filter(|ns| !ns.is_empty()) {
             Some(ns) => format!("{kind}/{ns}/{name}"),
             None => format!("{kind}/{name}"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kubernetes_objects_are_named_with_the_namespace_only_where_they_have_one() {
+        for (kind, ns, name, resource) in [
+            (
+                "apps/v1/Deployment",
+                Some("gpu-operator"),
+                "gpu-operator",
+                "deployment/gpu-operator/gpu-operator",
+            ),
+            (
+                "rbac.authorization.k8s.io/v1/ClusterRole",
+                Some("gpu-operator"),
+                "r",
+                "clusterrole/r",
+            ),
+            (
+                "v1/Namespace",
+                None,
+                "gpu-operator",
+                "namespace/gpu-operator",
+            ),
+            ("Node", Some(""), "ip-10-0-0-1", "node/ip-10-0-0-1"),
+        ] {
+            assert_eq!(Change::kubernetes(kind, ns, name), resource);
         }
     }
 }

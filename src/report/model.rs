@@ -55,6 +55,9 @@ pub struct ChangeRecord {
     #[serde(flatten)]
     pub change: crate::guard::Change,
     pub outcome: ChangeOutcome,
+    /// The steps open when it was made (outermost first), or the cleanup that made it.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub step: Vec<String>,
     /// Made by a cleanup rather than by a step.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub cleanup: bool,

@@ -121,6 +121,9 @@ impl Report {
             record.change.action = clean(&record.change.action);
             record.change.resource = record.change.resource.as_deref().map(clean);
             record.error = record.error.as_deref().map(clean);
+            for name in &mut record.step {
+                *name = clean(name);
+            }
         }
         self.error = self.error.as_deref().map(clean);
         for cause in &mut self.error_detail {
@@ -276,6 +279,7 @@ mod tests {
                 change: crate::guard::Change::new("k8s::apply Secret default/s3cr3t-value")
                     .on("secret/default/s3cr3t-value"),
                 outcome: crate::report::ChangeOutcome::Done,
+                step: vec!["store s3cr3t-value".into()],
                 cleanup: false,
                 error: None,
             }],

@@ -235,7 +235,7 @@ fn a_read_only_identity_passes_the_checks_is_refused_its_first_write_and_leaves_
         format!("ok    Kubernetes identity           {me} (groups system:authenticated)"),
         "ok    may read what verify reads    6 permissions".to_string(),
         "warn  may make the drill's changes  cannot create pods -n default, delete pods -n default, create pods/exec -n default, patch nodes: verify-only runbooks will pass, the GPU drill will not".to_string(),
-        format!("ok    AWS identity                  {me}"),
+        format!("ok    AWS identity                  {me} in ap-northeast-2"),
     ] {
         assert!(out.contains(&row), "{row}\nin:\n{out}");
     }

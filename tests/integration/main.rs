@@ -29,6 +29,7 @@ mod lab_rbac;
 mod moto;
 mod packaging;
 mod parallel;
+mod plan;
 mod repl;
 mod snapshots;
 mod support;

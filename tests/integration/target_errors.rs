@@ -372,7 +372,7 @@ fn doctor_passes_on_the_twin_and_names_what_fails_elsewhere() {
         "ok    Kubernetes identity           kubernetes-admin (groups system:masters, system:authenticated)",
         "ok    may read what verify reads    6 permissions",
         "ok    may make the drill's changes  5 permissions",
-        "ok    AWS identity                  arn:aws:iam::123456789012:user/lab",
+        "ok    AWS identity                  arn:aws:iam::123456789012:user/lab in ap-northeast-2",
         "ok    EKS cluster myeks5w",
         "ok    helm",
     ] {

@@ -8,6 +8,11 @@ use super::error::AwsError;
 
 impl AwsClients {
     /// `{arn, account, user_id}` of the keys the calls are signed with.
+    /// The region calls go to, as the credential chain and flags settled it.
+    pub async fn region(&self) -> Option<String> {
+        self.sdk().await.config.region().map(ToString::to_string)
+    }
+
     pub async fn caller_identity(&self) -> Result<Value, AwsError> {
         let out = self
             .sdk()

@@ -57,11 +57,16 @@ impl Host {
     }
 
     fn list_change(&self, change: &Change, outcome: ChangeOutcome, error: Option<String>) -> usize {
+        let open = self.open_path();
         let mut state = self.state();
-        let cleanup = state.running_defer.is_some();
+        let (step, cleanup) = match &state.running_defer {
+            Some(defer) => (vec![defer.name.clone()], true),
+            None => (open, false),
+        };
         state.changes.push(ChangeRecord {
             change: change.clone(),
             outcome,
+            step,
             cleanup,
             error,
         });
