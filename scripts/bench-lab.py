@@ -7,6 +7,7 @@ same run (`runbook --version`: process start and argument parsing, no engine, no
 - drill: the whole of runbooks/gpu-lab.rhai from `empty` (more than 20 virtual minutes),
   target under 2 s wall, median, and peak memory (max RSS) under 100 MB;
 - the journal: the same drill without one (RUNBOOK_JOURNAL=off), journaling to add < 5%;
+- plan: `runbook plan` of the same drill (a rehearsal on the twin), within 3x its run;
 - drill under faults: the same drill with 30% of AWS calls throttled and 20% failing with a
   server error, within 2x the fault-free drill's wall time (the SDK's backoffs are slept on the
   virtual clock); then both with AWS 1 ms away, where each retry costs a round trip (half the
@@ -54,6 +55,7 @@ def main():
         ("deploy the lab from empty", ["run", "runbooks/aws/deploy.rhai", "--scenario", "empty", "--progress", "never"], 1000, None),
         ("gpu-lab.rhai from empty", ["run", "runbooks/gpu-lab.rhai", "--scenario", "empty", "--progress", "never"], 2000, 100),
         ("the same without a journal", ["run", "runbooks/gpu-lab.rhai", "--scenario", "empty", "--progress", "never"], None, None),
+        ("plan of gpu-lab.rhai", ["plan", "runbooks/gpu-lab.rhai", "--scenario", "empty"], None, None),
         ("the same under AWS faults", ["run", "runbooks/gpu-lab.rhai", "--scenario", "empty", "--progress", "never",
                                        "--fault", "aws-throttle=0.3", "--fault", "aws-5xx=0.2"], 2000, 100),
         ("gpu-lab.rhai, AWS 1 ms away", ["run", "runbooks/gpu-lab.rhai", "--scenario", "empty", "--progress", "never",
@@ -76,6 +78,9 @@ def main():
         if label.startswith("gpu-lab"):
             # The fault-free drill the next cases compare with (with the same latency, if any).
             drill = median
+        elif label.startswith("plan"):
+            ratio = median / drill
+            target.append(f"{ratio:.2f}x the drill's run, <3x: {'met' if ratio < 3 else 'NOT met'}")
         elif "without a journal" in label:
             target.append(f"the journal adds {(drill / median - 1) * 100:.1f}%, <5%: {'met' if drill < median * 1.05 else 'NOT met'}")
         elif drill:
