@@ -26,10 +26,7 @@ pub(crate) fn execute(args: &EvalArgs) -> AppResult {
         Interrupt::new(),
         runtime.handle().clone(),
     );
-    let guards = args.guards.guards();
-    if !guards.is_empty() {
-        host.attach_guards(guards);
-    }
+    host.attach_guards(args.guards.guards());
     let (h, snippet) = (host.clone(), args.script.clone());
     let outcome = runtime::run_script(&runtime, move || {
         script::eval_snippet(&h, &snippet, target.extensions.clone())

@@ -2,11 +2,10 @@
 //! would change: every mutating call by step, its cleanups' apart, how the run ends, how long it
 //! takes and what the resources cost meanwhile. Nothing outside this process is called.
 
-use std::path::Path;
 use std::sync::Arc;
 
 use super::{AppResult, runtime, target};
-use crate::cli::{PlanArgs, parse_sets};
+use crate::cli::{PlanArgs, parse_sets, runbook_folder};
 use crate::error::{Error, Exit};
 use crate::plan::{Plan, to_text};
 use crate::report::NullSink;
@@ -24,12 +23,7 @@ pub(crate) fn execute(args: &PlanArgs) -> AppResult {
         what: "the runbook".into(),
         source,
     })?;
-    let folder = args
-        .file
-        .parent()
-        .map(Path::to_path_buf)
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or_else(|| ".".into());
+    let folder = runbook_folder(&args.file);
     // Snapshots go to a folder of the rehearsal's own, removed after it: a plan writes
     // nothing of the runbook's.
     let scratch =
@@ -55,10 +49,7 @@ pub(crate) fn execute(args: &PlanArgs) -> AppResult {
         Interrupt::new(),
         runtime.handle().clone(),
     );
-    let guards = args.guards.guards();
-    if !guards.is_empty() {
-        host.attach_guards(guards);
-    }
+    host.attach_guards(args.guards.guards());
     let aws = target.clients.aws.clone();
     let before = runtime.block_on(aws.cost_report()).ok();
     let (h, extensions) = (host.clone(), target.extensions.clone());

@@ -28,10 +28,7 @@ pub(crate) fn execute(args: &ReplArgs) -> AppResult {
         interrupt.clone(),
         runtime.handle().clone(),
     );
-    let guards = args.guards.guards();
-    if !guards.is_empty() {
-        host.attach_guards(guards);
-    }
+    host.attach_guards(args.guards.guards());
     // Ctrl-C while an evaluation runs stops it; the session goes on. (While a line is being
     // edited the terminal is raw and Ctrl-C reaches the editor as a key instead.)
     if let Some(mut signals) = super::signals::interrupts(&runtime) {

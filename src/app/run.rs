@@ -108,9 +108,7 @@ pub(crate) fn execute(args: RunArgs) -> AppResult {
     if let Some(journal) = &run_journal {
         host.attach_journal(journal.clone());
     }
-    if !config.guards.is_empty() {
-        host.attach_guards(config.guards.clone());
-    }
+    host.attach_guards(config.guards.clone());
     if let Some(history) = &history {
         host.attach_metric_history(Arc::new(history.clone()));
     }

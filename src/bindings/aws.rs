@@ -467,17 +467,11 @@ fn scale(
     Ok(json(&update))
 }
 
-/// A node group of GPU instances (p*, g*, trn*/inf* are accelerators too) or with a GPU AMI,
-/// as `eks::nodegroup` describes it.
-pub(super) fn is_gpu_group(group: &serde_json::Value) -> bool {
-    let gpu_ami = group["ami_type"]
-        .as_str()
-        .is_some_and(|ami| ami.contains("GPU") || ami.contains("NVIDIA"));
-    let gpu_instances = group["instance_types"].as_array().is_some_and(|types| {
-        types
-            .iter()
-            .filter_map(|t| t.as_str())
-            .any(crate::lab::is_gpu_instance_type)
-    });
-    gpu_ami || gpu_instances
+/// A node group as `eks::nodegroup` describes it runs GPU nodes.
+fn is_gpu_group(group: &serde_json::Value) -> bool {
+    let types = group["instance_types"].as_array();
+    crate::lab::is_gpu_node_group(
+        group["ami_type"].as_str().unwrap_or_default(),
+        types.into_iter().flatten().filter_map(|t| t.as_str()),
+    )
 }

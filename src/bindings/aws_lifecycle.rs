@@ -132,7 +132,7 @@ pub(super) fn install_eks(eks: &mut Module, clients: &Arc<AwsClients>, host: &Ar
             };
             let mut change = Change::new(format!("eks::create_nodegroup {cluster} {} ({} x {})", nodegroup.name, nodegroup.desired, nodegroup.instance_type))
                 .on(format!("nodegroup/{cluster}/{}", nodegroup.name));
-            if crate::lab::is_gpu_instance_type(&nodegroup.instance_type) || nodegroup.ami_type.contains("NVIDIA") || nodegroup.ami_type.contains("GPU") {
+            if crate::lab::is_gpu_node_group(&nodegroup.ami_type, std::iter::once(nodegroup.instance_type.as_str())) {
                 change = change.sizing_gpus(i64::from(nodegroup.desired));
             }
             Ok(json(&journaled(&h, position, change, None, || call(&h, position, || c.create_nodegroup(cluster, &nodegroup)))?))

@@ -44,12 +44,7 @@ impl RunConfig {
             Some(dir) => dir.join(runbook_key(&args.file)),
             None => snapshot_dir_for(&args.file),
         };
-        let folder = args
-            .file
-            .parent()
-            .map(Path::to_path_buf)
-            .filter(|p| !p.as_os_str().is_empty())
-            .unwrap_or_else(|| PathBuf::from("."));
+        let folder = runbook_folder(&args.file);
         let read = args.read.sandbox([folder, snapshot_dir.clone()]);
         let (sets, set_files) = parse_sets(&args.sets, &read)?;
         Ok(Self {
@@ -133,6 +128,14 @@ fn runbook_key(file: &Path) -> PathBuf {
 
 /// `snapshots/<runbook>/` in the nearest folder above the runbook that has a `snapshots/`
 /// folder, else beside the runbook.
+/// The folder a runbook's imports and reads resolve against (`.` for a bare file name).
+pub fn runbook_folder(file: &Path) -> PathBuf {
+    file.parent()
+        .map(Path::to_path_buf)
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or_else(|| PathBuf::from("."))
+}
+
 pub fn snapshot_dir_for(file: &Path) -> PathBuf {
     let key = runbook_key(file);
     let dir = file.parent().unwrap_or(Path::new(""));

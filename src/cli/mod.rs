@@ -9,4 +9,4 @@ pub use args::{
     HistoryTrendArgs, JournalArgs, LabCommand, PlanArgs, Progress, ReadArgs, RecoverArgs, ReplArgs,
     RunArgs, ServeArgs, TargetArgs,
 };
-pub use config::{RunConfig, Sets, parse_sets, snapshot_dir_for};
+pub use config::{RunConfig, Sets, parse_sets, runbook_folder, snapshot_dir_for};

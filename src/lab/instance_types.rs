@@ -10,6 +10,17 @@ pub fn is_gpu_instance_type(instance_type: &str) -> bool {
     matches!(family.as_str(), "p" | "g" | "gr")
 }
 
+/// Whether a node group runs GPU nodes: a GPU instance type, or an AMI made for them
+/// (`AL2023_x86_64_NVIDIA`, `AL2_x86_64_GPU`).
+pub fn is_gpu_node_group<'a>(
+    ami_type: &str,
+    mut instance_types: impl Iterator<Item = &'a str>,
+) -> bool {
+    ami_type.contains("NVIDIA")
+        || ami_type.contains("GPU")
+        || instance_types.any(is_gpu_instance_type)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

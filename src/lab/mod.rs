@@ -10,5 +10,5 @@ pub mod reachability;
 pub mod timeline;
 
 pub use facts::*;
-pub use instance_types::is_gpu_instance_type;
+pub use instance_types::{is_gpu_instance_type, is_gpu_node_group};
 pub use network::*;
