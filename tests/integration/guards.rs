@@ -168,3 +168,44 @@ fn allow_lets_the_named_resources_change_and_stops_the_rest_before_a_helm_instal
     );
     assert_eq!(gpu_desired(&lab), "0", "the cleanup scaled the GPUs back");
 }
+
+/// The run at a terminal (a pty): it asks before it starts, and goes on only on a yes.
+fn at_a_terminal(lab: &LabServer, answer: &str) -> String {
+    use expectrl::Expect;
+    use std::io::Read;
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_runbook"));
+    command
+        .args([
+            "run",
+            "runbooks/verify.rhai",
+            "--progress",
+            "never",
+            "--kubeconfig",
+        ])
+        .arg(&lab.kubeconfig)
+        .args(["--aws-endpoint", &lab.aws_endpoint()])
+        .current_dir(crate::support::repo_root())
+        .env("TERM", "xterm");
+    for (key, value) in &lab.aws_env {
+        command.env(key, value);
+    }
+    let mut session = expectrl::session::OsSession::spawn(command).expect("a pty");
+    session.set_expect_timeout(Some(std::time::Duration::from_secs(30)));
+    session.expect("Go on? [y/N] ").expect("the question");
+    session.send_line(answer).expect("the pty takes input");
+    let mut rest = Vec::new();
+    let _ = session.read_to_end(&mut rest);
+    String::from_utf8_lossy(&rest).into_owned()
+}
+
+#[test]
+fn at_a_terminal_a_run_on_a_real_target_asks_first() {
+    let lab = LabServer::start("600");
+    let declined = at_a_terminal(&lab, "n");
+    assert!(
+        declined.contains("not confirmed: nothing has run") && !declined.contains("[step]"),
+        "{declined}"
+    );
+    let confirmed = at_a_terminal(&lab, "y");
+    assert!(confirmed.contains("[result] passed:"), "{confirmed}");
+}
