@@ -32,7 +32,10 @@ pub(crate) fn execute(args: &EvalArgs) -> AppResult {
         script::eval_snippet(&h, &snippet, target.extensions.clone())
     })?;
     if let Some(diagnostic) = &outcome.diagnostic {
-        eprint!("{}", diagnostic.render(&host.sources, args.target.verbose));
+        eprint!(
+            "{}",
+            host.mask(&diagnostic.render(&host.sources, args.target.verbose))
+        );
     } else if let Some(value) = &outcome.value {
         let json = to_json(value);
         if args.json {
