@@ -76,6 +76,8 @@ pub enum Error {
     History(crate::history::HistoryError),
     #[error(transparent)]
     Push(crate::clients::pushgateway::PushError),
+    #[error("cannot capture the lab")]
+    Capture(#[source] crate::capture::CaptureError),
     #[error("cannot start the async runtime")]
     Runtime(#[source] std::io::Error),
     #[error("the run stopped unexpectedly: {0}")]

@@ -17,10 +17,13 @@
 //! - [`history`]: every run kept with its metrics, what baselines compare with
 //! - [`guard`]: what a run may change (`--read-only`, `--max-gpu-nodes`, `--allow`)
 //! - [`plan`]: what a run would change, from a rehearsal on the twin
+//! - [`capture`]: a live lab read into a lab-state file over the clients; its format (plain
+//!   data, which the twin starts from) is the only part the twin imports
 
 pub mod app;
 pub mod auth;
 pub mod bindings;
+pub mod capture;
 pub mod cli;
 pub mod clients;
 pub mod clock;

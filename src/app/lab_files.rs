@@ -197,7 +197,7 @@ fn to_yaml(value: &Value) -> String {
 
 /// Writes with mode 0600 (a kubeconfig or env file may hold credentials), keeping the mode of
 /// a file that exists narrowed to that too.
-fn write_private(path: &Path, text: &str, what: &'static str) -> Result<(), Error> {
+pub(crate) fn write_private(path: &Path, text: &str, what: &'static str) -> Result<(), Error> {
     let error = |source| Error::Write {
         path: path.to_path_buf(),
         what,

@@ -3,18 +3,17 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::{AppResult, lab_files, runtime};
+use super::{AppResult, lab_files, runtime, scenario_arg};
 use crate::cli::ServeArgs;
 use crate::clock::VirtualClock;
 use crate::error::{Error, Exit};
-use crate::sim::scenario::{self, Scenario};
 use crate::sim::{Twin, kube};
 
 /// How often the clock is moved on at the speed factor.
 const TICK: Duration = Duration::from_millis(20);
 
 pub(crate) fn execute(args: &ServeArgs) -> AppResult {
-    let scenario: Scenario = args.scenario.parse().map_err(Error::Usage)?;
+    let scenario = scenario_arg::parse(&args.scenario)?;
     if !(args.speed.is_finite() && args.speed > 0.0) {
         return Err(Error::Usage(format!(
             "--speed must be a positive number, got {}",
@@ -26,7 +25,7 @@ pub(crate) fn execute(args: &ServeArgs) -> AppResult {
     // Its clients may ask which requests they made (`GET /twin/audit`).
     twin.audit.enable();
     twin.aws_audit.enable();
-    scenario::load(&twin, scenario);
+    scenario_arg::load(&twin, &scenario);
     for fault in &args.faults {
         crate::sim::faults::apply(&twin, fault).map_err(Error::Usage)?;
     }
@@ -68,8 +67,8 @@ pub(crate) fn execute(args: &ServeArgs) -> AppResult {
         }
     }
     say(format!(
-        "lab twin ({:?} scenario) serving the Kubernetes API on {server} and AWS (EKS, EC2, IAM, KMS, STS) on {aws}",
-        args.scenario
+        "lab twin ({}) serving the Kubernetes API on {server} and AWS (EKS, EC2, IAM, KMS, STS) on {aws}",
+        scenario_arg::describe(&args.scenario)
     ));
     if let Some(path) = &args.write_env {
         say(format!(

@@ -17,12 +17,14 @@ mod repl;
 mod run;
 mod run_history;
 mod runtime;
+mod scenario_arg;
 mod signals;
+mod state_capture;
 mod target;
 
 use clap::Parser;
 
-use crate::cli::{Cli, Command, LabCommand};
+use crate::cli::{Cli, Command, LabCommand, StateCommand};
 use crate::error::{Error, Exit};
 
 /// A bug in runbook itself ends with one clear line and a request to report it, not a backtrace
@@ -64,6 +66,7 @@ pub fn main() -> i32 {
         Command::History(args) => history::execute(&args),
         Command::Doctor(args) => doctor::execute(&args),
         Command::Plan(args) => plan::execute(&args),
+        Command::State(StateCommand::Capture(args)) => state_capture::execute(&args),
     };
     match result {
         Ok(exit) => exit.code(),

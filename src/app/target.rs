@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use super::eks_cluster;
 
+use super::scenario_arg;
 use crate::auth::secret::Secret;
 use crate::bindings::{AwsBindings, GpuBindings, HelmBindings, KubeBindings};
 use crate::cli::{ClockKind, TargetArgs};
@@ -13,7 +14,6 @@ use crate::clients::kube::{Fixed, KubeClient, SERVICE_ACCOUNT_DIR};
 use crate::clock::{Clock, RealClock, VirtualClock};
 use crate::error::Error;
 use crate::script::Extension;
-use crate::sim::scenario::{self, Scenario};
 use crate::sim::{Twin, kube};
 
 /// The clients of a target outside this process (`recover` undoes through them).
@@ -37,6 +37,8 @@ pub(crate) struct Target {
     pub(crate) virtual_clock: Option<Arc<VirtualClock>>,
     /// Where calls go, in words.
     pub(crate) description: String,
+    /// The EKS cluster named by `--cluster`; the lab's on the embedded twin.
+    pub(crate) cluster: Option<String>,
     /// Keeps the in-process twin alive for the run.
     twin: Option<Arc<Twin>>,
 }
@@ -138,6 +140,7 @@ pub(crate) fn connect(
         extensions: extensions(kube, aws, args.helm.clone()),
         virtual_clock: None,
         description,
+        cluster: args.cluster.clone(),
         twin: None,
     })
 }
@@ -149,10 +152,10 @@ fn embedded_twin(
     args: &TargetArgs,
     clock: Option<ClockKind>,
 ) -> Result<Target, Error> {
-    let scenario: Scenario = args.scenario.parse().map_err(Error::Usage)?;
+    let scenario = scenario_arg::parse(&args.scenario)?;
     let virtual_clock = Arc::new(VirtualClock::new());
     let twin = Twin::new(virtual_clock.clone());
-    scenario::load(&twin, scenario);
+    scenario_arg::load(&twin, &scenario);
     for fault in &args.faults {
         crate::sim::faults::apply(&twin, fault).map_err(Error::Usage)?;
     }
@@ -198,14 +201,18 @@ fn embedded_twin(
     })
     .with_timeouts(timeouts(args));
     let description = format!(
-        "the lab twin ({} scenario) at {}",
-        args.scenario, served.url
+        "the lab twin ({}) at {}",
+        scenario_arg::describe(&args.scenario),
+        served.url
     );
     let (kube, aws) = (Arc::new(client), Arc::new(aws));
     Ok(Target {
         clock,
         key: format!("the embedded lab twin of process {}", std::process::id()),
-        history_key: format!("the embedded lab twin ({} scenario)", args.scenario),
+        history_key: format!(
+            "the embedded lab twin ({})",
+            scenario_arg::describe(&args.scenario)
+        ),
         clients: TargetClients {
             aws: aws.clone(),
             kube: kube.clone(),
@@ -213,6 +220,7 @@ fn embedded_twin(
         extensions: extensions(kube, aws, args.helm.clone()),
         virtual_clock: Some(twin_clock),
         description,
+        cluster: None,
         twin: Some(twin),
     })
 }

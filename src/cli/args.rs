@@ -40,6 +40,10 @@ pub enum Command {
     /// The runs kept in the history, newest first: status, duration, failing step, metrics;
     /// `history check` fails when a drill has not passed recently enough.
     History(HistoryCommandArgs),
+    /// The state of a lab: `state capture` reads it into a lab-state file, which the twin can
+    /// start from (`--scenario @FILE`).
+    #[command(subcommand)]
+    State(StateCommand),
     /// Read-only probes of a target before a run: the Kubernetes API and its readyz, the EKS
     /// cluster, that the kubeconfig points at that cluster, helm; a table of what passed.
     Doctor(DoctorArgs),
@@ -59,6 +63,30 @@ pub struct PlanArgs {
     pub guards: GuardArgs,
     #[command(flatten)]
     pub read: ReadArgs,
+    #[command(flatten)]
+    pub target: TargetArgs,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum StateCommand {
+    /// Read what the runbooks touch in a lab (VPC, subnets, NAT, security groups and rules,
+    /// the EKS cluster, node groups, add-ons, access entries, OIDC provider, roles, instances;
+    /// namespaces, nodes, workloads, Services, ConfigMaps, pods; Secrets by name) with
+    /// read-only calls, into a versioned JSON file (docs/lab-state.md).
+    ///
+    /// Example: runbook state capture --cluster myeks5w -o lab-state.json
+    Capture(CaptureArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct CaptureArgs {
+    /// Write the lab-state file to PATH (0600; `-` for standard output).
+    #[arg(short = 'o', long = "output", value_name = "PATH")]
+    pub output: PathBuf,
+    /// The EKS cluster to read with --kubeconfig [default: the one whose endpoint the
+    /// kubeconfig names, else the account's only cluster].
+    #[arg(long, value_name = "NAME")]
+    pub eks_cluster: Option<String>,
     #[command(flatten)]
     pub target: TargetArgs,
 }
@@ -194,7 +222,8 @@ pub enum LabCommand {
 
 #[derive(Debug, Args)]
 pub struct ServeArgs {
-    /// The starting state: `deployed` (after the lab's Terraform apply) or `empty`.
+    /// The starting state: `deployed` (after the lab's Terraform apply), `empty`, or `@FILE`,
+    /// a lab captured by `runbook state capture`.
     #[arg(long, default_value = "deployed")]
     pub scenario: String,
     /// Port of the Kubernetes API (0: any free port).
@@ -411,7 +440,8 @@ pub struct TargetArgs {
     /// The AWS region with --kubeconfig or --cluster [default: the profile's].
     #[arg(long, value_name = "REGION", global = true)]
     pub region: Option<String>,
-    /// The lab twin's starting state: `deployed` (after the lab's Terraform apply) or `empty`.
+    /// The lab twin's starting state: `deployed` (after the lab's Terraform apply), `empty`,
+    /// or `@FILE`, a lab captured by `runbook state capture`.
     #[arg(
         long,
         default_value = "deployed",

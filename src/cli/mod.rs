@@ -4,9 +4,9 @@ mod args;
 mod config;
 
 pub use args::{
-    CheckArgs, Cli, ClockKind, Command, DocsArgs, DoctorArgs, EvalArgs, HistoryArgs,
+    CaptureArgs, CheckArgs, Cli, ClockKind, Command, DocsArgs, DoctorArgs, EvalArgs, HistoryArgs,
     HistoryCheckArgs, HistoryCommandArgs, HistoryDiffArgs, HistoryListArgs, HistorySubcommand,
     HistoryTrendArgs, JournalArgs, LabCommand, PlanArgs, Progress, ReadArgs, RecoverArgs, ReplArgs,
-    RunArgs, ServeArgs, TargetArgs,
+    RunArgs, ServeArgs, StateCommand, TargetArgs,
 };
 pub use config::{RunConfig, Sets, parse_sets, runbook_folder, snapshot_dir_for};

@@ -8,6 +8,7 @@ mod aws_cli;
 mod aws_lifecycle;
 mod aws_runbooks;
 mod bad_input;
+mod capture;
 mod cli;
 mod core_runbooks;
 mod crash_safe;

@@ -320,6 +320,7 @@ impl AwsClients {
                     "subnet_id": i.subnet_id(),
                     "security_groups": i.security_groups().iter().filter_map(|g| g.group_id()).collect::<Vec<_>>(),
                     "nodegroup": nodegroup,
+                    "image_id": i.image_id(),
                 })
             })
             .collect())

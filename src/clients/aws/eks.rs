@@ -60,6 +60,7 @@ impl AwsClients {
             "identity": {"oidc": {"issuer": c.identity().and_then(|i| i.oidc()).and_then(|o| o.issuer())}},
             "certificate_authority": {"data": c.certificate_authority().and_then(|a| a.data())},
             // The KMS key that encrypts the cluster's Secrets, if one does.
+            "access_config": {"authentication_mode": c.access_config().and_then(|a| a.authentication_mode()).map(|m| m.as_str())},
             "secrets_key": c.encryption_config().first().and_then(|e| e.provider()).and_then(|p| p.key_arn()),
             "tags": c.tags(),
         }))
@@ -112,6 +113,7 @@ impl AwsClients {
             "subnets": n.subnets(),
             "labels": n.labels(),
             "taints": n.taints().iter().map(|t| json!({"key": t.key(), "value": t.value(), "effect": t.effect().map(|e| e.as_str())})).collect::<Vec<_>>(),
+            "node_role": n.node_role(),
             "version": n.version(),
             "release_version": n.release_version(),
             "created_at": time(n.created_at()),

@@ -2,6 +2,7 @@
 //! real AWS through the default credential chain. Results are plain JSON records with the
 //! field names of the aws CLI's output, in snake_case.
 
+mod access_entries;
 mod addresses;
 mod client;
 mod cost;

@@ -390,6 +390,27 @@ impl KubeClient {
         })
     }
 
+    /// The metadata of every object of a kind (`as=PartialObjectMetadataList`): names,
+    /// labels and owners without the rest, so that a Secret's data is never sent.
+    pub async fn list_metadata(
+        &self,
+        kind: &str,
+        namespace: Option<&str>,
+    ) -> Result<Vec<Value>, KubeError> {
+        let kind = self.kind(kind).await?;
+        let api = self.api(&kind, namespace);
+        let request = kube::core::Request::new(api.resource_url())
+            .list_metadata(&ListParams::default())
+            .map_err(|e| KubeError::Invalid(e.to_string()))?;
+        let body = self.fetch(request).await?;
+        parse_items(body).map_err(|e| {
+            KubeError::Invalid(format!(
+                "the metadata list of {} from {} is not valid JSON: {e}",
+                kind.resource.plural, self.endpoint
+            ))
+        })
+    }
+
     /// Server-side apply of each object (field manager `runbook`, conflicts forced).
     pub async fn apply(
         &self,

@@ -69,7 +69,7 @@ fn cluster_fields(c: &Cluster, ca_pem: Option<&str>) -> Value {
         "createdAt": epoch(c.created_at),
         "version": c.version,
         "endpoint": c.endpoint,
-        "roleArn": format!("arn:aws:iam::{}:role/{}-cluster-role", lab::ACCOUNT_ID, c.name),
+        "roleArn": c.role_arn,
         "resourcesVpcConfig": {
             "subnetIds": c.subnets,
             "securityGroupIds": c.security_groups,
@@ -124,7 +124,7 @@ pub(super) fn nodegroup_json(ng: &Nodegroup) -> Value {
         "instanceTypes": [ng.instance_type],
         "subnets": ng.subnets,
         "amiType": ng.ami_type,
-        "nodeRole": format!("arn:aws:iam::{}:role/{}-{}-node-role", lab::ACCOUNT_ID, ng.cluster, ng.name),
+        "nodeRole": ng.node_role,
         "labels": labels,
         "taints": taints,
         "resources": {"autoScalingGroups": [{"name": format!("eks-{}-{}", ng.name, ng.uuid)}]},

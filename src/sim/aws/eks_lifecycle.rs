@@ -111,6 +111,9 @@ pub fn create_cluster(
         platform_version: lab::PLATFORM_VERSION.into(),
         endpoint,
         created_at: state.now,
+        role_arn: body["roleArn"]
+            .as_str()
+            .map_or_else(|| role_arn(&format!("{name}-cluster-role")), str::to_string),
         subnets,
         security_groups: groups,
         cluster_security_group: cluster_group,
@@ -277,6 +280,10 @@ pub fn create_nodegroup(
         labels,
         taints,
         subnets,
+        node_role: body["nodeRole"].as_str().map_or_else(
+            || role_arn(&format!("{cluster}-{name}-node-role")),
+            str::to_string,
+        ),
         status: "CREATING".into(),
         created_at: state.now,
         modified_at: state.now,
@@ -489,4 +496,9 @@ pub fn on_timer(state: &mut AwsState, timer: &AwsTimer) {
         | AwsTimer::InstanceTerminated { .. }
         | AwsTimer::UpdateDone { .. } => {}
     }
+}
+
+/// The ARN of a role of the lab's account.
+fn role_arn(name: &str) -> String {
+    format!("arn:aws:iam::{}:role/{name}", lab::ACCOUNT_ID)
 }

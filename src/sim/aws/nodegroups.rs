@@ -113,7 +113,7 @@ pub fn launch(state: &mut AwsState, nodegroup: &Nodegroup, from: usize, to: usiz
             subnet,
             zone,
             state: "pending".into(),
-            groups: vec![lab::NODE_SG.into(), lab::AUX_SG.into()],
+            groups: launch_groups(state, nodegroup),
             ami: if nodegroup.ami_type.contains("NVIDIA") {
                 lab::AMI_NVIDIA.into()
             } else {
@@ -135,6 +135,26 @@ pub fn launch(state: &mut AwsState, nodegroup: &Nodegroup, from: usize, to: usiz
         state.instances.insert(instance.id.clone(), instance);
     }
     longest
+}
+
+/// The security groups a new instance of a node group gets: those of its launch template,
+/// which the twin reads off an instance the group (or another of its cluster) already runs, so
+/// that a twin of a captured account launches into the account's groups; the lab's node
+/// groups otherwise.
+fn launch_groups(state: &AwsState, nodegroup: &Nodegroup) -> Vec<String> {
+    let of_cluster = |i: &&Instance| {
+        state
+            .nodegroups
+            .contains_key(&(nodegroup.cluster.clone(), i.nodegroup.clone()))
+    };
+    let instances = || state.instances.values().filter(|i| i.state != "terminated");
+    instances()
+        .find(|i| i.nodegroup == nodegroup.name)
+        .or_else(|| instances().find(of_cluster))
+        .map_or_else(
+            || vec![lab::NODE_SG.into(), lab::AUX_SG.into()],
+            |i| i.groups.clone(),
+        )
 }
 
 /// Shuts down a node group's `count` newest instances, as the Auto Scaling group's default

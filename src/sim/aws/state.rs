@@ -145,6 +145,8 @@ pub struct Nodegroup {
     pub labels: Vec<(String, String)>,
     pub taints: Vec<(String, String, String)>,
     pub subnets: Vec<String>,
+    /// The IAM role its instances run as (`nodeRole`).
+    pub node_role: String,
     pub status: String,
     pub created_at: Duration,
     pub modified_at: Duration,
@@ -179,6 +181,8 @@ pub struct Cluster {
     pub platform_version: String,
     pub endpoint: String,
     pub created_at: Duration,
+    /// The IAM role the control plane acts as (`roleArn`).
+    pub role_arn: String,
     pub subnets: Vec<String>,
     pub security_groups: Vec<String>,
     pub cluster_security_group: String,
@@ -361,6 +365,18 @@ impl AwsState {
     pub fn next_id(&mut self, prefix: &str) -> String {
         self.sequence += 1;
         format!("{prefix}-0f{:015x}", self.sequence)
+    }
+
+    /// Moves the id sequence past an id of its own form (`i-0f00000000000001`) that a captured
+    /// twin made, so that new ids never repeat one.
+    pub fn skip_id(&mut self, id: &str) {
+        let taken = id
+            .rsplit_once("-0f")
+            .filter(|(_, hex)| hex.len() == 15)
+            .and_then(|(_, hex)| u64::from_str_radix(hex, 16).ok());
+        if let Some(taken) = taken {
+            self.sequence = self.sequence.max(taken);
+        }
     }
 
     /// A deterministic UUID (node group ids, update ids).

@@ -261,7 +261,7 @@ mod tests {
 
     fn lab() -> Arc<Twin> {
         let twin = Twin::new(Arc::new(VirtualClock::new()));
-        scenario::load(&twin, Scenario::Deployed);
+        scenario::load(&twin, &Scenario::Deployed);
         twin
     }
 

@@ -480,6 +480,14 @@ fn list(
         }
         return Ok(json_response(200, &table));
     }
+    if tables::wants_metadata_only(accept) {
+        let page = twin.read_kube(|s| api::list(s, resource, namespace, &options))?;
+        let mut list = tables::metadata_list(&page.items, page.resource_version);
+        if let Some(token) = &page.continue_token {
+            list["metadata"]["continue"] = json!(token);
+        }
+        return Ok(json_response(200, &list));
+    }
     let page = twin.read_kube(|s| api::list_json(s, resource, namespace, &options))?;
     let mut metadata = json!({"resourceVersion": page.resource_version.to_string()});
     if let Some(token) = page.continue_token {

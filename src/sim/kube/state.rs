@@ -197,6 +197,12 @@ impl KubeState {
             .collect()
     }
 
+    /// Moves generated names past those a captured twin made: its controllers named their
+    /// objects from the same sequence.
+    pub fn skip_generated_names(&mut self) {
+        self.name_sequence += 1 << 24;
+    }
+
     pub fn schedule(&mut self, after: Duration, timer: Timer) {
         self.timers.push((self.now + after, timer));
     }

@@ -349,13 +349,30 @@ impl Store {
 
     /// A deterministic uid: the same run always names things the same.
     pub fn uid(&mut self) -> String {
-        let n = self.next_uid;
-        self.next_uid += 1;
-        format!(
-            "{:08x}-0000-4000-8000-{:012x}",
-            n,
-            n.wrapping_mul(0x9e37_79b9) & 0xffff_ffff_ffff
-        )
+        loop {
+            let n = self.next_uid;
+            self.next_uid += 1;
+            let uid = format!(
+                "{:08x}-0000-4000-8000-{:012x}",
+                n,
+                n.wrapping_mul(0x9e37_79b9) & 0xffff_ffff_ffff
+            );
+            // A twin started from a capture of a twin holds uids of this sequence already.
+            if !self.uids.contains(&uid) {
+                return uid;
+            }
+        }
+    }
+
+    /// Stores an object read from another server as it was (uid, creationTimestamp,
+    /// generation and status kept); only the resourceVersion is this store's.
+    pub fn restore(&mut self, resource: &str, mut object: Value) {
+        let rv = self.bump();
+        object["metadata"]["resourceVersion"] = json!(rv.to_string());
+        if object["metadata"]["uid"].as_str().is_none_or(str::is_empty) {
+            object["metadata"]["uid"] = json!(self.uid());
+        }
+        self.put(resource, object, ChangeType::Added, rv);
     }
 
     /// Stores a new object: uid, resourceVersion, generation and creationTimestamp are set here.

@@ -431,3 +431,26 @@ pub fn wants_table(accept: &str) -> bool {
         .next()
         .is_some_and(|first| first.contains("as=Table"))
 }
+
+/// Whether an Accept header asks for metadata only (`as=PartialObjectMetadataList`), as
+/// `kubectl get --show-kind -o name` and readers that must not see a Secret's data do.
+pub fn wants_metadata_only(accept: &str) -> bool {
+    accept
+        .split(',')
+        .next()
+        .is_some_and(|first| first.contains("as=PartialObjectMetadataList"))
+}
+
+/// A PartialObjectMetadataList of `objects`: their metadata, nothing else.
+pub fn metadata_list(objects: &[Value], resource_version: u64) -> Value {
+    let items: Vec<Value> = objects
+        .iter()
+        .map(|o| row_object(o, "Metadata").unwrap_or_default())
+        .collect();
+    json!({
+        "kind": "PartialObjectMetadataList",
+        "apiVersion": "meta.k8s.io/v1",
+        "metadata": {"resourceVersion": resource_version.to_string()},
+        "items": items,
+    })
+}

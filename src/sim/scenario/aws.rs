@@ -117,6 +117,11 @@ pub(super) fn deployed(state: &mut AwsState) {
             platform_version: lab::PLATFORM_VERSION.into(),
             endpoint: lab::CLUSTER_ENDPOINT.into(),
             created_at: Duration::ZERO,
+            role_arn: format!(
+                "arn:aws:iam::{}:role/{}",
+                lab::ACCOUNT_ID,
+                lab::CLUSTER_ROLE
+            ),
             subnets: lab::PRIVATE_SUBNETS
                 .iter()
                 .map(|s| (*s).to_string())
@@ -163,6 +168,7 @@ pub(super) fn deployed(state: &mut AwsState) {
                     .map(|(k, v, e)| ((*k).into(), (*v).into(), (*e).into()))
                     .collect(),
                 subnets: fact.subnets.iter().map(|s| (*s).to_string()).collect(),
+                node_role: format!("arn:aws:iam::{}:role/{}", lab::ACCOUNT_ID, lab::NODE_ROLE),
                 status: "ACTIVE".into(),
                 created_at: Duration::ZERO,
                 modified_at: Duration::ZERO,

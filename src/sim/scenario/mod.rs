@@ -1,8 +1,9 @@
-//! Starting states of the twin: `empty` (nothing exists yet) and `deployed` (the lab right
-//! after its Terraform apply).
+//! Starting states of the twin: `empty` (nothing exists yet), `deployed` (the lab right
+//! after its Terraform apply), or a lab captured from a live account (`@lab-state.json`).
 
 mod addons;
 mod aws;
+mod captured;
 mod kube_system;
 mod nodes;
 
@@ -11,14 +12,19 @@ pub use kube_system::clear_cluster;
 pub use nodes::{NodeSpec, node_object};
 
 use std::str::FromStr;
+use std::sync::Arc;
 use std::time::Duration;
+
+use crate::capture::format::LabState;
 
 use super::twin::Twin;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub enum Scenario {
     Empty,
     Deployed,
+    /// A lab read by `runbook state capture`.
+    Captured(Arc<LabState>),
 }
 
 impl FromStr for Scenario {
@@ -29,7 +35,7 @@ impl FromStr for Scenario {
             "empty" => Ok(Self::Empty),
             "deployed" => Ok(Self::Deployed),
             other => Err(format!(
-                "unknown scenario `{other}`; choose `deployed` or `empty`"
+                "unknown scenario `{other}`; choose `deployed`, `empty`, or `@FILE` (a lab-state file from `runbook state capture`)"
             )),
         }
     }
@@ -39,12 +45,18 @@ impl FromStr for Scenario {
 /// be Ready (the seed's `kubectl get nodes` shows AGE 87s).
 pub const SETTLE: Duration = Duration::from_secs(90);
 
-/// Puts the scenario's objects into the twin and lets it settle on the virtual clock.
-pub fn load(twin: &Twin, scenario: Scenario) {
-    twin.kube(kube_system::namespaces);
-    if scenario == Scenario::Deployed {
-        twin.aws(aws::deployed);
-        twin.kube(kube_system::deployed);
-        twin.clock.advance(SETTLE);
+/// Puts the scenario's objects into the twin and lets it settle on the virtual clock. Returns
+/// the kinds of captured objects the twin does not serve (left out).
+pub fn load(twin: &Twin, scenario: &Scenario) -> Vec<String> {
+    match scenario {
+        Scenario::Empty => twin.kube(kube_system::namespaces),
+        Scenario::Deployed => {
+            twin.kube(kube_system::namespaces);
+            twin.aws(aws::deployed);
+            twin.kube(kube_system::deployed);
+            twin.clock.advance(SETTLE);
+        }
+        Scenario::Captured(capture) => return captured::load(twin, capture),
     }
+    Vec::new()
 }

@@ -66,6 +66,12 @@ pub(super) fn set_condition(object: &mut Value, condition: Value, now: &str) {
         .iter_mut()
         .find(|c| c["type"] == condition["type"])
     {
+        // Nothing new to say (same status, reason and message): the condition stays as it
+        // is, its times included, as the deployment controller's SetDeploymentCondition does.
+        Some(existing)
+            if ["status", "reason", "message"]
+                .iter()
+                .all(|field| existing[*field] == condition[*field]) => {}
         Some(existing) if existing["status"] == condition["status"] => {
             condition["lastTransitionTime"] = existing["lastTransitionTime"].clone();
             *existing = condition;

@@ -1,0 +1,423 @@
+//! The AWS half of a capture: the cluster and what it stands in (its VPC's network, groups and
+//! rules, instances), its node groups, add-ons and access entries, its OIDC provider and the
+//! roles it names. Describe, List and Get calls only.
+
+use std::collections::BTreeSet;
+
+use futures::future::try_join_all;
+use serde_json::Value;
+
+use super::error::CaptureError;
+use super::format::{
+    AccessEntry, AccessPolicy, Addon, Address, AwsState, Cluster, Instance, NatGateway, Nodegroup,
+    OidcProvider, Role, Rule, SecurityGroup, Subnet, Taint, Vpc,
+};
+use crate::clients::aws::AwsClients;
+
+fn text(value: &Value) -> String {
+    value.as_str().unwrap_or_default().to_string()
+}
+
+fn texts(value: &Value) -> Vec<String> {
+    value
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|v| v.as_str().map(str::to_string))
+        .collect()
+}
+
+/// The cluster to capture when none was named: the one whose endpoint is the Kubernetes API
+/// read, or the account's only one.
+pub(super) async fn which_cluster(
+    aws: &AwsClients,
+    kube_endpoint: &str,
+) -> Result<String, CaptureError> {
+    let names = aws
+        .clusters()
+        .await
+        .map_err(CaptureError::aws("the EKS clusters"))?;
+    for name in &names {
+        let cluster = aws
+            .cluster(name)
+            .await
+            .map_err(CaptureError::aws(format!("EKS cluster {name}")))?;
+        if cluster["endpoint"].as_str() == Some(kube_endpoint.trim_end_matches('/')) {
+            return Ok(name.clone());
+        }
+    }
+    match names.as_slice() {
+        [only] => Ok(only.clone()),
+        _ => Err(CaptureError::WhichCluster {
+            endpoint: kube_endpoint.to_string(),
+            clusters: if names.is_empty() {
+                "none".into()
+            } else {
+                names.join(", ")
+            },
+        }),
+    }
+}
+
+pub(super) async fn read(aws: &AwsClients, name: &str) -> Result<AwsState, CaptureError> {
+    let c = aws
+        .cluster(name)
+        .await
+        .map_err(CaptureError::aws(format!("EKS cluster {name}")))?;
+    let vpc = text(&c["resources_vpc_config"]["vpc_id"]);
+    let in_vpc = |v: &Value| v["vpc_id"].as_str() == Some(vpc.as_str());
+    let vpcs = aws.vpcs().await.map_err(CaptureError::aws("the VPCs"))?;
+    let vpcs = vpcs
+        .iter()
+        .filter(|v| in_vpc(v))
+        .map(|v| Vpc {
+            id: text(&v["vpc_id"]),
+            cidr: text(&v["cidr_block"]),
+            name: text(&v["name"]),
+        })
+        .collect();
+    let subnets: Vec<Subnet> = aws
+        .subnets()
+        .await
+        .map_err(CaptureError::aws("the subnets"))?
+        .iter()
+        .filter(|s| in_vpc(s))
+        .map(|s| Subnet {
+            id: text(&s["subnet_id"]),
+            vpc: vpc.clone(),
+            cidr: text(&s["cidr_block"]),
+            zone: text(&s["availability_zone"]),
+            public: s["map_public_ip_on_launch"].as_bool().unwrap_or(false),
+            name: text(&s["name"]),
+        })
+        .collect();
+    let nat_gateways: Vec<NatGateway> = aws
+        .nat_gateways()
+        .await
+        .map_err(CaptureError::aws("the NAT gateways"))?
+        .iter()
+        .filter(|n| in_vpc(n) && n["state"] != "deleted")
+        .map(|n| NatGateway {
+            id: text(&n["nat_gateway_id"]),
+            subnet: text(&n["subnet_id"]),
+            vpc: vpc.clone(),
+            state: text(&n["state"]),
+            name: text(&n["name"]),
+            allocation: n["allocation_id"].as_str().map(str::to_string),
+        })
+        .collect();
+    let held: BTreeSet<&str> = nat_gateways
+        .iter()
+        .filter_map(|n| n.allocation.as_deref())
+        .collect();
+    let addresses = aws
+        .addresses(None)
+        .await
+        .map_err(CaptureError::aws("the Elastic IPs"))?
+        .iter()
+        .filter(|a| {
+            a["allocation_id"]
+                .as_str()
+                .is_some_and(|id| held.contains(id))
+        })
+        .map(|a| Address {
+            allocation_id: text(&a["allocation_id"]),
+            public_ip: text(&a["public_ip"]),
+            name: text(&a["name"]),
+        })
+        .collect();
+    let security_groups = security_groups(aws, &vpc).await?;
+    let subnet_ids: BTreeSet<&str> = subnets.iter().map(|s| s.id.as_str()).collect();
+    let mut instances: Vec<Instance> = aws
+        .instances()
+        .await
+        .map_err(CaptureError::aws("the EC2 instances"))?
+        .iter()
+        .filter(|i| {
+            i["state"] != "terminated"
+                && i["subnet_id"]
+                    .as_str()
+                    .is_some_and(|s| subnet_ids.contains(s))
+        })
+        .map(|i| Instance {
+            id: text(&i["instance_id"]),
+            state: text(&i["state"]),
+            instance_type: text(&i["instance_type"]),
+            zone: text(&i["availability_zone"]),
+            subnet: text(&i["subnet_id"]),
+            private_ip: text(&i["private_ip_address"]),
+            security_groups: texts(&i["security_groups"]),
+            image: text(&i["image_id"]),
+            nodegroup: i["nodegroup"].as_str().map(str::to_string),
+        })
+        .collect();
+    instances.sort_by(|a, b| a.id.cmp(&b.id));
+    let nodegroups = nodegroups(aws, name).await?;
+    let cluster = cluster(aws, name, &c).await?;
+    let issuer = cluster
+        .oidc_issuer
+        .trim_start_matches("https://")
+        .to_string();
+    let oidc_providers = aws
+        .oidc_providers()
+        .await
+        .map_err(CaptureError::aws("the IAM OIDC providers"))?
+        .iter()
+        .filter(|p| p["url"].as_str() == Some(issuer.as_str()))
+        .map(|p| OidcProvider {
+            url: text(&p["url"]),
+            client_ids: texts(&p["client_ids"]),
+            thumbprints: texts(&p["thumbprints"]),
+        })
+        .collect();
+    let role_arns: BTreeSet<&str> = std::iter::once(cluster.role_arn.as_str())
+        .chain(nodegroups.iter().map(|n| n.node_role.as_str()))
+        .filter(|arn| !arn.is_empty())
+        .collect();
+    let roles = roles(aws, role_arns).await?;
+    Ok(AwsState {
+        vpcs,
+        subnets,
+        nat_gateways,
+        addresses,
+        security_groups,
+        cluster,
+        nodegroups,
+        instances,
+        oidc_providers,
+        roles,
+    })
+}
+
+async fn security_groups(aws: &AwsClients, vpc: &str) -> Result<Vec<SecurityGroup>, CaptureError> {
+    let mut groups: Vec<Value> = aws
+        .security_groups()
+        .await
+        .map_err(CaptureError::aws("the security groups"))?
+        .into_iter()
+        .filter(|g| g["vpc_id"].as_str() == Some(vpc))
+        .collect();
+    groups.sort_by(|a, b| a["group_id"].as_str().cmp(&b["group_id"].as_str()));
+    let rules = try_join_all(groups.iter().map(|g| {
+        let id = text(&g["group_id"]);
+        async move {
+            aws.rules(&id)
+                .await
+                .map_err(CaptureError::aws(format!("the rules of {id}")))
+        }
+    }))
+    .await?;
+    Ok(groups
+        .iter()
+        .zip(rules)
+        .map(|(g, rules)| SecurityGroup {
+            id: text(&g["group_id"]),
+            name: text(&g["group_name"]),
+            description: text(&g["description"]),
+            vpc: vpc.to_string(),
+            rules: rules
+                .iter()
+                .map(|r| Rule {
+                    id: text(&r["id"]),
+                    direction: text(&r["direction"]),
+                    protocol: text(&r["protocol"]),
+                    from_port: r["from_port"].as_i64().unwrap_or(-1) as i32,
+                    to_port: r["to_port"].as_i64().unwrap_or(-1) as i32,
+                    source: text(&r["source"]),
+                    description: text(&r["description"]),
+                })
+                .collect(),
+        })
+        .collect())
+}
+
+async fn nodegroups(aws: &AwsClients, cluster: &str) -> Result<Vec<Nodegroup>, CaptureError> {
+    let mut names = aws
+        .nodegroups(cluster)
+        .await
+        .map_err(CaptureError::aws(format!("the node groups of {cluster}")))?;
+    names.sort();
+    let described = try_join_all(names.iter().map(|n| async move {
+        aws.nodegroup(cluster, n)
+            .await
+            .map_err(CaptureError::aws(format!("node group {n}")))
+    }))
+    .await?;
+    Ok(described
+        .iter()
+        .map(|n| {
+            let scaling = &n["scaling_config"];
+            Nodegroup {
+                name: text(&n["nodegroup_name"]),
+                status: text(&n["status"]),
+                ami_type: text(&n["ami_type"]),
+                instance_types: texts(&n["instance_types"]),
+                min: scaling["min_size"].as_i64().unwrap_or(0),
+                max: scaling["max_size"].as_i64().unwrap_or(0),
+                desired: scaling["desired_size"].as_i64().unwrap_or(0),
+                subnets: texts(&n["subnets"]),
+                labels: n["labels"]
+                    .as_object()
+                    .into_iter()
+                    .flatten()
+                    .map(|(k, v)| (k.clone(), text(v)))
+                    .collect(),
+                taints: n["taints"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .map(|t| Taint {
+                        key: text(&t["key"]),
+                        value: text(&t["value"]),
+                        effect: kubernetes_effect(t["effect"].as_str().unwrap_or_default()),
+                    })
+                    .collect(),
+                node_role: text(&n["node_role"]),
+                created_at: text(&n["created_at"]),
+            }
+        })
+        .collect())
+}
+
+/// EKS spells taint effects `NO_SCHEDULE`; Kubernetes (and the twin) `NoSchedule`.
+fn kubernetes_effect(eks: &str) -> String {
+    match eks {
+        "NO_SCHEDULE" => "NoSchedule",
+        "NO_EXECUTE" => "NoExecute",
+        "PREFER_NO_SCHEDULE" => "PreferNoSchedule",
+        other => other,
+    }
+    .to_string()
+}
+
+async fn cluster(aws: &AwsClients, name: &str, c: &Value) -> Result<Cluster, CaptureError> {
+    let addons = aws
+        .addons(name)
+        .await
+        .map_err(CaptureError::aws(format!("the add-ons of {name}")))?;
+    let addons = addons
+        .as_object()
+        .into_iter()
+        .flatten()
+        .map(|(addon, v)| Addon {
+            name: addon.clone(),
+            version: text(&v["version"]),
+            status: text(&v["status"]),
+        })
+        .collect();
+    let mode = text(&c["access_config"]["authentication_mode"]);
+    // Access entries exist only where the API authenticates them.
+    let access_entries = if mode == "CONFIG_MAP" {
+        Vec::new()
+    } else {
+        aws.access_entries(name)
+            .await
+            .map_err(CaptureError::aws(format!("the access entries of {name}")))?
+            .iter()
+            .map(|e| AccessEntry {
+                principal_arn: text(&e["principal_arn"]),
+                username: text(&e["username"]),
+                groups: texts(&e["kubernetes_groups"]),
+                kind: text(&e["type"]),
+                policies: e["policies"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .map(|p| AccessPolicy {
+                        policy_arn: text(&p["policy_arn"]),
+                        scope: text(&p["scope"]),
+                        namespaces: texts(&p["namespaces"]),
+                    })
+                    .collect(),
+            })
+            .collect()
+    };
+    let vpc = &c["resources_vpc_config"];
+    Ok(Cluster {
+        name: text(&c["name"]),
+        status: text(&c["status"]),
+        version: text(&c["version"]),
+        platform_version: text(&c["platform_version"]),
+        endpoint: text(&c["endpoint"]),
+        created_at: text(&c["created_at"]),
+        role_arn: text(&c["role_arn"]),
+        vpc: text(&vpc["vpc_id"]),
+        subnets: texts(&vpc["subnet_ids"]),
+        security_groups: texts(&vpc["security_group_ids"]),
+        cluster_security_group: text(&vpc["cluster_security_group_id"]),
+        oidc_issuer: text(&c["identity"]["oidc"]["issuer"]),
+        authentication_mode: mode,
+        secrets_key: c["secrets_key"].as_str().map(str::to_string),
+        addons,
+        access_entries,
+    })
+}
+
+/// The roles named, those that exist (a role deleted under a cluster is the account's
+/// state, not an error), with their attached managed policies.
+async fn roles(aws: &AwsClients, arns: BTreeSet<&str>) -> Result<Vec<Role>, CaptureError> {
+    let mut roles = Vec::new();
+    for arn in arns {
+        let Some((path, name)) = role_path_and_name(arn) else {
+            continue;
+        };
+        let role = match aws.role(name).await {
+            Ok(role) => role,
+            Err(e) if e.code == "NoSuchEntity" => continue,
+            Err(e) => return Err(CaptureError::aws(format!("IAM role {name}"))(e)),
+        };
+        let attached_policies =
+            aws.attached_role_policies(name)
+                .await
+                .map_err(CaptureError::aws(format!(
+                    "the policies of IAM role {name}"
+                )))?;
+        roles.push(Role {
+            name: name.to_string(),
+            path: path.to_string(),
+            role_id: text(&role["role_id"]),
+            trust_policy: role["trust_policy"].clone(),
+            description: text(&role["description"]),
+            attached_policies,
+        });
+    }
+    Ok(roles)
+}
+
+/// `arn:aws:iam::A:role/path/name` -> (`/path/`, `name`).
+fn role_path_and_name(arn: &str) -> Option<(&str, &str)> {
+    let resource = arn.split_once(":role")?.1;
+    let (path, name) = resource.rsplit_once('/')?;
+    Some((
+        if path.is_empty() {
+            "/"
+        } else {
+            &resource[..=path.len()]
+        },
+        name,
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn role_arns_give_path_and_name() {
+        assert_eq!(
+            role_path_and_name("arn:aws:iam::123456789012:role/myeks5w-node-role"),
+            Some(("/", "myeks5w-node-role"))
+        );
+        assert_eq!(
+            role_path_and_name("arn:aws:iam::123456789012:role/service/eks/x"),
+            Some(("/service/eks/", "x"))
+        );
+        assert_eq!(role_path_and_name("arn:aws:iam::1:user/u"), None);
+    }
+
+    #[test]
+    fn eks_effects_read_as_kubernetes_spells_them() {
+        assert_eq!(kubernetes_effect("NO_SCHEDULE"), "NoSchedule");
+        assert_eq!(kubernetes_effect("PREFER_NO_SCHEDULE"), "PreferNoSchedule");
+    }
+}

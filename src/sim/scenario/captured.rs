@@ -1,0 +1,344 @@
+//! A twin started from a lab-state file (`--scenario @lab-state.json`): the captured lab's
+//! AWS resources and Kubernetes objects, ids and all, on a virtual clock that starts at the
+//! instant of the capture. Node groups launch what their instance types say (GPUs included).
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use serde_json::json;
+
+use crate::capture::format::{self, LabState};
+use crate::sim::aws::state::{
+    AccessEntry, Addon, Address, AssociatedPolicy, AwsState, Cluster, Instance, NatGateway,
+    Nodegroup, OidcProvider, Role, Rule, SecurityGroup, Subnet, Vpc,
+};
+use crate::sim::kube::rbac::bootstrap;
+use crate::sim::kube::state::{KubeState, store_key};
+use crate::sim::timestamps::parse_rfc3339;
+use crate::sim::twin::Twin;
+
+/// Puts a captured lab into an empty twin. Returns the kinds of captured objects the twin
+/// does not serve (left out), for the caller to say so.
+pub(super) fn load(twin: &Twin, capture: &LabState) -> Vec<String> {
+    // Before the epoch of the twin's clock (2026-01-01) a capture starts at the epoch.
+    let at = parse_rfc3339(&capture.captured_at).unwrap_or_default();
+    twin.clock.advance_to(at);
+    twin.aws(|state| aws(state, &capture.aws, at));
+    twin.kube(|state| kube(state, &capture.kubernetes))
+}
+
+fn time(text: &str, otherwise: Duration) -> Duration {
+    parse_rfc3339(text).unwrap_or(otherwise)
+}
+
+fn aws(state: &mut AwsState, capture: &format::AwsState, at: Duration) {
+    for vpc in &capture.vpcs {
+        state.vpcs.insert(
+            vpc.id.clone(),
+            Vpc {
+                id: vpc.id.clone(),
+                cidr: vpc.cidr.clone(),
+                name: vpc.name.clone(),
+            },
+        );
+    }
+    for subnet in &capture.subnets {
+        state.subnets.insert(
+            subnet.id.clone(),
+            Subnet {
+                id: subnet.id.clone(),
+                vpc: subnet.vpc.clone(),
+                cidr: subnet.cidr.clone(),
+                zone: subnet.zone.clone(),
+                public: subnet.public,
+                name: subnet.name.clone(),
+            },
+        );
+    }
+    for nat in &capture.nat_gateways {
+        if nat.state == "available" {
+            state.meter.start(&nat.id, "nat-gateway", at);
+        }
+        state.nat_gateways.insert(
+            nat.id.clone(),
+            NatGateway {
+                id: nat.id.clone(),
+                subnet: nat.subnet.clone(),
+                vpc: nat.vpc.clone(),
+                state: nat.state.clone(),
+                name: nat.name.clone(),
+                allocation: nat.allocation.clone(),
+            },
+        );
+    }
+    for address in &capture.addresses {
+        let holder = capture
+            .nat_gateways
+            .iter()
+            .find(|n| n.allocation.as_deref() == Some(address.allocation_id.as_str()));
+        state.addresses.insert(
+            address.allocation_id.clone(),
+            Address {
+                allocation_id: address.allocation_id.clone(),
+                public_ip: address.public_ip.clone(),
+                name: address.name.clone(),
+                nat_gateway: holder.map(|n| n.id.clone()),
+            },
+        );
+    }
+    for group in &capture.security_groups {
+        state.groups.insert(
+            group.id.clone(),
+            SecurityGroup {
+                id: group.id.clone(),
+                name: group.name.clone(),
+                description: group.description.clone(),
+                vpc_id: group.vpc.clone(),
+            },
+        );
+        state
+            .rules
+            .extend(group.rules.iter().map(|rule| rule_of(&group.id, rule)));
+    }
+    cluster(state, &capture.cluster, at);
+    for nodegroup in &capture.nodegroups {
+        let uuid = state.next_uuid();
+        state.nodegroups.insert(
+            (capture.cluster.name.clone(), nodegroup.name.clone()),
+            Nodegroup {
+                cluster: capture.cluster.name.clone(),
+                name: nodegroup.name.clone(),
+                uuid,
+                ami_type: nodegroup.ami_type.clone(),
+                instance_type: nodegroup
+                    .instance_types
+                    .first()
+                    .cloned()
+                    .unwrap_or_default(),
+                desired: nodegroup.desired,
+                min: nodegroup.min,
+                max: nodegroup.max,
+                labels: nodegroup.labels.clone().into_iter().collect(),
+                taints: nodegroup
+                    .taints
+                    .iter()
+                    .map(|t| (t.key.clone(), t.value.clone(), t.effect.clone()))
+                    .collect(),
+                subnets: nodegroup.subnets.clone(),
+                node_role: nodegroup.node_role.clone(),
+                status: nodegroup.status.clone(),
+                created_at: time(&nodegroup.created_at, at),
+                modified_at: time(&nodegroup.created_at, at),
+            },
+        );
+    }
+    for instance in &capture.instances {
+        if matches!(instance.state.as_str(), "pending" | "running") {
+            state.meter.start(&instance.id, &instance.instance_type, at);
+        }
+        state.instances.insert(
+            instance.id.clone(),
+            Instance {
+                id: instance.id.clone(),
+                nodegroup: instance.nodegroup.clone().unwrap_or_default(),
+                instance_type: instance.instance_type.clone(),
+                subnet: instance.subnet.clone(),
+                zone: instance.zone.clone(),
+                private_ip: instance.private_ip.clone(),
+                state: instance.state.clone(),
+                groups: instance.security_groups.clone(),
+                ami: instance.image.clone(),
+                launched_at: at,
+            },
+        );
+    }
+    state
+        .oidc_providers
+        .extend(capture.oidc_providers.iter().map(|p| OidcProvider {
+            url: p.url.clone(),
+            client_ids: p.client_ids.clone(),
+            thumbprints: p.thumbprints.clone(),
+            created_at: at,
+        }));
+    for role in &capture.roles {
+        state.roles.insert(
+            role.name.clone(),
+            Role {
+                name: role.name.clone(),
+                path: role.path.clone(),
+                role_id: role.role_id.clone(),
+                trust_policy: role.trust_policy.to_string(),
+                description: role.description.clone(),
+                created_at: at,
+                attached: role.attached_policies.clone(),
+                tags: Vec::new(),
+            },
+        );
+    }
+    let ids: Vec<String> = state
+        .instances
+        .keys()
+        .chain(state.rules.iter().map(|r| &r.id))
+        .chain(state.groups.keys())
+        .chain(state.nat_gateways.keys())
+        .chain(state.addresses.keys())
+        .chain(state.subnets.keys())
+        .chain(state.vpcs.keys())
+        .cloned()
+        .collect();
+    for id in ids {
+        state.skip_id(&id);
+    }
+}
+
+/// A captured rule in the twin's form: `self` and group ids are references, the rest CIDRs.
+fn rule_of(group: &str, rule: &format::Rule) -> Rule {
+    let (cidr, referenced_group) = match rule.source.as_str() {
+        "self" => (None, Some(group.to_string())),
+        source if source.starts_with("sg-") => (None, Some(source.to_string())),
+        source => (Some(source.to_string()), None),
+    };
+    Rule {
+        id: rule.id.clone(),
+        group_id: group.to_string(),
+        egress: rule.direction == "egress",
+        protocol: rule.protocol.clone(),
+        from_port: rule.from_port,
+        to_port: rule.to_port,
+        cidr,
+        referenced_group,
+        description: rule.description.clone(),
+    }
+}
+
+fn cluster(state: &mut AwsState, capture: &format::Cluster, at: Duration) {
+    if capture.name.is_empty() {
+        return;
+    }
+    if capture.status == "ACTIVE" {
+        state.meter.start(&capture.name, "eks-cluster", at);
+    }
+    let addons: BTreeMap<String, Addon> = capture
+        .addons
+        .iter()
+        .map(|a| {
+            let addon = Addon {
+                name: a.name.clone(),
+                version: a.version.clone(),
+                status: a.status.clone(),
+                created_at: at,
+            };
+            (a.name.clone(), addon)
+        })
+        .collect();
+    let access_entries = capture
+        .access_entries
+        .iter()
+        .map(|e| {
+            let policies = e
+                .policies
+                .iter()
+                .map(|p| {
+                    let policy = AssociatedPolicy {
+                        policy_arn: p.policy_arn.clone(),
+                        scope: p.scope.clone(),
+                        namespaces: p.namespaces.clone(),
+                        associated_at: at,
+                        modified_at: at,
+                    };
+                    (p.policy_arn.clone(), policy)
+                })
+                .collect();
+            let entry = AccessEntry {
+                principal_arn: e.principal_arn.clone(),
+                username: e.username.clone(),
+                groups: e.groups.clone(),
+                kind: e.kind.clone(),
+                created_at: at,
+                modified_at: at,
+                policies,
+            };
+            (e.principal_arn.clone(), entry)
+        })
+        .collect();
+    state.clusters.insert(
+        capture.name.clone(),
+        Cluster {
+            name: capture.name.clone(),
+            status: capture.status.clone(),
+            version: capture.version.clone(),
+            platform_version: capture.platform_version.clone(),
+            endpoint: capture.endpoint.clone(),
+            created_at: time(&capture.created_at, at),
+            role_arn: capture.role_arn.clone(),
+            subnets: capture.subnets.clone(),
+            security_groups: capture.security_groups.clone(),
+            cluster_security_group: capture.cluster_security_group.clone(),
+            vpc_id: capture.vpc.clone(),
+            oidc_issuer: capture.oidc_issuer.clone(),
+            addons,
+            authentication_mode: capture.authentication_mode.clone(),
+            access_entries,
+            secrets_key: capture.secrets_key.clone(),
+        },
+    );
+}
+
+/// The captured objects as they were; Secrets by name, without data (none was read). Returns
+/// the kinds the twin does not serve.
+fn kube(state: &mut KubeState, capture: &format::KubernetesState) -> Vec<String> {
+    bootstrap::seed(state);
+    let mut unknown = Vec::new();
+    for object in &capture.objects {
+        let api_version = object["apiVersion"].as_str().unwrap_or_default();
+        let kind = object["kind"].as_str().unwrap_or_default();
+        match state.resource(api_version, kind) {
+            Some(resource) => state.store.restore(&store_key(&resource), object.clone()),
+            None => unknown.push(format!("{api_version} {kind}")),
+        }
+    }
+    for secret in &capture.secrets {
+        let object = json!({
+            "apiVersion": "v1",
+            "kind": "Secret",
+            "metadata": {
+                "name": secret.name,
+                "namespace": secret.namespace,
+                "annotations": {"runbook.dev/captured": "name only: the data was not read"},
+            },
+            "type": "Opaque",
+        });
+        state
+            .store
+            .restore(&store_key(&state.built_in("secrets")), object);
+    }
+    state.skip_generated_names();
+    unknown.sort();
+    unknown.dedup();
+    unknown
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_rule_names_its_group_itself_or_another_or_a_cidr() {
+        let rule = |source: &str| format::Rule {
+            id: "sgr-1".into(),
+            direction: "ingress".into(),
+            protocol: "tcp".into(),
+            from_port: 443,
+            to_port: 443,
+            source: source.into(),
+            description: String::new(),
+        };
+        let own = rule_of("sg-a", &rule("self"));
+        assert_eq!(own.referenced_group.as_deref(), Some("sg-a"));
+        let other = rule_of("sg-a", &rule("sg-b"));
+        assert_eq!(other.referenced_group.as_deref(), Some("sg-b"));
+        let cidr = rule_of("sg-a", &rule("10.0.0.0/8"));
+        assert_eq!(cidr.cidr.as_deref(), Some("10.0.0.0/8"));
+        assert!(!cidr.egress);
+    }
+}
