@@ -13,6 +13,7 @@ mod lab_serve;
 mod plan;
 mod preflight;
 mod recover;
+mod rehearsal;
 mod repl;
 mod run;
 mod run_history;

@@ -64,7 +64,9 @@ pub(crate) fn connect(
                 "--profile and --region choose the AWS account of a real target: add --kubeconfig, --cluster or --in-cluster".into(),
             ));
         }
-        return embedded_twin(runtime, args, clock);
+        let scenario = scenario_arg::parse(&args.scenario)?;
+        let name = scenario_arg::describe(&args.scenario);
+        return embedded_twin(runtime, args, clock, &scenario, &name);
     }
     if clock == Some(ClockKind::Virtual) {
         return Err(Error::Usage(
@@ -145,17 +147,37 @@ pub(crate) fn connect(
     })
 }
 
+/// A twin in this process started from a capture of a real target, on the virtual clock, with
+/// the target's faults and timeouts but none of its endpoints: a rehearsal calls nothing
+/// outside this process.
+pub(crate) fn twin_of(
+    runtime: &tokio::runtime::Runtime,
+    args: &TargetArgs,
+    capture: crate::capture::LabState,
+    name: &str,
+) -> Result<Target, Error> {
+    // kube's client spawns its buffer task on the current runtime.
+    let _entered = runtime.enter();
+    let own = TargetArgs {
+        aws_endpoint: None,
+        ..args.clone()
+    };
+    let scenario = crate::sim::scenario::Scenario::Captured(Arc::new(capture));
+    embedded_twin(runtime, &own, None, &scenario, name)
+}
+
 /// The lab twin in this process, on loopback, for this run only; its clients hold its
 /// admin token and the lab user's keys.
 fn embedded_twin(
     runtime: &tokio::runtime::Runtime,
     args: &TargetArgs,
     clock: Option<ClockKind>,
+    scenario: &crate::sim::scenario::Scenario,
+    name: &str,
 ) -> Result<Target, Error> {
-    let scenario = scenario_arg::parse(&args.scenario)?;
     let virtual_clock = Arc::new(VirtualClock::new());
     let twin = Twin::new(virtual_clock.clone());
-    scenario_arg::load(&twin, &scenario);
+    scenario_arg::load(&twin, scenario);
     for fault in &args.faults {
         crate::sim::faults::apply(&twin, fault).map_err(Error::Usage)?;
     }
@@ -200,19 +222,12 @@ fn embedded_twin(
         virtual_clock: clock.is_virtual().then(|| twin_clock.clone()),
     })
     .with_timeouts(timeouts(args));
-    let description = format!(
-        "the lab twin ({}) at {}",
-        scenario_arg::describe(&args.scenario),
-        served.url
-    );
+    let description = format!("the lab twin ({name}) at {}", served.url);
     let (kube, aws) = (Arc::new(client), Arc::new(aws));
     Ok(Target {
         clock,
         key: format!("the embedded lab twin of process {}", std::process::id()),
-        history_key: format!(
-            "the embedded lab twin ({})",
-            scenario_arg::describe(&args.scenario)
-        ),
+        history_key: format!("the embedded lab twin ({name})"),
         clients: TargetClients {
             aws: aws.clone(),
             kube: kube.clone(),
