@@ -5,12 +5,14 @@ use std::io::{BufRead, IsTerminal, Write};
 
 use crate::error::Error;
 
-/// Ok when the run may go on; the refusal says which flag to pass.
+/// Ok when the run may go on; the refusal says which flag to pass. At a terminal, `plan`
+/// rehearses the run first, and its summary is shown before the question.
 pub(super) fn changes_confirmed(
     runbook: &str,
     target: &str,
     yes: bool,
     read_only: bool,
+    plan: impl FnOnce() -> Result<String, Error>,
 ) -> Result<(), Error> {
     if yes || read_only {
         return Ok(());
@@ -20,6 +22,12 @@ pub(super) fn changes_confirmed(
         return Err(Error::Usage(format!(
             "{runbook} would run against {target}, outside this process, and there is no terminal to confirm on: pass --yes to let it make changes there, or --read-only to stop every change before it is sent (nothing has run)"
         )));
+    }
+    eprintln!("rehearsing {runbook} on a twin of {target} (read-only calls there)...");
+    match plan() {
+        Ok(summary) => eprint!("{summary}"),
+        // The question is still the user's: without a plan it is asked as before.
+        Err(error) => eprint!("no plan: {}", error.render()),
     }
     eprint!(
         "{runbook} may change {target} (node group sizes, security-group rules, Kubernetes objects) as it runs. Go on? [y/N] "

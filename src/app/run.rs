@@ -4,12 +4,14 @@ use std::io::IsTerminal;
 use std::path::Path;
 use std::sync::Arc;
 
+use super::rehearsal::{Rehearsal, rehearse};
 use super::run_history::{RunHistory, history_dir, unix_now, write_metrics_file};
 use super::{AppResult, confirm, preflight, runtime, signals, target};
 use crate::cli::{JournalArgs, Progress, RunArgs, RunConfig};
 use crate::clients::pushgateway::Pushgateway;
 use crate::error::Error;
 use crate::journal::{self, Journal, Record};
+use crate::plan::to_summary;
 use crate::report::{
     LiveSink, PlainSink, Report, Sink, SummaryContext, for_pushgateway, left_behind_text,
     to_junit_xml, to_markdown_summary,
@@ -46,7 +48,28 @@ pub(crate) fn execute(args: RunArgs) -> AppResult {
         (None, None) => None,
     };
     if let Some(real) = real {
-        confirm::changes_confirmed(&runbook, &real, config.yes, config.guards.read_only)?;
+        let rehearsal = || {
+            let plan = rehearse(
+                &runtime,
+                Rehearsal {
+                    file: &config.file,
+                    text: text.clone(),
+                    sets: config.sets.clone(),
+                    set_files: config.set_files.clone(),
+                    read: config.read.clone(),
+                    guards: config.guards.clone(),
+                    target: &config.target,
+                },
+            )?;
+            Ok(to_summary(&plan))
+        };
+        confirm::changes_confirmed(
+            &runbook,
+            &real,
+            config.yes,
+            config.guards.read_only,
+            rehearsal,
+        )?;
     }
     let state_dir = journal::state_dir(config.journal.state_dir.as_deref());
     let run_id = new_run_id();

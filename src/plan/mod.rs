@@ -6,4 +6,4 @@ mod model;
 mod render;
 
 pub use model::{CostDelta, Plan, PlannedStep};
-pub use render::to_text;
+pub use render::{to_summary, to_text};

@@ -6,6 +6,67 @@ use super::model::{Plan, PlannedStep};
 use crate::clock::format_duration;
 use crate::report::{ChangeOutcome, RunStatus};
 
+/// What a run would change, short enough to read before saying yes: each step with a few of
+/// its changes, how it ends, the most GPU nodes it asks for, what it costs.
+pub fn to_summary(plan: &Plan) -> String {
+    const SHOWN: usize = 3;
+    let mut out = format!("plan, rehearsed on {}:\n", plan.target);
+    let groups = plan.steps.iter().chain(&plan.cleanups);
+    for (index, step) in groups.enumerate() {
+        let cleanup = index >= plan.steps.len();
+        let actions: Vec<&str> = step
+            .changes
+            .iter()
+            .take(SHOWN)
+            .map(|c| c.change.action.as_str())
+            .collect();
+        let more = step.changes.len().saturating_sub(SHOWN);
+        let _ = writeln!(
+            out,
+            "  {}{}: {}{}",
+            if cleanup { "cleanup " } else { "" },
+            step.step,
+            actions.join("; "),
+            if more > 0 {
+                format!("; and {more} more")
+            } else {
+                String::new()
+            }
+        );
+    }
+    if plan.steps.is_empty() && plan.cleanups.is_empty() {
+        out.push_str("  no changes: every call it makes only reads\n");
+    }
+    let gpu_nodes = plan.changes().filter_map(|c| c.change.gpu_nodes).max();
+    let _ = write!(
+        out,
+        "  it {} after {} (virtual), making {} changes",
+        ending(plan.status),
+        format_duration(std::time::Duration::from_millis(plan.virtual_ms)),
+        plan.changes().count()
+    );
+    if let Some(nodes) = gpu_nodes {
+        let _ = write!(out, ", up to {nodes} GPU nodes");
+    }
+    if !plan.cost.is_empty() {
+        let _ = write!(out, "; cost while it runs ${:.2}", plan.cost_usd);
+    }
+    out.push('\n');
+    if let Some(error) = &plan.error {
+        let _ = writeln!(out, "  where: {error}");
+    }
+    out
+}
+
+fn ending(status: RunStatus) -> &'static str {
+    match status {
+        RunStatus::Passed => "passes",
+        RunStatus::Failed => "fails",
+        RunStatus::Error => "stops on a script error",
+        RunStatus::Interrupted => "was interrupted",
+    }
+}
+
 pub fn to_text(plan: &Plan) -> String {
     let mut out = format!("plan of {} on {}\n", plan.runbook, plan.target);
     let count = plan.changes().count();
@@ -14,12 +75,7 @@ pub fn to_text(plan: &Plan) -> String {
     }
     section(&mut out, "changes", &plan.steps);
     section(&mut out, "changes its cleanups make", &plan.cleanups);
-    let ended = match plan.status {
-        RunStatus::Passed => "passes".to_string(),
-        RunStatus::Failed => "fails".to_string(),
-        RunStatus::Error => "stops on a script error".to_string(),
-        RunStatus::Interrupted => "was interrupted".to_string(),
-    };
+    let ended = ending(plan.status);
     let refused = plan
         .changes()
         .filter(|c| c.outcome == ChangeOutcome::Refused)

@@ -169,15 +169,16 @@ fn allow_lets_the_named_resources_change_and_stops_the_rest_before_a_helm_instal
     assert_eq!(gpu_desired(&lab), "0", "the cleanup scaled the GPUs back");
 }
 
-/// The run at a terminal (a pty): it asks before it starts, and goes on only on a yes.
-fn at_a_terminal(lab: &LabServer, answer: &str) -> String {
+/// The run at a terminal (a pty): it rehearses, shows the plan and asks before it starts, and
+/// goes on only on a yes. Returns what it showed before the question, and the rest.
+fn at_a_terminal(lab: &LabServer, answer: &str) -> (String, String) {
     use expectrl::Expect;
     use std::io::Read;
     let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_runbook"));
     command
         .args([
             "run",
-            "runbooks/verify.rhai",
+            "runbooks/gpu-scale-up.rhai",
             "--progress",
             "never",
             "--kubeconfig",
@@ -191,21 +192,36 @@ fn at_a_terminal(lab: &LabServer, answer: &str) -> String {
     }
     let mut session = expectrl::session::OsSession::spawn(command).expect("a pty");
     session.set_expect_timeout(Some(std::time::Duration::from_secs(30)));
-    session.expect("Go on? [y/N] ").expect("the question");
+    let shown = session.expect("Go on? [y/N] ").expect("the question");
+    let shown = String::from_utf8_lossy(shown.before()).into_owned();
     session.send_line(answer).expect("the pty takes input");
     let mut rest = Vec::new();
     let _ = session.read_to_end(&mut rest);
-    String::from_utf8_lossy(&rest).into_owned()
+    (shown, String::from_utf8_lossy(&rest).into_owned())
 }
 
 #[test]
 fn at_a_terminal_a_run_on_a_real_target_asks_first() {
     let lab = LabServer::start("600");
-    let declined = at_a_terminal(&lab, "n");
+    let (plan, declined) = at_a_terminal(&lab, "n");
     assert!(
         declined.contains("not confirmed: nothing has run") && !declined.contains("[step]"),
         "{declined}"
     );
-    let confirmed = at_a_terminal(&lab, "y");
+    for expected in [
+        "plan, rehearsed on the lab twin (captured from the cluster of ",
+        "GPU scale-up: eks::scale_nodegroup myeks5w gpu to 2; helm::apply v1/Namespace /gpu-operator;",
+        "cleanup GPU node group back to 0: eks::scale_nodegroup myeks5w gpu to 0",
+        "it passes after ",
+        ", up to 2 GPU nodes; cost while it runs $",
+    ] {
+        assert!(plan.contains(expected), "{expected} in:\n{plan}");
+    }
+    assert_eq!(
+        gpu_desired(&lab),
+        "0",
+        "the rehearsal changed nothing there"
+    );
+    let (_, confirmed) = at_a_terminal(&lab, "y");
     assert!(confirmed.contains("[result] passed:"), "{confirmed}");
 }
