@@ -456,6 +456,12 @@ fn scale(
         None => format!("eks::scale_nodegroup {cluster} {name} to {desired}"),
     };
     let mut change = Change::new(action).on(format!("nodegroup/{cluster}/{name}"));
+    if let (Some(kind), Some(previous)) = (
+        before["instance_types"][0].as_str(),
+        before["scaling_config"]["desired_size"].as_i64(),
+    ) {
+        change = change.running(kind, i64::from(desired), previous);
+    }
     if is_gpu_group(&before) {
         change = change.sizing_gpus(i64::from(desired));
     }

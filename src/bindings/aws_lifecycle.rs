@@ -80,12 +80,12 @@ pub(super) fn install_eks(eks: &mut Module, clients: &Arc<AwsClients>, host: &Ar
                 security_groups: s.strings("security_groups")?,
                 secrets_key: s.string("secrets_key")?,
             };
-            Ok(json(&journaled(&h, position, Change::new(format!("eks::create_cluster {}", cluster.name)).on(format!("cluster/{}", cluster.name)), None, || call(&h, position, || c.create_cluster(&cluster)))?))
+            Ok(json(&journaled(&h, position, Change::new(format!("eks::create_cluster {}", cluster.name)).on(format!("cluster/{}", cluster.name)).running("eks-cluster", 1, 0), None, || call(&h, position, || c.create_cluster(&cluster)))?))
         });
     let (c, h) = (clients.clone(), host.clone());
     doc("delete_cluster", &["name: &str", "()"], "Starts deleting a cluster (its node groups must be gone: ResourceInUseException otherwise).")
         .set_into_module(eks, move |ctx: NativeCallContext, name: &str| -> Result {
-            journaled(&h, ctx.call_position(), Change::new(format!("eks::delete_cluster {name}")).on(format!("cluster/{name}")), None, || call(&h, ctx.call_position(), || c.delete_cluster(name))).map(|()| unit())
+            journaled(&h, ctx.call_position(), Change::new(format!("eks::delete_cluster {name}")).on(format!("cluster/{name}")).running("", 0, 0), None, || call(&h, ctx.call_position(), || c.delete_cluster(name))).map(|()| unit())
         });
     waiter!(
         eks,
@@ -131,7 +131,8 @@ pub(super) fn install_eks(eks: &mut Module, clients: &Arc<AwsClients>, host: &Ar
                 taints,
             };
             let mut change = Change::new(format!("eks::create_nodegroup {cluster} {} ({} x {})", nodegroup.name, nodegroup.desired, nodegroup.instance_type))
-                .on(format!("nodegroup/{cluster}/{}", nodegroup.name));
+                .on(format!("nodegroup/{cluster}/{}", nodegroup.name))
+                .running(&nodegroup.instance_type, i64::from(nodegroup.desired), 0);
             if crate::lab::is_gpu_node_group(&nodegroup.ami_type, std::iter::once(nodegroup.instance_type.as_str())) {
                 change = change.sizing_gpus(i64::from(nodegroup.desired));
             }
@@ -148,7 +149,8 @@ pub(super) fn install_eks(eks: &mut Module, clients: &Arc<AwsClients>, host: &Ar
         move |ctx: NativeCallContext, cluster: &str, name: &str| -> Result {
             // Journaled like every mutation, though nothing can undo it.
             let change = Change::new(format!("eks::delete_nodegroup {cluster} {name}"))
-                .on(format!("nodegroup/{cluster}/{name}"));
+                .on(format!("nodegroup/{cluster}/{name}"))
+                .running("", 0, 0);
             journaled(&h, ctx.call_position(), change, None, || {
                 call(&h, ctx.call_position(), || {
                     c.delete_nodegroup(cluster, name)

@@ -345,6 +345,19 @@ pub struct GuardArgs {
     /// KIND/NAMESPACE/NAME for other Kubernetes objects.
     #[arg(long = "allow", value_name = "PATTERN")]
     pub allow: Vec<crate::guard::ResourcePattern>,
+    /// Stop the run (its cleanups run) once the resources it started (node groups'
+    /// instances) have cost USD dollars at the price table's rates; a plan shows where.
+    #[arg(long, value_name = "USD", value_parser = cost_arg)]
+    pub max_cost_usd: Option<f64>,
+}
+
+fn cost_arg(text: &str) -> Result<f64, String> {
+    match text.trim_start_matches('$').parse::<f64>() {
+        Ok(usd) if usd.is_finite() && usd > 0.0 => Ok(usd),
+        _ => Err(format!(
+            "`{text}` is not an amount of dollars above 0 (e.g. 5 or 0.50)"
+        )),
+    }
 }
 
 impl GuardArgs {
@@ -353,6 +366,7 @@ impl GuardArgs {
             read_only: self.read_only,
             max_gpu_nodes: self.max_gpu_nodes.map(i64::from),
             allow: self.allow.clone(),
+            max_cost_usd: self.max_cost_usd,
         }
     }
 }

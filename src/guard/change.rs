@@ -32,6 +32,9 @@ pub struct Change {
     pub resource: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub gpu_nodes: Option<i64>,
+    /// For a billed resource, how many run after the call (`--max-cost-usd` counts them).
+    #[serde(skip)]
+    pub runs: Option<super::Runs>,
 }
 
 impl From<&str> for Change {
@@ -58,6 +61,7 @@ impl Change {
             action: action.into(),
             resource: None,
             gpu_nodes: None,
+            runs: None,
         }
     }
 
@@ -70,6 +74,16 @@ impl Change {
     /// The call sizes a GPU node group to `nodes`.
     pub fn sizing_gpus(mut self, nodes: i64) -> Self {
         self.gpu_nodes = Some(nodes);
+        self
+    }
+
+    /// After the call the resource runs `count` of the billed `kind`; `before` ran until now.
+    pub fn running(mut self, kind: &str, count: i64, before: i64) -> Self {
+        self.runs = Some(super::Runs {
+            kind: kind.to_string(),
+            count,
+            before,
+        });
         self
     }
 

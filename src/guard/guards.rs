@@ -16,6 +16,19 @@ pub struct Guards {
     /// When any are given, only resources that match one may change.
     #[serde(skip_serializing_if = "Vec::is_empty", serialize_with = "as_text")]
     pub allow: Vec<ResourcePattern>,
+    /// Dollars the resources the run starts may cost; past it the run stops and its cleanups
+    /// run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_cost_usd: Option<f64>,
+}
+
+/// `$1.25`; small amounts keep four places (`$0.0012`), so a small budget reads sensibly.
+fn dollars(usd: f64) -> String {
+    if usd < 0.1 {
+        format!("${usd:.4}")
+    } else {
+        format!("${usd:.2}")
+    }
 }
 
 fn as_text<S: serde::Serializer>(
@@ -36,7 +49,55 @@ pub struct GuardRefusal {
 
 impl Guards {
     pub fn is_empty(&self) -> bool {
-        !self.read_only && self.max_gpu_nodes.is_none() && self.allow.is_empty()
+        !self.read_only
+            && self.max_gpu_nodes.is_none()
+            && self.allow.is_empty()
+            && self.max_cost_usd.is_none()
+    }
+
+    /// `--max-cost-usd` for a change made when the run has spent `spent` dollars: none once the
+    /// budget is spent, and none that starts what the price table cannot price.
+    pub fn check_spend(
+        &self,
+        change: &Change,
+        spent: f64,
+        running: &str,
+    ) -> Result<(), GuardRefusal> {
+        let Some(max) = self.max_cost_usd else {
+            return Ok(());
+        };
+        let refuse = |reason: String| GuardRefusal {
+            action: change.action.clone(),
+            guard: "--max-cost-usd",
+            reason,
+        };
+        if spent >= max {
+            return Err(refuse(format!(
+                "the run has spent {} of --max-cost-usd {max} in what it started ({running})",
+                dollars(spent)
+            )));
+        }
+        match &change.runs {
+            Some(runs) if runs.count > runs.before && !super::Spend::prices(&runs.kind) => {
+                Err(refuse(format!(
+                    "it starts {} x {}, which the price table has no price for, so --max-cost-usd cannot hold it",
+                    runs.count - runs.before,
+                    runs.kind
+                )))
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// The message a run stops with when its spend passes `--max-cost-usd`.
+    pub fn over_budget(&self, spent: f64, running: &str) -> Option<String> {
+        let max = self.max_cost_usd?;
+        (spent >= max).then(|| {
+            format!(
+                "stopped by --max-cost-usd {max}: the run has spent {} in what it started ({running}); its cleanups run",
+                dollars(spent)
+            )
+        })
     }
 
     pub fn check(&self, change: &Change) -> Result<(), GuardRefusal> {
@@ -155,5 +216,44 @@ mod tests {
             .check(&Change::new("eks::create_cluster"))
             .unwrap_err();
         assert!(unnamed.reason.contains("names no resource"));
+    }
+
+    #[test]
+    fn max_cost_stops_changes_once_spent_and_what_it_cannot_price() {
+        let guards = Guards {
+            max_cost_usd: Some(0.5),
+            ..Guards::default()
+        };
+        let up = scale(2).running("g5.xlarge", 2, 0);
+        assert!(guards.check_spend(&up, 0.1, "").is_ok());
+        let refused = guards.check_spend(&up, 0.6, "2 x g5.xlarge").unwrap_err();
+        assert_eq!(refused.guard, "--max-cost-usd");
+        assert_eq!(
+            refused.reason,
+            "the run has spent $0.60 of --max-cost-usd 0.5 in what it started (2 x g5.xlarge)"
+        );
+        let unpriced = scale(2).running("p5.48xlarge", 2, 0);
+        assert!(
+            guards
+                .check_spend(&unpriced, 0.0, "")
+                .unwrap_err()
+                .reason
+                .contains("2 x p5.48xlarge, which the price table has no price for")
+        );
+        // Scaling down what it cannot price costs nothing more.
+        assert!(
+            guards
+                .check_spend(&scale(0).running("p5.48xlarge", 0, 2), 0.0, "")
+                .is_ok()
+        );
+        assert_eq!(guards.over_budget(0.2, ""), None);
+        assert_eq!(
+            guards.over_budget(0.0012 + 0.5, "x").as_deref(),
+            Some(
+                "stopped by --max-cost-usd 0.5: the run has spent $0.50 in what it started (x); its cleanups run"
+            )
+        );
+        assert_eq!(dollars(0.0012), "$0.0012");
+        assert!(Guards::default().check_spend(&up, 100.0, "").is_ok());
     }
 }

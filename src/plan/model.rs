@@ -21,6 +21,8 @@ pub struct CostDelta {
     pub kind: String,
     pub hours: f64,
     pub usd: f64,
+    /// The run started it (the meter had no record of it before).
+    pub started: bool,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -36,6 +38,10 @@ pub struct Plan {
     pub cleanups: Vec<PlannedStep>,
     pub cost: Vec<CostDelta>,
     pub cost_usd: f64,
+    /// Of that, what the resources the run starts cost: what `--max-cost-usd` holds.
+    pub started_usd: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_cost_usd: Option<f64>,
 }
 
 impl Plan {
@@ -51,7 +57,9 @@ impl Plan {
             (Some(before), Some(after)) => cost_between(before, after),
             _ => Vec::new(),
         };
-        let cost_usd = (cost.iter().map(|c| c.usd).sum::<f64>() * 100.0).round() / 100.0;
+        let cents = |usd: f64| (usd * 100.0).round() / 100.0;
+        let cost_usd = cents(cost.iter().map(|c| c.usd).sum::<f64>());
+        let started_usd = cents(cost.iter().filter(|c| c.started).map(|c| c.usd).sum());
         Self {
             runbook: report.runbook.clone(),
             target: target.to_string(),
@@ -62,6 +70,8 @@ impl Plan {
             cleanups: grouped(&cleanups),
             cost,
             cost_usd,
+            started_usd,
+            max_cost_usd: report.guards.max_cost_usd,
         }
     }
 
@@ -109,6 +119,7 @@ fn cost_between(before: &CostReport, after: &CostReport) -> Vec<CostDelta> {
                 kind: line.kind.clone(),
                 hours: (hours * 1000.0).round() / 1000.0,
                 usd: (usd * 1000.0).round() / 1000.0,
+                started: earlier.is_none(),
             })
         })
         .collect()
@@ -165,6 +176,7 @@ mod tests {
             snapshots: vec![],
             metrics: vec![],
             guards: Default::default(),
+            spent_usd: None,
             changes: vec![],
             error: None,
             error_detail: vec![],
@@ -196,5 +208,6 @@ mod tests {
             ["i-1", "eks", "i-2"]
         );
         assert_eq!(plan.cost_usd, 1.14);
+        assert_eq!(plan.started_usd, 0.36, "i-2 is the only one it started");
     }
 }

@@ -49,13 +49,26 @@ pub fn to_summary(plan: &Plan) -> String {
         let _ = write!(out, ", up to {nodes} GPU nodes");
     }
     if !plan.cost.is_empty() {
-        let _ = write!(out, "; cost while it runs ${:.2}", plan.cost_usd);
+        let _ = write!(
+            out,
+            "; cost while it runs ${:.2}, ${:.2} in what it starts{}",
+            plan.cost_usd,
+            plan.started_usd,
+            budget(plan)
+        );
     }
     out.push('\n');
     if let Some(error) = &plan.error {
         let _ = writeln!(out, "  where: {error}");
     }
     out
+}
+
+/// ` (--max-cost-usd 5.00)` when the run has one.
+fn budget(plan: &Plan) -> String {
+    plan.max_cost_usd
+        .map(|max| format!(" (--max-cost-usd {max})"))
+        .unwrap_or_default()
 }
 
 fn ending(status: RunStatus) -> &'static str {
@@ -95,12 +108,26 @@ pub fn to_text(plan: &Plan) -> String {
         let _ = writeln!(out, "  where: {error}");
     }
     if !plan.cost.is_empty() {
-        let _ = writeln!(out, "cost while it runs: ${:.2}", plan.cost_usd);
+        let _ = writeln!(
+            out,
+            "cost while it runs: ${:.2}, of which ${:.2} in what it starts{}",
+            plan.cost_usd,
+            plan.started_usd,
+            budget(plan)
+        );
         for line in &plan.cost {
             let _ = writeln!(
                 out,
-                "  {:<28} {:<14} {:>7.3} h  ${:.3}",
-                line.resource, line.kind, line.hours, line.usd
+                "  {:<28} {:<14} {:>7.3} h  ${:.3}{}",
+                line.resource,
+                line.kind,
+                line.hours,
+                line.usd,
+                if line.started {
+                    "  (started by the run)"
+                } else {
+                    ""
+                }
             );
         }
     }

@@ -49,6 +49,7 @@ mod tests {
             snapshots: vec![],
             metrics: vec![],
             guards: crate::guard::Guards::default(),
+            spent_usd: None,
             changes: vec![],
             error: None,
             error_detail: vec![],

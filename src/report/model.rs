@@ -119,9 +119,13 @@ pub struct Report {
     /// What the run measured with `metric()`, in the order it did.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub metrics: Vec<MetricRecord>,
-    /// The limits on what the run could change (`--read-only`, `--max-gpu-nodes`, `--allow`).
+    /// The limits on what the run could change (`--read-only`, `--max-gpu-nodes`, `--allow`,
+    /// `--max-cost-usd`).
     #[serde(skip_serializing_if = "crate::guard::Guards::is_empty")]
     pub guards: crate::guard::Guards,
+    /// What the resources the run started cost (`--max-cost-usd` runs), in dollars.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub spent_usd: Option<f64>,
     /// Every mutating call, made or refused, in order.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub changes: Vec<ChangeRecord>,

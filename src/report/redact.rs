@@ -275,6 +275,7 @@ mod tests {
                 ok: true,
             }],
             guards: crate::guard::Guards::default(),
+            spent_usd: None,
             changes: vec![crate::report::ChangeRecord {
                 change: crate::guard::Change::new("k8s::apply Secret default/s3cr3t-value")
                     .on("secret/default/s3cr3t-value"),

@@ -146,6 +146,8 @@ pub struct Host {
     secrets: Mutex<Secrets>,
     journal: std::sync::OnceLock<Arc<Journal>>,
     guards: std::sync::OnceLock<crate::guard::Guards>,
+    /// What the resources the run started have cost so far (`--max-cost-usd`).
+    spend: Mutex<crate::guard::Spend>,
     metric_history: std::sync::OnceLock<Arc<dyn MetricHistory>>,
     /// A test hook: the process exits right after this many mutating calls have been answered
     /// (before the journal hears of it), as a run killed with SIGKILL would
@@ -177,6 +179,7 @@ impl Host {
             secrets: Mutex::new(Secrets::default()),
             journal: std::sync::OnceLock::new(),
             guards: std::sync::OnceLock::new(),
+            spend: Mutex::new(crate::guard::Spend::default()),
             metric_history: std::sync::OnceLock::new(),
             crash_after: std::env::var("RUNBOOK_CRASH_AFTER_MUTATION")
                 .ok()
@@ -281,11 +284,15 @@ impl Host {
         if self.should_stop() {
             return Err(self.interrupted_error(position));
         }
+        if let Some(over) = self.over_budget() {
+            return Err(super::failure_error(over, position));
+        }
         let stop_at = if self.is_cleaning_up() { 2 } else { 1 };
         super::blocking::block_on(&self.runtime, async {
             tokio::select! {
                 value = future => Ok(value),
                 () = self.interrupt.reached(stop_at) => Err(self.interrupted_error(position)),
+                over = self.budget_spent() => Err(super::failure_error(over, position)),
             }
         })
     }

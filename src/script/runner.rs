@@ -209,6 +209,7 @@ pub fn report(host: &Host, diagnostic: Option<&Diagnostic>) -> Report {
         snapshots: recorded.snapshots,
         metrics: recorded.metrics,
         guards: host.guards(),
+        spent_usd: host.spent_usd(),
         changes: recorded.changes,
         error: diagnostic.map(Diagnostic::one_line),
         error_detail: diagnostic.map(|d| d.causes.clone()).unwrap_or_default(),

@@ -225,3 +225,68 @@ fn at_a_terminal_a_run_on_a_real_target_asks_first() {
     let (_, confirmed) = at_a_terminal(&lab, "y");
     assert!(confirmed.contains("[result] passed:"), "{confirmed}");
 }
+
+#[test]
+fn max_cost_stops_the_run_once_what_it_started_has_cost_that_much() {
+    // On the twin's virtual clock: two g5.xlarge ($2.01/h) pass $0.05 while they join.
+    let dir = tempfile::tempdir().expect("temp dir");
+    let report = dir.path().join("report.json");
+    let ran = Runbook::new()
+        .args([
+            "run",
+            "runbooks/gpu-lab.rhai",
+            "--progress",
+            "never",
+            "--max-cost-usd",
+            "0.05",
+            "--report",
+        ])
+        .arg(&report)
+        .run()
+        .expect_code(1);
+    assert!(
+        ran.stderr()
+            .contains("stopped by --max-cost-usd 0.05: the run has spent $0.0")
+            && ran
+                .stderr()
+                .contains("2 x g5.xlarge of nodegroup/myeks5w/gpu ($2.01/h)); its cleanups run"),
+        "{}",
+        ran.stderr()
+    );
+    let report = read_report(&report);
+    assert_eq!(report["guards"]["max_cost_usd"], 0.05);
+    assert!(
+        report["spent_usd"].as_f64().is_some_and(|s| s >= 0.05),
+        "{}",
+        report["spent_usd"]
+    );
+    assert_eq!(
+        report["defers"][0]["status"], "passed",
+        "the GPUs went back to 0"
+    );
+
+    // On a real clock (lab serve reached as a real account): $0.0005 is 0.9 s of two
+    // g5.xlarge; the run stops while it waits, and its cleanup scales them back.
+    let lab = LabServer::start("600");
+    let report = dir.path().join("real.json");
+    let ran = run_on(
+        &lab,
+        "runbooks/gpu-scale-up.rhai",
+        &report,
+        &["--yes", "--max-cost-usd", "0.0005"],
+    )
+    .expect_code(1);
+    assert!(
+        ran.stderr()
+            .contains("stopped by --max-cost-usd 0.0005: the run has spent $0.000"),
+        "{}",
+        ran.stderr()
+    );
+    assert_eq!(gpu_desired(&lab), "0", "the cleanup scaled the GPUs back");
+    let report = read_report(&report);
+    assert!(
+        report["spent_usd"].as_f64().is_some_and(|s| s >= 0.0005),
+        "{}",
+        report["spent_usd"]
+    );
+}

@@ -2,8 +2,8 @@
 //! then journaled with the scope (pending cleanups, the one running) that tells `recover` what
 //! it was guarded by, and listed for the report.
 
-use std::sync::Arc;
 use std::sync::atomic::Ordering;
+use std::sync::{Arc, PoisonError};
 
 use super::Host;
 use crate::guard::{Change, Guards};
@@ -49,11 +49,59 @@ impl Host {
         let Some(guards) = self.guards.get() else {
             return Ok(());
         };
-        guards.check(change).map_err(|refusal| {
+        let checked = guards.check(change).and_then(|()| {
+            // A cleanup puts back what the run changed: the budget never stops one.
+            if self.state().running_defer.is_some() {
+                return Ok(());
+            }
+            let spend = self.spend.lock().unwrap_or_else(PoisonError::into_inner);
+            guards.check_spend(change, spend.spent(self.clock.now()), &spend.running())
+        });
+        checked.map_err(|refusal| {
             let error = refusal.to_string();
             self.list_change(change, ChangeOutcome::Refused, Some(error.clone()));
             error
         })
+    }
+
+    /// What the resources the run started have cost, when it has a `--max-cost-usd` (to a
+    /// hundredth of a cent: small budgets are for tests and rehearsals).
+    pub fn spent_usd(&self) -> Option<f64> {
+        self.guards.get()?.max_cost_usd?;
+        let spent = self
+            .spend
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .spent(self.clock.now());
+        Some((spent * 10_000.0).round() / 10_000.0)
+    }
+
+    /// Why the run must stop now, when what it started has cost more than `--max-cost-usd`
+    /// (never while its cleanups run).
+    pub fn over_budget(&self) -> Option<String> {
+        let guards = self.guards.get()?;
+        guards.max_cost_usd?;
+        if self.is_cleaning_up() || self.state().running_defer.is_some() {
+            return None;
+        }
+        let spend = self.spend.lock().unwrap_or_else(PoisonError::into_inner);
+        guards.over_budget(spend.spent(self.clock.now()), &spend.running())
+    }
+
+    /// Resolves, with why, once the run's spend passes `--max-cost-usd` while it waits; never
+    /// without one. Checked on the wall clock: a wait on the virtual clock is over in a blink,
+    /// and the next call checks again.
+    pub(crate) async fn budget_spent(&self) -> String {
+        if self.guards.get().and_then(|g| g.max_cost_usd).is_none() {
+            return std::future::pending().await;
+        }
+        let mut ticker = tokio::time::interval(std::time::Duration::from_millis(250));
+        loop {
+            ticker.tick().await;
+            if let Some(over) = self.over_budget() {
+                return over;
+            }
+        }
     }
 
     fn list_change(&self, change: &Change, outcome: ChangeOutcome, error: Option<String>) -> usize {
@@ -78,6 +126,13 @@ impl Host {
     /// [`Host::mutation_answered`].
     pub fn mutation_starts(&self, change: &Change, undo: Option<Undo>) -> Result<Sending, String> {
         self.guard(change)?;
+        if let (Some(runs), Some(resource)) = (&change.runs, &change.resource) {
+            let now = self.clock.now();
+            self.spend
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .record(resource, runs, now);
+        }
         let seq = match self.journal.get() {
             None => 0,
             Some(journal) => self.journal_mutation(journal, &change.action, undo)?,
