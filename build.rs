@@ -5,7 +5,10 @@ use std::path::Path;
 
 fn main() {
     println!("cargo:rerun-if-changed=stdlib");
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("stdlib");
+    // Read when the script runs, not when it was compiled: a build script built for one
+    // checkout must not embed another's stdlib.
+    let manifest = std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR");
+    let dir = Path::new(&manifest).join("stdlib");
     let mut modules: Vec<(String, String)> = std::fs::read_dir(&dir)
         .map(|entries| {
             entries

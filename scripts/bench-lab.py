@@ -7,7 +7,10 @@ same run (`runbook --version`: process start and argument parsing, no engine, no
 - drill: the whole of runbooks/gpu-lab.rhai from `empty` (more than 20 virtual minutes),
   target under 2 s wall, median, and peak memory (max RSS) under 100 MB;
 - the journal: the same drill without one (RUNBOOK_JOURNAL=off), journaling to add < 5%;
-- plan: `runbook plan` of the same drill (a rehearsal on the twin), within 3x its run;
+- plan: `runbook plan` of the same drill (a rehearsal on the twin), within 3x its run; and
+  the plan of the drill against `lab serve` reached as a real account is (kubeconfig and
+  endpoint: it captures the lab with read-only calls, then rehearses on a twin of the
+  capture), within 3x the drill's run on the embedded twin from the same (deployed) state;
 - drill under faults: the same drill with 30% of AWS calls throttled and 20% failing with a
   server error, within 2x the fault-free drill's wall time (the SDK's backoffs are slept on the
   virtual clock); then both with AWS 1 ms away, where each retry costs a round trip (half the
@@ -22,6 +25,7 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -47,15 +51,42 @@ def measure(args, runs, env):
     return statistics.median(walls), walls[-1], max(m for _, m in samples)
 
 
+def lab_serve(folder):
+    """`lab serve` with its kubeconfig and env file in `folder`; returns the process and the env."""
+    kubeconfig, env_file = os.path.join(folder, "kubeconfig"), os.path.join(folder, "lab.env")
+    server = subprocess.Popen([BINARY, "lab", "serve", "--write-kubeconfig", kubeconfig, "--write-env", env_file],
+                              cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    server.stdout.readline()  # the first line: it serves
+    env = {}
+    for line in open(env_file):
+        key, _, value = line.strip().partition("=")
+        if key and not key.startswith("#"):
+            env[key] = value.strip("'\"")
+    return server, kubeconfig, env
+
+
 def main():
     runs = int(sys.argv[1]) if len(sys.argv) > 1 else 9
     subprocess.run(["cargo", "build", "--release", "--quiet"], cwd=ROOT, check=True)
+    folder = tempfile.mkdtemp(prefix="runbook-bench-")
+    server, kubeconfig, lab_env = lab_serve(folder)
+    try:
+        run_cases(runs, kubeconfig, lab_env)
+    finally:
+        server.terminate()
+        server.wait()
+
+
+def run_cases(runs, kubeconfig, lab_env):
     cases = [
         ("baseline: --version", ["--version"], None, None),
         ("deploy the lab from empty", ["run", "runbooks/aws/deploy.rhai", "--scenario", "empty", "--progress", "never"], 1000, None),
         ("gpu-lab.rhai from empty", ["run", "runbooks/gpu-lab.rhai", "--scenario", "empty", "--progress", "never"], 2000, 100),
         ("the same without a journal", ["run", "runbooks/gpu-lab.rhai", "--scenario", "empty", "--progress", "never"], None, None),
         ("plan of gpu-lab.rhai", ["plan", "runbooks/gpu-lab.rhai", "--scenario", "empty"], None, None),
+        ("gpu-lab.rhai (deployed)", ["run", "runbooks/gpu-lab.rhai", "--progress", "never"], None, None),
+        ("plan of it against lab serve", ["plan", "runbooks/gpu-lab.rhai", "--kubeconfig", kubeconfig,
+                                          "--aws-endpoint", lab_env["AWS_ENDPOINT_URL"]], None, None),
         ("the same under AWS faults", ["run", "runbooks/gpu-lab.rhai", "--scenario", "empty", "--progress", "never",
                                        "--fault", "aws-throttle=0.3", "--fault", "aws-5xx=0.2"], 2000, 100),
         ("gpu-lab.rhai, AWS 1 ms away", ["run", "runbooks/gpu-lab.rhai", "--scenario", "empty", "--progress", "never",
@@ -63,11 +94,13 @@ def main():
         ("... under AWS faults too", ["run", "runbooks/gpu-lab.rhai", "--scenario", "empty", "--progress", "never",
                                       "--fault", "aws-throttle=0.3", "--fault", "aws-5xx=0.2", "--fault", "aws-latency=1ms"], 2000, 100),
     ]
-    drill = None
+    drill = deployed = None
     base = None
     print(f"{'command':30} {'median ms':>10} {'max ms':>8} {'x baseline':>11} {'peak MB':>8}  target")
     for label, args, wall_target, memory_target in cases:
         env = {"RUNBOOK_JOURNAL": "off"} if "without a journal" in label else {}
+        if "lab serve" in label:
+            env = lab_env
         median, worst, peak = measure(args, runs, env)
         base = base or median
         target = []
@@ -75,9 +108,14 @@ def main():
             target.append(f"<{wall_target} ms: {'met' if median < wall_target else 'NOT met'}")
         if memory_target:
             target.append(f"<{memory_target} MB: {'met' if peak < memory_target else 'NOT met'}")
-        if label.startswith("gpu-lab"):
+        if label.startswith("gpu-lab.rhai (deployed)"):
+            deployed = median
+        elif label.startswith("gpu-lab"):
             # The fault-free drill the next cases compare with (with the same latency, if any).
             drill = median
+        elif "lab serve" in label:
+            ratio = median / deployed
+            target.append(f"{ratio:.2f}x the drill's run on the twin, <3x: {'met' if ratio < 3 else 'NOT met'}")
         elif label.startswith("plan"):
             ratio = median / drill
             target.append(f"{ratio:.2f}x the drill's run, <3x: {'met' if ratio < 3 else 'NOT met'}")

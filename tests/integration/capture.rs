@@ -139,6 +139,15 @@ fn a_capture_reads_only_and_a_twin_of_it_captures_back_the_same() {
     }
     drop(lab);
 
+    // eval (and run, repl) start the embedded twin from the file too.
+    let read = Runbook::new()
+        .args(["eval", "[k8s::nodes().len(), eks::nodegroup(\"myeks5w\", \"gpu\").scaling_config.desired_size]", "--json", "--scenario"])
+        .arg(format!("@{}", first.display()))
+        .run()
+        .expect_code(0);
+    let read: Value = serde_json::from_str(&read.stdout()).expect("json");
+    assert_eq!(read, serde_json::json!([2, 0]));
+
     let twin = LabServer::start_with("60", &["--scenario", &format!("@{}", first.display())]);
     let second = dir.path().join("again.json");
     capture(&twin, &second);
