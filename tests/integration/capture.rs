@@ -43,17 +43,6 @@ fn calls(lab: &LabServer) -> (Vec<String>, Vec<String>) {
     (strings(&aws, "action"), strings(&kube, "verb"))
 }
 
-fn reset_audits(lab: &LabServer) {
-    lab.admin("audit?reset");
-    let token = lab.env_value("RUNBOOK_LAB_TOKEN");
-    let reset = lab.curl(
-        "POST",
-        &format!("{}/twin/audit?reset", lab.aws_endpoint()),
-        Some(&token),
-    );
-    assert!(String::from_utf8_lossy(&reset.stdout).ends_with("200"));
-}
-
 #[test]
 fn a_capture_reads_only_and_a_twin_of_it_captures_back_the_same() {
     let lab = LabServer::start("60");
@@ -66,7 +55,7 @@ fn a_capture_reads_only_and_a_twin_of_it_captures_back_the_same() {
         .args(["--aws-endpoint", &lab.aws_endpoint()])
         .run()
         .expect_code(0);
-    reset_audits(&lab);
+    lab.reset_audits();
     let first = dir.path().join("lab-state.json");
     capture(&lab, &first);
 

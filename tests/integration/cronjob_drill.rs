@@ -274,14 +274,7 @@ fn the_cronjob_drill_applies_runs_and_its_rbac_is_exactly_what_it_calls() {
     let (service_account, pod_env) = pod_service_account(&kubectl, &lab, dir.path());
     let state = dir.path().join("state");
     std::fs::create_dir(&state).expect("a state folder");
-    lab.admin("audit?reset");
-    let token = lab.env_value("RUNBOOK_LAB_TOKEN");
-    let reset = lab.curl(
-        "POST",
-        &format!("{}/twin/audit?reset", lab.aws_endpoint()),
-        Some(&token),
-    );
-    assert!(String::from_utf8_lossy(&reset.stdout).ends_with("200"));
+    lab.reset_audits();
     let mut command = Runbook::new()
         .lab_env(&lab)
         .args(cronjob_args(&service_account, &state))

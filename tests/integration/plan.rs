@@ -17,6 +17,21 @@ fn actions(list: &serde_json::Value) -> Vec<String> {
         .collect()
 }
 
+/// `[action outcome]` of the changes a run's report lists, steps' first and the cleanups'
+/// after, as a plan lists them.
+fn made_actions(report: &std::path::Path) -> Vec<String> {
+    let changes = read_report(report)["changes"].clone();
+    let (cleanups, steps): (Vec<serde_json::Value>, Vec<serde_json::Value>) = changes
+        .as_array()
+        .expect("the run's changes")
+        .iter()
+        .cloned()
+        .partition(|c| c["cleanup"] == true);
+    let mut made = actions(&serde_json::Value::Array(steps));
+    made.extend(actions(&serde_json::Value::Array(cleanups)));
+    made
+}
+
 #[test]
 fn the_plan_of_the_drill_lists_what_its_run_then_makes() {
     let planned = Runbook::new()
@@ -42,12 +57,7 @@ fn the_plan_of_the_drill_lists_what_its_run_then_makes() {
         .run()
         .expect_code(0);
     let plan: serde_json::Value = serde_json::from_str(&json.stdout()).expect("json");
-    let mut planned: Vec<String> = Vec::new();
-    for group in ["steps", "cleanups"] {
-        for step in plan[group].as_array().expect("groups") {
-            planned.extend(actions(&step["changes"]));
-        }
-    }
+    let planned = planned_actions(&plan);
     let dir = tempfile::tempdir().expect("temp dir");
     let report = dir.path().join("report.json");
     Runbook::new()
@@ -61,16 +71,7 @@ fn the_plan_of_the_drill_lists_what_its_run_then_makes() {
         .arg(&report)
         .run()
         .expect_code(0);
-    let changes = read_report(&report)["changes"].clone();
-    let (cleanups, steps): (Vec<serde_json::Value>, Vec<serde_json::Value>) = changes
-        .as_array()
-        .expect("the run's changes")
-        .iter()
-        .cloned()
-        .partition(|c| c["cleanup"] == true);
-    // The plan lists steps' changes first and the cleanups' after.
-    let mut made = actions(&serde_json::Value::Array(steps));
-    made.extend(actions(&serde_json::Value::Array(cleanups)));
+    let made = made_actions(&report);
     assert_eq!(planned, made, "the plan lists exactly what the run made");
 }
 
@@ -245,15 +246,7 @@ fn a_plan_of_a_real_target_only_reads_it_and_its_run_then_makes_the_planned_call
         .arg(&report)
         .run()
         .expect_code(0);
-    let changes = read_report(&report)["changes"].clone();
-    let (cleanups, steps): (Vec<serde_json::Value>, Vec<serde_json::Value>) = changes
-        .as_array()
-        .expect("the run's changes")
-        .iter()
-        .cloned()
-        .partition(|c| c["cleanup"] == true);
-    let mut made = actions(&serde_json::Value::Array(steps));
-    made.extend(actions(&serde_json::Value::Array(cleanups)));
+    let made = made_actions(&report);
     assert_eq!(
         planned
             .iter()

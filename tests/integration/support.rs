@@ -311,6 +311,16 @@ impl LabServer {
         body.to_string()
     }
 
+    /// Empties both audits (`/twin/audit` of the Kubernetes API and of the AWS endpoint), so
+    /// that they list only what comes after.
+    pub fn reset_audits(&self) {
+        self.admin("audit?reset");
+        let token = self.env_value("RUNBOOK_LAB_TOKEN");
+        let url = format!("{}/twin/audit?reset", self.aws_endpoint());
+        let reset = self.curl("POST", &url, Some(&token));
+        assert!(String::from_utf8_lossy(&reset.stdout).ends_with("200"));
+    }
+
     /// POST to the twin's admin endpoint (`advance?by=5m`, `faults?fail=etcd`).
     pub fn admin(&self, path_and_query: &str) {
         let url = format!("{}/twin/{path_and_query}", self.url);
