@@ -8,7 +8,7 @@ use crate::cli::DocsArgs;
 use crate::clock::VirtualClock;
 use crate::error::{Error, Exit};
 use crate::report::NullSink;
-use crate::script::{Host, HostConfig, Interrupt, build_engine, function_docs};
+use crate::script::{Host, HostConfig, Interrupt, build_engine, definition_files, function_docs};
 
 /// What `runbook docs` calls the global functions.
 const CORE: &str = "core";
@@ -27,6 +27,9 @@ pub(crate) fn execute(args: &DocsArgs) -> AppResult {
         runtime.handle().clone(),
     );
     let engine = build_engine(&host, &target::documentation_extensions(&runtime));
+    if let Some(dir) = &args.definitions {
+        return write_definitions(&engine, dir);
+    }
     let docs = function_docs(&engine);
     let module_of = |m: &str| {
         if m.is_empty() {
@@ -45,18 +48,42 @@ pub(crate) fn execute(args: &DocsArgs) -> AppResult {
             known.join(", ")
         )));
     }
+    let mut out = String::new();
     for module in &modules {
         if args.module.as_ref().is_some_and(|m| m != module) {
             continue;
         }
-        println!("# {module}\n");
+        out.push_str(&format!("# {module}\n\n"));
         for doc in docs.iter().filter(|d| &module_of(&d.module) == module) {
-            println!("{}", doc.signature);
+            out.push_str(&format!("{}\n", doc.signature));
             for line in doc.doc.lines() {
-                println!("    {line}");
+                out.push_str(&format!("    {line}\n"));
             }
-            println!();
+            out.push('\n');
         }
     }
+    // `runbook docs | head` closes the pipe early: that is the reader's choice, not an error.
+    use std::io::Write;
+    let _ = std::io::stdout().lock().write_all(out.as_bytes());
+    Ok(Exit::Passed)
+}
+
+/// `--definitions DIR`: the definition files, each replaced if it is there.
+fn write_definitions(engine: &rhai::Engine, dir: &std::path::Path) -> AppResult {
+    let error = |source| Error::Write {
+        path: dir.to_path_buf(),
+        what: "the Rhai definition files",
+        source,
+    };
+    std::fs::create_dir_all(dir).map_err(error)?;
+    let files = definition_files(engine);
+    for (name, text) in &files {
+        std::fs::write(dir.join(name), text).map_err(error)?;
+    }
+    eprintln!(
+        "wrote {} definition files to {} (point the Rhai language server or your editor's Rhai extension at this folder)",
+        files.len(),
+        dir.display()
+    );
     Ok(Exit::Passed)
 }

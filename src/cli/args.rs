@@ -539,6 +539,10 @@ pub struct ReplArgs {
 pub struct DocsArgs {
     /// Only this module (`core` for the global functions, `json`, `yaml`, a stdlib module).
     pub module: Option<String>,
+    /// Write Rhai definition files (`*.d.rhai`) for editors into DIR instead: every module,
+    /// function, signature and doc comment, the stdlib modules too.
+    #[arg(long, value_name = "DIR", conflicts_with = "module")]
+    pub definitions: Option<PathBuf>,
 }
 
 /// A duration such as "5s" or "2m", above zero.

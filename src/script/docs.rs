@@ -66,10 +66,7 @@ pub fn function_docs(engine: &Engine) -> Vec<FunctionDoc> {
         let Ok(ast) = engine.compile(source) else {
             continue;
         };
-        for f in ast
-            .iter_functions()
-            .filter(|f| f.access == rhai::FnAccess::Public)
-        {
+        for f in ast.iter_functions().filter(|f| is_public(f)) {
             let comments: Vec<String> = f.comments.iter().map(|c| c.to_string()).collect();
             docs.push(FunctionDoc {
                 module: name.to_string(),
@@ -83,6 +80,42 @@ pub fn function_docs(engine: &Engine) -> Vec<FunctionDoc> {
         (&a.module, &a.name, &a.signature).cmp(&(&b.module, &b.name, &b.signature))
     });
     docs
+}
+
+/// A stdlib module's own public function; closures compile to public `anon$...` functions,
+/// which no one calls by name.
+fn is_public(f: &rhai::ScriptFnMetadata<'_>) -> bool {
+    f.access == rhai::FnAccess::Public && !f.name.starts_with("anon$")
+}
+
+/// Rhai definition files (`NAME.d.rhai`, as `(file name, text)`), what Rhai's language server
+/// and editor extensions read: Rhai's own standard library and the host's modules as Rhai's
+/// definitions writer renders them (signatures and doc comments), and one file per embedded
+/// stdlib module with its public functions and their doc comments.
+pub fn definition_files(engine: &Engine) -> Vec<(String, String)> {
+    let mut files: Vec<(String, String)> = engine
+        .definitions()
+        .include_standard_packages(true)
+        .iter_files()
+        .collect();
+    for name in stdlib::names() {
+        let Some(ast) = stdlib::find(name).and_then(|source| engine.compile(source).ok()) else {
+            continue;
+        };
+        let mut text = format!("module {name};\n");
+        for f in ast.iter_functions().filter(|f| is_public(f)) {
+            text.push('\n');
+            for comment in f.comments.iter() {
+                for line in comment.lines() {
+                    text.push_str(line.trim());
+                    text.push('\n');
+                }
+            }
+            text.push_str(&format!("fn {}({});\n", f.name, f.params.join(", ")));
+        }
+        files.push((format!("{name}.d.rhai"), text));
+    }
+    files
 }
 
 fn collect(meta: &ModuleMeta, module: &str, out: &mut Vec<FunctionDoc>) {

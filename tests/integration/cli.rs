@@ -93,6 +93,64 @@ fn check_reports_every_broken_file_not_only_the_first() {
 }
 
 #[test]
+fn definitions_name_every_documented_function_in_its_modules_file() {
+    let docs = Runbook::new().arg("docs").run().expect_code(0).stdout();
+    let dir = tempfile::tempdir().expect("temp dir");
+    let wrote = Runbook::new()
+        .args(["docs", "--definitions"])
+        .arg(dir.path())
+        .run()
+        .expect_code(0);
+    assert!(
+        wrote.stderr().contains("definition files to"),
+        "{}",
+        wrote.stderr()
+    );
+    let read = |name: &str| {
+        std::fs::read_to_string(dir.path().join(format!("{name}.d.rhai")))
+            .unwrap_or_else(|e| panic!("{name}.d.rhai: {e}"))
+    };
+    let mut module = String::new();
+    let mut checked = 0;
+    for line in docs.lines() {
+        if let Some(name) = line.strip_prefix("# ") {
+            module = name.to_string();
+            continue;
+        }
+        if line.is_empty() || line.starts_with(' ') {
+            continue;
+        }
+        let call = line.split('(').next().unwrap_or_default();
+        let (file, function) = match call.rsplit_once("::") {
+            Some((m, f)) => (m.to_string(), f),
+            None => ("__static__".to_string(), call),
+        };
+        assert_eq!(module == "core", file == "__static__", "{line}");
+        let text = read(&file);
+        assert!(
+            text.starts_with(&format!("module {file};")) || file == "__static__",
+            "{file}.d.rhai has no module header"
+        );
+        assert!(
+            text.contains(&format!("fn {function}(")),
+            "{line}: no `fn {function}(` in {file}.d.rhai"
+        );
+        checked += 1;
+    }
+    assert!(
+        checked > 150,
+        "every documented function was looked for ({checked})"
+    );
+    // Doc comments come along, and closures are not functions of a module.
+    assert!(read("gpu").contains("/// The security-group block experiment"));
+    assert!(!read("gpu").contains("anon$"));
+    assert!(
+        read("__builtin__").contains("fn "),
+        "Rhai's own functions too"
+    );
+}
+
+#[test]
 fn docs_list_every_host_function_with_a_doc_line() {
     let ran = Runbook::new().arg("docs").run().expect_code(0);
     let stdout = ran.stdout();
