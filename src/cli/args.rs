@@ -503,8 +503,12 @@ pub struct TargetArgs {
 #[derive(Debug, Args)]
 pub struct CheckArgs {
     /// Runbooks to check.
-    #[arg(required = true)]
+    #[arg(required = true, value_hint = clap::ValueHint::FilePath)]
     pub files: Vec<PathBuf>,
+    /// Print every problem as JSON (file, line, column, severity, message, help), for editors
+    /// and CI annotations.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Args)]

@@ -32,8 +32,8 @@ pub fn documented(name: &str, params: &[&str], comment: &str) -> rhai::FuncRegis
 /// end is stopped by the memory guard (`super::memory`) instead.
 const MAX_OPERATIONS: u64 = 20_000_000;
 const MAX_CALL_LEVELS: usize = 48;
-const MAX_EXPR_DEPTH: usize = 64;
-const MAX_FN_EXPR_DEPTH: usize = 64;
+pub(super) const MAX_EXPR_DEPTH: usize = 64;
+pub(super) const MAX_FN_EXPR_DEPTH: usize = 64;
 const MAX_MODULES: usize = 64;
 
 /// What the memory guard stops a script with (the diagnostic turns it into a script error).

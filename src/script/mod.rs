@@ -12,6 +12,7 @@ mod functions;
 mod host;
 mod interrupt;
 mod memory;
+mod outline;
 mod resolver;
 mod runner;
 mod sources;
@@ -27,6 +28,7 @@ pub use error::{failure as failure_error, usage_error};
 pub use host::{Host, HostConfig, MetricHistory};
 pub use interrupt::{Interrupt, SIGHUP, SIGINT, SIGTERM};
 pub use memory::{CountingAllocator, MAX_DATA_BYTES, large_bytes};
+pub use outline::{Lint, lint_text, param_keys};
 pub use runner::{
     RunOptions, RunOutcome, check_files, eval_snippet, report, run_cleanups, run_file, summary,
 };

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use rhai::{AST, Dynamic, Engine, Scope};
+use rhai::{AST, Dynamic, Engine, EvalAltResult, Scope};
 
 use super::diagnostic::{Diagnostic, FaultKind};
 use super::engine::{Extension, build_engine};
@@ -107,10 +107,40 @@ pub fn check_files(
                 .compile_into_self_contained(&Scope::new(), text)
                 .map(|_| ())
                 .map_err(|e| {
-                    Box::new(Diagnostic::from_eval(&e, source_name).suggest(&engine, &host.sources))
+                    let mut diagnostic = Diagnostic::from_eval(&e, source_name);
+                    // Rhai resolves imports at compile time without their positions: the
+                    // import statement naming the module is where the problem is.
+                    let missing = match &*e {
+                        EvalAltResult::ErrorModuleNotFound(module, _) => Some(module.clone()),
+                        // The resolver's own "not found", which names the folders it looked in.
+                        _ => diagnostic
+                            .message
+                            .strip_prefix("module \"")
+                            .and_then(|rest| rest.split_once('"'))
+                            .map(|(module, _)| module.to_string()),
+                    };
+                    if let (None, Some(module)) = (&diagnostic.location, missing) {
+                        diagnostic.location = import_location(text, source_name, &module);
+                    }
+                    Box::new(diagnostic.suggest(&engine, &host.sources))
                 })
         })
         .collect()
+}
+
+/// Where `import "module"` is in a runbook's text: its string's line and column.
+fn import_location(text: &str, source: &str, module: &str) -> Option<super::Location> {
+    let quoted = format!("\"{module}\"");
+    text.lines().enumerate().find_map(|(index, line)| {
+        let column = line.find(&quoted)?;
+        line.trim_start()
+            .starts_with("import")
+            .then(|| super::Location {
+                source: source.to_string(),
+                line: index + 1,
+                column: column + 1,
+            })
+    })
 }
 
 /// Evaluates a snippet with every module loaded; cleanups it registers run before returning.

@@ -220,3 +220,100 @@ fn help_documents_every_subcommand_and_the_exit_codes() {
         );
     }
 }
+
+#[test]
+fn check_json_gives_one_object_per_problem_with_its_position() {
+    let mut files: Vec<String> = std::fs::read_dir(crate::support::repo_root().join("tests/bad"))
+        .expect("the corpus")
+        .filter_map(|e| e.ok())
+        .map(|e| format!("tests/bad/{}", e.file_name().to_string_lossy()))
+        .filter(|f| f.ends_with(".rhai"))
+        .collect();
+    files.sort();
+    let text = Runbook::new()
+        .args(["check"])
+        .args(&files)
+        .run()
+        .expect_code(2);
+    let failing = text
+        .stdout()
+        .lines()
+        .filter(|l| l.starts_with("error "))
+        .count();
+    let checked = Runbook::new()
+        .args(["check", "--json"])
+        .args(&files)
+        .run()
+        .expect_code(2);
+    let problems: serde_json::Value = serde_json::from_str(&checked.stdout()).expect("json");
+    let problems = problems.as_array().expect("an array");
+    let errors: Vec<&serde_json::Value> = problems
+        .iter()
+        .filter(|p| p["severity"] == "error")
+        .collect();
+    assert_eq!(errors.len(), failing, "one error object per failing file");
+    for problem in problems {
+        assert!(
+            problem["file"]
+                .as_str()
+                .is_some_and(|f| f.ends_with(".rhai"))
+                && problem["line"].as_u64().is_some_and(|l| l > 0)
+                && problem["column"].as_u64().is_some_and(|c| c > 0)
+                && problem["message"].as_str().is_some_and(|m| !m.is_empty())
+                && problem["help"].is_array(),
+            "{problem}"
+        );
+    }
+    assert!(
+        errors
+            .iter()
+            .any(|e| e["file"] == "tests/bad/missing-import.rhai"
+                && e["line"] == 2
+                && e["column"] == 8),
+        "{errors:?}"
+    );
+}
+
+#[test]
+fn check_warns_of_a_change_before_any_cleanup_and_of_a_step_without_a_name() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let file = dir.path().join("careless.rhai");
+    std::fs::write(
+        &file,
+        "let p = params(#{ cluster: \"myeks5w\" });\nstep(\"up\", || eks::scale_nodegroup(p.cluster, \"gpu\", 2));\ndefer(\"down\", || eks::scale_nodegroup(p.cluster, \"gpu\", 0));\nstep(\"\", || 1);\n",
+    )
+    .expect("written");
+    let checked = Runbook::new().arg("check").arg(&file).run().expect_code(0);
+    assert!(
+        checked.stdout().contains("(2 warnings)"),
+        "{}",
+        checked.stdout()
+    );
+    let stderr = checked.stderr();
+    assert!(
+        stderr.contains(
+            "warning: `eks::scale_nodegroup` changes the target before any cleanup is registered"
+        ) && stderr.contains("careless.rhai:2:")
+            && stderr.contains("warning: a step without a name")
+            && stderr.contains("careless.rhai:4:1"),
+        "{stderr}"
+    );
+    let json = Runbook::new()
+        .args(["check", "--json"])
+        .arg(&file)
+        .run()
+        .expect_code(0);
+    let problems: serde_json::Value = serde_json::from_str(&json.stdout()).expect("json");
+    let lines: Vec<(u64, &str)> = problems
+        .as_array()
+        .expect("an array")
+        .iter()
+        .map(|p| {
+            (
+                p["line"].as_u64().unwrap_or(0),
+                p["severity"].as_str().unwrap_or_default(),
+            )
+        })
+        .collect();
+    assert_eq!(lines, [(2, "warning"), (4, "warning")]);
+}
