@@ -14,6 +14,9 @@ use crate::script::{Host, HostConfig, Interrupt, build_engine, definition_files,
 const CORE: &str = "core";
 
 pub(crate) fn execute(args: &DocsArgs) -> AppResult {
+    if let Some(dir) = &args.man {
+        return write_man_pages(dir);
+    }
     let runtime = runtime::build()?;
     let host = Host::new(
         HostConfig::scratch(
@@ -83,6 +86,43 @@ fn write_definitions(engine: &rhai::Engine, dir: &std::path::Path) -> AppResult 
     eprintln!(
         "wrote {} definition files to {} (point the Rhai language server or your editor's Rhai extension at this folder)",
         files.len(),
+        dir.display()
+    );
+    Ok(Exit::Passed)
+}
+
+/// `--man DIR`: runbook.1, and runbook-SUBCOMMAND.1 for each subcommand (and theirs).
+fn write_man_pages(dir: &std::path::Path) -> AppResult {
+    let error = |source| Error::Write {
+        path: dir.to_path_buf(),
+        what: "the man pages",
+        source,
+    };
+    std::fs::create_dir_all(dir).map_err(error)?;
+    let mut command = <crate::cli::Cli as clap::CommandFactory>::command();
+    command.build();
+    let mut pages = vec![("runbook".to_string(), command.clone())];
+    let mut index = 0;
+    while index < pages.len() {
+        let (name, page) = pages[index].clone();
+        for sub in page.get_subcommands().filter(|s| s.get_name() != "help") {
+            let sub_name = format!("{name}-{}", sub.get_name());
+            pages.push((sub_name, sub.clone()));
+        }
+        index += 1;
+    }
+    for (name, page) in &pages {
+        let mut text = Vec::new();
+        clap_mangen::Man::new(page.clone())
+            .title(name.clone())
+            .render(&mut text)
+            .map_err(error)?;
+        std::fs::write(dir.join(format!("{name}.1")), text).map_err(error)?;
+    }
+    eprintln!(
+        "wrote {} man pages to {} (man -l {}/runbook.1)",
+        pages.len(),
+        dir.display(),
         dir.display()
     );
     Ok(Exit::Passed)

@@ -1,6 +1,7 @@
 //! One file per subcommand: each wires a clock, the script host and the reporters.
 
 mod check;
+mod completions;
 mod confirm;
 mod docs;
 mod doctor;
@@ -55,6 +56,11 @@ pub fn main() -> i32 {
     // rustls is built with both ring (ours, kube's) and aws-lc (the AWS SDK's, which names its
     // own), so it picks no process default by itself; the Kubernetes client takes this one.
     let _ = rustls::crypto::ring::default_provider().install_default();
+    // A shell asking for completions (the script `runbook completions` writes) is answered
+    // here, and the process ends.
+    clap_complete::CompleteEnv::with_factory(<Cli as clap::CommandFactory>::command)
+        .var(crate::cli::COMPLETE_VAR)
+        .complete();
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Run(args) => run::execute(*args),
@@ -66,6 +72,7 @@ pub fn main() -> i32 {
         Command::Recover(args) => recover::execute(&args),
         Command::History(args) => history::execute(&args),
         Command::Doctor(args) => doctor::execute(&args),
+        Command::Completions(args) => completions::execute(&args),
         Command::Plan(args) => plan::execute(&args),
         Command::State(StateCommand::Capture(args)) => state_capture::execute(&args),
     };

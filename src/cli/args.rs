@@ -9,7 +9,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
     name = "runbook",
     version,
     about = "Prove that a GPU cluster works: Rhai runbooks over typed AWS, Kubernetes and NVIDIA primitives",
-    after_help = "Exit codes: 0 passed, 1 a step or assertion failed, 2 usage or script error, 3 a cleanup did not finish (something may be left behind), 130/143/129 stopped by SIGINT/SIGTERM/SIGHUP."
+    after_help = "Example: runbook run runbooks/gpu-lab.rhai   (the whole drill on the embedded lab twin)\n\nExit codes: 0 passed, 1 a step or assertion failed, 2 usage or script error, 3 a cleanup did not finish (something may be left behind), 130/143/129 stopped by SIGINT/SIGTERM/SIGHUP."
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -19,42 +19,67 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run a runbook: steps with a live view, cleanups, snapshots, reports.
+    #[command(
+        after_help = "Example: runbook run runbooks/gpu-lab.rhai --set gpu_nodes=2 --report report.json"
+    )]
     Run(Box<RunArgs>),
-    /// Rehearse a runbook on the lab twin and print what it would change, by step, with its
-    /// cleanups' changes, how it ends, how long it takes and what runs meanwhile costs.
+    /// Rehearse a runbook on the lab twin, or on a twin of a real target captured with read-only
+    /// calls, and print what it would change, by step, with its cleanups' changes, how it
+    /// ends, how long it takes and what runs meanwhile costs.
+    #[command(
+        after_help = "Example: runbook plan runbooks/gpu-lab.rhai --kubeconfig ~/.kube/config --max-cost-usd 5"
+    )]
     Plan(Box<PlanArgs>),
     /// Parse runbooks and resolve their imports without running them; report every error.
+    #[command(after_help = "Example: runbook check --json runbooks/*.rhai")]
     Check(CheckArgs),
     /// Evaluate a snippet with every module loaded and print the result.
+    #[command(after_help = "Example: runbook eval 'k8s::nodes().map(|n| n.name)' --json")]
     Eval(EvalArgs),
     /// List host functions with their signatures and docs.
+    #[command(after_help = "Example: runbook docs k8s   (or --definitions .rhai-defs, --man man/)")]
     Docs(DocsArgs),
     /// An interactive session with every module loaded, on the lab twin or a cluster.
+    #[command(after_help = "Example: runbook repl --kubeconfig ~/.kube/config --read-only")]
     Repl(ReplArgs),
     /// The lab twin as a server, for kubectl and the aws CLI.
     #[command(subcommand)]
+    #[command(
+        after_help = "Example: runbook lab serve --write-kubeconfig lab.kubeconfig --write-env lab.env"
+    )]
     Lab(LabCommand),
     /// Put back what a killed run changed, from its journal: what its pending cleanups were
     /// there to undo.
+    #[command(after_help = "Example: runbook recover --list")]
     Recover(RecoverArgs),
     /// The runs kept in the history, newest first: status, duration, failing step, metrics;
     /// `history check` fails when a drill has not passed recently enough.
+    #[command(after_help = "Example: runbook history trend nccl_avg_busbw")]
     History(HistoryCommandArgs),
     /// The state of a lab: `state capture` reads it into a lab-state file, which the twin can
     /// start from (`--scenario @FILE`).
     #[command(subcommand)]
+    #[command(after_help = "Example: runbook state capture --cluster myeks5w -o lab-state.json")]
     State(StateCommand),
+    /// A shell's completion script: subcommands, flags, runbook files and the `--set` keys of
+    /// the runbook on the command line (asked of runbook itself as you type).
+    #[command(
+        after_help = "Example: runbook completions bash > ~/.local/share/bash-completion/completions/runbook"
+    )]
+    Completions(CompletionsArgs),
     /// Read-only probes of a target before a run: the Kubernetes API and its readyz, the EKS
     /// cluster, that the kubeconfig points at that cluster, helm; a table of what passed.
+    #[command(after_help = "Example: runbook doctor --cluster myeks5w --region ap-northeast-2")]
     Doctor(DoctorArgs),
 }
 
 #[derive(Debug, Args)]
 pub struct PlanArgs {
     /// The runbook to rehearse (a .rhai file).
+    #[arg(add = super::completion::runbook_files())]
     pub file: PathBuf,
     /// Override a parameter declared with params(); `KEY=@path` reads the value from a file.
-    #[arg(long = "set", value_name = "KEY=VALUE")]
+    #[arg(long = "set", value_name = "KEY=VALUE", add = super::completion::set_keys())]
     pub sets: Vec<String>,
     /// Print the plan as JSON.
     #[arg(long)]
@@ -67,14 +92,27 @@ pub struct PlanArgs {
     pub target: TargetArgs,
 }
 
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell the script is for.
+    pub shell: CompletionShell,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum CompletionShell {
+    Bash,
+    Zsh,
+    Fish,
+    Powershell,
+}
+
 #[derive(Debug, Subcommand)]
 pub enum StateCommand {
     /// Read what the runbooks touch in a lab (VPC, subnets, NAT, security groups and rules,
     /// the EKS cluster, node groups, add-ons, access entries, OIDC provider, roles, instances;
     /// namespaces, nodes, workloads, Services, ConfigMaps, pods; Secrets by name) with
     /// read-only calls, into a versioned JSON file (docs/lab-state.md).
-    ///
-    /// Example: runbook state capture --cluster myeks5w -o lab-state.json
+    #[command(after_help = "Example: runbook state capture --cluster myeks5w -o lab-state.json")]
     Capture(CaptureArgs),
 }
 
@@ -117,10 +155,13 @@ pub struct HistoryCommandArgs {
 pub enum HistorySubcommand {
     /// Exit 1 when a runbook's last passing run ended longer ago than --max-age, or it has
     /// none: a missed or dropped schedule fails too. Every runbook in the history, or FILE's.
+    #[command(after_help = "Example: runbook history check --max-age 26h runbooks/gpu-lab.rhai")]
     Check(HistoryCheckArgs),
     /// What changed between two kept runs: status, steps, metrics, snapshot drift.
+    #[command(after_help = "Example: runbook history diff 41 42")]
     Diff(HistoryDiffArgs),
     /// A metric's values run by run (a sparkline on a terminal), per step and labels.
+    #[command(after_help = "Example: runbook history trend nccl_avg_busbw runbooks/gpu-lab.rhai")]
     Trend(HistoryTrendArgs),
 }
 
@@ -217,6 +258,9 @@ pub struct JournalArgs {
 #[derive(Debug, Subcommand)]
 pub enum LabCommand {
     /// Serve the twin on 127.0.0.1 until Ctrl-C; the virtual clock runs at `--speed`.
+    #[command(
+        after_help = "Example: runbook lab serve --write-kubeconfig lab.kubeconfig --write-env lab.env --speed 60"
+    )]
     Serve(ServeArgs),
 }
 
@@ -268,9 +312,10 @@ pub enum ClockKind {
 #[derive(Debug, Args)]
 pub struct RunArgs {
     /// The runbook to run (a .rhai file).
+    #[arg(add = super::completion::runbook_files())]
     pub file: PathBuf,
     /// Override a parameter declared with params(); `KEY=@path` reads the value from a file.
-    #[arg(long = "set", value_name = "KEY=VALUE")]
+    #[arg(long = "set", value_name = "KEY=VALUE", add = super::completion::set_keys())]
     pub sets: Vec<String>,
     /// Write a JSON report to PATH.
     #[arg(long, value_name = "PATH")]
@@ -503,7 +548,7 @@ pub struct TargetArgs {
 #[derive(Debug, Args)]
 pub struct CheckArgs {
     /// Runbooks to check.
-    #[arg(required = true, value_hint = clap::ValueHint::FilePath)]
+    #[arg(required = true, add = super::completion::runbook_files())]
     pub files: Vec<PathBuf>,
     /// Print every problem as JSON (file, line, column, severity, message, help), for editors
     /// and CI annotations.
@@ -547,6 +592,9 @@ pub struct DocsArgs {
     /// function, signature and doc comment, the stdlib modules too.
     #[arg(long, value_name = "DIR", conflicts_with = "module")]
     pub definitions: Option<PathBuf>,
+    /// Write man pages into DIR instead: runbook.1 and one per subcommand (runbook-run.1, ...).
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["module", "definitions"])]
+    pub man: Option<PathBuf>,
 }
 
 /// A duration such as "5s" or "2m", above zero.

@@ -1,12 +1,14 @@
 //! The command line: clap definitions, and their translation into plain configs.
 
 mod args;
+mod completion;
 mod config;
 
 pub use args::{
-    CaptureArgs, CheckArgs, Cli, ClockKind, Command, DocsArgs, DoctorArgs, EvalArgs, HistoryArgs,
-    HistoryCheckArgs, HistoryCommandArgs, HistoryDiffArgs, HistoryListArgs, HistorySubcommand,
-    HistoryTrendArgs, JournalArgs, LabCommand, PlanArgs, Progress, ReadArgs, RecoverArgs, ReplArgs,
-    RunArgs, ServeArgs, StateCommand, TargetArgs,
+    CaptureArgs, CheckArgs, Cli, ClockKind, Command, CompletionShell, CompletionsArgs, DocsArgs,
+    DoctorArgs, EvalArgs, HistoryArgs, HistoryCheckArgs, HistoryCommandArgs, HistoryDiffArgs,
+    HistoryListArgs, HistorySubcommand, HistoryTrendArgs, JournalArgs, LabCommand, PlanArgs,
+    Progress, ReadArgs, RecoverArgs, ReplArgs, RunArgs, ServeArgs, StateCommand, TargetArgs,
 };
+pub use completion::COMPLETE_VAR;
 pub use config::{RunConfig, Sets, parse_sets, runbook_folder, snapshot_dir_for};

@@ -321,7 +321,10 @@ mod tests {
     #[test]
     fn a_scale_to_zero_is_a_cleanups_kind_of_change() {
         assert!(lints_of("eks::scale_nodegroup(\"c\", \"gpu\", 0);").is_empty());
-        assert_eq!(lints_of("eks::scale_nodegroup(\"c\", \"gpu\", 1);").len(), 1);
+        assert_eq!(
+            lints_of("eks::scale_nodegroup(\"c\", \"gpu\", 1);").len(),
+            1
+        );
     }
 
     #[test]

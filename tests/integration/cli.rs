@@ -317,3 +317,135 @@ fn check_warns_of_a_change_before_any_cleanup_and_of_a_step_without_a_name() {
         .collect();
     assert_eq!(lines, [(2, "warning"), (4, "warning")]);
 }
+
+/// Every subcommand (and theirs) by its words: `run`, `lab serve`, `history check`.
+fn subcommands() -> Vec<Vec<String>> {
+    let help = Runbook::new().arg("--help").run().expect_code(0).stdout();
+    let mut all = Vec::new();
+    let commands_of = |help: &str| -> Vec<String> {
+        help.split("Commands:")
+            .nth(1)
+            .unwrap_or_default()
+            .lines()
+            .skip(1)
+            .take_while(|l| l.starts_with("  "))
+            // A name starts its line; a wrapped description is indented further.
+            .filter(|l| !l.starts_with("   "))
+            .filter_map(|l| l.split_whitespace().next().map(str::to_string))
+            .filter(|c| c != "help")
+            .collect()
+    };
+    for command in commands_of(&help) {
+        let sub_help = Runbook::new()
+            .args([&command, "--help"])
+            .run()
+            .expect_code(0)
+            .stdout();
+        for sub in commands_of(&sub_help) {
+            all.push(vec![command.clone(), sub]);
+        }
+        all.push(vec![command]);
+    }
+    all
+}
+
+#[test]
+fn every_help_has_an_example_and_the_man_pages_cover_every_subcommand() {
+    let commands = subcommands();
+    assert!(commands.len() >= 17, "{commands:?}");
+    for words in &commands {
+        let help = Runbook::new()
+            .args(words)
+            .arg("--help")
+            .run()
+            .expect_code(0)
+            .stdout();
+        assert!(
+            help.contains("Example: runbook "),
+            "no example in `runbook {} --help`:\n{help}",
+            words.join(" ")
+        );
+    }
+    let dir = tempfile::tempdir().expect("temp dir");
+    Runbook::new()
+        .args(["docs", "--man"])
+        .arg(dir.path())
+        .run()
+        .expect_code(0);
+    for words in std::iter::once(Vec::new()).chain(commands) {
+        let name = std::iter::once("runbook".to_string())
+            .chain(words)
+            .collect::<Vec<_>>()
+            .join("-");
+        let page = std::fs::read_to_string(dir.path().join(format!("{name}.1")))
+            .unwrap_or_else(|e| panic!("{name}.1: {e}"));
+        assert!(
+            page.starts_with(".ie \\n(.g .ds Aq") || page.contains(".TH "),
+            "{name}.1 is roff"
+        );
+        assert!(
+            page.contains(&format!(".TH {name} 1")),
+            "{name}.1 names itself"
+        );
+    }
+}
+
+#[test]
+fn bash_completes_subcommands_runbook_files_and_the_runbooks_set_keys() {
+    let script = Runbook::new()
+        .args(["completions", "bash"])
+        .run()
+        .expect_code(0)
+        .stdout();
+    let dir = tempfile::tempdir().expect("temp dir");
+    let file = dir.path().join("runbook.bash");
+    std::fs::write(&file, &script).expect("written");
+    let syntax = std::process::Command::new("bash")
+        .arg("-n")
+        .arg(&file)
+        .output()
+        .expect("bash runs");
+    assert!(
+        syntax.status.success(),
+        "{}",
+        String::from_utf8_lossy(&syntax.stderr)
+    );
+    // What bash does on TAB: the registered function with the words typed so far.
+    let complete = |words: &str| -> Vec<String> {
+        let test = format!(
+            "source {}\nCOMP_WORDS=({words}); COMP_CWORD=$(( ${{#COMP_WORDS[@]}} - 1 )); COMP_TYPE=9\n\
+             _clap_complete_runbook runbook \"${{COMP_WORDS[COMP_CWORD]}}\" \"${{COMP_WORDS[COMP_CWORD-1]}}\"\n\
+             printf '%s\\n' \"${{COMPREPLY[@]}}\"",
+            file.display()
+        );
+        let out = std::process::Command::new("bash")
+            .arg("-c")
+            .arg(test)
+            .current_dir(crate::support::repo_root())
+            .env_remove("RUNBOOK_COMPLETE")
+            .output()
+            .expect("bash runs");
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(str::to_string)
+            .collect()
+    };
+    assert_eq!(complete("runbook pl"), ["plan"]);
+    let files = complete("runbook run runbooks/gpu-l");
+    assert_eq!(files, ["runbooks/gpu-lab.rhai"]);
+    let keys = complete("runbook run runbooks/gpu-lab.rhai --set gpu_n");
+    assert_eq!(keys, ["gpu_nodegroup=", "gpu_nodes="]);
+    let all = complete("runbook plan runbooks/gpu-lab.rhai --set ''");
+    assert!(
+        all.contains(&"blocked_timeout=".to_string()) && all.len() >= 8,
+        "{all:?}"
+    );
+    for shell in ["zsh", "fish", "powershell"] {
+        let script = Runbook::new()
+            .args(["completions", shell])
+            .run()
+            .expect_code(0)
+            .stdout();
+        assert!(script.contains("RUNBOOK_COMPLETE"), "{shell}: {script}");
+    }
+}
