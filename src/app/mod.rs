@@ -11,6 +11,7 @@ mod eval;
 mod history;
 mod lab_files;
 mod lab_serve;
+mod new_runbook;
 mod plan;
 mod preflight;
 mod recover;
@@ -73,6 +74,7 @@ pub fn main() -> i32 {
         Command::History(args) => history::execute(&args),
         Command::Doctor(args) => doctor::execute(&args),
         Command::Completions(args) => completions::execute(&args),
+        Command::New(args) => new_runbook::execute(&args),
         Command::Plan(args) => plan::execute(&args),
         Command::State(StateCommand::Capture(args)) => state_capture::execute(&args),
     };

@@ -67,6 +67,10 @@ pub enum Command {
         after_help = "Example: runbook completions bash > ~/.local/share/bash-completion/completions/runbook"
     )]
     Completions(CompletionsArgs),
+    /// Start a runbook in the house style (params at the top, imports, the cleanup before the
+    /// first change, snapshots) from a template; it passes `check` and runs on the lab twin.
+    #[command(after_help = "Example: runbook new runbooks/my-drill --template drill")]
+    New(NewArgs),
     /// Read-only probes of a target before a run: the Kubernetes API and its readyz, the EKS
     /// cluster, that the kubeconfig points at that cluster, helm; a table of what passed.
     #[command(after_help = "Example: runbook doctor --cluster myeks5w --region ap-northeast-2")]
@@ -90,6 +94,26 @@ pub struct PlanArgs {
     pub read: ReadArgs,
     #[command(flatten)]
     pub target: TargetArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct NewArgs {
+    /// The runbook to write (`.rhai` is added when it has no extension); never overwritten.
+    #[arg(value_hint = clap::ValueHint::FilePath)]
+    pub name: PathBuf,
+    /// What it starts from.
+    #[arg(long, value_enum, default_value = "verify")]
+    pub template: Template,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Template {
+    /// Read-only checks: control plane, nodes, add-ons, with snapshots.
+    Verify,
+    /// A change made on purpose and put back, its cleanup registered first.
+    Drill,
+    /// GPU nodes up with the GPU Operator, every GPU checked, back to 0 at the end.
+    Gpu,
 }
 
 #[derive(Debug, Args)]

@@ -7,8 +7,9 @@ mod config;
 pub use args::{
     CaptureArgs, CheckArgs, Cli, ClockKind, Command, CompletionShell, CompletionsArgs, DocsArgs,
     DoctorArgs, EvalArgs, HistoryArgs, HistoryCheckArgs, HistoryCommandArgs, HistoryDiffArgs,
-    HistoryListArgs, HistorySubcommand, HistoryTrendArgs, JournalArgs, LabCommand, PlanArgs,
-    Progress, ReadArgs, RecoverArgs, ReplArgs, RunArgs, ServeArgs, StateCommand, TargetArgs,
+    HistoryListArgs, HistorySubcommand, HistoryTrendArgs, JournalArgs, LabCommand, NewArgs,
+    PlanArgs, Progress, ReadArgs, RecoverArgs, ReplArgs, RunArgs, ServeArgs, StateCommand,
+    TargetArgs, Template,
 };
 pub use completion::COMPLETE_VAR;
 pub use config::{RunConfig, Sets, parse_sets, runbook_folder, snapshot_dir_for};

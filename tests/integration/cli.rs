@@ -449,3 +449,62 @@ fn bash_completes_subcommands_runbook_files_and_the_runbooks_set_keys() {
         assert!(script.contains("RUNBOOK_COMPLETE"), "{shell}: {script}");
     }
 }
+
+#[test]
+fn new_runbooks_from_every_template_pass_check_and_run_and_are_never_overwritten() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let snapshots = dir.path().join("snapshots");
+    std::fs::create_dir(&snapshots).expect("a snapshot folder");
+    for template in ["verify", "drill", "gpu"] {
+        let name = dir.path().join(format!("runbooks/my-{template}"));
+        let made = Runbook::new()
+            .args(["new", "--template", template])
+            .arg(&name)
+            .run()
+            .expect_code(0);
+        let file = name.with_extension("rhai");
+        assert!(
+            made.stderr().contains(&format!("wrote {}", file.display())),
+            "{}",
+            made.stderr()
+        );
+        let text = std::fs::read_to_string(&file).expect("written");
+        assert!(
+            text.starts_with(&format!("// my-{template}: ")) && text.contains("params(#{"),
+            "{text}"
+        );
+        let checked = Runbook::new().arg("check").arg(&file).run().expect_code(0);
+        assert_eq!(
+            checked.stdout().trim(),
+            format!("ok      {}", file.display()),
+            "no warnings"
+        );
+        for _ in 0..2 {
+            // The second run compares with the snapshots the first wrote.
+            let ran = Runbook::new()
+                .args(["run", "--progress", "never", "--snapshot-dir"])
+                .arg(&snapshots)
+                .arg(&file)
+                .run()
+                .expect_code(0);
+            assert!(
+                ran.stdout().contains("[result] passed:"),
+                "{}",
+                ran.stdout()
+            );
+        }
+        let again = Runbook::new().arg("new").arg(&name).run().expect_code(2);
+        assert!(
+            again
+                .stderr()
+                .contains("exists: runbook new never overwrites a runbook"),
+            "{}",
+            again.stderr()
+        );
+        assert_eq!(
+            std::fs::read_to_string(&file).expect("kept"),
+            text,
+            "untouched"
+        );
+    }
+}
