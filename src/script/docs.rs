@@ -82,6 +82,16 @@ pub fn function_docs(engine: &Engine) -> Vec<FunctionDoc> {
     docs
 }
 
+/// Rhai's `exit` is a keyword to the language server's parser, which stops reading a file at
+/// `fn exit(...)`: those declarations (and their doc comments) are left out; the language
+/// server knows the keyword.
+fn without_keyword_functions(text: &str) -> String {
+    text.split("\n\n")
+        .filter(|block| !block.lines().any(|line| line.starts_with("fn exit(")))
+        .collect::<Vec<_>>()
+        .join("\n\n")
+}
+
 /// A stdlib module's own public function; closures compile to public `anon$...` functions,
 /// which no one calls by name.
 fn is_public(f: &rhai::ScriptFnMetadata<'_>) -> bool {
@@ -97,6 +107,13 @@ pub fn definition_files(engine: &Engine) -> Vec<(String, String)> {
         .definitions()
         .include_standard_packages(true)
         .iter_files()
+        // Rhai writes an inclusive range's type as `range=`, which the language server's
+        // parser does not read; `range` is the nearest type it does.
+        // Nor an empty return type, which it writes for a few functions of its own.
+        .map(|(name, text)| {
+            let text = text.replace(": range=", ": range").replace(") -> ;", ") -> ?;");
+            (name, without_keyword_functions(&text))
+        })
         .collect();
     for name in stdlib::names() {
         let Some(ast) = stdlib::find(name).and_then(|source| engine.compile(source).ok()) else {
@@ -111,7 +128,9 @@ pub fn definition_files(engine: &Engine) -> Vec<(String, String)> {
                     text.push('\n');
                 }
             }
-            text.push_str(&format!("fn {}({});\n", f.name, f.params.join(", ")));
+            // Script functions are untyped: `?` is the definitions' word for any value.
+            let params: Vec<String> = f.params.iter().map(|p| format!("{p}: ?")).collect();
+            text.push_str(&format!("fn {}({}) -> ?;\n", f.name, params.join(", ")));
         }
         files.push((format!("{name}.d.rhai"), text));
     }
