@@ -111,7 +111,9 @@ pub fn definition_files(engine: &Engine) -> Vec<(String, String)> {
         // parser does not read; `range` is the nearest type it does.
         // Nor an empty return type, which it writes for a few functions of its own.
         .map(|(name, text)| {
-            let text = text.replace(": range=", ": range").replace(") -> ;", ") -> ?;");
+            let text = text
+                .replace(": range=", ": range")
+                .replace(") -> ;", ") -> ?;");
             (name, without_keyword_functions(&text))
         })
         .collect();
