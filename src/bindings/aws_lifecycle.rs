@@ -441,6 +441,7 @@ pub(super) fn cost_module(clients: &Arc<AwsClients>, host: &Arc<Host>) -> Module
         .set_into_module(&mut cost, move || -> Result {
             Ok(json(&serde_json::to_value(PRICES).unwrap_or_default()))
         });
+    super::hybrid_cost::register(&mut cost);
     cost
 }
 

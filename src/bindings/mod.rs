@@ -12,6 +12,7 @@ mod gpu;
 mod gpu_fleet;
 mod gpu_health;
 mod helm;
+mod hybrid_cost;
 mod journaled;
 mod k8s;
 mod k8s_access;

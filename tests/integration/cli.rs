@@ -526,3 +526,25 @@ fn new_runbooks_from_every_template_pass_check_and_run_and_are_never_overwritten
         );
     }
 }
+
+#[test]
+fn hybrid_node_pricing_reproduces_the_seeds_table() {
+    let ran = Runbook::new()
+        .args([
+            "eval",
+            "[10, 50, 100].map(|n| [cost::hybrid(#{ nodes: n, vcpus_per_node: 32 }).total_usd, cost::hybrid(#{ nodes: n, vcpus_per_node: 32, clusters: 1 }).total_usd])",
+            "--json",
+        ])
+        .run()
+        .expect_code(0);
+    let table: serde_json::Value = serde_json::from_str(&ran.stdout()).expect("json");
+    // Seed 004: 32 vCPU nodes, 730 hours a month, 12 months, with and without one cluster.
+    assert_eq!(
+        table,
+        serde_json::json!([
+            [56064.0, 56940.0],
+            [236928.0, 237804.0],
+            [377088.0, 377964.0]
+        ])
+    );
+}
