@@ -103,13 +103,10 @@ fn on(
         )
     })?;
     let after = runtime.block_on(aws.cost_report()).ok();
-    let description = twin
-        .description
-        .rsplit_once(" at https://")
-        .map_or(twin.description.as_str(), |(name, _)| name);
+    let where_ = twin.twin_name.as_deref().unwrap_or(&twin.description);
     Ok(Plan::new(
         &outcome.report,
-        description,
+        where_,
         before.as_ref(),
         after.as_ref(),
     ))

@@ -37,8 +37,10 @@ pub(crate) struct Target {
     pub(crate) virtual_clock: Option<Arc<VirtualClock>>,
     /// Where calls go, in words.
     pub(crate) description: String,
-    /// The EKS cluster named by `--cluster`; the lab's on the embedded twin.
+    /// The EKS cluster named by `--cluster`.
     pub(crate) cluster: Option<String>,
+    /// The embedded twin in words, without its URL: `the lab twin (deployed scenario)`.
+    pub(crate) twin_name: Option<String>,
     /// Keeps the in-process twin alive for the run.
     twin: Option<Arc<Twin>>,
 }
@@ -143,6 +145,7 @@ pub(crate) fn connect(
         virtual_clock: None,
         description,
         cluster: args.cluster.clone(),
+        twin_name: None,
         twin: None,
     })
 }
@@ -222,7 +225,8 @@ fn embedded_twin(
         virtual_clock: clock.is_virtual().then(|| twin_clock.clone()),
     })
     .with_timeouts(timeouts(args));
-    let description = format!("the lab twin ({name}) at {}", served.url);
+    let twin_name = format!("the lab twin ({name})");
+    let description = format!("{twin_name} at {}", served.url);
     let (kube, aws) = (Arc::new(client), Arc::new(aws));
     Ok(Target {
         clock,
@@ -236,6 +240,7 @@ fn embedded_twin(
         virtual_clock: Some(twin_clock),
         description,
         cluster: None,
+        twin_name: Some(twin_name),
         twin: Some(twin),
     })
 }
