@@ -9,18 +9,20 @@ impl AwsClients {
     /// Every access entry of a cluster: #{ principal_arn, username, kubernetes_groups, type,
     /// policies: [#{ policy_arn, scope, namespaces }] }.
     pub async fn access_entries(&self, cluster: &str) -> Result<Vec<Value>, AwsError> {
-        let list = self
+        let pages = self
             .sdk()
             .await
             .eks
             .list_access_entries()
             .cluster_name(cluster)
+            .into_paginator()
             .send()
+            .try_collect()
             .await
             .map_err(|e| self.failed("ListAccessEntries", e).about(cluster))?;
-        let entries = list
-            .access_entries()
+        let entries = pages
             .iter()
+            .flat_map(|page| page.access_entries())
             .map(|principal| self.access_entry_with_policies(cluster, principal));
         futures::future::try_join_all(entries).await
     }

@@ -94,18 +94,20 @@ impl AwsClients {
     /// source, description }`, where `source` is a CIDR, a group id, or `self`; ingress first,
     /// then egress, each ordered by port.
     pub async fn rules(&self, group: &str) -> Result<Vec<Value>, AwsError> {
-        let out = self
+        let pages = self
             .sdk()
             .await
             .ec2
             .describe_security_group_rules()
             .filters(group_filter(group))
+            .into_paginator()
             .send()
+            .try_collect()
             .await
             .map_err(|e| self.failed("DescribeSecurityGroupRules", e))?;
-        let mut rules: Vec<(bool, i32, i32, String, Value)> = out
-            .security_group_rules()
+        let mut rules: Vec<(bool, i32, i32, String, Value)> = pages
             .iter()
+            .flat_map(|page| page.security_group_rules())
             .map(|r| {
                 let referenced = r.referenced_group_info().and_then(|g| g.group_id());
                 let source = match (r.cidr_ipv4(), referenced) {
@@ -241,17 +243,19 @@ impl AwsClients {
     }
 
     pub async fn subnets(&self) -> Result<Vec<Value>, AwsError> {
-        let out = self
+        let pages = self
             .sdk()
             .await
             .ec2
             .describe_subnets()
+            .into_paginator()
             .send()
+            .try_collect()
             .await
             .map_err(|e| self.failed("DescribeSubnets", e))?;
-        let mut subnets: Vec<Value> = out
-            .subnets()
+        let mut subnets: Vec<Value> = pages
             .iter()
+            .flat_map(|page| page.subnets())
             .map(|s| {
                 let name = s
                     .tags()
@@ -273,17 +277,19 @@ impl AwsClients {
     }
 
     pub async fn vpcs(&self) -> Result<Vec<Value>, AwsError> {
-        let out = self
+        let pages = self
             .sdk()
             .await
             .ec2
             .describe_vpcs()
+            .into_paginator()
             .send()
+            .try_collect()
             .await
             .map_err(|e| self.failed("DescribeVpcs", e))?;
-        Ok(out
-            .vpcs()
+        Ok(pages
             .iter()
+            .flat_map(|page| page.vpcs())
             .map(|v| {
                 let name = v
                     .tags()
@@ -297,17 +303,19 @@ impl AwsClients {
 
     /// Instances, with their state, type, zone, address and security groups.
     pub async fn instances(&self) -> Result<Vec<Value>, AwsError> {
-        let out = self
+        let pages = self
             .sdk()
             .await
             .ec2
             .describe_instances()
+            .into_paginator()
             .send()
+            .try_collect()
             .await
             .map_err(|e| self.failed("DescribeInstances", e))?;
-        Ok(out
-            .reservations()
+        Ok(pages
             .iter()
+            .flat_map(|page| page.reservations())
             .flat_map(|r| r.instances())
             .map(|i| {
                 let nodegroup = i.tags().iter().find(|t| t.key() == Some("eks:nodegroup-name")).and_then(|t| t.value());

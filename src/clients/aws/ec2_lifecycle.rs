@@ -150,12 +150,14 @@ impl AwsClients {
             .await
             .ec2
             .describe_nat_gateways()
+            .into_paginator()
             .send()
+            .try_collect()
             .await
             .map_err(|e| self.failed("DescribeNatGateways", e))?;
         Ok(out
-            .nat_gateways()
             .iter()
+            .flat_map(|page| page.nat_gateways())
             .map(|n| {
                 let name = n
                     .tags()
@@ -235,12 +237,14 @@ impl AwsClients {
             .await
             .ec2
             .describe_security_groups()
+            .into_paginator()
             .send()
+            .try_collect()
             .await
             .map_err(|e| self.failed("DescribeSecurityGroups", e))?;
         Ok(out
-            .security_groups()
             .iter()
+            .flat_map(|page| page.security_groups())
             .map(|g| {
                 json!({
                     "group_id": g.group_id(),

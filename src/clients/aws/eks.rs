@@ -73,10 +73,15 @@ impl AwsClients {
             .eks
             .list_nodegroups()
             .cluster_name(cluster)
+            .into_paginator()
             .send()
+            .try_collect()
             .await
             .map_err(|e| self.failed("ListNodegroups", e))?;
-        Ok(out.nodegroups().to_vec())
+        Ok(out
+            .iter()
+            .flat_map(|page| page.nodegroups().iter().cloned())
+            .collect())
     }
 
     pub async fn nodegroup(&self, cluster: &str, name: &str) -> Result<Value, AwsError> {

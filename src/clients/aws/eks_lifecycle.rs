@@ -95,10 +95,15 @@ impl AwsClients {
             .await
             .eks
             .list_clusters()
+            .into_paginator()
             .send()
+            .try_collect()
             .await
             .map_err(|e| self.failed("ListClusters", e))?;
-        Ok(out.clusters().to_vec())
+        Ok(out
+            .iter()
+            .flat_map(|page| page.clusters().iter().cloned())
+            .collect())
     }
 
     pub async fn create_cluster(&self, spec: &ClusterSpec) -> Result<Value, AwsError> {
