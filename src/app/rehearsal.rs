@@ -25,12 +25,6 @@ pub(crate) struct Rehearsal<'a> {
     pub(crate) target: &'a TargetArgs,
 }
 
-/// Whether the target flags name a cluster outside this process (a kubeconfig, an EKS
-/// cluster, the pod's cluster).
-pub(crate) fn is_real(args: &TargetArgs) -> bool {
-    args.kubeconfig.is_some() || args.cluster.is_some() || args.in_cluster
-}
-
 /// Rehearses on the lab twin of `--scenario`, or, when the target is real, on a twin of a
 /// capture of it (read-only calls there; nothing else is sent to it).
 pub(crate) fn rehearse(
@@ -38,13 +32,13 @@ pub(crate) fn rehearse(
     rehearsal: Rehearsal<'_>,
 ) -> Result<Plan, Error> {
     let args = rehearsal.target;
-    if args.aws_endpoint.is_some() && !is_real(args) {
+    if args.aws_endpoint.is_some() && !args.names_a_cluster() {
         // The embedded twin would send the runbook's AWS changes there.
         return Err(Error::Usage(
             "a rehearsal with --aws-endpoint captures a whole lab: add --kubeconfig or --cluster for its Kubernetes side".into(),
         ));
     }
-    let twin = if is_real(args) {
+    let twin = if args.names_a_cluster() {
         let real = target::connect(runtime, args, None)?;
         let capture = state_capture::read(runtime, &real, None)?;
         let name = format!(

@@ -60,7 +60,7 @@ pub(crate) fn connect(
 ) -> Result<Target, Error> {
     // kube's client spawns its buffer task on the current runtime.
     let _entered = runtime.enter();
-    if args.kubeconfig.is_none() && args.cluster.is_none() && !args.in_cluster {
+    if !args.names_a_cluster() {
         if args.profile.is_some() || args.region.is_some() {
             return Err(Error::Usage(
                 "--profile and --region choose the AWS account of a real target: add --kubeconfig, --cluster or --in-cluster".into(),

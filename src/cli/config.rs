@@ -3,7 +3,8 @@
 use std::collections::BTreeMap;
 use std::path::{Component, Path, PathBuf};
 
-use super::args::{ClockKind, Progress, RunArgs, TargetArgs};
+use super::args::{ClockKind, Progress, RunArgs};
+use super::flags::TargetArgs;
 use crate::error::Error;
 use crate::sandbox::ReadSandbox;
 

@@ -3,13 +3,14 @@
 mod args;
 mod completion;
 mod config;
+mod flags;
 
 pub use args::{
     CaptureArgs, CheckArgs, Cli, ClockKind, Command, CompletionShell, CompletionsArgs, DocsArgs,
     DoctorArgs, EvalArgs, HistoryArgs, HistoryCheckArgs, HistoryCommandArgs, HistoryDiffArgs,
     HistoryListArgs, HistorySubcommand, HistoryTrendArgs, JournalArgs, LabCommand, NewArgs,
-    PlanArgs, Progress, ReadArgs, RecoverArgs, ReplArgs, RunArgs, ServeArgs, StateCommand,
-    TargetArgs, Template,
+    PlanArgs, Progress, RecoverArgs, ReplArgs, RunArgs, ServeArgs, StateCommand, Template,
 };
 pub use completion::COMPLETE_VAR;
 pub use config::{RunConfig, Sets, parse_sets, runbook_folder, snapshot_dir_for};
+pub use flags::{ReadArgs, TargetArgs};
