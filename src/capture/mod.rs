@@ -2,6 +2,7 @@
 //! read-only calls (`runbook state capture`). The twin starts from such a file.
 
 pub mod error;
+mod fields;
 pub mod format;
 mod read_aws;
 mod read_kube;

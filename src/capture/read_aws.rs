@@ -8,24 +8,12 @@ use futures::future::try_join_all;
 use serde_json::Value;
 
 use super::error::CaptureError;
+use super::fields::{text, texts};
 use super::format::{
     AccessEntry, AccessPolicy, Addon, Address, AwsState, Cluster, Instance, NatGateway, Nodegroup,
     OidcProvider, Role, Rule, SecurityGroup, Subnet, Taint, Vpc,
 };
 use crate::clients::aws::AwsClients;
-
-fn text(value: &Value) -> String {
-    value.as_str().unwrap_or_default().to_string()
-}
-
-fn texts(value: &Value) -> Vec<String> {
-    value
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|v| v.as_str().map(str::to_string))
-        .collect()
-}
 
 /// The cluster to capture when none was named: the one whose endpoint is the Kubernetes API
 /// read, or the account's only one.

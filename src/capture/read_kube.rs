@@ -5,6 +5,7 @@
 use serde_json::Value;
 
 use super::error::CaptureError;
+use super::fields::text;
 use super::format::{KubernetesState, SecretName};
 use crate::clients::kube::{KubeClient, ListOptions};
 
@@ -62,10 +63,6 @@ pub(super) async fn read(kube: &KubeClient) -> Result<KubernetesState, CaptureEr
 /// `apps/v1` -> `apps`; the core group is empty, which names the built-in kind.
 fn group_of(api_version: &str) -> &str {
     api_version.rsplit_once('/').map_or("", |(group, _)| group)
-}
-
-fn text(value: &Value) -> String {
-    value.as_str().unwrap_or_default().to_string()
 }
 
 fn key(object: &Value) -> (String, String) {

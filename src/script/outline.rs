@@ -198,19 +198,23 @@ fn effect_of(
 }
 
 /// The stdlib modules' functions' effects, by `module::name` (an import's alias is the module's
-/// name in every shipped runbook; another alias is not followed).
-fn stdlib_effects() -> BTreeMap<String, Effect> {
-    let mut effects = BTreeMap::new();
-    for name in stdlib::names() {
-        if let Some(ast) = stdlib::find(name).and_then(|text| parser().compile(text).ok()) {
-            effects.extend(function_effects(
-                &ast,
-                &format!("{name}::"),
-                &BTreeMap::new(),
-            ));
+/// name in every shipped runbook; another alias is not followed). Worked out once: `check`
+/// lints every file against the same stdlib.
+fn stdlib_effects() -> &'static BTreeMap<String, Effect> {
+    static EFFECTS: std::sync::OnceLock<BTreeMap<String, Effect>> = std::sync::OnceLock::new();
+    EFFECTS.get_or_init(|| {
+        let mut effects = BTreeMap::new();
+        for name in stdlib::names() {
+            if let Some(ast) = stdlib::find(name).and_then(|text| parser().compile(text).ok()) {
+                effects.extend(function_effects(
+                    &ast,
+                    &format!("{name}::"),
+                    &BTreeMap::new(),
+                ));
+            }
         }
-    }
-    effects
+        effects
+    })
 }
 
 /// The house rules for a runbook's text; none when it does not parse (`check` reports that).
@@ -226,7 +230,7 @@ pub fn lint_text(text: &str) -> Vec<Lint> {
 /// and a step named with an empty string.
 fn lints(ast: &AST) -> Vec<Lint> {
     let known = stdlib_effects();
-    let local = function_effects(ast, "", &known);
+    let local = function_effects(ast, "", known);
     // The top level and its closures (the bodies of steps and cleanups), not named functions,
     // which count where they are called.
     let mut top_level = ast.clone();
@@ -236,7 +240,7 @@ fn lints(ast: &AST) -> Vec<Lint> {
     let mut lints = Vec::new();
     let mut cleanup_seen = false;
     for call in &calls {
-        let effect = effect_of(call, &known, &local);
+        let effect = effect_of(call, known, &local);
         let (line, column) = (
             call.position.line().unwrap_or(0),
             call.position.position().unwrap_or(0),
