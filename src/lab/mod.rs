@@ -4,6 +4,7 @@
 
 pub mod cost;
 mod facts;
+pub mod hybrid;
 pub mod hybrid_pricing;
 mod instance_types;
 mod network;

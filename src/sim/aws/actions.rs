@@ -33,6 +33,14 @@ pub fn iam_action(
         ("GET", ["clusters", _, "updates"]) => "ListUpdates",
         ("GET", ["clusters", _, "updates", _]) => "DescribeUpdate",
         ("GET", ["addons", "supported-versions"]) => "DescribeAddonVersions",
+        ("POST", ["clusters", _, "pod-identity-associations"]) => "CreatePodIdentityAssociation",
+        ("GET", ["clusters", _, "pod-identity-associations"]) => "ListPodIdentityAssociations",
+        ("GET", ["clusters", _, "pod-identity-associations", _]) => {
+            "DescribePodIdentityAssociation"
+        }
+        ("DELETE", ["clusters", _, "pod-identity-associations", _]) => {
+            "DeletePodIdentityAssociation"
+        }
         ("POST", ["clusters", _, "access-entries"]) => "CreateAccessEntry",
         ("GET", ["clusters", _, "access-entries"]) => "ListAccessEntries",
         ("GET", ["clusters", _, "access-entries", _]) => "DescribeAccessEntry",

@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 use super::error::AwsError;
 use super::state::{AwsState, Cluster, Nodegroup, Update};
 use super::wire::epoch;
-use super::{access_entries, eks_lifecycle, nodegroups};
+use super::{access_entries, eks_lifecycle, nodegroups, pod_identity};
 use crate::lab;
 
 fn cluster_arn(name: &str) -> String {
@@ -92,6 +92,12 @@ fn cluster_fields(c: &Cluster, ca_pem: Option<&str>) -> Value {
         "health": {"issues": []},
         "accessConfig": {"authenticationMode": c.authentication_mode},
     });
+    if let Some(remote) = &c.remote_network {
+        json["remoteNetworkConfig"] = json!({
+            "remoteNodeNetworks": [{"cidrs": remote.node_cidrs}],
+            "remotePodNetworks": [{"cidrs": remote.pod_cidrs}],
+        });
+    }
     if let Some(key) = &c.secrets_key {
         json["encryptionConfig"] =
             serde_json::json!([{"resources": ["secrets"], "provider": {"keyArn": key}}]);
@@ -153,7 +159,7 @@ fn addon_json(cluster: &Cluster, name: &str) -> Result<Value, AwsError> {
             cluster.name
         ))
     })?;
-    Ok(json!({
+    let mut json = json!({
         "addonName": addon.name,
         "clusterName": cluster.name,
         "status": addon.status,
@@ -163,7 +169,11 @@ fn addon_json(cluster: &Cluster, name: &str) -> Result<Value, AwsError> {
         "createdAt": epoch(addon.created_at),
         "modifiedAt": epoch(addon.created_at),
         "tags": {},
-    }))
+    });
+    if let Some(values) = &addon.configuration_values {
+        json["configurationValues"] = json!(values);
+    }
+    Ok(json)
 }
 
 fn int_field(body: &Value, path: &[&str]) -> Result<Option<i64>, AwsError> {
@@ -227,6 +237,9 @@ fn serve(
 ) -> Result<(u16, Value), AwsError> {
     let segments: Vec<&str> = path.trim_matches('/').split('/').collect();
     if let Some(answer) = access_entries::serve(state, method, &segments, body) {
+        return answer;
+    }
+    if let Some(answer) = pod_identity::serve(state, method, &segments, query, body) {
         return answer;
     }
     match (method, segments.as_slice()) {

@@ -127,6 +127,8 @@ pub fn create_cluster(
             .to_string(),
         access_entries: BTreeMap::new(),
         secrets_key: super::kms::secrets_key(state, &body["encryptionConfig"])?,
+        remote_network: None,
+        pod_identity_associations: BTreeMap::new(),
     };
     if !["API", "API_AND_CONFIG_MAP", "CONFIG_MAP"].contains(&cluster.authentication_mode.as_str())
     {
@@ -362,6 +364,7 @@ pub fn create_addon(state: &mut AwsState, cluster: &str, body: &Value) -> Result
         version,
         status: "CREATING".into(),
         created_at: now,
+        configuration_values: body["configurationValues"].as_str().map(str::to_string),
     };
     cluster_record.addons.insert(name.clone(), addon.clone());
     state.schedule(
@@ -403,7 +406,6 @@ pub fn update_addon(
     body: &Value,
 ) -> Result<Update, AwsError> {
     active_cluster(state, cluster)?;
-    let version = text(body, "addonVersion")?;
     let now = state.now;
     let id = state.next_uuid();
     let addon = state
@@ -413,7 +415,16 @@ pub fn update_addon(
         .ok_or_else(|| {
             AwsError::not_found(format!("No addon: {name} found in cluster: {cluster}"))
         })?;
+    // UpdateAddon may change only the configuration; the version stays then.
+    let version = body["addonVersion"]
+        .as_str()
+        .map_or_else(|| addon.version.clone(), str::to_string);
     addon.version = version.clone();
+    let mut params = vec![("AddonVersion".into(), version)];
+    if let Some(values) = body["configurationValues"].as_str() {
+        addon.configuration_values = Some(values.to_string());
+        params.push(("ConfigurationValues".into(), values.to_string()));
+    }
     let update = Update {
         id: id.clone(),
         errors: Vec::new(),
@@ -422,7 +433,7 @@ pub fn update_addon(
         kind: "AddonUpdate".into(),
         // The twin applies add-on version changes at once.
         status: "Successful".into(),
-        params: vec![("AddonVersion".into(), version)],
+        params,
         created_at: now,
     };
     state.updates.insert(id, update.clone());

@@ -3,9 +3,9 @@
 use std::collections::BTreeMap;
 
 use super::error::AwsError;
-use super::iam_roles;
 use super::state::{AwsState, OidcProvider};
 use super::wire::{Xml, iso, numbered};
+use super::{iam_inline_policies, iam_roles};
 
 pub fn handle(
     state: &mut AwsState,
@@ -14,6 +14,9 @@ pub fn handle(
     xml: &mut Xml,
 ) -> Result<(), AwsError> {
     if let Some(result) = iam_roles::handle(state, action, params, xml) {
+        return result;
+    }
+    if let Some(result) = iam_inline_policies::handle(state, action, params, xml) {
         return result;
     }
     match action {

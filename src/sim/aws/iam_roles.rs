@@ -19,7 +19,7 @@ fn attachable(arn: &str) -> bool {
 }
 
 /// IAM returns policy documents URL-encoded; RFC 3986's unreserved characters stay as they are.
-const ENCODED: &AsciiSet = &NON_ALPHANUMERIC
+pub(super) const ENCODED: &AsciiSet = &NON_ALPHANUMERIC
     .remove(b'-')
     .remove(b'.')
     .remove(b'_')
@@ -35,14 +35,14 @@ fn validation(field: &str) -> AwsError {
     )
 }
 
-fn param<'a>(params: &'a Params, key: &str, field: &str) -> Result<&'a str, AwsError> {
+pub(super) fn param<'a>(params: &'a Params, key: &str, field: &str) -> Result<&'a str, AwsError> {
     params
         .get(key)
         .map(String::as_str)
         .ok_or_else(|| validation(field))
 }
 
-fn role_missing(name: &str) -> AwsError {
+pub(super) fn role_missing(name: &str) -> AwsError {
     AwsError::new(
         404,
         "NoSuchEntity",
@@ -103,7 +103,7 @@ pub fn handle(
         }),
         "DeleteRole" => param(params, "RoleName", "roleName").and_then(|name| {
             let role = state.roles.get(name).ok_or_else(|| role_missing(name))?;
-            if !role.attached.is_empty() {
+            if !role.attached.is_empty() || !role.inline.is_empty() {
                 return Err(AwsError::new(
                     409,
                     "DeleteConflict",
@@ -160,6 +160,7 @@ fn create(state: &mut AwsState, params: &Params, xml: &mut Xml) -> Result<(), Aw
         description: params.get("Description").cloned().unwrap_or_default(),
         created_at: state.now,
         attached: Vec::new(),
+        inline: std::collections::BTreeMap::new(),
         tags: tags(params),
         name: name.clone(),
     };
@@ -226,6 +227,7 @@ pub fn deployed_roles(now: std::time::Duration) -> Vec<Role> {
             description: String::new(),
             created_at: now,
             attached: lab::CLUSTER_ROLE_POLICIES.map(str::to_string).to_vec(),
+            inline: std::collections::BTreeMap::new(),
             tags: Vec::new(),
         },
         Role {
@@ -236,6 +238,7 @@ pub fn deployed_roles(now: std::time::Duration) -> Vec<Role> {
             description: String::new(),
             created_at: now,
             attached: lab::NODE_ROLE_POLICIES.map(str::to_string).to_vec(),
+            inline: std::collections::BTreeMap::new(),
             tags: Vec::new(),
         },
     ]

@@ -93,6 +93,8 @@ pub struct Role {
     pub description: String,
     pub created_at: Duration,
     pub attached: Vec<String>,
+    /// Inline policies: name -> policy document (JSON).
+    pub inline: BTreeMap<String, String>,
     pub tags: Vec<(String, String)>,
 }
 
@@ -171,6 +173,25 @@ pub struct Addon {
     pub version: String,
     pub status: String,
     pub created_at: Duration,
+    /// `configurationValues`: the add-on's JSON settings, as given.
+    pub configuration_values: Option<String>,
+}
+
+/// `remoteNetworkConfig` of a cluster with hybrid nodes.
+#[derive(Debug, Clone, Default)]
+pub struct RemoteNetwork {
+    pub node_cidrs: Vec<String>,
+    pub pod_cidrs: Vec<String>,
+}
+
+/// An EKS Pod Identity association: a ServiceAccount's IAM role.
+#[derive(Debug, Clone)]
+pub struct PodIdentityAssociation {
+    pub id: String,
+    pub namespace: String,
+    pub service_account: String,
+    pub role_arn: String,
+    pub created_at: Duration,
 }
 
 #[derive(Debug, Clone)]
@@ -195,6 +216,10 @@ pub struct Cluster {
     pub access_entries: BTreeMap<String, AccessEntry>,
     /// The KMS key ARN that encrypts the cluster's Secrets (`encryptionConfig`), if any.
     pub secrets_key: Option<String>,
+    /// Remote node and pod networks, for hybrid nodes.
+    pub remote_network: Option<RemoteNetwork>,
+    /// Pod Identity associations by id.
+    pub pod_identity_associations: BTreeMap<String, PodIdentityAssociation>,
 }
 
 /// A KMS key: enabled, or pending deletion after its waiting period.

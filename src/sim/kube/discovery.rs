@@ -7,17 +7,23 @@ use serde_json::{Value, json};
 
 use super::resources::Registry;
 
-/// The lab's server version (seed 000: `v1.35.3-eks-bbe087e`).
-pub fn version() -> Value {
+/// The server version: the lab's (seed 000: `v1.35.3-eks-bbe087e`) or the hybrid lab's.
+pub fn version(git_version: &str) -> Value {
+    let minor: u32 = git_version
+        .split('.')
+        .nth(1)
+        .and_then(|m| m.parse().ok())
+        .unwrap_or(35);
+    let commit = git_version.rsplit('-').next().unwrap_or_default();
     json!({
         "major": "1",
-        "minor": "35",
+        "minor": minor.to_string(),
         "emulationMajor": "1",
-        "emulationMinor": "35",
+        "emulationMinor": minor.to_string(),
         "minCompatibilityMajor": "1",
-        "minCompatibilityMinor": "34",
-        "gitVersion": "v1.35.3-eks-bbe087e",
-        "gitCommit": "bbe087e",
+        "minCompatibilityMinor": (minor - 1).to_string(),
+        "gitVersion": git_version,
+        "gitCommit": commit,
         "gitTreeState": "clean",
         "buildDate": "2026-03-26T07:13:31Z",
         "goVersion": "go1.25.7",

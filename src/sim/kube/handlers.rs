@@ -161,7 +161,9 @@ async fn serve(
 ) -> Response<Body> {
     let aggregated = discovery::wants_aggregated(header(&request, "accept"));
     match routes::parse(path) {
-        Route::Version => json_response(200, &discovery::version()),
+        Route::Version => {
+            json_response(200, &discovery::version(twin.read_kube(|s| s.git_version)))
+        }
         Route::CoreVersions if aggregated => aggregated_response(&twin, true),
         Route::CoreVersions => json_response(200, &discovery::core_versions()),
         Route::GroupList if aggregated => aggregated_response(&twin, false),

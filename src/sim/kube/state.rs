@@ -89,6 +89,8 @@ pub struct KubeState {
     /// What the scheduler last read of each node and counted on it, kept until the node or
     /// one of its pods changes.
     pub node_cache: HashMap<String, NodeCache>,
+    /// `/version`'s gitVersion and the kubelets': the lab's, or the hybrid lab's 1.36.
+    pub git_version: &'static str,
 }
 
 impl Default for KubeState {
@@ -111,6 +113,7 @@ impl Default for KubeState {
             gpu_operator_pod: None,
             unscheduled: BTreeSet::new(),
             node_cache: HashMap::new(),
+            git_version: crate::lab::SERVER_GIT_VERSION,
         }
     }
 }

@@ -99,6 +99,13 @@ fn columns(kind: &str) -> Vec<Column> {
             ("Message", "string", 0),
         ],
         "CustomResourceDefinition" => vec![NAME, ("Created At", "date", 0)],
+        "ResourceSlice" => vec![
+            NAME,
+            ("Node", "string", 0),
+            ("Driver", "string", 0),
+            ("Pool", "string", 0),
+            AGE,
+        ],
         _ => vec![NAME, AGE],
     }
 }
@@ -373,6 +380,13 @@ fn cells(kind: &str, o: &Value, now: std::time::Duration) -> Vec<Value> {
             ]
         }
         "CustomResourceDefinition" => vec![name, o["metadata"]["creationTimestamp"].clone()],
+        "ResourceSlice" => vec![
+            name,
+            json!(spec["nodeName"].as_str().unwrap_or("<none>")),
+            spec["driver"].clone(),
+            spec["pool"]["name"].clone(),
+            age,
+        ],
         _ => vec![name, age],
     }
 }

@@ -104,6 +104,7 @@ pub(super) fn deployed(state: &mut AwsState) {
                     version,
                     status: "ACTIVE".into(),
                     created_at: Duration::ZERO,
+                    configuration_values: None,
                 },
             )
         })
@@ -133,6 +134,8 @@ pub(super) fn deployed(state: &mut AwsState) {
             addons,
             authentication_mode: "API_AND_CONFIG_MAP".into(),
             secrets_key: None,
+            remote_network: None,
+            pod_identity_associations: BTreeMap::new(),
             // Terraform applied as the lab's user: the creator's admin entry.
             access_entries: std::iter::once((
                 crate::sim::aws::identity::user_arn(crate::sim::aws::identity::LAB_USER),

@@ -171,6 +171,7 @@ fn aws(state: &mut AwsState, capture: &format::AwsState, at: Duration) {
                 description: role.description.clone(),
                 created_at: at,
                 attached: role.attached_policies.clone(),
+                inline: std::collections::BTreeMap::new(),
                 tags: Vec::new(),
             },
         );
@@ -227,6 +228,7 @@ fn cluster(state: &mut AwsState, capture: &format::Cluster, at: Duration) {
                 version: a.version.clone(),
                 status: a.status.clone(),
                 created_at: at,
+                configuration_values: None,
             };
             (a.name.clone(), addon)
         })
@@ -280,6 +282,8 @@ fn cluster(state: &mut AwsState, capture: &format::Cluster, at: Duration) {
             authentication_mode: capture.authentication_mode.clone(),
             access_entries,
             secrets_key: capture.secrets_key.clone(),
+            remote_network: None,
+            pod_identity_associations: BTreeMap::new(),
         },
     );
 }

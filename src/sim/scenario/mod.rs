@@ -4,6 +4,7 @@
 mod addons;
 mod aws;
 mod captured;
+mod hybrid;
 mod kube_system;
 mod nodes;
 
@@ -23,6 +24,8 @@ use super::twin::Twin;
 pub enum Scenario {
     Empty,
     Deployed,
+    /// The deployed lab as an EKS Hybrid Nodes cluster (seed 004).
+    Hybrid,
     /// A lab read by `runbook state capture`.
     Captured(Arc<LabState>),
 }
@@ -34,8 +37,9 @@ impl FromStr for Scenario {
         match text {
             "empty" => Ok(Self::Empty),
             "deployed" => Ok(Self::Deployed),
+            "hybrid" => Ok(Self::Hybrid),
             other => Err(format!(
-                "unknown scenario `{other}`; choose `deployed`, `empty`, or `@FILE` (a lab-state file from `runbook state capture`)"
+                "unknown scenario `{other}`; choose `deployed`, `hybrid`, `empty`, or `@FILE` (a lab-state file from `runbook state capture`)"
             )),
         }
     }
@@ -54,6 +58,18 @@ pub fn load(twin: &Twin, scenario: &Scenario) -> Vec<String> {
             twin.kube(kube_system::namespaces);
             twin.aws(aws::deployed);
             twin.kube(kube_system::deployed);
+            twin.clock.advance(SETTLE);
+        }
+        Scenario::Hybrid => {
+            twin.kube(kube_system::namespaces);
+            twin.aws(|state| {
+                aws::deployed(state);
+                hybrid::extend_account(state);
+            });
+            twin.kube(|state| {
+                kube_system::deployed(state);
+                hybrid::extend_cluster(state);
+            });
             twin.clock.advance(SETTLE);
         }
         Scenario::Captured(capture) => return captured::load(twin, capture),

@@ -111,10 +111,20 @@ fn start(state: &mut KubeState, namespace: &str, name: &str, uid: &str) {
         .unwrap_or("192.168.0.10")
         .to_string();
     pod["status"]["phase"] = json!("Running");
+    // A node with its own pod range (an on-premises node's, from the remote pod network) gives
+    // pods addresses from it; VPC CNI nodes give them addresses of the node's subnet.
+    let pod_range = state
+        .object_ref(
+            "nodes",
+            "",
+            pod["spec"]["nodeName"].as_str().unwrap_or_default(),
+        )
+        .and_then(|n| n["spec"]["podCIDR"].as_str())
+        .map(str::to_string);
     let ip = if pod["spec"]["hostNetwork"] == true {
         host_ip.clone()
     } else {
-        pod_ip(&host_ip, name)
+        pod_ip(pod_range.as_deref().unwrap_or(&host_ip), name)
     };
     pod["status"]["podIP"] = json!(ip);
     pod["status"]["podIPs"] = json!([{"ip": pod["status"]["podIP"]}]);

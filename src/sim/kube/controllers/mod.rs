@@ -11,6 +11,7 @@ mod gc;
 mod gpu_operator;
 mod job;
 mod kubelet;
+mod placement;
 mod replicaset;
 mod scheduler;
 mod shared;

@@ -47,7 +47,7 @@ fn reconcile(state: &mut KubeState, mut rs: Value) {
     let mut pods: Vec<Value> = state
         .owned("pods", &uid)
         .into_iter()
-        .filter(|p| !shared::is_terminal(p))
+        .filter(|p| !shared::is_terminal(p) && !shared::is_terminating(p))
         .collect();
     while pods.len() < replicas {
         let name = format!("{}-{}", shared::name(&rs), state.next_suffix(5));

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 
 use super::dirty::Dirty;
+use super::placement::{self, Spread};
 use super::{events, shared};
 use crate::sim::kube::state::{KubeState, built_in_key};
 use crate::sim::timestamps::rfc3339;
@@ -398,12 +399,31 @@ fn schedule(state: &mut KubeState, cluster: &mut Cluster, mut pod: Value) {
         Some(owner) => cluster.siblings(state, owner).clone(),
         None => HashMap::new(),
     };
+    let spread = Spread::observe(state, &pod, cluster.nodes.iter().map(|v| &*v.node));
     for (index, view) in cluster.nodes.iter().enumerate() {
         let usage = &view.usage;
-        let verdict = evaluate(&pod, view, &requests, usage);
+        let mut verdict = evaluate(&pod, view, &requests, usage);
+        if verdict.fits
+            && let Some(spread) = &spread
+            && !spread.allows(&view.node)
+        {
+            verdict.fits = false;
+            verdict
+                .reasons
+                .push("node(s) didn't match pod topology spread constraints".to_string());
+        }
         if verdict.fits {
             let siblings_in_zone = siblings.get(&view.zone).copied().unwrap_or(0);
-            candidates.push((siblings_in_zone, usage.pods, view.name.clone(), index));
+            let preferred = -placement::preference(&pod["spec"], &view.node);
+            let crowding = spread.as_ref().map_or(0, |s| s.crowding(&view.node));
+            candidates.push((
+                preferred,
+                crowding,
+                siblings_in_zone,
+                usage.pods,
+                view.name.clone(),
+                index,
+            ));
         } else {
             for reason in verdict.reasons {
                 *tally.entry(reason).or_insert(0) += 1;
@@ -412,7 +432,7 @@ fn schedule(state: &mut KubeState, cluster: &mut Cluster, mut pod: Value) {
     }
     candidates.sort();
     match candidates.first() {
-        Some((_, _, node_name, index)) => {
+        Some((_, _, _, _, node_name, index)) => {
             let node_name = node_name.clone();
             cluster.bind(*index, &pod, &requests);
             pod["spec"]["nodeName"] = json!(node_name);

@@ -43,6 +43,12 @@ pub(super) fn is_terminal(pod: &Value) -> bool {
     )
 }
 
+/// A pod marked for deletion whose kubelet has not confirmed it yet (one on an unreachable
+/// node): it still holds its place, but its controller no longer counts it.
+pub(super) fn is_terminating(pod: &Value) -> bool {
+    !pod["metadata"]["deletionTimestamp"].is_null()
+}
+
 pub(super) fn condition_true(object: &Value, kind: &str) -> bool {
     object["status"]["conditions"]
         .as_array()

@@ -1,0 +1,153 @@
+//! EKS Pod Identity associations: which IAM role a ServiceAccount's pods get through the Pod
+//! Identity Agent. One per (namespace, ServiceAccount), as EKS allows.
+
+use std::collections::BTreeMap;
+
+use serde_json::{Value, json};
+
+use super::error::AwsError;
+use super::state::{AwsState, Cluster, PodIdentityAssociation};
+use super::wire::epoch;
+use crate::lab;
+
+fn arn(cluster: &str, id: &str) -> String {
+    format!(
+        "arn:aws:eks:{}:{}:podidentityassociation/{cluster}/{id}",
+        lab::REGION,
+        lab::ACCOUNT_ID
+    )
+}
+
+fn summary(cluster: &str, a: &PodIdentityAssociation) -> Value {
+    json!({
+        "clusterName": cluster,
+        "namespace": a.namespace,
+        "serviceAccount": a.service_account,
+        "associationArn": arn(cluster, &a.id),
+        "associationId": a.id,
+    })
+}
+
+fn full(cluster: &str, a: &PodIdentityAssociation) -> Value {
+    let mut json = summary(cluster, a);
+    json["roleArn"] = json!(a.role_arn);
+    json["createdAt"] = json!(epoch(a.created_at));
+    json["modifiedAt"] = json!(epoch(a.created_at));
+    json["tags"] = json!({});
+    json["disableSessionTags"] = json!(false);
+    json
+}
+
+fn cluster_mut<'a>(state: &'a mut AwsState, name: &str) -> Result<&'a mut Cluster, AwsError> {
+    state
+        .clusters
+        .get_mut(name)
+        .ok_or_else(|| AwsError::not_found(format!("No cluster found for name: {name}.")))
+}
+
+fn missing(id: &str) -> AwsError {
+    AwsError::not_found(format!("No Pod Identity Association found for id: {id}"))
+}
+
+/// An association id as EKS makes them: `a-` and 17 lowercase letters and digits.
+fn new_id(state: &mut AwsState) -> String {
+    let uuid = state.next_uuid().replace('-', "");
+    format!("a-{}", &uuid[uuid.len() - 17..])
+}
+
+/// Adds an association to a cluster (the hybrid scenario's own, and CreatePodIdentityAssociation).
+pub fn associate(
+    state: &mut AwsState,
+    cluster: &str,
+    namespace: &str,
+    service_account: &str,
+    role_arn: &str,
+) -> Result<PodIdentityAssociation, AwsError> {
+    let id = new_id(state);
+    let now = state.now;
+    let record = cluster_mut(state, cluster)?;
+    if record
+        .pod_identity_associations
+        .values()
+        .any(|a| a.namespace == namespace && a.service_account == service_account)
+    {
+        return Err(AwsError::new(
+            409,
+            "ResourceInUseException",
+            format!("Association already exists: {namespace}/{service_account}"),
+        ));
+    }
+    let association = PodIdentityAssociation {
+        id: id.clone(),
+        namespace: namespace.into(),
+        service_account: service_account.into(),
+        role_arn: role_arn.into(),
+        created_at: now,
+    };
+    record
+        .pod_identity_associations
+        .insert(id, association.clone());
+    Ok(association)
+}
+
+/// Serves `/clusters/{name}/pod-identity-associations...`; None for any other path.
+pub fn serve(
+    state: &mut AwsState,
+    method: &str,
+    segments: &[&str],
+    query: &BTreeMap<String, String>,
+    body: &Value,
+) -> Option<Result<(u16, Value), AwsError>> {
+    let ["clusters", name, "pod-identity-associations", rest @ ..] = segments else {
+        return None;
+    };
+    let name = (*name).to_string();
+    Some(match (method, rest) {
+        ("POST", []) => {
+            let field = |key: &str| {
+                body[key]
+                    .as_str()
+                    .filter(|v| !v.is_empty())
+                    .ok_or_else(|| AwsError::invalid_parameter(format!("{key} is required")))
+            };
+            (|| {
+                let (namespace, account, role) = (
+                    field("namespace")?,
+                    field("serviceAccount")?,
+                    field("roleArn")?,
+                );
+                let created = associate(state, &name, namespace, account, role)?;
+                Ok((200, json!({"association": full(&name, &created)})))
+            })()
+        }
+        ("GET", []) => cluster_mut(state, &name).map(|c| {
+            let associations: Vec<Value> = c
+                .pod_identity_associations
+                .values()
+                .filter(|a| query.get("namespace").is_none_or(|n| *n == a.namespace))
+                .filter(|a| {
+                    query
+                        .get("serviceAccount")
+                        .is_none_or(|s| *s == a.service_account)
+                })
+                .map(|a| summary(&name, a))
+                .collect();
+            (200, json!({"associations": associations}))
+        }),
+        ("GET", [id]) => cluster_mut(state, &name).and_then(|c| {
+            let found = c
+                .pod_identity_associations
+                .get(*id)
+                .ok_or_else(|| missing(id))?;
+            Ok((200, json!({"association": full(&name, found)})))
+        }),
+        ("DELETE", [id]) => cluster_mut(state, &name).and_then(|c| {
+            let removed = c
+                .pod_identity_associations
+                .remove(*id)
+                .ok_or_else(|| missing(id))?;
+            Ok((200, json!({"association": full(&name, &removed)})))
+        }),
+        _ => return None,
+    })
+}
