@@ -542,6 +542,7 @@ impl Extension for KubeBindings {
         install_quarantine(&mut m, &self.client, &h);
         install_access(&mut m, &self.client, &h);
         engine.register_static_module("k8s", m.into());
+        engine.register_static_module("twin", super::twin_control::module(&self.client, &h).into());
     }
 }
 

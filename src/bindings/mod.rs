@@ -20,6 +20,7 @@ mod k8s_undo;
 mod kubectl_view;
 mod node_quarantine;
 mod options;
+mod twin_control;
 
 pub use aws::AwsBindings;
 pub use gpu::GpuBindings;

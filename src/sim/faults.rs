@@ -2,7 +2,8 @@
 //! fails), `nodegroup-never-joins=NAME` (that node group's new instances never become nodes),
 //! `aws-throttle=RATE`, `aws-5xx=RATE` (a share of AWS calls fails, 0.0-1.0),
 //! `aws-latency=DURATION` (added to every AWS call) and `kube-latency=DURATION` (added to every
-//! Kubernetes API request, exec included). A GPU node's hardware: `gpu-xid=NODE:CODE` (the
+//! Kubernetes API request, exec included); `link-down=onprem` (or a node's name) cuts
+//! on-premises nodes off the control plane (`link-down=off` restores them). A GPU node's hardware: `gpu-xid=NODE:CODE` (the
 //! driver reports that Xid; 79 takes the GPU off the bus), `gpu-row-remap-pending=NODE`,
 //! `gpu-ecc-uncorrectable=NODE:COUNT`, `gpu-missing=NODE` and `nic-slow=NODE:SHARE` (the node
 //! gets that share of its NIC's bandwidth), NODE being a node name or `gpuN`; and
@@ -10,12 +11,12 @@
 //! `NAME=off` (or `heal=NAME`) turns one off.
 
 use super::gpu::node_faults::{NODE_FORMS, NodeFaults};
-use super::kube::controllers::hardware_changed;
+use super::kube::controllers::{hardware_changed, node_lifecycle};
 use super::kube::state::KubeState;
 use super::twin::Twin;
 use crate::clock::parse_duration;
 
-pub const NAMES: &str = "check=NAME, nodegroup-never-joins=NAME, aws-throttle=RATE, aws-5xx=RATE, aws-latency=DURATION, aws-deny=ACTION, aws-expired-token=on, kube-latency=DURATION, gpu-xid=NODE:CODE, gpu-row-remap-pending=NODE, gpu-ecc-uncorrectable=NODE:COUNT, gpu-missing=NODE, nic-slow=NODE:SHARE, nccl-busbw=SHARE";
+pub const NAMES: &str = "check=NAME, nodegroup-never-joins=NAME, aws-throttle=RATE, aws-5xx=RATE, aws-latency=DURATION, aws-deny=ACTION, aws-expired-token=on, kube-latency=DURATION, link-down=onprem|NODE, gpu-xid=NODE:CODE, gpu-row-remap-pending=NODE, gpu-ecc-uncorrectable=NODE:COUNT, gpu-missing=NODE, nic-slow=NODE:SHARE, nccl-busbw=SHARE";
 
 fn rate(name: &str, value: &str) -> Result<f64, String> {
     if value == "off" {
@@ -162,6 +163,7 @@ pub fn apply(twin: &Twin, spec: &str) -> Result<String, String> {
         "nodegroup-never-joins" => {
             twin.aws(|s| s.failing_joins.insert(value.to_string()));
         }
+        "link-down" => twin.kube(|s| link_down(s, value))?,
         "aws-throttle" => {
             let rate = rate(name, value)?;
             twin.aws(|s| s.faults.throttle_rate = rate);
@@ -217,6 +219,28 @@ pub fn apply(twin: &Twin, spec: &str) -> Result<String, String> {
     Ok(describe(twin))
 }
 
+/// Cuts (or with `off`, restores) the link of on-premises nodes: `onprem` for every hybrid
+/// node, or one node by name.
+fn link_down(state: &mut KubeState, value: &str) -> Result<(), String> {
+    if value == "off" {
+        let down: Vec<String> = state.links_down.keys().cloned().collect();
+        for node in down {
+            node_lifecycle::restore(state, &node);
+        }
+        return Ok(());
+    }
+    let nodes = node_lifecycle::nodes_named(state, value);
+    if nodes.is_empty() {
+        return Err(format!(
+            "fault link-down: no node `{value}`; name a node, `onprem` (every hybrid node) or `off`"
+        ));
+    }
+    for node in nodes {
+        node_lifecycle::cut(state, &node);
+    }
+    Ok(())
+}
+
 /// The faults that are on, in words.
 pub fn describe(twin: &Twin) -> String {
     let mut on: Vec<String> = twin.read_kube(|s| {
@@ -231,6 +255,7 @@ pub fn describe(twin: &Twin) -> String {
         if let Some(share) = s.network_share {
             on.push(format!("nccl-busbw={share}"));
         }
+        on.extend(s.links_down.keys().map(|node| format!("link-down={node}")));
         on.extend(s.hardware.describe());
         on
     });

@@ -14,6 +14,7 @@ mod list_items;
 mod quarantine;
 mod stalled_body;
 mod summaries;
+mod twin_control;
 mod unreachable;
 mod wait;
 

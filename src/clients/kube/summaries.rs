@@ -104,10 +104,15 @@ impl PodSummary {
         let terminated = statuses
             .iter()
             .find_map(|s| s["state"]["terminated"]["reason"].as_str());
-        let status = waiting
-            .or(terminated.filter(|_| phase == "Succeeded" || phase == "Failed"))
-            .unwrap_or(&phase)
-            .to_string();
+        // As kubectl prints it: a pod marked for deletion is Terminating whatever its phase.
+        let status = if pod["metadata"]["deletionTimestamp"].is_null() {
+            waiting
+                .or(terminated.filter(|_| phase == "Succeeded" || phase == "Failed"))
+                .unwrap_or(&phase)
+                .to_string()
+        } else {
+            "Terminating".to_string()
+        };
         Self {
             name: pod["metadata"]["name"]
                 .as_str()

@@ -32,6 +32,14 @@ pub enum Timer {
         name: String,
         uid: String,
     },
+    /// A node whose link is down has posted no status for the node-monitor grace period.
+    NodeStatusStale { node: String },
+    /// A pod's toleration of its unreachable node's NoExecute taint has run out.
+    TaintEviction {
+        namespace: String,
+        name: String,
+        uid: String,
+    },
 }
 
 /// What a container's program does in the twin: its output, how long it runs, its exit code.
@@ -91,6 +99,8 @@ pub struct KubeState {
     pub node_cache: HashMap<String, NodeCache>,
     /// `/version`'s gitVersion and the kubelets': the lab's, or the hybrid lab's 1.36.
     pub git_version: &'static str,
+    /// Nodes whose link to the control plane is cut (the `link-down` fault), since when.
+    pub links_down: BTreeMap<String, Duration>,
 }
 
 impl Default for KubeState {
@@ -114,6 +124,7 @@ impl Default for KubeState {
             unscheduled: BTreeSet::new(),
             node_cache: HashMap::new(),
             git_version: crate::lab::SERVER_GIT_VERSION,
+            links_down: BTreeMap::new(),
         }
     }
 }

@@ -157,6 +157,9 @@ fn map_text(map: &Value) -> String {
 }
 
 fn pod_status(pod: &Value) -> String {
+    if !pod["metadata"]["deletionTimestamp"].is_null() {
+        return "Terminating".into();
+    }
     for status in pod["status"]["containerStatuses"]
         .as_array()
         .into_iter()

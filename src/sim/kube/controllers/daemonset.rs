@@ -51,7 +51,18 @@ fn reconcile(state: &mut KubeState, mut ds: Value) {
         })
         .map(|n| shared::name(n).to_string())
         .collect();
-    let eligible_set: HashSet<&str> = eligible.iter().map(String::as_str).collect();
+    // A NoSchedule taint keeps new pods off but lets running ones stay; NoExecute does not.
+    let keep: HashSet<String> = state
+        .store
+        .list(&built_in_key("nodes"), None)
+        .filter(|n| {
+            shared::node_matches(spec, n)
+                && shared::untolerated_taints(n, &tolerations)
+                    .iter()
+                    .all(|t| t["effect"] != "NoExecute")
+        })
+        .map(|n| shared::name(n).to_string())
+        .collect();
     let placed: HashSet<String> = state
         .store
         .owned_by(&pods_key, &uid)
@@ -63,7 +74,7 @@ fn reconcile(state: &mut KubeState, mut ds: Value) {
         .filter(|p| {
             !p["spec"]["nodeName"]
                 .as_str()
-                .is_some_and(|n| eligible_set.contains(n))
+                .is_some_and(|n| keep.contains(n))
         })
         .cloned()
         .collect();

@@ -6,7 +6,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use super::dirty::Dirty;
-use super::{events, job, shared};
+use super::{events, job, node_lifecycle, shared};
 use crate::sim::kube::state::{KubeState, Timer};
 use crate::sim::timestamps::rfc3339;
 
@@ -77,6 +77,12 @@ pub fn fire_timer(state: &mut KubeState, timer: &Timer) {
             name,
             uid,
         } => job::deadline_passed(state, namespace, name, uid),
+        Timer::NodeStatusStale { node } => node_lifecycle::status_stale(state, node),
+        Timer::TaintEviction {
+            namespace,
+            name,
+            uid,
+        } => node_lifecycle::toleration_expired(state, namespace, name, uid),
     }
 }
 

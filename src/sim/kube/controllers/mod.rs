@@ -11,6 +11,7 @@ mod gc;
 mod gpu_operator;
 mod job;
 mod kubelet;
+pub mod node_lifecycle;
 mod placement;
 mod replicaset;
 mod scheduler;

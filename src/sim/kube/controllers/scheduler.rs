@@ -355,7 +355,8 @@ fn evaluate(
     let (node, facts) = (&*view.node, &view.facts);
     let spec = &pod["spec"];
     let mut reasons = Vec::new();
-    if !facts.ready {
+    // An unreachable node says so with its taint; a node that is only not ready has none here.
+    if !facts.ready && !has_taint(node, super::node_lifecycle::UNREACHABLE) {
         reasons.push("node(s) had untolerated taint {node.kubernetes.io/not-ready: }".to_string());
     }
     if facts.unschedulable {
@@ -384,6 +385,14 @@ fn evaluate(
         fits: reasons.is_empty(),
         reasons,
     }
+}
+
+fn has_taint(node: &Value, key: &str) -> bool {
+    node["spec"]["taints"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .any(|t| t["key"] == key)
 }
 
 fn owner_uid(pod: &Value) -> Option<&str> {
