@@ -198,6 +198,22 @@ impl Extension for AwsBindings {
 
         let mut eks = Module::new();
         let (clients, host) = clone!();
+        doc(
+            "pod_identity_associations",
+            &["cluster: &str", "Array"],
+            "A cluster's Pod Identity associations: [#{ association_id, namespace, service_account, role_arn }].",
+        )
+        .set_into_module(
+            &mut eks,
+            move |ctx: NativeCallContext, cluster: &str| -> Result {
+                Ok(json(&serde_json::json!(call(
+                    &host,
+                    ctx.call_position(),
+                    || clients.pod_identity_associations(cluster)
+                )?)))
+            },
+        );
+        let (clients, host) = clone!();
         doc("cluster", &["name: &str", "Map"], "describe-cluster: #{ name, status, version, endpoint, platform_version, identity: #{ oidc: #{ issuer } }, resources_vpc_config, node_security_group, ... }.")
             .set_into_module(&mut eks, move |ctx: NativeCallContext, name: &str| -> Result {
                 Ok(json(&call(&host, ctx.call_position(), || clients.cluster(name))?))
@@ -227,7 +243,7 @@ impl Extension for AwsBindings {
         doc(
             "addons",
             &["cluster: &str", "Map"],
-            "Add-ons by name: #{ \"vpc-cni\": #{ version, status }, ... }.",
+            "Add-ons by name: #{ \"vpc-cni\": #{ version, status, configuration_values }, ... }\n(configuration_values: the add-on's JSON settings as a string, or ()).",
         )
         .set_into_module(
             &mut eks,
@@ -335,7 +351,7 @@ impl Extension for AwsBindings {
         doc(
             "reachable",
             &["flow: Map", "Map"],
-            "Whether security groups let a flow through: #{ from, to, proto (default \"tcp\"), port }, where from and\nto are instance ids, group ids, or arrays of them. Answers #{ allowed, egress_rules, ingress_rules, reason }.",
+            "Whether security groups let a flow through: #{ from, to, proto (default \"tcp\"), port }, where from and\nto are instance ids, group ids, or arrays of them, or a network outside the VPC (\"10.80.0.0/16\",\nhybrid nodes' remote network: only the VPC side's rules are judged). Answers #{ allowed, egress_rules, ingress_rules, reason }.",
         )
         .set_into_module(&mut ec2, move |ctx: NativeCallContext, flow: Map| -> Result {
             let position = ctx.call_position();

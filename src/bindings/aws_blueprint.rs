@@ -35,6 +35,19 @@ pub(super) fn install_roles(iam: &mut Module, clients: &Arc<AwsClients>, host: &
         });
     let (c, h) = (clients.clone(), host.clone());
     doc(
+        "role_policies",
+        &["name: &str", "Array"],
+        "A role's inline policies: [#{ name, document }], the document parsed (Statement, ...).",
+    )
+    .set_into_module(iam, move |ctx: NativeCallContext, name: &str| -> Result {
+        Ok(json(&serde_json::json!(call(
+            &h,
+            ctx.call_position(),
+            || c.role_policies(name)
+        )?)))
+    });
+    let (c, h) = (clients.clone(), host.clone());
+    doc(
         "attached_role_policies",
         &["name: &str", "Array"],
         "The ARNs of the managed policies attached to a role.",

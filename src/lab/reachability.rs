@@ -24,11 +24,15 @@ pub struct SgRule {
     pub peer: Peer,
 }
 
-/// Either side of a flow: the groups it is in, and its address when known (an instance).
+/// Either side of a flow: the groups it is in, and its address when known (an instance, or a
+/// network outside the VPC such as hybrid nodes' `10.80.0.0/16`).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Endpoint {
     pub groups: Vec<String>,
     pub ip: Option<String>,
+    /// Outside the VPC (an on-premises network): no security group stands on its side; its own
+    /// firewall does, which AWS cannot show.
+    pub outside: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -51,7 +55,8 @@ fn parse_ipv4(text: &str) -> Option<u32> {
         .then(|| parts.iter().fold(0, |acc, p| (acc << 8) | p))
 }
 
-/// Whether `ip` is in `cidr`; `0.0.0.0/0` holds every address, even an unknown one.
+/// Whether `ip` (an address, or a whole network `10.80.0.0/16`) is in `cidr`; `0.0.0.0/0` holds
+/// every address, even an unknown one.
 pub fn cidr_contains(cidr: &str, ip: Option<&str>) -> bool {
     let Some((network, bits)) = cidr.split_once('/') else {
         return false;
@@ -61,6 +66,14 @@ pub fn cidr_contains(cidr: &str, ip: Option<&str>) -> bool {
     };
     if bits == 0 {
         return true;
+    }
+    // A network is inside when the rule's prefix is no longer than its own and covers its start.
+    let (ip, ip_bits) = match ip.map(|ip| ip.split_once('/').unwrap_or((ip, "32"))) {
+        Some((address, prefix)) => (Some(address), prefix.parse::<u32>().unwrap_or(32)),
+        None => (None, 32),
+    };
+    if ip_bits < bits {
+        return false;
     }
     let (Some(network), Some(ip)) = (parse_ipv4(network), ip.and_then(parse_ipv4)) else {
         return false;
@@ -110,6 +123,9 @@ pub fn reachable(
     let egress_rules = allowing(true, from, to);
     let ingress_rules = allowing(false, to, from);
     let flow = format!("{protocol}/{port}");
+    if from.outside || to.outside {
+        return across_the_border(from, to, &flow, egress_rules, ingress_rules);
+    }
     let reason = match (egress_rules.is_empty(), ingress_rules.is_empty()) {
         (false, false) => format!(
             "{flow} is allowed out by {} and in by {}",
@@ -146,6 +162,69 @@ pub fn reachable(
     }
 }
 
+/// A flow with one side outside the VPC: only the VPC side's groups are AWS's to judge; the
+/// other side's firewall is named as what remains to check.
+fn across_the_border(
+    from: &Endpoint,
+    to: &Endpoint,
+    flow: &str,
+    egress_rules: Vec<String>,
+    ingress_rules: Vec<String>,
+) -> Verdict {
+    let network = |e: &Endpoint| e.ip.clone().unwrap_or_else(|| "the remote network".into());
+    let (allowed, reason) = match (from.outside, to.outside) {
+        (true, true) => (
+            false,
+            format!(
+                "both {} and {} are outside the VPC: no security group decides {flow} between them",
+                network(from),
+                network(to)
+            ),
+        ),
+        (true, false) if ingress_rules.is_empty() => (
+            false,
+            format!(
+                "no ingress rule of {} allows {flow} from {}",
+                to.groups.join(", "),
+                network(from)
+            ),
+        ),
+        (true, false) => (
+            true,
+            format!(
+                "{flow} from {} is allowed in by {}; {}'s own firewall must let it out",
+                network(from),
+                ingress_rules.join(", "),
+                network(from)
+            ),
+        ),
+        (false, true) if egress_rules.is_empty() => (
+            false,
+            format!(
+                "no egress rule of {} allows {flow} to {}",
+                from.groups.join(", "),
+                network(to)
+            ),
+        ),
+        (false, true) => (
+            true,
+            format!(
+                "{flow} to {} is allowed out by {}; {}'s own firewall must let it in",
+                network(to),
+                egress_rules.join(", "),
+                network(to)
+            ),
+        ),
+        (false, false) => unreachable!("one side is outside"),
+    };
+    Verdict {
+        allowed,
+        egress_rules,
+        ingress_rules,
+        reason,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -174,7 +253,46 @@ mod tests {
         Endpoint {
             groups: vec![NODE_SG.into(), AUX_SG.into()],
             ip: Some(ip.into()),
+            outside: false,
         }
+    }
+
+    #[test]
+    fn a_remote_network_is_judged_by_the_vpc_side_only() {
+        let remote = Endpoint {
+            groups: Vec::new(),
+            ip: Some("10.80.0.0/16".into()),
+            outside: true,
+        };
+        let cluster = Endpoint {
+            groups: vec!["sg-cluster".into()],
+            ip: None,
+            outside: false,
+        };
+        let rule = |id: &str, egress: bool, cidr: &str, port: i32| SgRule {
+            id: id.into(),
+            group: "sg-cluster".into(),
+            egress,
+            protocol: "tcp".into(),
+            from_port: port,
+            to_port: port,
+            peer: Peer::Cidr(cidr.into()),
+        };
+        let rules = vec![
+            rule("sgr-in", false, "10.80.0.0/16", 443),
+            rule("sgr-out", true, "0.0.0.0/0", 10250),
+        ];
+        let session_a = reachable(&remote, &cluster, "tcp", 443, &rules);
+        assert!(session_a.allowed, "{session_a:?}");
+        assert!(session_a.reason.contains("own firewall must let it out"));
+        let session_b = reachable(&cluster, &remote, "tcp", 10250, &rules);
+        assert!(session_b.allowed && session_b.egress_rules == ["sgr-out"]);
+        // A rule for a narrower network does not cover the whole remote network.
+        let narrow = vec![rule("sgr-in", false, "10.80.1.0/24", 443)];
+        assert!(!reachable(&remote, &cluster, "tcp", 443, &narrow).allowed);
+        assert!(cidr_contains("10.80.0.0/16", Some("10.80.1.11")));
+        assert!(cidr_contains("10.0.0.0/8", Some("10.80.0.0/16")));
+        assert!(!cidr_contains("10.80.1.0/24", Some("10.80.0.0/16")));
     }
 
     fn lab_rules() -> Vec<SgRule> {

@@ -388,6 +388,7 @@ fn network_of(twin: Weak<Twin>) -> gpu::programs::Network {
                         endpoints.push(Endpoint {
                             groups: (*groups).clone(),
                             ip: Some(ip.clone()),
+                            outside: false,
                         });
                     }
                     Some(kind)

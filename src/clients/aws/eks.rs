@@ -56,6 +56,11 @@ impl AwsClients {
             },
             "node_security_group": vpc.and_then(|v| v.security_group_ids().first().cloned()),
             "kubernetes_network_config": {"service_ipv4_cidr": c.kubernetes_network_config().and_then(|k| k.service_ipv4_cidr())},
+            // Hybrid nodes' networks: null on a cluster without them.
+            "remote_network_config": c.remote_network_config().map(|r| json!({
+                "remote_node_networks": r.remote_node_networks().iter().flat_map(|n| n.cidrs().to_vec()).collect::<Vec<_>>(),
+                "remote_pod_networks": r.remote_pod_networks().iter().flat_map(|n| n.cidrs().to_vec()).collect::<Vec<_>>(),
+            })),
             "logging": {"cluster_logging": logging},
             "identity": {"oidc": {"issuer": c.identity().and_then(|i| i.oidc()).and_then(|o| o.issuer())}},
             "certificate_authority": {"data": c.certificate_authority().and_then(|a| a.data())},
@@ -160,7 +165,7 @@ impl AwsClients {
             .map_err(|e| self.failed("DescribeAddon", e))?;
         let addon = out.addon();
         Ok(
-            json!({"version": addon.and_then(|a| a.addon_version()), "status": addon.and_then(|a| a.status()).map(|s| s.as_str())}),
+            json!({"version": addon.and_then(|a| a.addon_version()), "status": addon.and_then(|a| a.status()).map(|s| s.as_str()), "configuration_values": addon.and_then(|a| a.configuration_values())}),
         )
     }
 

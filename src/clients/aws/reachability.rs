@@ -7,18 +7,40 @@ use super::client::AwsClients;
 use super::error::AwsError;
 use crate::lab::reachability::{Endpoint, Peer, SgRule, Verdict, reachable};
 
+/// `10.80.1.11` or `10.80.0.0/16`.
+fn is_network(text: &str) -> bool {
+    let (address, prefix) = text.split_once('/').unwrap_or((text, "32"));
+    let octets: Vec<&str> = address.split('.').collect();
+    octets.len() == 4
+        && octets.iter().all(|o| o.parse::<u8>().is_ok())
+        && prefix.parse::<u8>().is_ok_and(|p| p <= 32)
+}
+
 impl AwsClients {
     /// An endpoint from instance ids (`i-...`: their groups and address) and group ids.
     async fn endpoint(&self, ids: &[String]) -> Result<Endpoint, AwsError> {
         let mut endpoint = Endpoint::default();
         let instances: Vec<&String> = ids.iter().filter(|id| id.starts_with("i-")).collect();
         for id in ids.iter().filter(|id| !id.starts_with("i-")) {
+            if is_network(id) {
+                // An address or network outside the VPC: hybrid nodes, their pods.
+                if ids.len() > 1 {
+                    return Err(AwsError::new(
+                        "ec2::reachable",
+                        "InvalidParameterValue",
+                        format!("`{id}` is a network outside the VPC: give it alone, not with ids"),
+                    ));
+                }
+                endpoint.ip = Some(id.clone());
+                endpoint.outside = true;
+                continue;
+            }
             if !id.starts_with("sg-") {
                 return Err(AwsError::new(
                     "ec2::reachable",
                     "InvalidParameterValue",
                     format!(
-                        "`{id}` is neither an instance id (i-...) nor a security group id (sg-...)"
+                        "`{id}` is neither an instance id (i-...), a security group id (sg-...) nor an IPv4 network (10.80.0.0/16)"
                     ),
                 ));
             }
