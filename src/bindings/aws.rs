@@ -434,6 +434,7 @@ impl Extension for AwsBindings {
         engine.register_static_module("iam", iam.into());
         engine.register_static_module("cost", super::aws_lifecycle::cost_module(&c, &h).into());
         engine.register_static_module("kms", super::aws_blueprint::kms_module(&c, &h).into());
+        engine.register_static_module("facts", super::hybrid_facts::module().into());
     }
 }
 

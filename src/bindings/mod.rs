@@ -13,6 +13,7 @@ mod gpu_fleet;
 mod gpu_health;
 mod helm;
 mod hybrid_cost;
+mod hybrid_facts;
 mod journaled;
 mod k8s;
 mod k8s_access;
