@@ -341,6 +341,7 @@ mod tests {
         let outsider = Endpoint {
             groups: vec!["sg-other".into()],
             ip: Some("10.0.0.1".into()),
+            outside: false,
         };
         assert!(
             !reachable(&outsider, &b, "tcp", 43000, &all).allowed,

@@ -21,6 +21,7 @@ mod hardening;
 mod helm_client;
 mod helm_runbooks;
 mod history;
+mod hybrid;
 mod interrupt;
 mod k8s_runbooks;
 mod kubectl;
