@@ -8,7 +8,10 @@ use std::process::{Command, Stdio};
 
 use serde_json::Value;
 
-use crate::support::{LabServer, Runbook, aws_cli_available, kubectl, read_report};
+use crate::support::{
+    LabServer, Runbook, aws_cli_available, kubectl, read_report, report_with,
+};
+use crate::with_snapshots;
 
 const A100_HOST: &str = "mi-0a1b2c3d4e5f60201";
 const CPU_HOST: &str = "mi-0a1b2c3d4e5f60101";
@@ -504,4 +507,33 @@ fn run_with_irsa_is_added_to_the_cloudwatch_agent_without_losing_its_entries() {
         serde_json::json!(["K8S_NODE_NAME", "HOST_IP", "K8S_NAMESPACE", "RUN_WITH_IRSA"])
     );
     assert_eq!(audit(&lab)["status"], "passed");
+}
+
+#[test]
+fn the_link_loss_drill_times_the_eviction_and_nothing_moves_back() {
+    let report = report_with(
+        "runbooks/hybrid/link-loss.rhai",
+        &["--scenario", "hybrid"],
+        0,
+    );
+    let steps = report["steps"].as_array().expect("steps");
+    assert_eq!(steps[2]["virtual_ms"], 50_000, "Unknown after the 50 s grace period");
+    let metric = |name: &str| {
+        report["metrics"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|m| m["name"] == name)
+            .map(|m| m["value"].clone())
+    };
+    assert_eq!(metric("node_unknown_after_seconds"), Some(50.0.into()));
+    assert_eq!(
+        metric("pods_evicted_after_seconds"),
+        Some(350.0.into()),
+        "50 s to Unknown, then the default 300 s toleration"
+    );
+    for snapshot in report["snapshots"].as_array().expect("snapshots") {
+        assert_eq!(snapshot["outcome"], "matched", "{snapshot}");
+    }
+    with_snapshots!({ insta::assert_json_snapshot!("hybrid-link-loss", report) });
 }
