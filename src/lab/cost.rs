@@ -38,8 +38,29 @@ pub const PRICES: [Price; 4] = [
     },
 ];
 
-pub fn price(kind: &str) -> Option<&'static Price> {
-    PRICES.iter().find(|p| p.kind == kind)
+/// The metered kind of a hybrid node: `eks-hybrid-node/32vcpu` for a host of 32 vCPUs.
+pub fn hybrid_node_kind(vcpus: u32) -> String {
+    format!("{HYBRID_NODE_KIND}{vcpus}vcpu")
+}
+
+const HYBRID_NODE_KIND: &str = "eks-hybrid-node/";
+
+/// The price of a kind: from the table, or for a hybrid node its vCPUs at the first monthly
+/// tier's rate (seed 004's $0.020 per vCPU-hour: a lab of a few hosts never leaves the first
+/// 576,000 vCPU-hours of a month; `cost::hybrid` prices a whole fleet across the tiers).
+pub fn price(kind: &str) -> Option<Price> {
+    if let Some(vcpus) = kind
+        .strip_prefix(HYBRID_NODE_KIND)
+        .and_then(|rest| rest.strip_suffix("vcpu"))
+        .and_then(|n| n.parse::<u32>().ok())
+    {
+        return Some(Price {
+            kind: "eks-hybrid-node",
+            usd_per_hour: f64::from(vcpus) * super::hybrid_pricing::TIERS[0].usd,
+            source: "seed 004: EKS Hybrid Nodes, $0.020 per vCPU-hour for a month's first 576,000 vCPU-hours",
+        });
+    }
+    PRICES.iter().find(|p| p.kind == kind).copied()
 }
 
 /// A metered resource: billed from `started_s` to `stopped_s` (or now), in virtual seconds.
@@ -131,6 +152,18 @@ mod tests {
             started_s,
             stopped_s,
         }
+    }
+
+    #[test]
+    fn a_hybrid_node_costs_its_vcpus_at_the_first_tier() {
+        let report = report(
+            &[usage("mi-1", &hybrid_node_kind(32), 0.0, None)],
+            3600.0,
+        );
+        assert_eq!(report.lines[0].usd_per_hour, 0.64);
+        assert_eq!(report.total_usd, 0.64);
+        assert!(report.unpriced.is_empty());
+        assert!(price("eks-hybrid-node/xvcpu").is_none());
     }
 
     #[test]

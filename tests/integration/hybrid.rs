@@ -537,3 +537,25 @@ fn the_link_loss_drill_times_the_eviction_and_nothing_moves_back() {
     }
     with_snapshots!({ insta::assert_json_snapshot!("hybrid-link-loss", report) });
 }
+
+#[test]
+fn the_twins_meter_bills_hybrid_nodes_by_the_vcpu_hour() {
+    let out = Runbook::new()
+        .args([
+            "eval",
+            "--json",
+            "--scenario",
+            "hybrid",
+            r#"sleep("1h"); let hybrid = cost::report().lines.filter(|l| l.kind.starts_with("eks-hybrid-node")); #{ nodes: hybrid.len(), per_hour: hybrid.map(|l| l.usd_per_hour).reduce(|a, b| a + b, 0.0), running: hybrid.all(|l| l.running) }"#,
+        ])
+        .run()
+        .expect_code(0);
+    let billed: Value = serde_json::from_str(out.stdout().trim()).expect("json");
+    assert_eq!(billed["nodes"], 5);
+    assert_eq!(billed["running"], true);
+    // Five hosts of 32 vCPUs at $0.020 a vCPU-hour: $3.20 an hour, $28,032 a year of 8,760 hours,
+    // half the seed's $56,064 for ten such nodes.
+    let per_hour = billed["per_hour"].as_f64().expect("a number");
+    assert!((per_hour - 3.2).abs() < 1e-9, "{per_hour}");
+    assert!((per_hour * 8760.0 - 28_032.0).abs() < 1e-6);
+}

@@ -1,7 +1,8 @@
 //! The AWS side of the hybrid lab: the cluster on 1.36 with its remote node and pod networks,
 //! the cluster security group open to them on 443 (kubelets and pods reach the API), the
 //! hybrid nodes' IAM role and access entry, the Pod Identity Agent add-on with its hybrid
-//! DaemonSet and the workloads' Pod Identity associations.
+//! DaemonSet and the workloads' Pod Identity associations; the meter bills each hybrid node by
+//! its vCPU-hours.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -117,6 +118,12 @@ pub(crate) fn extend(state: &mut AwsState) {
                     .then(|| hybrid::POD_IDENTITY_HYBRID_CONFIG.to_string()),
             },
         );
+    }
+    // EKS bills each connected hybrid node by its vCPUs.
+    for node in &hybrid::HYBRID_NODES {
+        state
+            .meter
+            .start(node.name, &lab::cost::hybrid_node_kind(node.vcpus), Duration::ZERO);
     }
     let principal = role_arn(hybrid::HYBRID_NODE_ROLE);
     cluster.access_entries.insert(
