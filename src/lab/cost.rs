@@ -156,10 +156,7 @@ mod tests {
 
     #[test]
     fn a_hybrid_node_costs_its_vcpus_at_the_first_tier() {
-        let report = report(
-            &[usage("mi-1", &hybrid_node_kind(32), 0.0, None)],
-            3600.0,
-        );
+        let report = report(&[usage("mi-1", &hybrid_node_kind(32), 0.0, None)], 3600.0);
         assert_eq!(report.lines[0].usd_per_hour, 0.64);
         assert_eq!(report.total_usd, 0.64);
         assert!(report.unpriced.is_empty());

@@ -3,7 +3,8 @@
 //! `aws-throttle=RATE`, `aws-5xx=RATE` (a share of AWS calls fails, 0.0-1.0),
 //! `aws-latency=DURATION` (added to every AWS call) and `kube-latency=DURATION` (added to every
 //! Kubernetes API request, exec included); `link-down=onprem` (or a node's name) cuts
-//! on-premises nodes off the control plane (`link-down=off` restores them). A GPU node's hardware: `gpu-xid=NODE:CODE` (the
+//! on-premises nodes off the control plane (`link-down=off` restores them); `ec2-vcpu-quota=on`
+//! and `subnet-ips-exhausted=on` make EC2 refuse the instances an autoscaler starts. A GPU node's hardware: `gpu-xid=NODE:CODE` (the
 //! driver reports that Xid; 79 takes the GPU off the bus), `gpu-row-remap-pending=NODE`,
 //! `gpu-ecc-uncorrectable=NODE:COUNT`, `gpu-missing=NODE` and `nic-slow=NODE:SHARE` (the node
 //! gets that share of its NIC's bandwidth), NODE being a node name or `gpuN`; and
@@ -16,7 +17,7 @@ use super::kube::state::KubeState;
 use super::twin::Twin;
 use crate::clock::parse_duration;
 
-pub const NAMES: &str = "check=NAME, nodegroup-never-joins=NAME, aws-throttle=RATE, aws-5xx=RATE, aws-latency=DURATION, aws-deny=ACTION, aws-expired-token=on, kube-latency=DURATION, link-down=onprem|NODE, gpu-xid=NODE:CODE, gpu-row-remap-pending=NODE, gpu-ecc-uncorrectable=NODE:COUNT, gpu-missing=NODE, nic-slow=NODE:SHARE, nccl-busbw=SHARE";
+pub const NAMES: &str = "check=NAME, nodegroup-never-joins=NAME, aws-throttle=RATE, aws-5xx=RATE, aws-latency=DURATION, aws-deny=ACTION, aws-expired-token=on, kube-latency=DURATION, link-down=onprem|NODE, ec2-vcpu-quota=on, subnet-ips-exhausted=on, gpu-xid=NODE:CODE, gpu-row-remap-pending=NODE, gpu-ecc-uncorrectable=NODE:COUNT, gpu-missing=NODE, nic-slow=NODE:SHARE, nccl-busbw=SHARE";
 
 fn rate(name: &str, value: &str) -> Result<f64, String> {
     if value == "off" {
@@ -164,6 +165,20 @@ pub fn apply(twin: &Twin, spec: &str) -> Result<String, String> {
             twin.aws(|s| s.failing_joins.insert(value.to_string()));
         }
         "link-down" => twin.kube(|s| link_down(s, value))?,
+        "ec2-vcpu-quota" | "subnet-ips-exhausted" => {
+            let on = match value {
+                "on" => true,
+                "off" => false,
+                _ => return Err(format!("fault {name}: on or off, got `{value}`")),
+            };
+            twin.aws(|s| {
+                if name == "ec2-vcpu-quota" {
+                    s.faults.vcpu_quota = on;
+                } else {
+                    s.faults.subnet_ips_exhausted = on;
+                }
+            });
+        }
         "aws-throttle" => {
             let rate = rate(name, value)?;
             twin.aws(|s| s.faults.throttle_rate = rate);
@@ -277,6 +292,12 @@ pub fn describe(twin: &Twin) -> String {
         on.extend(s.faults.denied.iter().map(|a| format!("aws-deny={a}")));
         if s.faults.token_expired {
             on.push("aws-expired-token=on".into());
+        }
+        if s.faults.vcpu_quota {
+            on.push("ec2-vcpu-quota=on".into());
+        }
+        if s.faults.subnet_ips_exhausted {
+            on.push("subnet-ips-exhausted=on".into());
         }
     });
     if on.is_empty() {

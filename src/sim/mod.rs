@@ -3,10 +3,12 @@
 //! and wire formats and the pure `auth` checks only, never on the script host, the bindings or the clients.
 
 pub mod audit;
+mod autoscaling;
 pub mod aws;
 pub mod faults;
 pub mod gpu;
 pub mod kube;
+pub mod launch;
 pub mod scenario;
 pub mod secrets;
 pub mod timestamps;

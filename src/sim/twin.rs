@@ -142,22 +142,51 @@ impl Twin {
         })
     }
 
-    /// Changes the Kubernetes world, then lets the controllers react.
+    /// Changes the Kubernetes world, then lets the controllers react; what the cluster's
+    /// autoscaler asked of EC2 meanwhile is carried over.
     pub fn kube<R>(&self, change: impl FnOnce(&mut KubeState) -> R) -> R {
+        let mut result = None;
+        let (launches, terminations) = self.kube_without_carrying(|state| {
+            result = Some(change(state));
+        });
+        self.carry_autoscaler_requests(launches, terminations);
+        result.expect("the change ran")
+    }
+
+    /// The same, handing back the autoscaler's requests instead of carrying them.
+    pub(super) fn kube_without_carrying(
+        &self,
+        change: impl FnOnce(&mut KubeState),
+    ) -> (Vec<crate::sim::launch::LaunchRequest>, Vec<String>) {
         let deferred = IN_ONE_PASS.with(Cell::get);
-        let (result, timers) = {
+        let (timers, launches, terminations) = {
             let mut state = unpoison(self.kube.lock());
             state.now = self.clock.now();
-            let result = change(&mut state);
+            change(&mut state);
             if deferred {
-                (result, Vec::new())
-            } else {
-                reconcile(&mut state);
-                (result, std::mem::take(&mut state.timers))
+                // Within one instant's timers: all of it is taken after the last one.
+                return (Vec::new(), Vec::new());
             }
+            reconcile(&mut state);
+            (
+                std::mem::take(&mut state.timers),
+                std::mem::take(&mut state.launch_requests),
+                std::mem::take(&mut state.terminate_requests),
+            )
         };
         self.arm(timers.into_iter().map(|(at, t)| (at, Due::Kube(t))));
-        result
+        (launches, terminations)
+    }
+
+    /// Puts autoscaler requests back into the Kubernetes state, for the next change to carry.
+    pub(super) fn keep_for_next_change(
+        &self,
+        launches: Vec<crate::sim::launch::LaunchRequest>,
+        terminations: Vec<String>,
+    ) {
+        let mut state = unpoison(self.kube.lock());
+        state.launch_requests.extend(launches);
+        state.terminate_requests.extend(terminations);
     }
 
     /// Puts timers on the clock: the first timer of an instant schedules the event that fires
@@ -228,6 +257,7 @@ impl Twin {
     /// terminated one's Node leaves, a finished update turns Successful.
     fn fire_aws(&self, timer: &AwsTimer) {
         match timer {
+            AwsTimer::InstanceJoins { instance } if self.autoscaled_node_joins(instance) => {}
             AwsTimer::InstanceJoins { instance } => {
                 let joined = self.aws(|state| {
                     let nodegroup_name = state.instances.get(instance)?.nodegroup.clone();

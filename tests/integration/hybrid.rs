@@ -8,9 +8,7 @@ use std::process::{Command, Stdio};
 
 use serde_json::Value;
 
-use crate::support::{
-    LabServer, Runbook, aws_cli_available, kubectl, read_report, report_with,
-};
+use crate::support::{LabServer, Runbook, aws_cli_available, kubectl, read_report, report_with};
 use crate::with_snapshots;
 
 const A100_HOST: &str = "mi-0a1b2c3d4e5f60201";
@@ -310,6 +308,23 @@ const FAULTS: &[Fault] = &[
         says: &["eks-node-monitoring-agent is v1.1.2-eksbuild.1, below 1.2.0-eksbuild.1"],
     },
     Fault {
+        step: "Karpenter version for the cluster",
+        kubectl: &[
+            "set",
+            "image",
+            "deployment/karpenter",
+            "-n",
+            "kube-system",
+            "karpenter=public.ecr.aws/karpenter/controller:1.12.4",
+        ],
+        input: None,
+        aws: &[],
+        says: &[
+            "Karpenter 1.12.4 (kube-system/karpenter) is older than 1.13.0",
+            "1.37 needs 1.15.x",
+        ],
+    },
+    Fault {
         step: "one GPU allocation manager per GPU",
         kubectl: &["apply", "-f", "-"],
         input: Some(STANDALONE_PLUGIN),
@@ -440,7 +455,7 @@ fn every_audit_rule_passes_on_the_hybrid_lab_and_fails_alone_on_its_fault() {
     let lab = LabServer::start_with("60", &["--scenario", "hybrid"]);
     let clean = audit(&lab);
     assert_eq!(clean["status"], "passed", "{:?}", failed_steps(&clean));
-    assert_eq!(clean["steps"].as_array().map(Vec::len), Some(12));
+    assert_eq!(clean["steps"].as_array().map(Vec::len), Some(13));
     drop(lab);
 
     for fault in FAULTS {
@@ -517,7 +532,10 @@ fn the_link_loss_drill_times_the_eviction_and_nothing_moves_back() {
         0,
     );
     let steps = report["steps"].as_array().expect("steps");
-    assert_eq!(steps[2]["virtual_ms"], 50_000, "Unknown after the 50 s grace period");
+    assert_eq!(
+        steps[2]["virtual_ms"], 50_000,
+        "Unknown after the 50 s grace period"
+    );
     let metric = |name: &str| {
         report["metrics"]
             .as_array()
@@ -558,4 +576,63 @@ fn the_twins_meter_bills_hybrid_nodes_by_the_vcpu_hour() {
     let per_hour = billed["per_hour"].as_f64().expect("a number");
     assert!((per_hour - 3.2).abs() < 1e-9, "{per_hour}");
     assert!((per_hour * 8760.0 - 28_032.0).abs() < 1e-6);
+}
+
+#[test]
+fn the_burst_drill_waits_out_the_quota_bursts_to_the_limit_and_cleans_up() {
+    let report = report_with("runbooks/hybrid/burst.rhai", &["--scenario", "hybrid"], 0);
+    for snapshot in report["snapshots"].as_array().expect("snapshots") {
+        assert_eq!(snapshot["outcome"], "matched", "{snapshot}");
+    }
+    let metric = |name: &str| {
+        report["metrics"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|m| m["name"] == name)
+            .map(|m| m["value"].clone())
+    };
+    assert_eq!(
+        metric("burst_nodes").and_then(|v| v.as_f64()),
+        Some(4.0),
+        "8 vCPUs of limit: four t3.medium"
+    );
+    let defers = report["defers"].as_array().expect("defers");
+    assert!(defers.iter().all(|d| d["status"] == "passed"), "{defers:?}");
+    with_snapshots!({ insta::assert_json_snapshot!("hybrid-burst", report) });
+}
+
+#[test]
+fn a_subnet_out_of_addresses_keeps_a_burst_pending_with_ec2s_reason() {
+    let out = Runbook::new()
+        .args([
+            "eval",
+            "--json",
+            "--scenario",
+            "hybrid",
+            "--fault",
+            "subnet-ips-exhausted=on",
+            r#"k8s::apply(#{ apiVersion: "v1", kind: "Pod", metadata: #{ name: "burst", namespace: "default" },
+                spec: #{ nodeSelector: #{ "karpenter.sh/nodepool": "cloud-burst-pool" },
+                         tolerations: [#{ key: "example.com/burst", operator: "Exists" }],
+                         containers: [#{ name: "app", image: "nginx", resources: #{ requests: #{ cpu: "500m" } } }] } });
+               sleep("5s");
+               let claim = k8s::list("NodeClaim")[0];
+               #{ launched: claim.status.conditions.filter(|c| c.type == "Launched")[0], pod: k8s::get("Pod", "burst", "default").status.phase }"#,
+        ])
+        .run()
+        .expect_code(0);
+    let answer: Value = serde_json::from_str(out.stdout().trim()).expect("json");
+    assert_eq!(answer["pod"], "Pending");
+    assert_eq!(answer["launched"]["status"], "False");
+    assert_eq!(
+        answer["launched"]["reason"],
+        "InsufficientFreeAddressesInSubnet"
+    );
+    assert!(
+        answer["launched"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("not enough free addresses in subnet")),
+        "{answer}"
+    );
 }

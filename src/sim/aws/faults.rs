@@ -20,6 +20,10 @@ pub struct AwsFaults {
     /// Every call answered with the service's expired-token error, as for a session that ran
     /// out.
     pub token_expired: bool,
+    /// The account's vCPU quota is used up: new instances are refused (VcpuLimitExceeded).
+    pub vcpu_quota: bool,
+    /// The private subnets have no free address: new instances are refused.
+    pub subnet_ips_exhausted: bool,
     /// How many times each request (by its hash) was drawn for.
     calls: HashMap<u64, u64>,
 }

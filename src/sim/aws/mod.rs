@@ -3,6 +3,7 @@
 pub mod access_entries;
 pub mod actions;
 pub mod addresses;
+pub mod autoscaled;
 pub mod ec2;
 pub mod ec2_lifecycle;
 pub mod eks;

@@ -370,6 +370,8 @@ pub struct AwsState {
     pub timers: Vec<(Duration, AwsTimer)>,
     /// Node groups whose new instances never join (a fault for drills), by name.
     pub failing_joins: std::collections::BTreeSet<String>,
+    /// Instances started by the cluster's autoscaler, with what their nodes register as.
+    pub autoscaled: BTreeMap<String, crate::sim::launch::LaunchRequest>,
     /// What has been billed, for the cost meter.
     pub meter: Meter,
     /// Throttling, server errors and latency injected into AWS calls.

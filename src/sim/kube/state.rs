@@ -34,6 +34,10 @@ pub enum Timer {
     },
     /// A node whose link is down has posted no status for the node-monitor grace period.
     NodeStatusStale { node: String },
+    /// A NodeClaim whose launch failed is due for another try.
+    KarpenterRetry { nodeclaim: String },
+    /// A Karpenter node has been empty for its pool's `consolidateAfter`.
+    KarpenterEmpty { nodeclaim: String },
     /// A pod's toleration of its unreachable node's NoExecute taint has run out.
     TaintEviction {
         namespace: String,
@@ -101,6 +105,12 @@ pub struct KubeState {
     pub git_version: &'static str,
     /// Nodes whose link to the control plane is cut (the `link-down` fault), since when.
     pub links_down: BTreeMap<String, Duration>,
+    /// The twin's Karpenter's NodeClaims and nominations.
+    pub karpenter: super::controllers::karpenter::KarpenterMemory,
+    /// Instances the autoscaler asked for and those it gives back, for the twin to carry to
+    /// the AWS side.
+    pub launch_requests: Vec<crate::sim::launch::LaunchRequest>,
+    pub terminate_requests: Vec<String>,
 }
 
 impl Default for KubeState {
@@ -125,6 +135,9 @@ impl Default for KubeState {
             node_cache: HashMap::new(),
             git_version: crate::lab::SERVER_GIT_VERSION,
             links_down: BTreeMap::new(),
+            karpenter: Default::default(),
+            launch_requests: Vec::new(),
+            terminate_requests: Vec::new(),
         }
     }
 }

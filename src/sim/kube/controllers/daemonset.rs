@@ -17,7 +17,7 @@ pub(super) fn run(state: &mut KubeState, dirty: &Dirty) {
 }
 
 /// The tolerations every DaemonSet pod gets, so that node conditions do not evict it.
-fn with_daemon_tolerations(spec: &Value) -> Value {
+pub(super) fn with_daemon_tolerations(spec: &Value) -> Value {
     let mut tolerations = spec["tolerations"].as_array().cloned().unwrap_or_default();
     for key in [
         "node.kubernetes.io/not-ready",

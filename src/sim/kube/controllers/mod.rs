@@ -10,6 +10,8 @@ mod events;
 mod gc;
 mod gpu_operator;
 mod job;
+pub mod karpenter;
+mod karpenter_pools;
 mod kubelet;
 pub mod node_lifecycle;
 mod placement;
@@ -41,6 +43,7 @@ pub fn reconcile(state: &mut KubeState) {
         daemonset::run(state, &dirty);
         job::run(state, &dirty);
         scheduler::run(state, &dirty);
+        karpenter::run(state, &dirty);
         kubelet::run(state, &dirty);
         gpu_operator::run(state, &dirty);
         device_plugin::run(state, &dirty);

@@ -121,9 +121,11 @@ pub(crate) fn extend(state: &mut AwsState) {
     }
     // EKS bills each connected hybrid node by its vCPUs.
     for node in &hybrid::HYBRID_NODES {
-        state
-            .meter
-            .start(node.name, &lab::cost::hybrid_node_kind(node.vcpus), Duration::ZERO);
+        state.meter.start(
+            node.name,
+            &lab::cost::hybrid_node_kind(node.vcpus),
+            Duration::ZERO,
+        );
     }
     let principal = role_arn(hybrid::HYBRID_NODE_ROLE);
     cluster.access_entries.insert(

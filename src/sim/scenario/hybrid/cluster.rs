@@ -1,7 +1,7 @@
 //! The Kubernetes side of the hybrid lab, built on the deployed lab's objects before the
 //! controllers first run.
 
-use super::{access, gpu, networking, nodes, observability};
+use super::{access, gpu, karpenter, networking, nodes, observability};
 use crate::lab::hybrid;
 use crate::sim::kube::state::KubeState;
 
@@ -17,6 +17,7 @@ pub(crate) fn extend(state: &mut KubeState) {
     gpu::dra_driver(state);
     observability::exporters(state);
     observability::cloudwatch_agent(state);
+    karpenter::install(state);
     access::service_accounts(state);
     access::rbac(state);
 }

@@ -2,12 +2,13 @@
 //! Kubernetes 1.36, with a remote node and pod network, five on-premises nodes (two for CPU
 //! work, three with NVIDIA GPUs under three different allocation managers), Cilium on them and
 //! the VPC CNI on the cloud nodes, CoreDNS on both sides, Pod Identity, DCGM and node exporters,
-//! and the RBAC a review should find.
+//! Karpenter with a cloud NodePool to burst to, and the RBAC a review should find.
 
 mod access;
 mod account;
 mod cluster;
 mod gpu;
+mod karpenter;
 mod networking;
 mod nodes;
 mod objects;
