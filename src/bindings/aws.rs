@@ -243,7 +243,7 @@ impl Extension for AwsBindings {
         doc(
             "addons",
             &["cluster: &str", "Map"],
-            "Add-ons by name: #{ \"vpc-cni\": #{ version, status, configuration_values }, ... }\n(configuration_values: the add-on's JSON settings as a string, or ()).",
+            "Add-ons by name: #{ \"vpc-cni\": #{ version, status, configuration_values }, ... }\n(configuration_values: the add-on's JSON settings as a string, only when it has some).",
         )
         .set_into_module(
             &mut eks,

@@ -292,8 +292,9 @@ pub enum LabCommand {
 
 #[derive(Debug, Args)]
 pub struct ServeArgs {
-    /// The starting state: `deployed` (after the lab's Terraform apply), `empty`, or `@FILE`,
-    /// a lab captured by `runbook state capture`.
+    /// The starting state: `deployed` (after the lab's Terraform apply), `hybrid` (the lab as
+    /// an EKS Hybrid Nodes cluster), `empty`, or `@FILE`, a lab captured by `runbook state
+    /// capture`.
     #[arg(long, default_value = "deployed")]
     pub scenario: String,
     /// Port of the Kubernetes API (0: any free port).

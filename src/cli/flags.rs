@@ -130,8 +130,9 @@ pub struct TargetArgs {
     /// The AWS region with --kubeconfig or --cluster [default: the profile's].
     #[arg(long, value_name = "REGION", global = true)]
     pub region: Option<String>,
-    /// The lab twin's starting state: `deployed` (after the lab's Terraform apply), `empty`,
-    /// or `@FILE`, a lab captured by `runbook state capture`.
+    /// The lab twin's starting state: `deployed` (after the lab's Terraform apply), `hybrid`
+    /// (the lab as an EKS Hybrid Nodes cluster), `empty`, or `@FILE`, a lab captured by
+    /// `runbook state capture`.
     #[arg(
         long,
         default_value = "deployed",

@@ -524,6 +524,16 @@ fn run_with_irsa_is_added_to_the_cloudwatch_agent_without_losing_its_entries() {
     assert_eq!(audit(&lab)["status"], "passed");
 }
 
+/// A metric's value in a run's report.
+fn metric_of(report: &Value, name: &str) -> Option<Value> {
+    report["metrics"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|m| m["name"] == name)
+        .map(|m| m["value"].clone())
+}
+
 #[test]
 fn the_link_loss_drill_times_the_eviction_and_nothing_moves_back() {
     let report = report_with(
@@ -536,14 +546,7 @@ fn the_link_loss_drill_times_the_eviction_and_nothing_moves_back() {
         steps[2]["virtual_ms"], 50_000,
         "Unknown after the 50 s grace period"
     );
-    let metric = |name: &str| {
-        report["metrics"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .find(|m| m["name"] == name)
-            .map(|m| m["value"].clone())
-    };
+    let metric = |name: &str| metric_of(&report, name);
     assert_eq!(metric("node_unknown_after_seconds"), Some(50.0.into()));
     assert_eq!(
         metric("pods_evicted_after_seconds"),
@@ -584,14 +587,7 @@ fn the_burst_drill_waits_out_the_quota_bursts_to_the_limit_and_cleans_up() {
     for snapshot in report["snapshots"].as_array().expect("snapshots") {
         assert_eq!(snapshot["outcome"], "matched", "{snapshot}");
     }
-    let metric = |name: &str| {
-        report["metrics"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .find(|m| m["name"] == name)
-            .map(|m| m["value"].clone())
-    };
+    let metric = |name: &str| metric_of(&report, name);
     assert_eq!(
         metric("burst_nodes").and_then(|v| v.as_f64()),
         Some(4.0),

@@ -33,11 +33,18 @@ impl AwsClients {
             )
         })?;
         let vpc = c.resources_vpc_config();
+        // Hybrid nodes' networks, only on a cluster that has them.
+        let remote = c.remote_network_config().map(|r| {
+            json!({
+                "remote_node_networks": r.remote_node_networks().iter().flat_map(|n| n.cidrs().to_vec()).collect::<Vec<_>>(),
+                "remote_pod_networks": r.remote_pod_networks().iter().flat_map(|n| n.cidrs().to_vec()).collect::<Vec<_>>(),
+            })
+        });
         let logging: Vec<Value> = c
             .logging()
             .map(|l| l.cluster_logging().iter().map(|s| json!({"types": s.types().iter().map(|t| t.as_str()).collect::<Vec<_>>(), "enabled": s.enabled()})).collect())
             .unwrap_or_default();
-        Ok(json!({
+        let mut cluster = json!({
             "name": c.name(),
             "arn": c.arn(),
             "created_at": time(c.created_at()),
@@ -56,11 +63,6 @@ impl AwsClients {
             },
             "node_security_group": vpc.and_then(|v| v.security_group_ids().first().cloned()),
             "kubernetes_network_config": {"service_ipv4_cidr": c.kubernetes_network_config().and_then(|k| k.service_ipv4_cidr())},
-            // Hybrid nodes' networks: null on a cluster without them.
-            "remote_network_config": c.remote_network_config().map(|r| json!({
-                "remote_node_networks": r.remote_node_networks().iter().flat_map(|n| n.cidrs().to_vec()).collect::<Vec<_>>(),
-                "remote_pod_networks": r.remote_pod_networks().iter().flat_map(|n| n.cidrs().to_vec()).collect::<Vec<_>>(),
-            })),
             "logging": {"cluster_logging": logging},
             "identity": {"oidc": {"issuer": c.identity().and_then(|i| i.oidc()).and_then(|o| o.issuer())}},
             "certificate_authority": {"data": c.certificate_authority().and_then(|a| a.data())},
@@ -68,7 +70,11 @@ impl AwsClients {
             "access_config": {"authentication_mode": c.access_config().and_then(|a| a.authentication_mode()).map(|m| m.as_str())},
             "secrets_key": c.encryption_config().first().and_then(|e| e.provider()).and_then(|p| p.key_arn()),
             "tags": c.tags(),
-        }))
+        });
+        if let Some(remote) = remote {
+            cluster["remote_network_config"] = remote;
+        }
+        Ok(cluster)
     }
 
     pub async fn nodegroups(&self, cluster: &str) -> Result<Vec<String>, AwsError> {
@@ -164,9 +170,12 @@ impl AwsClients {
             .await
             .map_err(|e| self.failed("DescribeAddon", e))?;
         let addon = out.addon();
-        Ok(
-            json!({"version": addon.and_then(|a| a.addon_version()), "status": addon.and_then(|a| a.status()).map(|s| s.as_str()), "configuration_values": addon.and_then(|a| a.configuration_values())}),
-        )
+        let mut answer = json!({"version": addon.and_then(|a| a.addon_version()), "status": addon.and_then(|a| a.status()).map(|s| s.as_str())});
+        // Only an add-on with settings has them (most have none).
+        if let Some(values) = addon.and_then(|a| a.configuration_values()) {
+            answer["configuration_values"] = json!(values);
+        }
+        Ok(answer)
     }
 
     /// Starts scaling a node group; returns the update (`id`, `status`).

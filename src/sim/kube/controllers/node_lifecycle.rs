@@ -208,13 +208,9 @@ pub fn toleration_expired(state: &mut KubeState, namespace: &str, name: &str, ui
         return;
     };
     let node = pod["spec"]["nodeName"].as_str().unwrap_or_default();
-    let still_tainted = state.object_ref("nodes", "", node).is_some_and(|n| {
-        n["spec"]["taints"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .any(|t| t["key"] == UNREACHABLE && t["effect"] == "NoExecute")
-    });
+    let still_tainted = state
+        .object_ref("nodes", "", node)
+        .is_some_and(|n| shared::has_taint(n, UNREACHABLE, Some("NoExecute")));
     if still_tainted && !shared::is_terminating(&pod) {
         evict(state, &pod);
     }

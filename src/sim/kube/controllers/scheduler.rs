@@ -356,7 +356,7 @@ fn evaluate(
     let spec = &pod["spec"];
     let mut reasons = Vec::new();
     // An unreachable node says so with its taint; a node that is only not ready has none here.
-    if !facts.ready && !has_taint(node, super::node_lifecycle::UNREACHABLE) {
+    if !facts.ready && !shared::has_taint(node, super::node_lifecycle::UNREACHABLE, None) {
         reasons.push("node(s) had untolerated taint {node.kubernetes.io/not-ready: }".to_string());
     }
     if facts.unschedulable {
@@ -385,14 +385,6 @@ fn evaluate(
         fits: reasons.is_empty(),
         reasons,
     }
-}
-
-fn has_taint(node: &Value, key: &str) -> bool {
-    node["spec"]["taints"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .any(|t| t["key"] == key)
 }
 
 fn owner_uid(pod: &Value) -> Option<&str> {

@@ -184,6 +184,15 @@ pub(super) fn tolerates(tolerations: &Value, taint: &Value) -> bool {
     })
 }
 
+/// Whether a node carries a taint with this key (and this effect, when one is given).
+pub(super) fn has_taint(node: &Value, key: &str, effect: Option<&str>) -> bool {
+    node["spec"]["taints"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .any(|t| t["key"] == key && effect.is_none_or(|e| t["effect"] == e))
+}
+
 /// Taints of a node that keep a pod with these tolerations off it (NoSchedule, NoExecute).
 pub(super) fn untolerated_taints<'a>(node: &'a Value, tolerations: &Value) -> Vec<&'a Value> {
     node["spec"]["taints"]
