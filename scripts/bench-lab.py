@@ -15,6 +15,8 @@ same run (`runbook --version`: process start and argument parsing, no engine, no
   server error, within 2x the fault-free drill's wall time (the SDK's backoffs are slept on the
   virtual clock); then both with AWS 1 ms away, where each retry costs a round trip (half the
   calls fail, so about twice the calls), compared with each other;
+- the hybrid lab (`--scenario hybrid`): runbooks/hybrid/audit.rhai, link-loss.rhai and
+  burst.rhai, each under 2 s wall and 100 MB, as the drill;
 - nvml fan-out: benches/nvml-fanout.rhai, nvml::query over 64 GPU nodes within 3x the wall
   time of 2 nodes (it prints its own medians and ratio), with no added latency and with
   `--fault kube-latency=5ms`.
@@ -124,6 +126,13 @@ def run_cases(runs, kubeconfig, lab_env):
         elif drill:
             ratio = median / drill
             target.append(f"{ratio:.2f}x the fault-free drill, <2x: {'met' if ratio < 2 else 'NOT met'}")
+        print(f"{label:30} {median:10.1f} {worst:8.1f} {median / base:11.1f} {peak:8.1f}  {'; '.join(target)}")
+    # The hybrid lab (seed 004): its audit and its two drills, each under the drill's targets.
+    for label, runbook in [("hybrid audit", "runbooks/hybrid/audit.rhai"),
+                           ("hybrid link-loss drill", "runbooks/hybrid/link-loss.rhai"),
+                           ("hybrid burst drill", "runbooks/hybrid/burst.rhai")]:
+        median, worst, peak = measure(["run", runbook, "--scenario", "hybrid", "--progress", "never"], runs, {})
+        target = [f"<2000 ms: {'met' if median < 2000 else 'NOT met'}", f"<100 MB: {'met' if peak < 100 else 'NOT met'}"]
         print(f"{label:30} {median:10.1f} {worst:8.1f} {median / base:11.1f} {peak:8.1f}  {'; '.join(target)}")
     # The fan-out twice: on the twin as it is (answers in microseconds, so 64 nodes are bound by
     # the CPU the twin and the client share), and with the Kubernetes API 5 ms away, as a real

@@ -42,27 +42,23 @@ fn reconcile(state: &mut KubeState, mut ds: Value) {
     let spec = &ds["spec"]["template"]["spec"];
     let tolerations = with_daemon_tolerations(spec);
     let pods_key = built_in_key("pods");
-    // Names only: this runs for every change to one of its pods, so it must not copy nodes.
-    let eligible: Vec<String> = state
-        .store
-        .list(&built_in_key("nodes"), None)
-        .filter(|n| {
-            shared::node_matches(spec, n) && shared::untolerated_taints(n, &tolerations).is_empty()
-        })
-        .map(|n| shared::name(n).to_string())
-        .collect();
-    // A NoSchedule taint keeps new pods off but lets running ones stay; NoExecute does not.
-    let keep: HashSet<String> = state
-        .store
-        .list(&built_in_key("nodes"), None)
-        .filter(|n| {
-            shared::node_matches(spec, n)
-                && shared::untolerated_taints(n, &tolerations)
-                    .iter()
-                    .all(|t| t["effect"] != "NoExecute")
-        })
-        .map(|n| shared::name(n).to_string())
-        .collect();
+    // Names only: this runs for every change to one of its pods, so it must not copy nodes. A
+    // NoSchedule taint keeps new pods off a node but lets running ones stay; NoExecute does not.
+    let mut eligible: Vec<String> = Vec::new();
+    let mut keep: HashSet<String> = HashSet::new();
+    for node in state.store.list(&built_in_key("nodes"), None) {
+        if !shared::node_matches(spec, node) {
+            continue;
+        }
+        let untolerated = shared::untolerated_taints(node, &tolerations);
+        let name = shared::name(node).to_string();
+        if untolerated.is_empty() {
+            eligible.push(name.clone());
+        }
+        if untolerated.iter().all(|t| t["effect"] != "NoExecute") {
+            keep.insert(name);
+        }
+    }
     let placed: HashSet<String> = state
         .store
         .owned_by(&pods_key, &uid)
