@@ -109,7 +109,7 @@ def verify(runs):
             walls = []
             for _ in range(runs):
                 before = lab.requests()
-                wall, _ = run_once(["run", "runbooks/verify.rhai", "--progress", "never", *lab.target], lab.env)
+                wall, _ = run_once(["run", "runbooks/verify.rhai", "--progress", "never", "--read-only", *lab.target], lab.env)
                 after = lab.requests()
                 walls.append(wall)
             kube, aws = after[0] - before[0], after[1] - before[1]
