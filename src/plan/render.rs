@@ -115,10 +115,25 @@ pub fn to_text(plan: &Plan) -> String {
             plan.started_usd,
             budget(plan)
         );
+        // Columns as wide as their longest entry (a hybrid node's kind is `eks-hybrid-node/32vcpu`).
+        let resource_width = plan
+            .cost
+            .iter()
+            .map(|l| l.resource.len())
+            .max()
+            .unwrap_or(0)
+            .max(28);
+        let kind_width = plan
+            .cost
+            .iter()
+            .map(|l| l.kind.len())
+            .max()
+            .unwrap_or(0)
+            .max(14);
         for line in &plan.cost {
             let _ = writeln!(
                 out,
-                "  {:<28} {:<14} {:>7.3} h  ${:.3}{}",
+                "  {:<resource_width$} {:<kind_width$} {:>7.3} h  ${:.3}{}",
                 line.resource,
                 line.kind,
                 line.hours,
