@@ -19,7 +19,9 @@ use super::kube::controllers::{fire_timer, reconcile};
 use super::kube::programs::{self, container_program};
 use super::kube::request_info::RequestAttributes;
 use super::kube::state::{KubeState, Timer, built_in_key};
-use super::scenario::{NodeSpec, clear_cluster, install_addon, node_object, uninstall_addon};
+use super::scenario::{
+    NodeSpec, clear_cluster, configure_addon, install_addon, node_object, uninstall_addon,
+};
 use super::secrets::{LabSecrets, Refusals};
 use crate::lab::reachability::{Endpoint, Peer, SgRule, cidr_contains, reachable};
 
@@ -178,6 +180,17 @@ impl Twin {
         (launches, terminations)
     }
 
+    /// An add-on's `configurationValues`, as EKS keeps them.
+    fn addon_settings(&self, cluster: &str, addon: &str) -> Option<String> {
+        self.read_aws(|state| {
+            state
+                .clusters
+                .get(cluster)
+                .and_then(|c| c.addons.get(addon))
+                .and_then(|a| a.configuration_values.clone())
+        })
+    }
+
     /// Puts autoscaler requests back into the Kubernetes state, for the next change to carry.
     pub(super) fn keep_for_next_change(
         &self,
@@ -328,9 +341,17 @@ impl Twin {
                 self.aws(|state| on_timer(state, timer));
                 self.kube(clear_cluster);
             }
-            AwsTimer::AddonActive { addon, .. } => {
+            AwsTimer::AddonActive { cluster, addon } => {
                 self.aws(|state| on_timer(state, timer));
-                self.kube(|state| install_addon(state, addon));
+                let settings = self.addon_settings(cluster, addon);
+                self.kube(|state| {
+                    install_addon(state, addon);
+                    configure_addon(state, addon, settings.as_deref());
+                });
+            }
+            AwsTimer::AddonConfigured { cluster, addon } => {
+                let settings = self.addon_settings(cluster, addon);
+                self.kube(|state| configure_addon(state, addon, settings.as_deref()));
             }
             AwsTimer::AddonDeleted { addon, .. } => {
                 self.aws(|state| on_timer(state, timer));

@@ -632,3 +632,61 @@ fn a_subnet_out_of_addresses_keeps_a_burst_pending_with_ec2s_reason() {
         "{answer}"
     );
 }
+
+#[test]
+fn the_pod_identity_agents_hybrid_daemonset_follows_the_add_ons_settings() {
+    let Some(kubectl) = kubectl("1.35") else {
+        return;
+    };
+    if !aws_cli_available() {
+        return;
+    }
+    let lab = LabServer::start_with("60", &["--scenario", "hybrid"]);
+    let update = |settings: &str| {
+        aws_ok(
+            &lab,
+            &[
+                "eks",
+                "update-addon",
+                "--cluster-name",
+                "myeks5w",
+                "--addon-name",
+                "eks-pod-identity-agent",
+                "--configuration-values",
+                settings,
+            ],
+        );
+        lab.admin("advance?by=30s");
+    };
+    let hybrid_daemonsets = || {
+        kubectl_on(
+            &kubectl,
+            &lab,
+            &["get", "daemonsets", "-n", "kube-system", "-o", "name"],
+            None,
+        )
+        .lines()
+        .filter(|l| l.ends_with("eks-pod-identity-agent-hybrid"))
+        .count()
+    };
+    assert_eq!(hybrid_daemonsets(), 1);
+    update("{}");
+    assert_eq!(hybrid_daemonsets(), 0, "settings without it remove it");
+    let failed = failed_steps(&audit(&lab));
+    assert_eq!(failed.len(), 1, "{failed:?}");
+    assert!(
+        failed[0].1.contains("do not create the hybrid DaemonSet")
+            && failed[0]
+                .1
+                .contains("runs no eks-pod-identity-agent-hybrid pod"),
+        "{}",
+        failed[0].1
+    );
+    update(r#"{"daemonsets":{"hybrid":{"create":true}}}"#);
+    assert_eq!(
+        hybrid_daemonsets(),
+        1,
+        "the add-on's setting brings it back"
+    );
+    assert_eq!(audit(&lab)["status"], "passed");
+}

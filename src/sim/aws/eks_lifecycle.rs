@@ -421,9 +421,10 @@ pub fn update_addon(
         .map_or_else(|| addon.version.clone(), str::to_string);
     addon.version = version.clone();
     let mut params = vec![("AddonVersion".into(), version)];
-    if let Some(values) = body["configurationValues"].as_str() {
-        addon.configuration_values = Some(values.to_string());
-        params.push(("ConfigurationValues".into(), values.to_string()));
+    let configured = body["configurationValues"].as_str().map(str::to_string);
+    if let Some(values) = &configured {
+        addon.configuration_values = Some(values.clone());
+        params.push(("ConfigurationValues".into(), values.clone()));
     }
     let update = Update {
         id: id.clone(),
@@ -437,6 +438,16 @@ pub fn update_addon(
         created_at: now,
     };
     state.updates.insert(id, update.clone());
+    if configured.is_some() {
+        // The add-on's controller rolls the new settings out a moment later.
+        state.schedule(
+            std::time::Duration::from_secs(10),
+            AwsTimer::AddonConfigured {
+                cluster: cluster.into(),
+                addon: name.into(),
+            },
+        );
+    }
     Ok(update)
 }
 
@@ -505,7 +516,8 @@ pub fn on_timer(state: &mut AwsState, timer: &AwsTimer) {
         }
         AwsTimer::InstanceJoins { .. }
         | AwsTimer::InstanceTerminated { .. }
-        | AwsTimer::UpdateDone { .. } => {}
+        | AwsTimer::UpdateDone { .. }
+        | AwsTimer::AddonConfigured { .. } => {}
     }
 }
 

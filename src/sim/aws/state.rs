@@ -316,6 +316,11 @@ pub enum AwsTimer {
         cluster: String,
         addon: String,
     },
+    /// An add-on's new settings have reached the cluster.
+    AddonConfigured {
+        cluster: String,
+        addon: String,
+    },
     /// A node group is created (CREATING -> ACTIVE) or removed (DELETING -> gone).
     NodegroupActive {
         cluster: String,

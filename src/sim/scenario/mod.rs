@@ -1,6 +1,7 @@
 //! Starting states of the twin: `empty` (nothing exists yet), `deployed` (the lab right
 //! after its Terraform apply), or a lab captured from a live account (`@lab-state.json`).
 
+mod addon_settings;
 mod addons;
 mod aws;
 mod captured;
@@ -8,6 +9,7 @@ mod hybrid;
 mod kube_system;
 mod nodes;
 
+pub use addon_settings::apply as configure_addon;
 pub use addons::{install as install_addon, uninstall as uninstall_addon};
 pub use kube_system::clear_cluster;
 pub use nodes::{NodeSpec, node_object};

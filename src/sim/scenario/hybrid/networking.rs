@@ -7,8 +7,12 @@ use serde_json::json;
 
 use super::objects::{Workload, affinity_in, affinity_not_in, amend, hybrid_toleration, put};
 use crate::lab::ECR;
-use crate::lab::hybrid::{COMPUTE_TYPE_LABEL, DNS_ELIGIBLE_LABEL, HYBRID_ADDONS, LOCATION_LABEL};
+use crate::lab::hybrid::{
+    COMPUTE_TYPE_LABEL, DNS_ELIGIBLE_LABEL, HYBRID_ADDONS, LOCATION_LABEL,
+    POD_IDENTITY_HYBRID_CONFIG,
+};
 use crate::sim::kube::state::KubeState;
+use crate::sim::scenario::configure_addon;
 
 const CILIUM_IMAGE: &str = "quay.io/cilium/cilium:v1.18.2";
 
@@ -78,8 +82,9 @@ fn hybrid_addon_version(name: &str) -> &'static str {
         .map_or("", |(_, v)| v)
 }
 
-/// The Pod Identity Agent at a hybrid-capable version: its cloud DaemonSet off hybrid nodes,
-/// and the hybrid DaemonSet its `{"daemonsets":{"hybrid":{"create":true}}}` setting adds.
+/// The Pod Identity Agent at a hybrid-capable version with the add-on's hybrid setting, which
+/// keeps its cloud DaemonSet off hybrid nodes and adds the hybrid one; and the node monitoring
+/// agent.
 pub(super) fn pod_identity_agent(state: &mut KubeState) {
     let image = format!(
         "{ECR}/eks/eks-pod-identity-agent:{}",
@@ -90,29 +95,13 @@ pub(super) fn pod_identity_agent(state: &mut KubeState) {
         "daemonsets",
         "kube-system",
         "eks-pod-identity-agent",
-        |ds| {
-            let spec = &mut ds["spec"]["template"]["spec"];
-            spec["containers"][0]["image"] = json!(image);
-            spec["affinity"] = affinity_not_in(COMPUTE_TYPE_LABEL, &["fargate", "hybrid", "auto"]);
-        },
+        |ds| ds["spec"]["template"]["spec"]["containers"][0]["image"] = json!(image),
     );
-    let mut hybrid = Workload {
-        kind: "DaemonSet",
-        namespace: "kube-system",
-        name: "eks-pod-identity-agent-hybrid",
-        image: &image,
-        cpu: "25m",
-        pod_spec: json!({
-            "hostNetwork": true,
-            "affinity": affinity_in(COMPUTE_TYPE_LABEL, &["hybrid"]),
-            "tolerations": [{"operator": "Exists"}],
-            "priorityClassName": "system-node-critical",
-        }),
-        replicas: 0,
-    }
-    .object();
-    hybrid["metadata"]["labels"]["app.kubernetes.io/instance"] = json!("eks-pod-identity-agent");
-    put(state, hybrid);
+    configure_addon(
+        state,
+        "eks-pod-identity-agent",
+        Some(POD_IDENTITY_HYBRID_CONFIG),
+    );
     Workload {
         kind: "DaemonSet",
         namespace: "kube-system",
