@@ -32,6 +32,7 @@ const MUTATING: &[&str] = &[
     "k8s::patch",
     "k8s::quarantine",
     "kms::create_key",
+    "twin::fault",
 ];
 
 /// A warning `check` prints: where, what, and what to do.
@@ -184,7 +185,14 @@ fn effect_of(
             registers_cleanup: true,
         };
     }
-    if MUTATING.contains(&name) && !(name == "eks::scale_nodegroup" && call.to_zero) {
+    // A scale to 0 and a fault switched off are what cleanups do.
+    let undoing = (name == "eks::scale_nodegroup" && call.to_zero)
+        || (name == "twin::fault"
+            && call
+                .first_text
+                .as_deref()
+                .is_some_and(|spec| spec.ends_with("=off") || spec.starts_with("heal=")));
+    if MUTATING.contains(&name) && !undoing {
         return Effect {
             mutates: true,
             registers_cleanup: false,
@@ -319,6 +327,16 @@ mod tests {
         assert_eq!(
             lints_of(unguarded)[0].1,
             "`gpu::scale_up` changes the target before any cleanup is registered"
+        );
+    }
+
+    #[test]
+    fn a_twin_fault_wants_its_cleanup_first_and_switching_one_off_does_not() {
+        assert_eq!(lints_of("twin::fault(\"link-down=onprem\");").len(), 1);
+        assert!(lints_of("twin::fault(\"link-down=off\");").is_empty());
+        assert!(
+            lints_of("defer(\"back\", || twin::fault(\"link-down=off\"));\ntwin::fault(\"link-down=onprem\");")
+                .is_empty()
         );
     }
 
