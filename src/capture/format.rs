@@ -142,6 +142,28 @@ pub struct Cluster {
     pub secrets_key: Option<String>,
     pub addons: Vec<Addon>,
     pub access_entries: Vec<AccessEntry>,
+    /// Hybrid nodes' networks (`remoteNetworkConfig`), on a cluster that has them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub remote_network: Option<RemoteNetwork>,
+    /// EKS Pod Identity associations, when there are any.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pod_identity_associations: Vec<PodIdentityAssociation>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RemoteNetwork {
+    pub node_cidrs: Vec<String>,
+    pub pod_cidrs: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PodIdentityAssociation {
+    pub id: String,
+    pub namespace: String,
+    pub service_account: String,
+    pub role_arn: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -150,6 +172,9 @@ pub struct Addon {
     pub name: String,
     pub version: String,
     pub status: String,
+    /// Its `configurationValues`, when it has settings.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub configuration_values: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

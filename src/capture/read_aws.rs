@@ -11,7 +11,8 @@ use super::error::CaptureError;
 use super::fields::{text, texts};
 use super::format::{
     AccessEntry, AccessPolicy, Addon, Address, AwsState, Cluster, Instance, NatGateway, Nodegroup,
-    OidcProvider, Role, Rule, SecurityGroup, Subnet, Taint, Vpc,
+    OidcProvider, PodIdentityAssociation, RemoteNetwork, Role, Rule, SecurityGroup, Subnet, Taint,
+    Vpc,
 };
 use crate::clients::aws::AwsClients;
 
@@ -291,8 +292,29 @@ async fn cluster(aws: &AwsClients, name: &str, c: &Value) -> Result<Cluster, Cap
             name: addon.clone(),
             version: text(&v["version"]),
             status: text(&v["status"]),
+            configuration_values: v["configuration_values"].as_str().map(str::to_string),
         })
         .collect();
+    let pod_identity_associations = aws
+        .pod_identity_associations(name)
+        .await
+        .map_err(CaptureError::aws(format!(
+            "the Pod Identity associations of {name}"
+        )))?
+        .iter()
+        .map(|a| PodIdentityAssociation {
+            id: text(&a["association_id"]),
+            namespace: text(&a["namespace"]),
+            service_account: text(&a["service_account"]),
+            role_arn: text(&a["role_arn"]),
+        })
+        .collect();
+    let remote_network = c["remote_network_config"]
+        .is_object()
+        .then(|| RemoteNetwork {
+            node_cidrs: texts(&c["remote_network_config"]["remote_node_networks"]),
+            pod_cidrs: texts(&c["remote_network_config"]["remote_pod_networks"]),
+        });
     let mode = text(&c["access_config"]["authentication_mode"]);
     // Access entries exist only where the API authenticates them.
     let access_entries = if mode == "CONFIG_MAP" {
@@ -338,6 +360,8 @@ async fn cluster(aws: &AwsClients, name: &str, c: &Value) -> Result<Cluster, Cap
         secrets_key: c["secrets_key"].as_str().map(str::to_string),
         addons,
         access_entries,
+        remote_network,
+        pod_identity_associations,
     })
 }
 

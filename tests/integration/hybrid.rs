@@ -690,3 +690,55 @@ fn the_pod_identity_agents_hybrid_daemonset_follows_the_add_ons_settings() {
     );
     assert_eq!(audit(&lab)["status"], "passed");
 }
+
+#[test]
+fn a_capture_of_a_hybrid_cluster_keeps_its_networks_settings_and_associations() {
+    let lab = LabServer::start_with("60", &["--scenario", "hybrid"]);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let file = dir.path().join("lab-state.json");
+    Runbook::new()
+        .lab_env(&lab)
+        .args(["state", "capture", "--kubeconfig"])
+        .arg(&lab.kubeconfig)
+        .args(["--aws-endpoint", &lab.aws_endpoint(), "-o"])
+        .arg(&file)
+        .run()
+        .expect_code(0);
+    let state: Value =
+        serde_json::from_str(&std::fs::read_to_string(&file).expect("written")).expect("json");
+    let cluster = &state["aws"]["cluster"];
+    assert_eq!(cluster["remote_network"]["node_cidrs"][0], "10.80.0.0/16");
+    assert_eq!(cluster["remote_network"]["pod_cidrs"][0], "10.85.0.0/16");
+    assert_eq!(
+        cluster["pod_identity_associations"]
+            .as_array()
+            .map(Vec::len),
+        Some(2)
+    );
+    let agent = cluster["addons"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|a| a["name"] == "eks-pod-identity-agent")
+        .expect("the agent");
+    assert_eq!(
+        agent["configuration_values"],
+        r#"{"daemonsets":{"hybrid":{"create":true}}}"#
+    );
+    // A twin of the capture answers with them.
+    let scenario = format!("@{}", file.display());
+    let out = Runbook::new()
+        .args([
+            "eval",
+            "--json",
+            "--scenario",
+            &scenario,
+            r#"#{ remote: eks::cluster("myeks5w").remote_network_config, associations: eks::pod_identity_associations("myeks5w").len(), hybrid_nodes: k8s::nodes(#{ "eks.amazonaws.com/compute-type": "hybrid" }).len() }"#,
+        ])
+        .run()
+        .expect_code(0);
+    let answer: Value = serde_json::from_str(out.stdout().trim()).expect("json");
+    assert_eq!(answer["remote"]["remote_pod_networks"][0], "10.85.0.0/16");
+    assert_eq!(answer["associations"], 2);
+    assert_eq!(answer["hybrid_nodes"], 5);
+}

@@ -10,7 +10,8 @@ use serde_json::json;
 use crate::capture::format::{self, LabState};
 use crate::sim::aws::state::{
     AccessEntry, Addon, Address, AssociatedPolicy, AwsState, Cluster, Instance, NatGateway,
-    Nodegroup, OidcProvider, Role, Rule, SecurityGroup, Subnet, Vpc,
+    Nodegroup, OidcProvider, PodIdentityAssociation, RemoteNetwork, Role, Rule, SecurityGroup,
+    Subnet, Vpc,
 };
 use crate::sim::kube::rbac::bootstrap;
 use crate::sim::kube::state::{KubeState, store_key};
@@ -228,7 +229,7 @@ fn cluster(state: &mut AwsState, capture: &format::Cluster, at: Duration) {
                 version: a.version.clone(),
                 status: a.status.clone(),
                 created_at: at,
-                configuration_values: None,
+                configuration_values: a.configuration_values.clone(),
             };
             (a.name.clone(), addon)
         })
@@ -282,8 +283,24 @@ fn cluster(state: &mut AwsState, capture: &format::Cluster, at: Duration) {
             authentication_mode: capture.authentication_mode.clone(),
             access_entries,
             secrets_key: capture.secrets_key.clone(),
-            remote_network: None,
-            pod_identity_associations: BTreeMap::new(),
+            remote_network: capture.remote_network.as_ref().map(|r| RemoteNetwork {
+                node_cidrs: r.node_cidrs.clone(),
+                pod_cidrs: r.pod_cidrs.clone(),
+            }),
+            pod_identity_associations: capture
+                .pod_identity_associations
+                .iter()
+                .map(|a| {
+                    let association = PodIdentityAssociation {
+                        id: a.id.clone(),
+                        namespace: a.namespace.clone(),
+                        service_account: a.service_account.clone(),
+                        role_arn: a.role_arn.clone(),
+                        created_at: at,
+                    };
+                    (a.id.clone(), association)
+                })
+                .collect(),
         },
     );
 }
