@@ -165,6 +165,7 @@ pub(crate) fn execute(args: RunArgs) -> AppResult {
             },
         )
     })?;
+    signals::yield_to_abort(&host);
     if let Some(diagnostic) = &outcome.diagnostic {
         eprint!(
             "{}",

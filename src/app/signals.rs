@@ -74,6 +74,17 @@ pub(crate) fn watch(
     });
 }
 
+/// Once a second signal has come, the abort path owns the ending: it prints what was left
+/// behind and exits the process. A run that ends meanwhile waits for that instead of printing
+/// its own ending over it (the two used to interleave).
+pub(crate) fn yield_to_abort(host: &Host) {
+    if host.interrupt.count() >= 2 {
+        loop {
+            std::thread::park();
+        }
+    }
+}
+
 /// The exit code of a run that ended: 3 when a cleanup did not finish, else the signal's
 /// (130, 143, 129) when one stopped it, else the report's.
 pub(crate) fn exit_code(host: &Host, report: &Report) -> Exit {
