@@ -11,6 +11,7 @@ mod gc;
 mod gpu_operator;
 mod job;
 pub mod karpenter;
+mod karpenter_lifecycle;
 mod karpenter_pools;
 mod kubelet;
 pub mod node_lifecycle;
