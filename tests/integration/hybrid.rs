@@ -524,6 +524,17 @@ fn run_with_irsa_is_added_to_the_cloudwatch_agent_without_losing_its_entries() {
     assert_eq!(audit(&lab)["status"], "passed");
 }
 
+/// `runbook eval --json` of a script with more arguments (the scenario, faults): its answer.
+fn eval_json(extra: &[&str], script: &str) -> Value {
+    let out = Runbook::new()
+        .args(["eval", "--json"])
+        .args(extra)
+        .arg(script)
+        .run()
+        .expect_code(0);
+    serde_json::from_str(out.stdout().trim()).expect("json")
+}
+
 /// A metric's value in a run's report.
 fn metric_of(report: &Value, name: &str) -> Option<Value> {
     report["metrics"]
@@ -561,17 +572,10 @@ fn the_link_loss_drill_times_the_eviction_and_nothing_moves_back() {
 
 #[test]
 fn the_twins_meter_bills_hybrid_nodes_by_the_vcpu_hour() {
-    let out = Runbook::new()
-        .args([
-            "eval",
-            "--json",
-            "--scenario",
-            "hybrid",
-            r#"sleep("1h"); let hybrid = cost::report().lines.filter(|l| l.kind.starts_with("eks-hybrid-node")); #{ nodes: hybrid.len(), per_hour: hybrid.map(|l| l.usd_per_hour).reduce(|a, b| a + b, 0.0), running: hybrid.all(|l| l.running) }"#,
-        ])
-        .run()
-        .expect_code(0);
-    let billed: Value = serde_json::from_str(out.stdout().trim()).expect("json");
+    let billed = eval_json(
+        &["--scenario", "hybrid"],
+        r#"sleep("1h"); let hybrid = cost::report().lines.filter(|l| l.kind.starts_with("eks-hybrid-node")); #{ nodes: hybrid.len(), per_hour: hybrid.map(|l| l.usd_per_hour).reduce(|a, b| a + b, 0.0), running: hybrid.all(|l| l.running) }"#,
+    );
     assert_eq!(billed["nodes"], 5);
     assert_eq!(billed["running"], true);
     // Five hosts of 32 vCPUs at $0.020 a vCPU-hour: $3.20 an hour, $28,032 a year of 8,760 hours,
@@ -600,25 +604,16 @@ fn the_burst_drill_waits_out_the_quota_bursts_to_the_limit_and_cleans_up() {
 
 #[test]
 fn a_subnet_out_of_addresses_keeps_a_burst_pending_with_ec2s_reason() {
-    let out = Runbook::new()
-        .args([
-            "eval",
-            "--json",
-            "--scenario",
-            "hybrid",
-            "--fault",
-            "subnet-ips-exhausted=on",
-            r#"k8s::apply(#{ apiVersion: "v1", kind: "Pod", metadata: #{ name: "burst", namespace: "default" },
+    let answer = eval_json(
+        &["--scenario", "hybrid", "--fault", "subnet-ips-exhausted=on"],
+        r#"k8s::apply(#{ apiVersion: "v1", kind: "Pod", metadata: #{ name: "burst", namespace: "default" },
                 spec: #{ nodeSelector: #{ "karpenter.sh/nodepool": "cloud-burst-pool" },
                          tolerations: [#{ key: "example.com/burst", operator: "Exists" }],
                          containers: [#{ name: "app", image: "nginx", resources: #{ requests: #{ cpu: "500m" } } }] } });
                sleep("5s");
                let claim = k8s::list("NodeClaim")[0];
                #{ launched: claim.status.conditions.filter(|c| c.type == "Launched")[0], pod: k8s::get("Pod", "burst", "default").status.phase }"#,
-        ])
-        .run()
-        .expect_code(0);
-    let answer: Value = serde_json::from_str(out.stdout().trim()).expect("json");
+    );
     assert_eq!(answer["pod"], "Pending");
     assert_eq!(answer["launched"]["status"], "False");
     assert_eq!(
@@ -727,17 +722,10 @@ fn a_capture_of_a_hybrid_cluster_keeps_its_networks_settings_and_associations() 
     );
     // A twin of the capture answers with them.
     let scenario = format!("@{}", file.display());
-    let out = Runbook::new()
-        .args([
-            "eval",
-            "--json",
-            "--scenario",
-            &scenario,
-            r#"#{ remote: eks::cluster("myeks5w").remote_network_config, associations: eks::pod_identity_associations("myeks5w").len(), hybrid_nodes: k8s::nodes(#{ "eks.amazonaws.com/compute-type": "hybrid" }).len() }"#,
-        ])
-        .run()
-        .expect_code(0);
-    let answer: Value = serde_json::from_str(out.stdout().trim()).expect("json");
+    let answer = eval_json(
+        &["--scenario", &scenario],
+        r#"#{ remote: eks::cluster("myeks5w").remote_network_config, associations: eks::pod_identity_associations("myeks5w").len(), hybrid_nodes: k8s::nodes(#{ "eks.amazonaws.com/compute-type": "hybrid" }).len() }"#,
+    );
     assert_eq!(answer["remote"]["remote_pod_networks"][0], "10.85.0.0/16");
     assert_eq!(answer["associations"], 2);
     assert_eq!(answer["hybrid_nodes"], 5);
