@@ -164,6 +164,14 @@ pub const HYBRID_ADDONS: [(&str, &str); 2] = [
     ("eks-pod-identity-agent", "v1.3.8-eksbuild.2"),
     ("eks-node-monitoring-agent", "v1.4.0-eksbuild.2"),
 ];
+/// The hybrid lab's version of one of `HYBRID_ADDONS` ("" for another).
+pub fn addon_version(name: &str) -> &'static str {
+    HYBRID_ADDONS
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map_or("", |(_, v)| v)
+}
+
 /// `{"daemonsets":{"hybrid":{"create":true}}}`: the Pod Identity Agent's hybrid DaemonSet.
 pub const POD_IDENTITY_HYBRID_CONFIG: &str = r#"{"daemonsets":{"hybrid":{"create":true}}}"#;
 

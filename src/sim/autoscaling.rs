@@ -32,7 +32,7 @@ impl Twin {
                     .map(|request| autoscaled::launch(state, request))
                     .collect()
             });
-            (launches, terminations) = self.kube_without_carrying(|state| {
+            ((), launches, terminations) = self.kube_without_carrying(|state| {
                 for outcome in &outcomes {
                     karpenter::launched(state, outcome);
                 }

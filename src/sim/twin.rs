@@ -147,37 +147,35 @@ impl Twin {
     /// Changes the Kubernetes world, then lets the controllers react; what the cluster's
     /// autoscaler asked of EC2 meanwhile is carried over.
     pub fn kube<R>(&self, change: impl FnOnce(&mut KubeState) -> R) -> R {
-        let mut result = None;
-        let (launches, terminations) = self.kube_without_carrying(|state| {
-            result = Some(change(state));
-        });
+        let (result, launches, terminations) = self.kube_without_carrying(change);
         self.carry_autoscaler_requests(launches, terminations);
-        result.expect("the change ran")
+        result
     }
 
     /// The same, handing back the autoscaler's requests instead of carrying them.
-    pub(super) fn kube_without_carrying(
+    pub(super) fn kube_without_carrying<R>(
         &self,
-        change: impl FnOnce(&mut KubeState),
-    ) -> (Vec<crate::sim::launch::LaunchRequest>, Vec<String>) {
+        change: impl FnOnce(&mut KubeState) -> R,
+    ) -> (R, Vec<crate::sim::launch::LaunchRequest>, Vec<String>) {
         let deferred = IN_ONE_PASS.with(Cell::get);
-        let (timers, launches, terminations) = {
+        let (result, timers, launches, terminations) = {
             let mut state = unpoison(self.kube.lock());
             state.now = self.clock.now();
-            change(&mut state);
+            let result = change(&mut state);
             if deferred {
                 // Within one instant's timers: all of it is taken after the last one.
-                return (Vec::new(), Vec::new());
+                return (result, Vec::new(), Vec::new());
             }
             reconcile(&mut state);
             (
+                result,
                 std::mem::take(&mut state.timers),
                 std::mem::take(&mut state.launch_requests),
                 std::mem::take(&mut state.terminate_requests),
             )
         };
         self.arm(timers.into_iter().map(|(at, t)| (at, Due::Kube(t))));
-        (launches, terminations)
+        (result, launches, terminations)
     }
 
     /// An add-on's `configurationValues`, as EKS keeps them.

@@ -4,6 +4,7 @@
 use serde_json::{Value, json};
 
 use crate::lab::{self, NodeShape};
+use crate::sim::kube::controllers::node_lifecycle::posted_conditions;
 
 pub struct NodeSpec<'a> {
     pub nodegroup: &'a str,
@@ -57,7 +58,6 @@ pub fn node_object(spec: &NodeSpec<'_>) -> Value {
         .iter()
         .map(|(k, v, e)| json!({"key": k, "value": v, "effect": e}))
         .collect();
-    let ready = if spec.ready { "True" } else { "False" };
     json!({
         "apiVersion": "v1",
         "kind": "Node",
@@ -77,12 +77,7 @@ pub fn node_object(spec: &NodeSpec<'_>) -> Value {
         "status": {
             "capacity": {"cpu": shape.cpu, "memory": shape.memory, "pods": shape.pods, "ephemeral-storage": "20959212Ki", "hugepages-1Gi": "0", "hugepages-2Mi": "0"},
             "allocatable": {"cpu": shape.allocatable_cpu, "memory": shape.allocatable_memory, "pods": shape.pods, "ephemeral-storage": "18242267924", "hugepages-1Gi": "0", "hugepages-2Mi": "0"},
-            "conditions": [
-                {"type": "MemoryPressure", "status": "False", "reason": "KubeletHasSufficientMemory", "message": "kubelet has sufficient memory available"},
-                {"type": "DiskPressure", "status": "False", "reason": "KubeletHasNoDiskPressure", "message": "kubelet has no disk pressure"},
-                {"type": "PIDPressure", "status": "False", "reason": "KubeletHasSufficientPID", "message": "kubelet has sufficient PID available"},
-                {"type": "Ready", "status": ready, "reason": if spec.ready { "KubeletReady" } else { "KubeletNotReady" }, "message": if spec.ready { "kubelet is posting ready status" } else { "container runtime network not ready" }},
-            ],
+            "conditions": posted_conditions(spec.ready),
             "addresses": [
                 {"type": "InternalIP", "address": spec.private_ip},
                 {"type": "InternalDNS", "address": name},

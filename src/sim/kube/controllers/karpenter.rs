@@ -97,15 +97,16 @@ fn unschedulable(pod: &Value) -> bool {
 }
 
 fn place_pending(state: &mut KubeState, pools: &[Pool]) {
-    let mut pending: Vec<Value> = state
-        .store
-        .list(&built_in_key("pods"), None)
+    // The scheduler's queue of pods waiting for a node (ordered by namespace and name): those
+    // it has found no room for are this controller's.
+    let pods_key = built_in_key("pods");
+    let pending: Vec<Value> = state
+        .unscheduled
+        .iter()
+        .filter_map(|(namespace, name)| state.store.get(&pods_key, namespace, name))
         .filter(|p| unschedulable(p))
         .cloned()
         .collect();
-    pending.sort_by(|a, b| {
-        (shared::namespace(a), shared::name(a)).cmp(&(shared::namespace(b), shared::name(b)))
-    });
     for pod in pending {
         let key = (
             shared::namespace(&pod).to_string(),

@@ -79,7 +79,7 @@ pub fn restore(state: &mut KubeState, node: &str) {
 }
 
 /// `(type, reason, message)` of the kubelet's conditions when it posts them.
-const CONDITIONS: [(&str, &str, &str); 4] = [
+pub const CONDITIONS: [(&str, &str, &str); 4] = [
     (
         "MemoryPressure",
         "KubeletHasSufficientMemory",
@@ -97,6 +97,20 @@ const CONDITIONS: [(&str, &str, &str); 4] = [
     ),
     ("Ready", "KubeletReady", "kubelet is posting ready status"),
 ];
+
+/// The conditions a kubelet posts: all healthy, Ready as `ready` says (a node whose container
+/// runtime network is not up yet is not Ready).
+pub fn posted_conditions(ready: bool) -> Value {
+    let conditions: Vec<Value> = CONDITIONS
+        .iter()
+        .map(|(kind, reason, message)| match (*kind, ready) {
+            ("Ready", true) => json!({"type": kind, "status": "True", "reason": reason, "message": message}),
+            ("Ready", false) => json!({"type": kind, "status": "False", "reason": "KubeletNotReady", "message": "container runtime network not ready"}),
+            _ => json!({"type": kind, "status": "False", "reason": reason, "message": message}),
+        })
+        .collect();
+    json!(conditions)
+}
 
 /// The grace period has passed without a status from the node.
 pub fn status_stale(state: &mut KubeState, node: &str) {

@@ -125,12 +125,7 @@ pub(super) fn preference(spec: &Value, node: &Value) -> i64 {
         .as_array()
         .into_iter()
         .flatten()
-        .filter(|term| {
-            let required = serde_json::json!({"affinity": {"nodeAffinity": {
-                "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [term["preference"].clone()]}
-            }}});
-            shared::node_matches(&required, node)
-        })
+        .filter(|term| shared::term_matches(&term["preference"], &node["metadata"]["labels"]))
         .map(|term| term["weight"].as_i64().unwrap_or(0))
         .sum()
 }

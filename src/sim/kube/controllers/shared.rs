@@ -212,29 +212,32 @@ pub(super) fn node_matches(spec: &Value, node: &Value) -> bool {
         .is_none_or(|m| m.iter().all(|(k, v)| labels[k.as_str()] == *v));
     let terms = &spec["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
         ["nodeSelectorTerms"];
-    let affinity_ok = terms.as_array().is_none_or(|terms| {
-        terms.iter().any(|term| {
-            term["matchExpressions"]
+    let affinity_ok = terms
+        .as_array()
+        .is_none_or(|terms| terms.iter().any(|term| term_matches(term, labels)));
+    selector_ok && affinity_ok
+}
+
+/// Whether node labels satisfy one node selector term (every one of its expressions).
+pub(super) fn term_matches(term: &Value, labels: &Value) -> bool {
+    term["matchExpressions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .all(|e| {
+            let value = labels[e["key"].as_str().unwrap_or_default()].as_str();
+            let values: Vec<&str> = e["values"]
                 .as_array()
                 .into_iter()
                 .flatten()
-                .all(|e| {
-                    let value = labels[e["key"].as_str().unwrap_or_default()].as_str();
-                    let values: Vec<&str> = e["values"]
-                        .as_array()
-                        .into_iter()
-                        .flatten()
-                        .filter_map(Value::as_str)
-                        .collect();
-                    match e["operator"].as_str() {
-                        Some("In") => value.is_some_and(|v| values.contains(&v)),
-                        Some("NotIn") => value.is_none_or(|v| !values.contains(&v)),
-                        Some("Exists") => value.is_some(),
-                        Some("DoesNotExist") => value.is_none(),
-                        _ => false,
-                    }
-                })
+                .filter_map(Value::as_str)
+                .collect();
+            match e["operator"].as_str() {
+                Some("In") => value.is_some_and(|v| values.contains(&v)),
+                Some("NotIn") => value.is_none_or(|v| !values.contains(&v)),
+                Some("Exists") => value.is_some(),
+                Some("DoesNotExist") => value.is_none(),
+                _ => false,
+            }
         })
-    });
-    selector_ok && affinity_ok
 }

@@ -5,21 +5,15 @@
 use serde_json::json;
 
 use super::account::ASSOCIATIONS;
-use super::objects::{namespace, put};
+use super::objects::{namespace, put, service_account};
 use crate::sim::kube::state::KubeState;
 
 pub(super) fn service_accounts(state: &mut KubeState) {
     namespace(state, "ml-pipeline");
     for (namespace, account, _) in ASSOCIATIONS {
-        put(
-            state,
-            json!({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": account, "namespace": namespace}}),
-        );
+        service_account(state, namespace, account);
     }
-    put(
-        state,
-        json!({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "log-shipper", "namespace": "monitoring"}}),
-    );
+    service_account(state, "monitoring", "log-shipper");
 }
 
 pub(super) fn rbac(state: &mut KubeState) {

@@ -56,7 +56,7 @@ pub(super) fn gpu_operator(state: &mut KubeState) {
             "status": {"state": "ready", "namespace": "gpu-operator"},
         }),
     );
-    let mut operator = Workload {
+    Workload {
         kind: "Deployment",
         namespace: "gpu-operator",
         name: "gpu-operator",
@@ -65,14 +65,10 @@ pub(super) fn gpu_operator(state: &mut KubeState) {
         pod_spec: json!({"nodeSelector": {LOCATION_LABEL: "cloud"}}),
         replicas: 1,
     }
-    .object();
-    // The twin's operator controller knows the operator by this label.
-    operator["spec"]["template"]["metadata"]["labels"]["app"] = json!("gpu-operator");
-    put(
-        state,
-        json!({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "gpu-operator", "namespace": "gpu-operator"}}),
-    );
-    put(state, operator);
+    .put_amended(state, |operator| {
+        // The twin's operator controller knows the operator by this label.
+        operator["spec"]["template"]["metadata"]["labels"]["app"] = json!("gpu-operator");
+    });
     // The operands the ClusterPolicy runs, on the nodes the operator marked for each.
     let plugin_image = format!("nvcr.io/nvidia/k8s-device-plugin:{DEVICE_PLUGIN_VERSION}");
     let validator_image =
@@ -95,7 +91,7 @@ pub(super) fn gpu_operator(state: &mut KubeState) {
             "operator-validator",
         ),
     ] {
-        let mut daemonset = Workload {
+        Workload {
             kind: "DaemonSet",
             namespace: "gpu-operator",
             name,
@@ -108,15 +104,11 @@ pub(super) fn gpu_operator(state: &mut KubeState) {
             }),
             replicas: 0,
         }
-        .object();
-        daemonset["metadata"]["labels"]["app"] = json!(name);
-        daemonset["metadata"]["labels"]["app.kubernetes.io/managed-by"] = json!("gpu-operator");
-        daemonset["spec"]["template"]["metadata"]["labels"]["app"] = json!(name);
-        put(
-            state,
-            json!({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": name, "namespace": "gpu-operator"}}),
-        );
-        put(state, daemonset);
+        .put_amended(state, |daemonset| {
+            daemonset["metadata"]["labels"]["app"] = json!(name);
+            daemonset["metadata"]["labels"]["app.kubernetes.io/managed-by"] = json!("gpu-operator");
+            daemonset["spec"]["template"]["metadata"]["labels"]["app"] = json!(name);
+        });
     }
 }
 

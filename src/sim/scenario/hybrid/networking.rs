@@ -8,7 +8,7 @@ use serde_json::json;
 use super::objects::{Workload, affinity_in, affinity_not_in, amend, hybrid_toleration, put};
 use crate::lab::ECR;
 use crate::lab::hybrid::{
-    COMPUTE_TYPE_LABEL, DNS_ELIGIBLE_LABEL, HYBRID_ADDONS, LOCATION_LABEL,
+    self as hybrid, COMPUTE_TYPE_LABEL, DNS_ELIGIBLE_LABEL, LOCATION_LABEL,
     POD_IDENTITY_HYBRID_CONFIG,
 };
 use crate::sim::kube::state::KubeState;
@@ -75,20 +75,13 @@ pub(super) fn coredns(state: &mut KubeState) {
     );
 }
 
-fn hybrid_addon_version(name: &str) -> &'static str {
-    HYBRID_ADDONS
-        .iter()
-        .find(|(n, _)| *n == name)
-        .map_or("", |(_, v)| v)
-}
-
 /// The Pod Identity Agent at a hybrid-capable version with the add-on's hybrid setting, which
 /// keeps its cloud DaemonSet off hybrid nodes and adds the hybrid one; and the node monitoring
 /// agent.
 pub(super) fn pod_identity_agent(state: &mut KubeState) {
     let image = format!(
         "{ECR}/eks/eks-pod-identity-agent:{}",
-        hybrid_addon_version("eks-pod-identity-agent")
+        hybrid::addon_version("eks-pod-identity-agent")
     );
     amend(
         state,
@@ -108,7 +101,7 @@ pub(super) fn pod_identity_agent(state: &mut KubeState) {
         name: "eks-node-monitoring-agent",
         image: &format!(
             "{ECR}/eks/eks-node-monitoring-agent:{}",
-            hybrid_addon_version("eks-node-monitoring-agent")
+            hybrid::addon_version("eks-node-monitoring-agent")
         ),
         cpu: "10m",
         pod_spec: json!({"tolerations": [{"operator": "Exists"}]}),

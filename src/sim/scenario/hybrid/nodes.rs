@@ -9,6 +9,7 @@ use crate::lab::hybrid::{
     COMPUTE_TYPE_LABEL, DNS_ELIGIBLE_LABEL, GpuManager, HYBRID_NODES, HybridGpu, HybridNode,
     LOCATION_LABEL,
 };
+use crate::sim::kube::controllers::node_lifecycle::posted_conditions;
 use crate::sim::kube::state::KubeState;
 
 /// The lab's two system nodes are the cloud side: location `cloud`, eligible for CoreDNS.
@@ -146,12 +147,7 @@ fn node_object(node: &HybridNode, git_version: &str) -> Value {
         "status": {
             "capacity": capacity,
             "allocatable": allocatable,
-            "conditions": [
-                {"type": "MemoryPressure", "status": "False", "reason": "KubeletHasSufficientMemory", "message": "kubelet has sufficient memory available"},
-                {"type": "DiskPressure", "status": "False", "reason": "KubeletHasNoDiskPressure", "message": "kubelet has no disk pressure"},
-                {"type": "PIDPressure", "status": "False", "reason": "KubeletHasSufficientPID", "message": "kubelet has sufficient PID available"},
-                {"type": "Ready", "status": "True", "reason": "KubeletReady", "message": "kubelet is posting ready status"},
-            ],
+            "conditions": posted_conditions(true),
             "addresses": [
                 {"type": "InternalIP", "address": node.ip},
                 {"type": "Hostname", "address": node.name},

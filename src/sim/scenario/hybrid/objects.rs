@@ -40,6 +40,13 @@ pub(super) fn amend(
     }
 }
 
+pub(super) fn service_account(state: &mut KubeState, namespace: &str, name: &str) {
+    put(
+        state,
+        json!({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": name, "namespace": namespace}}),
+    );
+}
+
 pub(super) fn namespace(state: &mut KubeState, name: &str) {
     put(
         state,
@@ -112,12 +119,17 @@ impl Workload<'_> {
         object
     }
 
+    /// Creates it and its ServiceAccount.
     pub(super) fn put(&self, state: &mut KubeState) {
-        put(
-            state,
-            json!({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": self.name, "namespace": self.namespace}}),
-        );
-        put(state, self.object());
+        self.put_amended(state, |_| {});
+    }
+
+    /// The same with a change to the object first (a label a controller looks for).
+    pub(super) fn put_amended(&self, state: &mut KubeState, amend: impl FnOnce(&mut Value)) {
+        service_account(state, self.namespace, self.name);
+        let mut object = self.object();
+        amend(&mut object);
+        put(state, object);
     }
 }
 
