@@ -9,7 +9,9 @@ pub enum Exit {
     Failed = 1,
     ScriptError = 2,
     /// A cleanup failed or did not finish: something may be left behind. Wins over every
-    /// other ending, so a leak is never hidden behind "interrupted" or "failed".
+    /// other ending, so a leak is never hidden behind "interrupted" or "failed". Also a run
+    /// that runbook itself broke off (a bug, caught): its cleanups ran, but what the run had
+    /// under way when it broke cannot be vouched for.
     CleanupFailed = 3,
     /// Stopped by SIGHUP (128 + 1), cleanups done.
     HungUp = 129,
@@ -100,6 +102,6 @@ impl Error {
             out.push_str(&format!("  caused by: {cause}\n"));
             source = cause.source();
         }
-        out
+        crate::script::elide_long_lines(&out)
     }
 }

@@ -43,7 +43,7 @@ pub(crate) fn execute(args: &CheckArgs) -> AppResult {
         for index in &members {
             let file = &args.files[*index];
             let name = file.display().to_string();
-            match std::fs::read_to_string(file) {
+            match crate::sandbox::read_text_file(file, crate::sandbox::TEXT_FILE_LIMIT) {
                 Ok(text) => readable.push((*index, name, text)),
                 Err(e) => {
                     let diagnostic =

@@ -38,7 +38,9 @@ impl Written {
     pub(crate) fn undo(&self) -> Result<(), Error> {
         match self {
             Written::Created { path, text } => {
-                if std::fs::read_to_string(path).is_ok_and(|now| &now == text) {
+                if crate::sandbox::read_text_file(path, crate::sandbox::TEXT_FILE_LIMIT)
+                    .is_ok_and(|now| &now == text)
+                {
                     let _ = std::fs::remove_file(path);
                 }
                 Ok(())
@@ -48,7 +50,8 @@ impl Written {
                 original,
                 merged,
             } => {
-                let now = std::fs::read_to_string(path).unwrap_or_default();
+                let now = crate::sandbox::read_text_file(path, crate::sandbox::TEXT_FILE_LIMIT)
+                    .unwrap_or_default();
                 if &now == merged {
                     return write_private(path, original, "the kubeconfig");
                 }
@@ -79,7 +82,7 @@ pub(crate) fn write_kubeconfig(
         "contexts": [{"name": ENTRY, "context": {"cluster": ENTRY, "user": ENTRY}}],
         "users": [{"name": ENTRY, "user": {"token": token.expose()}}],
     });
-    let original = match std::fs::read_to_string(path) {
+    let original = match crate::sandbox::read_text_file(path, crate::sandbox::TEXT_FILE_LIMIT) {
         Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             let mut config = json!({"apiVersion": "v1", "kind": "Config", "preferences": {}});
@@ -120,14 +123,16 @@ pub(crate) struct LabEnv<'a> {
 /// The env file for the aws CLI and `runbook --cluster`; refuses a file that `lab serve` did
 /// not write.
 pub(crate) fn write_env(path: &Path, lab: &LabEnv<'_>) -> Result<Written, Error> {
-    if let Ok(existing) = std::fs::read_to_string(path)
+    if let Ok(existing) = crate::sandbox::read_text_file(path, crate::sandbox::TEXT_FILE_LIMIT)
         && !existing.starts_with(ENV_MARKER)
     {
         return Err(Error::Usage(format!(
             "--write-env {}: the file exists and runbook lab serve did not write it; remove it or name another path",
             path.display()
         )));
-    } else if path.exists() && std::fs::read_to_string(path).is_err() {
+    } else if path.exists()
+        && crate::sandbox::read_text_file(path, crate::sandbox::TEXT_FILE_LIMIT).is_err()
+    {
         return Err(Error::Usage(format!(
             "--write-env {}: exists and is not a text file runbook lab serve wrote; name another path",
             path.display()

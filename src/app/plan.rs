@@ -10,11 +10,12 @@ use crate::error::{Error, Exit};
 use crate::plan::to_text;
 
 pub(crate) fn execute(args: &PlanArgs) -> AppResult {
-    let text = std::fs::read_to_string(&args.file).map_err(|source| Error::Read {
-        path: args.file.clone(),
-        what: "the runbook".into(),
-        source,
-    })?;
+    let text = crate::sandbox::read_text_file(&args.file, crate::sandbox::TEXT_FILE_LIMIT)
+        .map_err(|source| Error::Read {
+            path: args.file.clone(),
+            what: "the runbook".into(),
+            source,
+        })?;
     let read = args.read.sandbox([runbook_folder(&args.file)]);
     let (sets, set_files) = parse_sets(&args.sets, &read)?;
     let runtime = runtime::build()?;

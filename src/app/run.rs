@@ -7,7 +7,7 @@ use std::sync::Arc;
 use super::rehearsal::{Rehearsal, rehearse};
 use super::run_history::{RunHistory, history_dir, unix_now, write_metrics_file};
 use super::{AppResult, confirm, preflight, runtime, signals, target};
-use crate::cli::{JournalArgs, Progress, RunArgs, RunConfig};
+use crate::cli::{IfHistoryDamaged, JournalArgs, Progress, RunArgs, RunConfig};
 use crate::clients::pushgateway::Pushgateway;
 use crate::error::Error;
 use crate::journal::{self, Journal, Record};
@@ -27,11 +27,12 @@ pub(crate) fn execute(args: RunArgs) -> AppResult {
         config.summary.as_deref(),
         config.snapshot_root.as_deref(),
     )?;
-    let text = std::fs::read_to_string(&config.file).map_err(|source| Error::Read {
-        path: config.file.clone(),
-        what: "the runbook".into(),
-        source,
-    })?;
+    let text = crate::sandbox::read_text_file(&config.file, crate::sandbox::TEXT_FILE_LIMIT)
+        .map_err(|source| Error::Read {
+            path: config.file.clone(),
+            what: "the runbook".into(),
+            source,
+        })?;
     // A Pushgateway URL that cannot work fails here, before anything runs.
     let pushgateway = config
         .pushgateway
@@ -73,21 +74,24 @@ pub(crate) fn execute(args: RunArgs) -> AppResult {
     }
     let state_dir = journal::state_dir(config.journal.state_dir.as_deref());
     let run_id = new_run_id();
-    // The embedded twin is this process's own; any other target is held for the run.
+    // The embedded twin is this process's own; any other target is held for the run, unless
+    // the run only reads (a monitoring verify runs beside a drill, and beside others).
     let _lock = match target.outside() {
-        Some(_) => Some(take_lock(
+        Some(_) if !config.guards.read_only => Some(take_lock(
             &state_dir,
             &config,
             &target.key,
             &run_id,
             &runbook,
         )?),
-        None => None,
+        _ => None,
     };
-    // Opened before anything runs: a history that cannot be written fails here, not after.
+    // Opened and checked before anything runs: a history that cannot be written, or is
+    // damaged, is found here, not after the drill.
     let history = history_dir(&config.history, &state_dir)
         .map(|dir| RunHistory::open(&dir, &config.file, &runbook, &target.history_key))
-        .transpose()?;
+        .transpose()
+        .or_else(|error| damaged_history(error, config.history.if_damaged))?;
     if let Some(earlier) = journal::latest_unfinished(&state_dir, &target.key) {
         eprintln!(
             "note: run {} of {} against this target was killed before its cleanups finished; \
@@ -193,6 +197,13 @@ pub(crate) fn execute(args: RunArgs) -> AppResult {
             journal::prune_ended(&state_dir, journal::KEPT_ENDED_RUNS);
         }
     }
+    if outcome
+        .diagnostic
+        .as_ref()
+        .is_some_and(|d| d.kind == script::FaultKind::Internal)
+    {
+        return Ok(crate::error::Exit::CleanupFailed);
+    }
     Ok(signals::exit_code(&host, &outcome.report))
 }
 
@@ -222,7 +233,39 @@ fn take_lock(
         },
         wait,
     )
+    .map(|lock| {
+        if let Some(note) = &lock.taken_over {
+            eprintln!("note: {note}");
+        }
+        lock
+    })
     .map_err(|e| Error::Usage(e.to_string()))
+}
+
+/// A damaged history refuses the run, or (`--if-history-damaged without`) is said in one line
+/// and left out of it; any other history error stands.
+fn damaged_history(error: Error, choice: IfHistoryDamaged) -> Result<Option<RunHistory>, Error> {
+    let Error::History(damage) = &error else {
+        return Err(error);
+    };
+    if !damage.is_damaged() {
+        return Err(error);
+    }
+    let what = match std::error::Error::source(damage) {
+        Some(cause) => format!("{damage} is damaged ({cause})"),
+        None => damage.to_string(),
+    };
+    match choice {
+        IfHistoryDamaged::Refuse => Err(Error::Usage(format!(
+            "{what}; nothing has run. Move the file aside to start a new history, or pass --if-history-damaged without to run without one"
+        ))),
+        IfHistoryDamaged::Without => {
+            eprintln!(
+                "warning: {what}; this run goes on without a history (no baseline judged, the run not kept)"
+            );
+            Ok(None)
+        }
+    }
 }
 
 /// `--wait-lock`, or no waiting.

@@ -40,6 +40,7 @@ impl RunHistory {
         target: &str,
     ) -> Result<Self, Error> {
         let history = History::open(dir).map_err(Error::History)?;
+        history.check().map_err(Error::History)?;
         Ok(Self {
             history: Arc::new(Mutex::new(history)),
             runbook: runbook.to_string(),

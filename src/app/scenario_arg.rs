@@ -11,11 +11,13 @@ pub(crate) fn parse(text: &str) -> Result<Scenario, Error> {
     let Some(path) = text.strip_prefix('@') else {
         return text.parse().map_err(Error::Usage);
     };
-    let content = std::fs::read_to_string(path).map_err(|source| Error::Read {
-        path: path.into(),
-        what: "the lab-state file (--scenario @FILE)".into(),
-        source,
-    })?;
+    let content =
+        crate::sandbox::read_text_file(std::path::Path::new(path), crate::sandbox::DATA_FILE_LIMIT)
+            .map_err(|source| Error::Read {
+                path: path.into(),
+                what: "the lab-state file (--scenario @FILE)".into(),
+                source,
+            })?;
     let state = LabState::parse(path, &content).map_err(|e| Error::Usage(e.to_string()))?;
     Ok(Scenario::Captured(Arc::new(state)))
 }

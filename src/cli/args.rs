@@ -238,6 +238,25 @@ pub struct HistoryArgs {
         global = true
     )]
     pub dir: Option<PathBuf>,
+    /// What a run does when the history fails SQLite's integrity check before the first step:
+    /// refuse to start, or run without it (no baseline judged, the run not kept).
+    #[arg(
+        long = "if-history-damaged",
+        value_name = "WHAT",
+        value_enum,
+        default_value_t = IfHistoryDamaged::Refuse,
+        env = "RUNBOOK_IF_HISTORY_DAMAGED",
+        global = true
+    )]
+    pub if_damaged: IfHistoryDamaged,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum IfHistoryDamaged {
+    /// Stop before anything runs, naming the file and what to do.
+    Refuse,
+    /// Say so in one line and run without a history.
+    Without,
 }
 
 #[derive(Debug, Args)]

@@ -28,11 +28,9 @@ pub(super) fn set_keys() -> ArgValueCompleter {
         }
         // The words being completed follow `--` in the completer's own arguments.
         let words: Vec<String> = std::env::args().skip_while(|a| a != "--").skip(1).collect();
-        let Some(text) = words
-            .iter()
-            .filter(|w| w.ends_with(".rhai"))
-            .find_map(|w| std::fs::read_to_string(Path::new(w)).ok())
-        else {
+        let Some(text) = words.iter().filter(|w| w.ends_with(".rhai")).find_map(|w| {
+            crate::sandbox::read_text_file(Path::new(w), crate::sandbox::TEXT_FILE_LIMIT).ok()
+        }) else {
             return Vec::new();
         };
         crate::script::param_keys(&text)

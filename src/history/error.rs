@@ -18,6 +18,9 @@ pub enum HistoryError {
     },
     #[error("the run history {} was written by a newer runbook (schema {version}); use that version, or another --history folder", path.display())]
     Newer { path: PathBuf, version: i64 },
+    /// SQLite's integrity check found a problem (or the file is not a database at all).
+    #[error("the run history {} is damaged ({problem})", path.display())]
+    Damaged { path: PathBuf, problem: String },
     /// Raised inside the store before the path is attached with [`HistoryError::at`].
     #[error("the run history")]
     Sql(#[from] rusqlite::Error),
@@ -28,6 +31,20 @@ pub enum HistoryError {
 }
 
 impl HistoryError {
+    /// Whether the database file itself is damaged (garbled pages, not a database), as
+    /// opposed to a folder that cannot be written or a newer schema.
+    pub fn is_damaged(&self) -> bool {
+        use rusqlite::ErrorCode::{DatabaseCorrupt, NotADatabase};
+        match self {
+            Self::Damaged { .. } => true,
+            Self::Database { source, .. } | Self::Sql(source) => matches!(
+                source.sqlite_error_code(),
+                Some(DatabaseCorrupt | NotADatabase)
+            ),
+            _ => false,
+        }
+    }
+
     pub(super) fn from_io(error: std::io::Error) -> Self {
         Self::File(error)
     }

@@ -134,8 +134,9 @@ impl History {
     pub fn open(dir: &Path) -> Result<Self, HistoryError> {
         let path = dir.join(FILE_NAME);
         let opened = (|| {
-            std::fs::create_dir_all(dir).map_err(HistoryError::from_io)?;
+            crate::sandbox::private_dir(dir).map_err(HistoryError::from_io)?;
             let conn = Connection::open(&path)?;
+            crate::sandbox::private_file(&path).map_err(HistoryError::from_io)?;
             // Two drills finishing together, or a `history` read during a run: wait, don't fail.
             conn.busy_timeout(Duration::from_secs(10))?;
             conn.pragma_update(None, "journal_mode", "WAL")?;
@@ -156,6 +157,27 @@ impl History {
 
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// SQLite's `quick_check` over every page: a history with garbled pages is found before a
+    /// run starts, not when its baselines go unjudged or its record cannot be kept.
+    pub fn check(&self) -> Result<(), HistoryError> {
+        let problems: Vec<String> = self
+            .conn
+            .prepare("PRAGMA quick_check(3)")
+            .and_then(|mut statement| {
+                statement
+                    .query_map([], |row| row.get::<_, String>(0))?
+                    .collect::<Result<Vec<_>, _>>()
+            })
+            .map_err(|e| HistoryError::Sql(e).at(&self.path))?;
+        match problems.as_slice() {
+            [ok] if ok == "ok" => Ok(()),
+            _ => Err(HistoryError::Damaged {
+                path: self.path.clone(),
+                problem: problems.join("; "),
+            }),
+        }
     }
 
     /// Keeps a finished run; answers its number.

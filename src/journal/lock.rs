@@ -1,9 +1,13 @@
 //! One mutating run per target: a lock file under the state folder, named after the target
-//! (the Kubernetes API and the AWS endpoint a run acts on), holding who took it. A holder
-//! whose process is gone (killed) no longer holds it.
+//! (the Kubernetes API and the AWS endpoint a run acts on), held with the kernel's file lock
+//! (`flock`) and holding who took it. The kernel lets go of a killed holder's lock, so a lock
+//! file left behind (a kill, a full disk, a power loss), empty or not, is never a holder.
 
+use std::fs::{File, OpenOptions, TryLockError};
+use std::io::{Read, Seek, Write};
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
@@ -22,6 +26,12 @@ pub enum LockError {
         run_id = holder.run_id, runbook = holder.runbook, pid = holder.pid, target = holder.target
     )]
     Held { holder: Holder },
+    /// Held, but the holder has not said who it is (it is writing its name this instant).
+    #[error(
+        "the target is in use by another run (its lock {path} is held, and who holds it cannot be read yet); wait for it, or pass --wait-lock DURATION",
+        path = path.display()
+    )]
+    HeldByUnknown { path: PathBuf },
     #[error("cannot take the lock {path}")]
     Io {
         path: PathBuf,
@@ -34,10 +44,15 @@ pub enum LockError {
 #[derive(Debug)]
 pub struct TargetLock {
     path: PathBuf,
+    /// Kept open: closing it lets go of the lock.
+    _file: File,
+    /// What the lock file held when it was taken over, said once to the user.
+    pub taken_over: Option<String>,
 }
 
 impl Drop for TargetLock {
     fn drop(&mut self) {
+        // Removed while still locked: a run waiting on this file finds it gone and opens anew.
         let _ = std::fs::remove_file(&self.path);
     }
 }
@@ -52,11 +67,19 @@ fn file_name(target: &str) -> String {
     format!("{hash:016x}.lock")
 }
 
-fn alive(pid: u32) -> bool {
-    pid == std::process::id() || Path::new(&format!("/proc/{pid}")).exists()
+/// A lock file's holder, or why it names none; bounded, as any file a run reads.
+fn read_holder(file: &mut File) -> Result<Holder, String> {
+    let mut text = String::new();
+    file.rewind()
+        .and_then(|()| file.take(64 * 1024).read_to_string(&mut text))
+        .map_err(|e| format!("unreadable ({e})"))?;
+    if text.trim().is_empty() {
+        return Err("empty".into());
+    }
+    serde_json::from_str(&text).map_err(|_| "damaged (not a holder's record)".into())
 }
 
-/// Takes the target's lock for `me`; waits up to `wait` (polling) while a live run holds it.
+/// Takes the target's lock for `me`; waits up to `wait` (polling) while another run holds it.
 pub fn acquire(state_dir: &Path, me: &Holder, wait: Duration) -> Result<TargetLock, LockError> {
     let dir = state_dir.join("locks");
     let path = dir.join(file_name(&me.target));
@@ -64,39 +87,69 @@ pub fn acquire(state_dir: &Path, me: &Holder, wait: Duration) -> Result<TargetLo
         path: path.clone(),
         source,
     };
-    std::fs::create_dir_all(&dir).map_err(io)?;
-    let started = std::time::Instant::now();
+    crate::sandbox::private_dir(&dir).map_err(io)?;
+    let started = Instant::now();
     loop {
-        match std::fs::OpenOptions::new()
+        let mut file = OpenOptions::new()
+            .read(true)
             .write(true)
-            .create_new(true)
+            .create(true)
+            .truncate(false)
+            .mode(0o600)
             .open(&path)
-        {
-            Ok(file) => {
-                serde_json::to_writer(&file, me).map_err(|e| io(e.into()))?;
-                file.sync_all().map_err(io)?;
-                return Ok(TargetLock { path });
+            .map_err(io)?;
+        match file.try_lock() {
+            Ok(()) => {
+                // The file may have been removed by the holder that let go just now: a lock
+                // on an unlinked file guards nothing, so open the path again.
+                let same = std::fs::metadata(&path)
+                    .and_then(|on_disk| Ok(on_disk.ino() == file.metadata()?.ino()))
+                    .unwrap_or(false);
+                if !same {
+                    continue;
+                }
+                let taken_over = match read_holder(&mut file) {
+                    Err(why) if why == "empty" && file.metadata().map_err(io)?.len() == 0 => {
+                        // Created just now by us, or left empty (a full disk, a power loss).
+                        None
+                    }
+                    Err(why) => Some(format!(
+                        "the lock {} was {why}, left by a run that ended while writing it; taken over",
+                        path.display()
+                    )),
+                    Ok(old) => Some(format!(
+                        "the lock {} named run {} (pid {}), which is gone; taken over",
+                        path.display(),
+                        old.run_id,
+                        old.pid
+                    )),
+                };
+                let record = serde_json::to_vec(me).map_err(|e| io(e.into()))?;
+                file.set_len(0)
+                    .and_then(|()| file.rewind())
+                    .and_then(|()| file.write_all(&record))
+                    .and_then(|()| file.sync_all())
+                    .map_err(io)?;
+                return Ok(TargetLock {
+                    path,
+                    _file: file,
+                    taken_over,
+                });
             }
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                let holder: Option<Holder> = std::fs::read_to_string(&path)
-                    .ok()
-                    .and_then(|text| serde_json::from_str(&text).ok());
-                match holder {
-                    Some(holder) if alive(holder.pid) => {
-                        if started.elapsed() >= wait {
+            Err(TryLockError::WouldBlock) => {
+                if started.elapsed() >= wait {
+                    // A holder writes its record right after it takes the lock: give it a moment.
+                    for _ in 0..5 {
+                        if let Ok(holder) = read_holder(&mut file) {
                             return Err(LockError::Held { holder });
                         }
-                        std::thread::sleep(Duration::from_millis(200));
+                        std::thread::sleep(Duration::from_millis(20));
                     }
-                    // A holder that died (or a lock being written this instant, which the
-                    // next look will read whole): take it over.
-                    Some(_) => {
-                        let _ = std::fs::remove_file(&path);
-                    }
-                    None => std::thread::sleep(Duration::from_millis(50)),
+                    return Err(LockError::HeldByUnknown { path });
                 }
+                std::thread::sleep(Duration::from_millis(100).min(wait));
             }
-            Err(e) => return Err(io(e)),
+            Err(TryLockError::Error(e)) => return Err(io(e)),
         }
     }
 }

@@ -60,3 +60,21 @@ pub enum Record {
         status: String,
     },
 }
+
+impl Record {
+    /// The record with its words for people (a cleanup's name, a call's description, an
+    /// error) passed through `mask`: a run's secrets never reach the journal on disk. What
+    /// recover acts on (ids, undos, scopes) is kept as it is.
+    pub fn masked(&self, mask: impl Fn(&str) -> String) -> Record {
+        let mut record = self.clone();
+        match &mut record {
+            Record::DeferRegistered { name, .. } => *name = mask(name),
+            Record::Mutation { action, .. } => *action = mask(action),
+            Record::Outcome {
+                error: Some(error), ..
+            } => *error = mask(error),
+            _ => {}
+        }
+        record
+    }
+}

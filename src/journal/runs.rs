@@ -22,10 +22,12 @@ pub fn state_dir(given: Option<&Path>) -> PathBuf {
 
 /// The records of a journal; a torn last line (the process died writing it) is dropped.
 pub fn read_journal(path: &Path) -> Result<Vec<Record>, JournalError> {
-    let text = std::fs::read_to_string(path).map_err(|source| JournalError::Read {
-        path: path.to_path_buf(),
-        source,
-    })?;
+    let text = crate::sandbox::read_text_file(path, crate::sandbox::DATA_FILE_LIMIT).map_err(
+        |source| JournalError::Read {
+            path: path.to_path_buf(),
+            source,
+        },
+    )?;
     Ok(parse_records(&text))
 }
 
@@ -108,7 +110,8 @@ pub fn list_runs(state_dir: &Path) -> Vec<RunInfo> {
         .filter_map(Result::ok)
         .filter_map(|entry| {
             let journal = entry.path().join("journal.jsonl");
-            let text = std::fs::read_to_string(&journal).ok()?;
+            let text =
+                crate::sandbox::read_text_file(&journal, crate::sandbox::DATA_FILE_LIMIT).ok()?;
             if let Some(info) = ended_run(&text, &journal) {
                 return Some(info);
             }

@@ -2,6 +2,7 @@
 //! goes out, so a run killed at any point leaves a journal that says what it had sent.
 
 use std::io::Write;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -42,10 +43,11 @@ impl Journal {
             path: path.clone(),
             source,
         };
-        std::fs::create_dir_all(dir).map_err(error)?;
+        crate::sandbox::private_dir(dir).map_err(error)?;
         let file = std::fs::OpenOptions::new()
             .append(true)
             .create_new(true)
+            .mode(0o600)
             .open(&path)
             .map_err(error)?;
         Ok(Self {

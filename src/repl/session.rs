@@ -330,7 +330,10 @@ impl Repl {
 
     /// Runs a runbook into the session; the cleanups it registered run when it ends.
     fn load(&mut self, path: &str) {
-        let text = match std::fs::read_to_string(path) {
+        let text = match crate::sandbox::read_text_file(
+            std::path::Path::new(path),
+            crate::sandbox::TEXT_FILE_LIMIT,
+        ) {
             Ok(text) => text,
             Err(error) => {
                 eprintln!("error: cannot read {path}: {error}");

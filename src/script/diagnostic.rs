@@ -16,6 +16,8 @@ pub enum FaultKind {
     Script,
     /// Ctrl-C.
     Interrupted,
+    /// A bug in runbook itself (a panic), caught at the run's boundary so the cleanups run.
+    Internal,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -66,6 +68,30 @@ fn lowercase_first(text: &str) -> String {
         Some(first) => first.to_lowercase().chain(chars).collect(),
         None => String::new(),
     }
+}
+
+/// The longest line a message keeps whole: a 5 MB value quoted in an error is shown by its
+/// start and end, not printed as one line of 5 million characters.
+const LONGEST_LINE: usize = 2000;
+
+/// `text` with each line over [`LONGEST_LINE`] characters cut in its middle, saying how much.
+pub fn elide_long_lines(text: &str) -> String {
+    if text.len() <= LONGEST_LINE {
+        return text.to_string();
+    }
+    text.split('\n')
+        .map(|line| {
+            let count = line.chars().count();
+            if count <= LONGEST_LINE {
+                return line.to_string();
+            }
+            let head: String = line.chars().take(LONGEST_LINE / 2).collect();
+            let tail: String = line.chars().skip(count - LONGEST_LINE / 4).collect();
+            let left_out = count - LONGEST_LINE / 2 - LONGEST_LINE / 4;
+            format!("{head}... ({left_out} characters left out) ...{tail}")
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 impl Diagnostic {
@@ -178,11 +204,11 @@ impl Diagnostic {
     /// For step errors and reports: the message with ` (at file:line:col)` after its first line.
     pub fn one_line(&self) -> String {
         let Some(location) = &self.location else {
-            return self.message.clone();
+            return elide_long_lines(&self.message);
         };
         match self.message.split_once('\n') {
-            Some((first, rest)) => format!("{first} (at {location})\n{rest}"),
-            None => format!("{} (at {location})", self.message),
+            Some((first, rest)) => elide_long_lines(&format!("{first} (at {location})\n{rest}")),
+            None => elide_long_lines(&format!("{} (at {location})", self.message)),
         }
     }
 
@@ -191,10 +217,11 @@ impl Diagnostic {
     pub fn render(&self, sources: &SourceMap, verbose: bool) -> String {
         let headline = match self.kind {
             FaultKind::Failure => "failed",
-            FaultKind::Script => "error",
+            FaultKind::Script | FaultKind::Internal => "error",
             FaultKind::Interrupted => "interrupted",
         };
-        let mut lines = self.message.lines();
+        let message = elide_long_lines(&self.message);
+        let mut lines = message.lines();
         let mut out = format!("{headline}: {}\n", lines.next().unwrap_or_default());
         if let Some(location) = &self.location {
             let gutter = " ".repeat(location.line.to_string().len());

@@ -21,7 +21,7 @@ mod suggest;
 
 pub use convert::duration_arg as duration_value;
 pub use convert::{from_json, is_truthy, to_json};
-pub use diagnostic::{Diagnostic, FaultKind, Location};
+pub use diagnostic::{Diagnostic, FaultKind, Location, elide_long_lines};
 pub use docs::{FunctionDoc, definition_files, function_docs};
 pub use engine::{Extension, build_engine, documented};
 pub use error::{failure as failure_error, usage_error};

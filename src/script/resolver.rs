@@ -40,7 +40,8 @@ impl RunbookResolver {
             format!("{path}.rhai")
         };
         let on_disk = self.base_dir.join(&file);
-        if let Ok(text) = std::fs::read_to_string(&on_disk) {
+        if let Ok(text) = crate::sandbox::read_text_file(&on_disk, crate::sandbox::TEXT_FILE_LIMIT)
+        {
             let shown = if self.shown_dir.is_empty() {
                 file
             } else {

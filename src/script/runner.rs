@@ -1,5 +1,6 @@
 //! Runs a runbook from start to finish: compile, evaluate, cleanups, and the report.
 
+use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -53,8 +54,17 @@ pub fn run_file(host: &Arc<Host>, options: RunOptions) -> RunOutcome {
         }
     };
 
-    let (mut diagnostic, value) = match engine.eval_ast::<Dynamic>(&ast) {
+    // A panic (a bug in runbook, never the script's doing) stops the script where it is, but
+    // not the cleanups: they run below as after any error.
+    let evaluated = catch_unwind(AssertUnwindSafe(|| engine.eval_ast::<Dynamic>(&ast)));
+    let (mut diagnostic, value) = match evaluated.unwrap_or_else(|panic| Err(panicked(&panic))) {
         Ok(value) => (None, Some(value)),
+        Err(error) if is_panic(&error) => {
+            let diagnostic = Diagnostic::new(FaultKind::Internal, internal_message(&error))
+                .with_help("this is a bug in runbook: the run stopped here and its cleanups ran; please report it with the command that caused it (RUNBOOK_BACKTRACE=1 for details)");
+            host.close_open_steps(crate::report::Outcome::Failed, &diagnostic.one_line());
+            (Some(diagnostic), None)
+        }
         Err(error) => {
             let diagnostic =
                 Diagnostic::from_eval(&error, &source_name).suggest(&engine, &host.sources);
@@ -85,6 +95,40 @@ pub fn run_file(host: &Arc<Host>, options: RunOptions) -> RunOutcome {
     host.start_cleanup();
     run_cleanups(host, &mut engine, &ast, 0);
     finish(host, diagnostic, value)
+}
+
+/// The tag a caught panic carries through Rhai's error type to the code that reports it.
+const PANIC_TAG: &str = "runbook-internal-panic";
+
+fn panicked(payload: &Box<dyn std::any::Any + Send>) -> Box<EvalAltResult> {
+    let message = payload
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".into());
+    let mut map = rhai::Map::new();
+    map.insert(PANIC_TAG.into(), Dynamic::from(message));
+    EvalAltResult::ErrorRuntime(Dynamic::from_map(map), rhai::Position::NONE).into()
+}
+
+fn panic_text(error: &EvalAltResult) -> Option<String> {
+    match error {
+        EvalAltResult::ErrorRuntime(value, _) => value
+            .read_lock::<rhai::Map>()
+            .and_then(|map| map.get(PANIC_TAG).map(ToString::to_string)),
+        _ => None,
+    }
+}
+
+fn is_panic(error: &EvalAltResult) -> bool {
+    panic_text(error).is_some()
+}
+
+fn internal_message(error: &EvalAltResult) -> String {
+    format!(
+        "internal error in runbook: {}",
+        panic_text(error).unwrap_or_default()
+    )
 }
 
 /// Parses a runbook and resolves its imports without running it.
@@ -171,13 +215,19 @@ pub fn run_cleanups(host: &Host, engine: &mut Engine, ast: &AST, keep: usize) {
         }
         host.emit(&Event::DeferStarted { name: &defer.name });
         let (virtual_start, wall_start) = (host.clock.now(), Instant::now());
-        let result = defer.body.call::<Dynamic>(engine, ast, ());
+        let result = catch_unwind(AssertUnwindSafe(|| {
+            defer.body.call::<Dynamic>(engine, ast, ())
+        }))
+        .unwrap_or_else(|panic| Err(panicked(&panic)));
         if host.interrupt.count() >= 2 {
             // A second Ctrl-C aborts: this cleanup did not finish, and the signal handler lists
             // it with the others as skipped while it ends the process.
             return;
         }
         let error = result.err().map(|e| {
+            if is_panic(&e) {
+                return internal_message(&e);
+            }
             Diagnostic::from_eval(&e, &host.config.runbook)
                 .suggest(engine, &host.sources)
                 .one_line()
@@ -221,7 +271,8 @@ pub fn report(host: &Host, diagnostic: Option<&Diagnostic>) -> Report {
         || diagnostic.is_some_and(|d| d.kind == FaultKind::Interrupted)
     {
         RunStatus::Interrupted
-    } else if diagnostic.is_some_and(|d| d.kind == FaultKind::Script) {
+    } else if diagnostic.is_some_and(|d| matches!(d.kind, FaultKind::Script | FaultKind::Internal))
+    {
         RunStatus::Error
     } else if diagnostic.is_some() || recorded.failed {
         RunStatus::Failed

@@ -9,6 +9,7 @@ pub mod faults;
 pub mod gpu;
 pub mod kube;
 pub mod launch;
+pub mod request_path;
 pub mod scenario;
 pub mod secrets;
 pub mod timestamps;

@@ -9,6 +9,7 @@ impl AwsClients {
     /// Every access entry of a cluster: #{ principal_arn, username, kubernetes_groups, type,
     /// policies: [#{ policy_arn, scope, namespaces }] }.
     pub async fn access_entries(&self, cluster: &str) -> Result<Vec<Value>, AwsError> {
+        super::path_values::checked("ListAccessEntries", &[("cluster name", cluster)])?;
         let pages = self
             .sdk()
             .await
@@ -32,6 +33,10 @@ impl AwsClients {
         cluster: &str,
         principal: &str,
     ) -> Result<Value, AwsError> {
+        super::path_values::checked(
+            "DescribeAccessEntry",
+            &[("cluster name", cluster), ("principal ARN", principal)],
+        )?;
         let sdk = self.sdk().await;
         let entry = sdk
             .eks

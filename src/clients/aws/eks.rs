@@ -16,6 +16,7 @@ fn time(value: Option<&aws_smithy_types::DateTime>) -> Value {
 impl AwsClients {
     /// `describe-cluster`, as snake_case JSON (plus `node_security_group` for runbooks).
     pub async fn cluster(&self, name: &str) -> Result<Value, AwsError> {
+        super::path_values::checked("DescribeCluster", &[("cluster name", name)])?;
         let out = self
             .sdk()
             .await
@@ -78,6 +79,7 @@ impl AwsClients {
     }
 
     pub async fn nodegroups(&self, cluster: &str) -> Result<Vec<String>, AwsError> {
+        super::path_values::checked("ListNodegroups", &[("cluster name", cluster)])?;
         let out = self
             .sdk()
             .await
@@ -96,6 +98,10 @@ impl AwsClients {
     }
 
     pub async fn nodegroup(&self, cluster: &str, name: &str) -> Result<Value, AwsError> {
+        super::path_values::checked(
+            "DescribeNodegroup",
+            &[("cluster name", cluster), ("node group name", name)],
+        )?;
         let out = self
             .sdk()
             .await
@@ -138,6 +144,7 @@ impl AwsClients {
 
     /// Add-ons by name: `#{ "vpc-cni": #{ version, status } }`.
     pub async fn addons(&self, cluster: &str) -> Result<Value, AwsError> {
+        super::path_values::checked("ListAddons", &[("cluster name", cluster)])?;
         let names = self
             .sdk()
             .await
@@ -159,6 +166,10 @@ impl AwsClients {
 
     /// One add-on: `#{version, status}`.
     pub async fn addon(&self, cluster: &str, name: &str) -> Result<Value, AwsError> {
+        super::path_values::checked(
+            "DescribeAddon",
+            &[("cluster name", cluster), ("add-on name", name)],
+        )?;
         let out = self
             .sdk()
             .await
@@ -186,6 +197,10 @@ impl AwsClients {
         desired: i32,
         max: Option<i32>,
     ) -> Result<Value, AwsError> {
+        super::path_values::checked(
+            "UpdateNodegroupConfig",
+            &[("cluster name", cluster), ("node group name", name)],
+        )?;
         let scaling = aws_sdk_eks::types::NodegroupScalingConfig::builder()
             .desired_size(desired)
             .set_max_size(max)
@@ -213,6 +228,14 @@ impl AwsClients {
         nodegroup: &str,
         id: &str,
     ) -> Result<String, AwsError> {
+        super::path_values::checked(
+            "DescribeUpdate",
+            &[
+                ("cluster name", cluster),
+                ("node group name", nodegroup),
+                ("update id", id),
+            ],
+        )?;
         let out = self
             .sdk()
             .await

@@ -107,6 +107,7 @@ impl AwsClients {
     }
 
     pub async fn create_cluster(&self, spec: &ClusterSpec) -> Result<Value, AwsError> {
+        super::path_values::checked("CreateCluster", &[("cluster name", &spec.name)])?;
         let vpc = VpcConfigRequest::builder()
             .set_subnet_ids(Some(spec.subnets.clone()))
             .set_security_group_ids(Some(spec.security_groups.clone()))
@@ -150,6 +151,7 @@ impl AwsClients {
     }
 
     pub async fn delete_cluster(&self, name: &str) -> Result<(), AwsError> {
+        super::path_values::checked("DeleteCluster", &[("cluster name", name)])?;
         self.sdk()
             .await
             .eks
@@ -166,6 +168,10 @@ impl AwsClients {
         cluster: &str,
         spec: &NodegroupSpec,
     ) -> Result<Value, AwsError> {
+        super::path_values::checked(
+            "CreateNodegroup",
+            &[("cluster name", cluster), ("node group name", &spec.name)],
+        )?;
         let scaling = NodegroupScalingConfig::builder()
             .min_size(spec.min)
             .max_size(spec.max)
@@ -207,6 +213,10 @@ impl AwsClients {
     }
 
     pub async fn delete_nodegroup(&self, cluster: &str, name: &str) -> Result<(), AwsError> {
+        super::path_values::checked(
+            "DeleteNodegroup",
+            &[("cluster name", cluster), ("node group name", name)],
+        )?;
         self.sdk()
             .await
             .eks
@@ -225,6 +235,10 @@ impl AwsClients {
         name: &str,
         version: Option<&str>,
     ) -> Result<Value, AwsError> {
+        super::path_values::checked(
+            "CreateAddon",
+            &[("cluster name", cluster), ("add-on name", name)],
+        )?;
         let out = self
             .sdk()
             .await
@@ -246,6 +260,10 @@ impl AwsClients {
     }
 
     pub async fn delete_addon(&self, cluster: &str, name: &str) -> Result<(), AwsError> {
+        super::path_values::checked(
+            "DeleteAddon",
+            &[("cluster name", cluster), ("add-on name", name)],
+        )?;
         self.sdk()
             .await
             .eks

@@ -18,6 +18,7 @@ mod iam_roles;
 mod identity;
 mod kms;
 mod nodegroup_scaling;
+mod path_values;
 mod pod_identity;
 mod reachability;
 mod retry;

@@ -10,6 +10,7 @@ use super::error::AwsError;
 impl AwsClients {
     /// Every association of a cluster: #{ association_id, namespace, service_account, role_arn }.
     pub async fn pod_identity_associations(&self, cluster: &str) -> Result<Vec<Value>, AwsError> {
+        super::path_values::checked("ListPodIdentityAssociations", &[("cluster name", cluster)])?;
         let pages = self
             .sdk()
             .await

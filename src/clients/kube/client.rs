@@ -149,6 +149,16 @@ impl KubeClient {
         };
         let (config, file) = match path {
             Some(path) => {
+                // Bounded before kube reads it (`--kubeconfig /dev/zero` never ends); a missing
+                // file gets kube's own error, which the message below explains.
+                if let Err(e) = crate::sandbox::check_file(path, crate::sandbox::TEXT_FILE_LIMIT)
+                    && e.kind() != std::io::ErrorKind::NotFound
+                {
+                    return Err(KubeError::Config(format!(
+                        "cannot read the kubeconfig {}: {e}",
+                        path.display()
+                    )));
+                }
                 let kubeconfig = Kubeconfig::read_from(path)
                     .map_err(|e| KubeError::Config(kubeconfig_error::unreadable(path, &e)))?;
                 let config = kube::Config::from_custom_kubeconfig(kubeconfig.clone(), &options)

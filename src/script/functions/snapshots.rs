@@ -59,15 +59,16 @@ pub(super) fn register(engine: &mut Engine, host: &Arc<Host>) {
         move |ctx: NativeCallContext, name: &str| -> Result<Dynamic, Box<EvalAltResult>> {
             let position = ctx.call_position();
             let path = snapshot_path(&h, name, position)?;
-            let text = std::fs::read_to_string(&path).map_err(|e| {
-                failure(
-                    format!(
-                        "snapshot `{name}` cannot be read from {}: {e}",
-                        path.display()
-                    ),
-                    position,
-                )
-            })?;
+            let text = crate::sandbox::read_text_file(&path, crate::sandbox::DATA_FILE_LIMIT)
+                .map_err(|e| {
+                    failure(
+                        format!(
+                            "snapshot `{name}` cannot be read from {}: {e}",
+                            path.display()
+                        ),
+                        position,
+                    )
+                })?;
             let value: serde_json::Value = serde_saphyr::from_str(&text).map_err(|e| {
                 failure(
                     format!("snapshot {} is not valid YAML: {e}", path.display()),
@@ -182,7 +183,7 @@ fn snapshot(
         host.record_snapshot(name, outcome, &shown);
         Ok(())
     };
-    let stored = match std::fs::read_to_string(&path) {
+    let stored = match crate::sandbox::read_text_file(&path, crate::sandbox::DATA_FILE_LIMIT) {
         Ok(stored) => stored,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return write(SnapshotOutcome::New),
         Err(e) => {

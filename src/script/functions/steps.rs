@@ -142,7 +142,7 @@ fn run_step(
             let diagnostic = Diagnostic::from_eval(error, source);
             let outcome = match diagnostic.kind {
                 FaultKind::Interrupted => Outcome::Interrupted,
-                FaultKind::Failure | FaultKind::Script => Outcome::Failed,
+                FaultKind::Failure | FaultKind::Script | FaultKind::Internal => Outcome::Failed,
             };
             host.end_step(outcome, Some(diagnostic.one_line()));
         }

@@ -29,7 +29,9 @@ impl Host {
 
     pub fn write_journal(&self, record: &Record) -> Result<(), String> {
         match self.journal.get() {
-            Some(journal) => journal.append(record).map_err(|e| e.to_string()),
+            Some(journal) => journal
+                .append(&record.masked(|text| self.mask(text)))
+                .map_err(|e| e.to_string()),
             None => Ok(()),
         }
     }
@@ -163,7 +165,7 @@ impl Host {
         journal
             .append(&Record::Mutation {
                 seq,
-                action: action.to_string(),
+                action: self.mask(action),
                 undo,
                 scope,
             })

@@ -22,6 +22,7 @@ use super::wire::{Xml, escape, form};
 use super::{actions, ec2, eks, iam, kms, signature, sts};
 use crate::auth::sigv4::{Claim, Sent};
 use crate::sim::kube::server::{Body, full};
+use crate::sim::request_path;
 use crate::sim::twin::Twin;
 
 const REQUEST_ID: &str = "7a62c49f-347e-4fc4-9331-6e8eEXAMPLE";
@@ -136,7 +137,10 @@ async fn handle(twin: Arc<Twin>, request: Request<Incoming>) -> Response<Body> {
         .headers
         .get("authorization")
         .and_then(|v| v.to_str().ok());
-    if path.starts_with("/twin/") {
+    // The admin check reads the path as the Kubernetes port's router does (`//twin/usage` is
+    // `/twin/usage`); the signature below is checked on the path as sent.
+    let normalized = request_path::normalized(&path);
+    if request_path::is_admin_endpoint(&normalized) {
         if !twin.secrets.is_admin(authorization) {
             return plain(
                 401,
@@ -144,7 +148,7 @@ async fn handle(twin: Arc<Twin>, request: Request<Incoming>) -> Response<Body> {
                 "the lab twin's own endpoints take its admin token (Authorization: Bearer, from the env file `lab serve --write-env` wrote: RUNBOOK_LAB_TOKEN)",
             );
         }
-        return admin(&twin, &method, &path, &query);
+        return admin(&twin, &method, &normalized, &query);
     }
     let sent = Sent {
         method: &method,

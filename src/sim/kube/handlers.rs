@@ -21,6 +21,7 @@ use super::{
     admin, authentication, authorization, discovery, exec, impersonation, logs, openapi,
     protobuf_bodies, reviews, tables, token_request, watch,
 };
+use crate::sim::request_path;
 use crate::sim::twin::Twin;
 
 fn header<'a>(request: &'a Request<Incoming>, name: &str) -> &'a str {
@@ -85,13 +86,14 @@ fn creating_apply(
 }
 
 pub async fn handle(twin: Arc<Twin>, request: Request<Incoming>) -> Response<Body> {
-    let path = request.uri().path().to_string();
+    // Every check below and the router read this one normalised path.
+    let path = request_path::normalized(request.uri().path());
     let query = Query::parse(request.uri().query());
     let credential = request
         .headers()
         .get("authorization")
         .and_then(|v| v.to_str().ok());
-    if path.starts_with("/twin/") && !twin.secrets.is_admin(credential) {
+    if request_path::is_admin_endpoint(&path) && !twin.secrets.is_admin(credential) {
         return unauthorized();
     }
     let user = match authentication::authenticate(&twin, credential) {
