@@ -2,7 +2,7 @@
 //! warn where a runbook breaks a house rule (a change before any cleanup, a step without a
 //! name); as text, or as JSON for editors and CI annotations.
 
-use std::path::Path;
+use super::stdout::out;
 use std::sync::Arc;
 
 use super::{AppResult, runtime};
@@ -22,7 +22,7 @@ pub(crate) fn execute(args: &CheckArgs) -> AppResult {
     // One engine per folder: files side by side share their imports' resolution.
     let mut folders: Vec<(std::path::PathBuf, Vec<usize>)> = Vec::new();
     for (index, file) in args.files.iter().enumerate() {
-        let folder = file.parent().map(Path::to_path_buf).unwrap_or_default();
+        let folder = crate::cli::runbook_folder(file);
         match folders.iter_mut().find(|(f, _)| *f == folder) {
             Some((_, members)) => members.push(index),
             None => folders.push((folder, vec![index])),
@@ -81,10 +81,10 @@ pub(crate) fn execute(args: &CheckArgs) -> AppResult {
             continue;
         }
         match result {
-            Ok(()) if lints.is_empty() => println!("ok      {name}"),
-            Ok(()) => println!("ok      {name} ({} warnings)", lints.len()),
+            Ok(()) if lints.is_empty() => out!("ok      {name}"),
+            Ok(()) => out!("ok      {name} ({} warnings)", lints.len()),
             Err(diagnostic) => {
-                println!("error   {name}");
+                out!("error   {name}");
                 eprint!("{}", diagnostic.render(&host.sources, false));
             }
         }
@@ -96,7 +96,7 @@ pub(crate) fn execute(args: &CheckArgs) -> AppResult {
         }
     }
     if args.json {
-        println!(
+        out!(
             "{}",
             serde_json::to_string_pretty(&problems).unwrap_or_default()
         );

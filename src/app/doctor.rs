@@ -3,6 +3,7 @@
 //! credentials are on both sides, what they may read and change, the EKS cluster and whether
 //! the kubeconfig points at it, helm.
 
+use super::stdout::out;
 use serde_json::{Value, json};
 
 use super::target::{self, Target};
@@ -53,13 +54,13 @@ pub(crate) fn execute(args: &DoctorArgs) -> AppResult {
             .iter()
             .map(|p| json!({"probe": p.name, "ok": p.ok, "warn": p.warn, "detail": p.detail}))
             .collect();
-        println!(
+        out!(
             "{}",
             serde_json::to_string_pretty(&json!({"target": target.description, "probes": list}))
                 .unwrap_or_default()
         );
     } else {
-        println!("{}", target.description);
+        out!("{}", target.description);
         let width = probes.iter().map(|p| p.name.len()).max().unwrap_or(0);
         for p in &probes {
             let mark = match (p.ok, p.warn) {
@@ -67,7 +68,7 @@ pub(crate) fn execute(args: &DoctorArgs) -> AppResult {
                 (true, true) => "warn",
                 (true, false) => "ok  ",
             };
-            println!("{mark}  {:width$}  {}", p.name, p.detail);
+            out!("{mark}  {:width$}  {}", p.name, p.detail);
         }
     }
     Ok(if probes.iter().all(|p| p.ok) {

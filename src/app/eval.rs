@@ -1,5 +1,6 @@
 //! `runbook eval`: one snippet with every module loaded; prints its value.
 
+use super::stdout::out;
 use std::sync::Arc;
 
 use super::{AppResult, runtime, target};
@@ -39,12 +40,12 @@ pub(crate) fn execute(args: &EvalArgs) -> AppResult {
     } else if let Some(value) = &outcome.value {
         let json = to_json(value);
         if args.json {
-            println!(
+            out!(
                 "{}",
                 serde_json::to_string_pretty(&json).unwrap_or_default()
             );
         } else if let Some(text) = pretty(value, &json) {
-            println!("{text}");
+            out!("{text}");
         }
     }
     if let Some(text) = crate::report::left_behind_text(&outcome.report) {

@@ -3,6 +3,7 @@
 
 use super::AppResult;
 use super::run_history::history_dir;
+use super::stdout::out;
 use crate::cli::{
     HistoryCheckArgs, HistoryCommandArgs, HistoryDiffArgs, HistoryListArgs, HistorySubcommand,
     HistoryTrendArgs,
@@ -30,9 +31,9 @@ pub(crate) fn execute(args: &HistoryCommandArgs) -> AppResult {
 fn list(args: &HistoryListArgs, dir: &std::path::Path) -> AppResult {
     if !dir.join(history::FILE_NAME).exists() {
         if args.json {
-            println!("[]");
+            out!("[]");
         } else {
-            println!(
+            out!(
                 "no runs kept in {} yet (`runbook run` keeps each run there)",
                 dir.display()
             );
@@ -63,25 +64,25 @@ fn list(args: &HistoryListArgs, dir: &std::path::Path) -> AppResult {
                 json
             })
             .collect();
-        println!(
+        out!(
             "{}",
             serde_json::to_string_pretty(&json).unwrap_or_default()
         );
     } else if runs.is_empty() {
         match &args.runbook {
-            Some(file) => println!(
+            Some(file) => out!(
                 "no runs of {} in {}",
                 file.display(),
                 history.path().display()
             ),
-            None => println!("no runs in {}", history.path().display()),
+            None => out!("no runs in {}", history.path().display()),
         }
     } else {
-        print!(
+        super::stdout::write(&format!(
             "{}{}",
             history::runs_table(&runs),
             history::flaky_lines(&flaky)
-        );
+        ));
     }
     Ok(Exit::Passed)
 }
@@ -135,7 +136,7 @@ fn check(args: &HistoryCheckArgs, dir: &std::path::Path) -> AppResult {
             || "no runs".to_string(),
             |f| format!("no runs of {}", f.display()),
         );
-        println!(
+        out!(
             "stale: {what} in {} (a drill that never ran has not passed)",
             dir.display()
         );
@@ -145,7 +146,7 @@ fn check(args: &HistoryCheckArgs, dir: &std::path::Path) -> AppResult {
     for (runbook, run) in last {
         let Some(run) = run else {
             stale = true;
-            println!("stale: {runbook} has never passed");
+            out!("stale: {runbook} has never passed");
             continue;
         };
         let age = (now - run.finished).max(0.0);
@@ -156,7 +157,7 @@ fn check(args: &HistoryCheckArgs, dir: &std::path::Path) -> AppResult {
             reason = "a Unix time in seconds fits an i64"
         )]
         let finished = rfc3339_utc(run.finished.floor() as i64);
-        println!(
+        out!(
             "{}: {runbook} last passed in run {} at {finished}, {} ago (at most {})",
             if fresh { "fresh" } else { "stale" },
             run.number,
@@ -193,7 +194,7 @@ fn diff(args: &HistoryDiffArgs, dir: &std::path::Path) -> AppResult {
             })
     };
     let (a, b) = (report(args.run_a)?, report(args.run_b)?);
-    print!("{}", history::diff_text((args.run_a, &a), (args.run_b, &b)));
+    super::stdout::write(&history::diff_text((args.run_a, &a), (args.run_b, &b)));
     Ok(Exit::Passed)
 }
 
@@ -225,15 +226,16 @@ fn trend(args: &HistoryTrendArgs, dir: &std::path::Path) -> AppResult {
                 })
             })
             .collect();
-        println!(
+        out!(
             "{}",
             serde_json::to_string_pretty(&json).unwrap_or_default()
         );
     } else {
-        print!(
-            "{}",
-            history::trend_text(&args.metric, &series, std::io::stdout().is_terminal())
-        );
+        super::stdout::write(&history::trend_text(
+            &args.metric,
+            &series,
+            std::io::stdout().is_terminal(),
+        ));
     }
     Ok(Exit::Passed)
 }

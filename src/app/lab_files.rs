@@ -3,8 +3,6 @@
 //! and `aws eks update-kubeconfig` do) and taken out again on exit, byte for byte; an env file
 //! is written only where none is or where it wrote one before. Both are 0600.
 
-use std::io::Write;
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
@@ -82,6 +80,7 @@ pub(crate) fn write_kubeconfig(
         "contexts": [{"name": ENTRY, "context": {"cluster": ENTRY, "user": ENTRY}}],
         "users": [{"name": ENTRY, "user": {"token": token.expose()}}],
     });
+    refuse_foreign(path, "--write-kubeconfig")?;
     let original = match crate::sandbox::read_text_file(path, crate::sandbox::TEXT_FILE_LIMIT) {
         Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -123,6 +122,7 @@ pub(crate) struct LabEnv<'a> {
 /// The env file for the aws CLI and `runbook --cluster`; refuses a file that `lab serve` did
 /// not write.
 pub(crate) fn write_env(path: &Path, lab: &LabEnv<'_>) -> Result<Written, Error> {
+    refuse_foreign(path, "--write-env")?;
     if let Ok(existing) = crate::sandbox::read_text_file(path, crate::sandbox::TEXT_FILE_LIMIT)
         && !existing.starts_with(ENV_MARKER)
     {
@@ -152,6 +152,47 @@ pub(crate) fn write_env(path: &Path, lab: &LabEnv<'_>) -> Result<Written, Error>
         path: path.to_path_buf(),
         text,
     })
+}
+
+/// The user this process runs as: the owner of its own `/proc` entry.
+fn own_uid() -> Option<u32> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata("/proc/self").ok().map(|m| m.uid())
+}
+
+/// Refuses an existing file (or a symlink, or what it points to) that another user owns or
+/// that others may write: the lab's admin token written into it would be theirs to read.
+fn refuse_foreign(path: &Path, flag: &str) -> Result<(), Error> {
+    use std::os::unix::fs::MetadataExt;
+    let me = own_uid();
+    let link = std::fs::symlink_metadata(path).ok();
+    let target = std::fs::metadata(path).ok();
+    for (metadata, what) in [(link, "the file"), (target, "the file it links to")] {
+        let Some(metadata) = metadata else { continue };
+        if metadata.file_type().is_symlink() {
+            continue;
+        }
+        let refusal = if me.is_some_and(|me| metadata.uid() != me) {
+            Some(format!(
+                "{what} belongs to another user (uid {})",
+                metadata.uid()
+            ))
+        } else if metadata.mode() & 0o022 != 0 {
+            Some(format!(
+                "{what} may be written by others (mode {:o})",
+                metadata.mode() & 0o777
+            ))
+        } else {
+            None
+        };
+        if let Some(refusal) = refusal {
+            return Err(Error::Usage(format!(
+                "{flag} {}: {refusal}, and it would hold the lab's admin token; name a file of your own (e.g. under $HOME), or remove this one",
+                path.display()
+            )));
+        }
+    }
+    Ok(())
 }
 
 fn parse(path: &Path, text: &str) -> Result<Value, Error> {
@@ -203,22 +244,11 @@ fn to_yaml(value: &Value) -> String {
 /// Writes with mode 0600 (a kubeconfig or env file may hold credentials), keeping the mode of
 /// a file that exists narrowed to that too.
 pub(crate) fn write_private(path: &Path, text: &str, what: &'static str) -> Result<(), Error> {
-    let error = |source| Error::Write {
+    crate::sandbox::write_private(path, text.as_bytes()).map_err(|source| Error::Write {
         path: path.to_path_buf(),
         what,
         source,
-    };
-    let mut file = std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o600)
-        .open(path)
-        .map_err(error)?;
-    use std::os::unix::fs::PermissionsExt;
-    file.set_permissions(std::fs::Permissions::from_mode(0o600))
-        .map_err(error)?;
-    file.write_all(text.as_bytes()).map_err(error)
+    })
 }
 
 #[cfg(test)]

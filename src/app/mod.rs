@@ -23,6 +23,7 @@ mod runtime;
 mod scenario_arg;
 mod signals;
 mod state_capture;
+mod stdout;
 mod target;
 
 use clap::Parser;

@@ -4,8 +4,9 @@
 //! Nothing but reads reaches a real target.
 
 use super::rehearsal::{Rehearsal, rehearse};
+use super::stdout::out;
 use super::{AppResult, runtime};
-use crate::cli::{PlanArgs, parse_sets, runbook_folder};
+use crate::cli::{PlanArgs, parse_sets, runbook_read_roots, snapshot_dir_for};
 use crate::error::{Error, Exit};
 use crate::plan::to_text;
 
@@ -16,7 +17,10 @@ pub(crate) fn execute(args: &PlanArgs) -> AppResult {
             what: "the runbook".into(),
             source,
         })?;
-    let read = args.read.sandbox([runbook_folder(&args.file)]);
+    let read = args.read.sandbox(runbook_read_roots(
+        &args.file,
+        &snapshot_dir_for(&args.file),
+    ));
     let (sets, set_files) = parse_sets(&args.sets, &read)?;
     let runtime = runtime::build()?;
     let plan = rehearse(
@@ -32,12 +36,12 @@ pub(crate) fn execute(args: &PlanArgs) -> AppResult {
         },
     )?;
     if args.json {
-        println!(
+        out!(
             "{}",
             serde_json::to_string_pretty(&plan).unwrap_or_default()
         );
     } else {
-        print!("{}", to_text(&plan));
+        super::stdout::write(&to_text(&plan));
     }
     Ok(Exit::Passed)
 }

@@ -2,6 +2,7 @@
 //! there to undo. Each step makes a resource so (it reads first, and "already so" or "gone"
 //! is fine), so a second recover finds nothing to do; a run whose process lives is refused.
 
+use super::stdout::out;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -42,7 +43,7 @@ pub(crate) fn execute(args: &RecoverArgs) -> AppResult {
         {
             Some(run) => run,
             None => {
-                println!(
+                out!(
                     "nothing to recover: no unfinished run against {}",
                     target.key
                 );
@@ -75,43 +76,45 @@ pub(crate) fn execute(args: &RecoverArgs) -> AppResult {
     .map_err(|e| Error::Usage(e.to_string()))?;
     let records = journal::read_journal(&run.journal).map_err(|e| Error::Usage(e.to_string()))?;
     let plan = journal::plan(&records);
-    println!(
+    out!(
         "[recover] run {} of {} against {}",
-        run.id, run.runbook, run.target
+        run.id,
+        run.runbook,
+        run.target
     );
     if plan.already_recovered {
-        println!("[result] already recovered: nothing to do");
+        out!("[result] already recovered: nothing to do");
         return Ok(Exit::Passed);
     }
     for action in &plan.not_undoable {
-        println!("[not undone] {action} (nothing undoes it)");
+        out!("[not undone] {action} (nothing undoes it)");
     }
     if plan.steps.is_empty() {
-        println!("[result] nothing to undo");
+        out!("[result] nothing to undo");
     }
     let clock = RealClock::new();
     let mut failed = 0;
     for step in &plan.steps {
         if args.dry_run {
-            println!("[would undo] {}", step.describe());
+            out!("[would undo] {}", step.describe());
             continue;
         }
-        println!("[undo] {}", step.describe());
+        out!("[undo] {}", step.describe());
         match runtime.block_on(undo(&clients.aws, &clients.kube, step, &clock)) {
-            Ok(Done::Changed) => println!("[pass] {}", step.describe()),
-            Ok(Done::AlreadySo) => println!("[pass] {} (already so)", step.describe()),
+            Ok(Done::Changed) => out!("[pass] {}", step.describe()),
+            Ok(Done::AlreadySo) => out!("[pass] {} (already so)", step.describe()),
             Err(error) => {
                 failed += 1;
-                println!("[fail] {}: {error}", step.describe());
+                out!("[fail] {}: {error}", step.describe());
             }
         }
     }
     if args.dry_run {
-        println!("[result] dry run: {} steps, nothing done", plan.steps.len());
+        out!("[result] dry run: {} steps, nothing done", plan.steps.len());
         return Ok(Exit::Passed);
     }
     if failed > 0 {
-        println!(
+        out!(
             "[result] {failed} of {} steps failed; run recover again",
             plan.steps.len()
         );
@@ -124,7 +127,7 @@ pub(crate) fn execute(args: &RecoverArgs) -> AppResult {
             "warning: {error}: a second recover will redo the steps (they are safe to repeat)"
         );
     }
-    println!("[result] recovered: {} steps", plan.steps.len());
+    out!("[result] recovered: {} steps", plan.steps.len());
     Ok(Exit::Passed)
 }
 
@@ -137,19 +140,23 @@ fn now_secs() -> u64 {
 fn list(state_dir: &std::path::Path) -> AppResult {
     let runs: Vec<RunInfo> = journal::list_runs(state_dir)
         .into_iter()
-        .filter(RunInfo::unfinished)
+        .filter(|run| run.unfinished() && !run.on_embedded_twin())
         .collect();
     if runs.is_empty() {
-        println!("no unfinished runs under {}", state_dir.display());
+        out!("no unfinished runs under {}", state_dir.display());
     }
     for run in runs {
-        let state = if run.alive() { "running" } else { "killed" };
-        println!(
-            "{}  {}  {}  started {}  {state}, {} mutations",
-            run.id, run.runbook, run.target, run.started_at, run.mutations
+        out!(
+            "{}  {}  {}  started {}  {}, {} mutations",
+            run.id,
+            run.runbook,
+            run.target,
+            crate::clock::calendar::rfc3339_utc(i64::try_from(run.started_at).unwrap_or(i64::MAX)),
+            run.state(),
+            run.mutations
         );
         for step in &run.to_undo {
-            println!("    would undo: {step}");
+            out!("    would undo: {step}");
         }
     }
     Ok(Exit::Passed)

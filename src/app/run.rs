@@ -114,11 +114,7 @@ pub(crate) fn execute(args: RunArgs) -> AppResult {
     let host = Host::new(
         HostConfig {
             runbook: runbook.clone(),
-            base_dir: config
-                .file
-                .parent()
-                .map(Path::to_path_buf)
-                .unwrap_or_default(),
+            base_dir: crate::cli::runbook_folder(&config.file),
             sets: config.sets.clone(),
             set_files: config.set_files.clone(),
             read: config.read.clone(),
@@ -368,11 +364,14 @@ impl Outputs {
     fn write(&self, report: &Report) -> Result<(), Error> {
         let finished = unix_now();
         if let Some(path) = &self.json {
-            std::fs::write(path, report.to_json() + "\n").map_err(|source| Error::Write {
-                path: path.clone(),
-                what: "the report",
-                source,
-            })?;
+            // The user's alone, as the journal and history are: it names the run's resources.
+            crate::sandbox::write_private(path, (report.to_json() + "\n").as_bytes()).map_err(
+                |source| Error::Write {
+                    path: path.clone(),
+                    what: "the report",
+                    source,
+                },
+            )?;
         }
         if let Some(path) = &self.junit {
             std::fs::write(path, to_junit_xml(report)).map_err(|source| Error::Write {

@@ -140,13 +140,10 @@ fn commit_of(runbook_file: &Path) -> Option<String> {
     if let Some(sha) = std::env::var("GITHUB_SHA").ok().filter(|c| !c.is_empty()) {
         return Some(sha);
     }
-    let folder = runbook_file
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
+    let folder = crate::cli::runbook_folder(runbook_file);
     let status = std::process::Command::new("git")
         .arg("-C")
-        .arg(folder)
+        .arg(&folder)
         .args([
             "status",
             "--porcelain=v2",

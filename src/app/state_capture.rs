@@ -12,7 +12,7 @@ pub(crate) fn execute(args: &CaptureArgs) -> AppResult {
     let state = read(&runtime, &target, args.eks_cluster.as_deref())?;
     let text = serde_json::to_string_pretty(&state).unwrap_or_default() + "\n";
     if args.output.as_os_str() == "-" {
-        print!("{text}");
+        super::stdout::write(&text);
     } else {
         lab_files::write_private(&args.output, &text, "the lab-state file")?;
         eprintln!(

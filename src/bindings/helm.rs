@@ -13,7 +13,9 @@ use crate::clients::helm::{
     HelmError, RenderedObject, TemplateOptions, find_helm, install, summary, template,
 };
 use crate::clients::kube::KubeClient;
-use crate::script::{Extension, Host, documented as doc, duration_value, from_json, to_json};
+use crate::script::{
+    Extension, Host, documented as doc, duration_value, failure_error, from_json, to_json,
+};
 
 type Result<T = Dynamic> = std::result::Result<T, Box<EvalAltResult>>;
 
@@ -184,6 +186,14 @@ impl Extension for HelmBindings {
                 let position = ctx.call_position();
                 let opts = template_options(chart, &options, position)?;
                 let chart = chart_argument(chart, &h.config.base_dir);
+                // A chart on disk is read through the sandbox, its symlinks included: helm
+                // follows them (`.Files.Get` of a link to /proc/self/environ).
+                if opts.repo.is_none() && Path::new(&chart).exists() {
+                    h.config
+                        .read
+                        .check_tree(Path::new(&chart))
+                        .map_err(|e| failure_error(format!("helm::template: {e}"), position))?;
+                }
                 let helm = find_helm(explicit.as_deref()).map_err(|e| helm_error(e, position))?;
                 let objects = h
                     .block_on(position, template(&helm, &chart, &opts))?

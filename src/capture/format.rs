@@ -296,6 +296,12 @@ pub enum FormatError {
         "{path}: lab-state version {found} is newer than this runbook reads ({VERSION}): update runbook, or capture again with this one"
     )]
     Version { path: String, found: u32 },
+    #[error(
+        "{path}: `version` is missing or 0; lab-state files start at version 1: write one with `runbook state capture`"
+    )]
+    NoVersion { path: String },
+    #[error("{path}: {what}; fix the file, or capture again with `runbook state capture`")]
+    Invalid { path: String, what: String },
 }
 
 impl LabState {
@@ -315,13 +321,43 @@ impl LabState {
             });
         }
         let version = value["version"].as_u64().unwrap_or(0);
+        if version == 0 {
+            return Err(FormatError::NoVersion {
+                path: path.to_string(),
+            });
+        }
         if version > u64::from(VERSION) {
             return Err(FormatError::Version {
                 path: path.to_string(),
                 found: u32::try_from(version).unwrap_or(u32::MAX),
             });
         }
-        serde_json::from_value(value).map_err(parse_error)
+        let state: LabState = serde_json::from_value(value).map_err(parse_error)?;
+        state.check().map_err(|what| FormatError::Invalid {
+            path: path.to_string(),
+            what,
+        })?;
+        Ok(state)
+    }
+
+    /// What EKS itself would never hold: a node group's sizes out of order or below zero.
+    fn check(&self) -> Result<(), String> {
+        for group in &self.aws.nodegroups {
+            let (min, desired, max) = (group.min, group.desired, group.max);
+            if min < 0 || desired < 0 || max < 1 {
+                return Err(format!(
+                    "node group {} has min {min}, desired {desired}, max {max}: sizes are at least 0 (max at least 1)",
+                    group.name
+                ));
+            }
+            if !(min <= desired && desired <= max) {
+                return Err(format!(
+                    "node group {} has min {min}, desired {desired}, max {max}: EKS keeps min <= desired <= max",
+                    group.name
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// The two captures with what differs between any two reads of one lab set aside: when

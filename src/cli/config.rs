@@ -45,8 +45,9 @@ impl RunConfig {
             Some(dir) => dir.join(runbook_key(&args.file)),
             None => snapshot_dir_for(&args.file),
         };
-        let folder = runbook_folder(&args.file);
-        let read = args.read.sandbox([folder, snapshot_dir.clone()]);
+        let read = args
+            .read
+            .sandbox(runbook_read_roots(&args.file, &snapshot_dir));
         let (sets, set_files) = parse_sets(&args.sets, &read)?;
         Ok(Self {
             read,
@@ -117,9 +118,11 @@ pub fn parse_sets(raw: &[String], read: &ReadSandbox) -> Result<(Sets, Sets), Er
 }
 
 /// A runbook's name for snapshots: its path under `runbooks/` without the extension
-/// (`runbooks/core/defer.rhai` -> `core/defer`), else its file stem.
+/// (`runbooks/core/defer.rhai` -> `core/defer`), else its file stem. Read from the absolute
+/// path, so `cd runbooks && runbook run core/defer.rhai` names it as it is named from above.
 fn runbook_key(file: &Path) -> PathBuf {
-    let stem = file.with_extension("");
+    let absolute = std::path::absolute(file).unwrap_or_else(|_| file.to_path_buf());
+    let stem = absolute.with_extension("");
     let parts: Vec<Component<'_>> = stem.components().collect();
     match parts.iter().rposition(|c| c.as_os_str() == "runbooks") {
         Some(index) => parts[index + 1..].iter().collect(),
@@ -127,8 +130,6 @@ fn runbook_key(file: &Path) -> PathBuf {
     }
 }
 
-/// `snapshots/<runbook>/` in the nearest folder above the runbook that has a `snapshots/`
-/// folder, else beside the runbook.
 /// The folder a runbook's imports and reads resolve against (`.` for a bare file name).
 pub fn runbook_folder(file: &Path) -> PathBuf {
     file.parent()
@@ -137,21 +138,39 @@ pub fn runbook_folder(file: &Path) -> PathBuf {
         .unwrap_or_else(|| PathBuf::from("."))
 }
 
+/// The runbook's project: the nearest folder at or above the runbook's that has a
+/// `snapshots/` folder (this repository's root for `runbooks/gpu-lab.rhai`).
+pub fn project_folder(file: &Path) -> Option<PathBuf> {
+    let folder = runbook_folder(file);
+    let absolute = std::path::absolute(&folder).unwrap_or(folder);
+    absolute
+        .ancestors()
+        .find(|a| a.join("snapshots").is_dir())
+        .map(Path::to_path_buf)
+}
+
+/// `snapshots/<runbook>/` in the runbook's project, else beside the runbook.
 pub fn snapshot_dir_for(file: &Path) -> PathBuf {
     let key = runbook_key(file);
-    let dir = file.parent().unwrap_or(Path::new(""));
-    let absolute = std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
-    let cwd = std::env::current_dir().unwrap_or_default();
-    let found = absolute.ancestors().find(|a| a.join("snapshots").is_dir());
-    match found {
+    match project_folder(file) {
         // Shown relative to the working folder when it is inside it, as reports quote it.
-        Some(root) => root
-            .strip_prefix(&cwd)
-            .unwrap_or(root)
-            .join("snapshots")
-            .join(key),
-        None => dir.join("snapshots").join(key),
+        Some(root) => {
+            let cwd = std::env::current_dir().unwrap_or_default();
+            root.strip_prefix(&cwd)
+                .unwrap_or(&root)
+                .join("snapshots")
+                .join(key)
+        }
+        None => runbook_folder(file).join("snapshots").join(key),
     }
+}
+
+/// What a run of `file` may read: the runbook's folder, its snapshot folder and its project
+/// (a chart beside `runbooks/`, as `../charts/gpu-operator`), then the `--allow-read` ones.
+pub fn runbook_read_roots(file: &Path, snapshot_dir: &Path) -> Vec<PathBuf> {
+    let mut roots = vec![runbook_folder(file), snapshot_dir.to_path_buf()];
+    roots.extend(project_folder(file));
+    roots
 }
 
 #[cfg(test)]

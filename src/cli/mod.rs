@@ -13,5 +13,8 @@ pub use args::{
     StateCommand, Template,
 };
 pub use completion::COMPLETE_VAR;
-pub use config::{RunConfig, Sets, parse_sets, runbook_folder, snapshot_dir_for};
+pub use config::{
+    RunConfig, Sets, parse_sets, project_folder, runbook_folder, runbook_read_roots,
+    snapshot_dir_for,
+};
 pub use flags::{ReadArgs, TargetArgs};

@@ -68,6 +68,8 @@ fn ended_run(text: &str, journal: &Path) -> Option<RunInfo> {
         recovered: false,
         mutations: text.matches("\"type\":\"mutation\"").count(),
         to_undo: Vec::new(),
+        cleanups_failed: 0,
+        cleanups_unfinished: 0,
     })
 }
 
@@ -87,6 +89,10 @@ pub struct RunInfo {
     pub mutations: usize,
     /// What a recover would do, in words.
     pub to_undo: Vec<String>,
+    /// Cleanups that ran and failed.
+    pub cleanups_failed: usize,
+    /// Cleanups registered that never finished (the run was killed before or while they ran).
+    pub cleanups_unfinished: usize,
 }
 
 impl RunInfo {
@@ -95,9 +101,29 @@ impl RunInfo {
         self.pid != std::process::id() && Path::new(&format!("/proc/{}", self.pid)).exists()
     }
 
-    /// Killed before its cleanups ran, and not yet recovered.
+    /// Killed before its cleanups ran (or ended with one failed), and not yet recovered.
     pub fn unfinished(&self) -> bool {
         !self.ended && !self.recovered
+    }
+
+    /// A run on the embedded twin: its target died with its process, nothing to recover.
+    pub fn on_embedded_twin(&self) -> bool {
+        self.target.starts_with("the embedded lab twin")
+    }
+
+    /// How it stands, in words: running, killed, or ended with failed cleanups.
+    pub fn state(&self) -> String {
+        if self.alive() {
+            "running".into()
+        } else if self.cleanups_unfinished == 0 && self.cleanups_failed > 0 {
+            format!(
+                "ended with {} failed cleanup{}",
+                self.cleanups_failed,
+                if self.cleanups_failed == 1 { "" } else { "s" }
+            )
+        } else {
+            "killed".into()
+        }
     }
 }
 
@@ -141,6 +167,22 @@ pub fn list_runs(state_dir: &Path) -> Vec<RunInfo> {
                     .filter(|r| matches!(r, Record::Mutation { .. }))
                     .count(),
                 to_undo: the_plan.steps.iter().map(|u| u.describe()).collect(),
+                cleanups_failed: records
+                    .iter()
+                    .filter(|r| matches!(r, Record::DeferFinished { passed: false, .. }))
+                    .count(),
+                cleanups_unfinished: records
+                    .iter()
+                    .filter_map(|r| match r {
+                        Record::DeferRegistered { id, .. } => Some(*id),
+                        _ => None,
+                    })
+                    .filter(|id| {
+                        !records.iter().any(
+                            |r| matches!(r, Record::DeferFinished { id: done, .. } if done == id),
+                        )
+                    })
+                    .count(),
             })
         })
         .collect();

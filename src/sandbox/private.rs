@@ -17,6 +17,21 @@ pub fn private_file(path: &Path) -> std::io::Result<()> {
     narrow(path, 0o600)
 }
 
+/// Writes `bytes` to `path` as a file of the user's alone (0600), narrowing a file that
+/// exists with a wider mode before anything is written into it.
+pub fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(path)?;
+    file.set_permissions(Permissions::from_mode(0o600))?;
+    file.write_all(bytes)
+}
+
 fn narrow(path: &Path, mode: u32) -> std::io::Result<()> {
     let current = std::fs::metadata(path)?.permissions().mode() & 0o777;
     if current & !mode != 0 {

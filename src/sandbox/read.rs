@@ -35,6 +35,14 @@ pub enum SandboxError {
     TooLarge { path: String, size: u64, limit: u64 },
     #[error("{path} is not UTF-8 text")]
     NotText { path: String },
+    #[error(
+        "{link} is a symlink to {target}, outside the folders this run may read ({roots}); a chart's files are read through the same sandbox as read_text"
+    )]
+    LinkOutside {
+        link: String,
+        target: String,
+        roots: String,
+    },
 }
 
 /// The folders a run may read, resolved once.
@@ -108,6 +116,67 @@ impl ReadSandbox {
                 size: metadata.len(),
                 limit: self.max_bytes,
             });
+        }
+        Ok(real)
+    }
+
+    /// Where the folder (or file) `path` really is, if this run may read it and everything in
+    /// it: every symlink under it, followed as a reader (helm) would follow it, must stay
+    /// inside the sandbox. A chart is read this way before helm is given it.
+    pub fn check_tree(&self, path: &Path) -> Result<PathBuf, SandboxError> {
+        let shown = path.display().to_string();
+        let real = std::fs::canonicalize(path).map_err(|reason| SandboxError::Missing {
+            path: shown.clone(),
+            reason,
+        })?;
+        if real.is_file() {
+            return self.check(path);
+        }
+        if let Some(tree) = NEVER.iter().find(|tree| real.starts_with(tree)) {
+            return Err(SandboxError::System { path: shown, tree });
+        }
+        if !self.roots.iter().any(|root| real.starts_with(root)) {
+            return Err(SandboxError::Outside {
+                path: shown,
+                roots: self.roots_text(),
+            });
+        }
+        let mut folders = vec![real.clone()];
+        let mut seen = std::collections::HashSet::new();
+        while let Some(folder) = folders.pop() {
+            if !seen.insert(folder.clone()) {
+                continue;
+            }
+            let entries = std::fs::read_dir(&folder).map_err(|reason| SandboxError::Missing {
+                path: folder.display().to_string(),
+                reason,
+            })?;
+            for entry in entries.flatten() {
+                let Ok(kind) = entry.file_type() else {
+                    continue;
+                };
+                let entry_path = entry.path();
+                if kind.is_dir() {
+                    folders.push(entry_path);
+                } else if kind.is_symlink() {
+                    // A dangling link reads nothing; helm reports it itself.
+                    let Ok(target) = std::fs::canonicalize(&entry_path) else {
+                        continue;
+                    };
+                    let outside = NEVER.iter().any(|tree| target.starts_with(tree))
+                        || !self.roots.iter().any(|root| target.starts_with(root));
+                    if outside {
+                        return Err(SandboxError::LinkOutside {
+                            link: relative_to_cwd(&entry_path),
+                            target: target.display().to_string(),
+                            roots: self.roots_text(),
+                        });
+                    }
+                    if target.is_dir() {
+                        folders.push(target);
+                    }
+                }
+            }
         }
         Ok(real)
     }
@@ -194,6 +263,31 @@ mod tests {
             "{error}"
         );
         assert!(error.contains("--allow-read DIR"), "{error}");
+    }
+
+    #[test]
+    fn a_chart_with_a_link_out_is_refused_and_one_with_links_inside_is_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let chart = dir.path().join("chart");
+        std::fs::create_dir_all(chart.join("files")).unwrap();
+        std::fs::write(chart.join("Chart.yaml"), "name: c\n").unwrap();
+        std::os::unix::fs::symlink(chart.join("Chart.yaml"), chart.join("files/again")).unwrap();
+        let sandbox = sandbox(dir.path());
+        assert!(sandbox.check_tree(&chart).is_ok());
+        // A folder inside that links out again is followed too.
+        let other = dir.path().join("other");
+        std::fs::create_dir_all(&other).unwrap();
+        std::os::unix::fs::symlink("/etc/hostname", other.join("host")).unwrap();
+        std::os::unix::fs::symlink(&other, chart.join("files/other")).unwrap();
+        let error = sandbox.check_tree(&chart).unwrap_err().to_string();
+        assert!(
+            error.contains("host is a symlink to /etc/hostname"),
+            "{error}"
+        );
+        std::fs::remove_file(other.join("host")).unwrap();
+        std::os::unix::fs::symlink("/proc/self/environ", chart.join("env")).unwrap();
+        let error = sandbox.check_tree(&chart).unwrap_err().to_string();
+        assert!(error.contains("env is a symlink to /proc/"), "{error}");
     }
 
     #[test]

@@ -3,6 +3,7 @@
 //! `helm install` would.
 
 mod binary;
+mod environment;
 mod error;
 mod install;
 mod render;

@@ -57,7 +57,7 @@ pub async fn template(
     opts: &TemplateOptions,
 ) -> Result<Vec<RenderedObject>, HelmError> {
     let files = ValuesFiles::write(&opts.values)?;
-    let output = Command::new(helm)
+    let output = super::environment::scrubbed(&mut Command::new(helm))
         .args(arguments(chart, opts, &files.paths))
         .stdin(Stdio::null())
         // A dropped future (a cancelled step) must not leave helm running.

@@ -40,11 +40,20 @@ pub fn check(
     }
     let signed = claim.signed_at();
     match (claim.location, claim.expires) {
-        (Location::Header, _) if (now - signed).abs() > SKEW_SECONDS => {
+        (Location::Header, _) if now - signed > SKEW_SECONDS => {
             return Err(Refusal::Expired(format!(
                 "Signature expired: {} is now earlier than {} ({} - 15 min.)",
                 claim.amz_date,
                 crate::clock::calendar::iso_basic_utc(now - SKEW_SECONDS),
+                crate::clock::calendar::iso_basic_utc(now)
+            )));
+        }
+        // A date ahead of the clock, as AWS words it: the signer's clock is fast.
+        (Location::Header, _) if signed - now > SKEW_SECONDS => {
+            return Err(Refusal::Expired(format!(
+                "Signature not yet current: {} is still later than {} ({} + 15 min.)",
+                claim.amz_date,
+                crate::clock::calendar::iso_basic_utc(now + SKEW_SECONDS),
                 crate::clock::calendar::iso_basic_utc(now)
             )));
         }

@@ -48,6 +48,13 @@ pub fn authenticate(twin: &Twin, authorization: Option<&str>) -> Result<User, St
     let Some(header) = authorization else {
         return Ok(User::anonymous());
     };
+    if header.trim() == "Bearer"
+        || header
+            .strip_prefix("Bearer ")
+            .is_some_and(|t| t.trim().is_empty())
+    {
+        return Err("an empty bearer token (`Authorization: Bearer` with nothing after it)".into());
+    }
     let Some(token) = header.strip_prefix("Bearer ").map(str::trim) else {
         let scheme = header.split_whitespace().next().unwrap_or_default();
         return Err(format!(
