@@ -79,6 +79,16 @@ fn read_holder(file: &mut File) -> Result<Holder, String> {
     serde_json::from_str(&text).map_err(|_| "damaged (not a holder's record)".into())
 }
 
+/// Whether an empty lock file was made a moment ago, rather than left empty by a run that
+/// died writing it (a full disk, a power loss).
+fn just_made(file: &File) -> bool {
+    file.metadata()
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|modified| modified.elapsed().ok())
+        .is_some_and(|age| age < Duration::from_secs(2))
+}
+
 /// Takes the target's lock for `me`; waits up to `wait` (polling) while another run holds it.
 pub fn acquire(state_dir: &Path, me: &Holder, wait: Duration) -> Result<TargetLock, LockError> {
     let dir = state_dir.join("locks");
@@ -109,10 +119,8 @@ pub fn acquire(state_dir: &Path, me: &Holder, wait: Duration) -> Result<TargetLo
                     continue;
                 }
                 let taken_over = match read_holder(&mut file) {
-                    Err(why) if why == "empty" && file.metadata().map_err(io)?.len() == 0 => {
-                        // Created just now by us, or left empty (a full disk, a power loss).
-                        None
-                    }
+                    // Created just now (by us, or by a run that lost the race to lock it).
+                    Err(why) if why == "empty" && just_made(&file) => None,
                     Err(why) => Some(format!(
                         "the lock {} was {why}, left by a run that ended while writing it; taken over",
                         path.display()

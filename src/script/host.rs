@@ -153,6 +153,9 @@ pub struct Host {
     /// (before the journal hears of it), as a run killed with SIGKILL would
     /// (`RUNBOOK_CRASH_AFTER_MUTATION`).
     crash_after: Option<u64>,
+    /// A test hook standing in for a bug: a panic right after this many mutating calls have
+    /// been answered (`RUNBOOK_PANIC_AFTER_MUTATION`), to prove the cleanups still run.
+    pub(crate) panic_after: Option<u64>,
     answered_calls: std::sync::atomic::AtomicU64,
     cleaning_up: AtomicBool,
     wall_start: Instant,
@@ -182,6 +185,9 @@ impl Host {
             spend: Mutex::new(crate::guard::Spend::default()),
             metric_history: std::sync::OnceLock::new(),
             crash_after: std::env::var("RUNBOOK_CRASH_AFTER_MUTATION")
+                .ok()
+                .and_then(|n| n.parse().ok()),
+            panic_after: std::env::var("RUNBOOK_PANIC_AFTER_MUTATION")
                 .ok()
                 .and_then(|n| n.parse().ok()),
             answered_calls: std::sync::atomic::AtomicU64::new(0),

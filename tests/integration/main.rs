@@ -36,3 +36,4 @@ mod repl;
 mod snapshots;
 mod support;
 mod target_errors;
+mod trust;

@@ -180,6 +180,9 @@ impl Host {
             // The test hook: gone without a word, cleanups and all, like SIGKILL.
             std::process::exit(137);
         }
+        if self.panic_after == Some(calls) {
+            panic!("the RUNBOOK_PANIC_AFTER_MUTATION test hook, after mutation {calls}");
+        }
         {
             let mut state = self.state();
             for sending in sent {
