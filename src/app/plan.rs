@@ -6,7 +6,7 @@
 use super::rehearsal::{Rehearsal, rehearse};
 use super::stdout::out;
 use super::{AppResult, runtime};
-use crate::cli::{PlanArgs, parse_sets, runbook_read_roots, snapshot_dir_for};
+use crate::cli::{PlanArgs, parse_sets, runbook_folder};
 use crate::error::{Error, Exit};
 use crate::plan::to_text;
 
@@ -17,10 +17,7 @@ pub(crate) fn execute(args: &PlanArgs) -> AppResult {
             what: "the runbook".into(),
             source,
         })?;
-    let read = args.read.sandbox(runbook_read_roots(
-        &args.file,
-        &snapshot_dir_for(&args.file),
-    ));
+    let read = args.read.sandbox([runbook_folder(&args.file)]);
     let (sets, set_files) = parse_sets(&args.sets, &read)?;
     let runtime = runtime::build()?;
     let plan = rehearse(

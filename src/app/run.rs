@@ -229,11 +229,10 @@ fn take_lock(
         },
         wait,
     )
-    .map(|lock| {
+    .inspect(|lock| {
         if let Some(note) = &lock.taken_over {
             eprintln!("note: {note}");
         }
-        lock
     })
     .map_err(|e| Error::Usage(e.to_string()))
 }

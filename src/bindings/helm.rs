@@ -64,6 +64,15 @@ fn chart_argument(chart: &str, base_dir: &Path) -> String {
     chart.to_string()
 }
 
+/// Where a local chart may lie: where the run may read, the runbook's project (the
+/// repository's `charts/` beside `runbooks/`) and the folder the command runs in, as helm
+/// itself finds charts.
+fn chart_sandbox(host: &Host) -> crate::sandbox::ReadSandbox {
+    let project = crate::sandbox::project_of(&host.config.base_dir);
+    let here = std::env::current_dir().ok();
+    host.config.read.widened(project.into_iter().chain(here))
+}
+
 fn pairs(map: &Map) -> Vec<(String, String)> {
     map.iter()
         .map(|(k, v)| {
@@ -189,8 +198,7 @@ impl Extension for HelmBindings {
                 // A chart on disk is read through the sandbox, its symlinks included: helm
                 // follows them (`.Files.Get` of a link to /proc/self/environ).
                 if opts.repo.is_none() && Path::new(&chart).exists() {
-                    h.config
-                        .read
+                    chart_sandbox(&h)
                         .check_tree(Path::new(&chart))
                         .map_err(|e| failure_error(format!("helm::template: {e}"), position))?;
                 }

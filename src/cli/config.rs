@@ -45,9 +45,8 @@ impl RunConfig {
             Some(dir) => dir.join(runbook_key(&args.file)),
             None => snapshot_dir_for(&args.file),
         };
-        let read = args
-            .read
-            .sandbox(runbook_read_roots(&args.file, &snapshot_dir));
+        let folder = runbook_folder(&args.file);
+        let read = args.read.sandbox([folder, snapshot_dir.clone()]);
         let (sets, set_files) = parse_sets(&args.sets, &read)?;
         Ok(Self {
             read,
@@ -141,12 +140,7 @@ pub fn runbook_folder(file: &Path) -> PathBuf {
 /// The runbook's project: the nearest folder at or above the runbook's that has a
 /// `snapshots/` folder (this repository's root for `runbooks/gpu-lab.rhai`).
 pub fn project_folder(file: &Path) -> Option<PathBuf> {
-    let folder = runbook_folder(file);
-    let absolute = std::path::absolute(&folder).unwrap_or(folder);
-    absolute
-        .ancestors()
-        .find(|a| a.join("snapshots").is_dir())
-        .map(Path::to_path_buf)
+    crate::sandbox::project_of(&runbook_folder(file))
 }
 
 /// `snapshots/<runbook>/` in the runbook's project, else beside the runbook.
@@ -163,14 +157,6 @@ pub fn snapshot_dir_for(file: &Path) -> PathBuf {
         }
         None => runbook_folder(file).join("snapshots").join(key),
     }
-}
-
-/// What a run of `file` may read: the runbook's folder, its snapshot folder and its project
-/// (a chart beside `runbooks/`, as `../charts/gpu-operator`), then the `--allow-read` ones.
-pub fn runbook_read_roots(file: &Path, snapshot_dir: &Path) -> Vec<PathBuf> {
-    let mut roots = vec![runbook_folder(file), snapshot_dir.to_path_buf()];
-    roots.extend(project_folder(file));
-    roots
 }
 
 #[cfg(test)]

@@ -13,8 +13,5 @@ pub use args::{
     StateCommand, Template,
 };
 pub use completion::COMPLETE_VAR;
-pub use config::{
-    RunConfig, Sets, parse_sets, project_folder, runbook_folder, runbook_read_roots,
-    snapshot_dir_for,
-};
+pub use config::{RunConfig, Sets, parse_sets, project_folder, runbook_folder, snapshot_dir_for};
 pub use flags::{ReadArgs, TargetArgs};

@@ -7,4 +7,4 @@ mod read;
 
 pub use bounded::{DATA_FILE_LIMIT, TEXT_FILE_LIMIT, check_file, read_text_file};
 pub use private::{private_dir, private_file, write_private};
-pub use read::{DEFAULT_MAX_READ_BYTES, ReadSandbox, SandboxError};
+pub use read::{DEFAULT_MAX_READ_BYTES, ReadSandbox, SandboxError, project_of};

@@ -36,7 +36,7 @@ pub enum SandboxError {
     #[error("{path} is not UTF-8 text")]
     NotText { path: String },
     #[error(
-        "{link} is a symlink to {target}, outside the folders this run may read ({roots}); a chart's files are read through the same sandbox as read_text"
+        "{link} is a symlink to {target}, outside the folders this run may read ({roots}), and helm would follow it; allow its folder with --allow-read DIR"
     )]
     LinkOutside {
         link: String,
@@ -69,6 +69,11 @@ impl ReadSandbox {
             roots: resolved,
             max_bytes,
         }
+    }
+
+    /// The same sandbox with `folders` added.
+    pub fn widened(&self, folders: impl IntoIterator<Item = PathBuf>) -> Self {
+        Self::new(self.roots.iter().cloned().chain(folders), self.max_bytes)
     }
 
     pub fn max_bytes(&self) -> u64 {
@@ -214,6 +219,16 @@ impl ReadSandbox {
             .collect::<Vec<_>>()
             .join(", ")
     }
+}
+
+/// A runbook's project: the nearest folder at or above `folder` that has a `snapshots/` folder
+/// (this repository's root for `runbooks/`).
+pub fn project_of(folder: &Path) -> Option<PathBuf> {
+    let absolute = std::path::absolute(folder).unwrap_or_else(|_| folder.to_path_buf());
+    absolute
+        .ancestors()
+        .find(|a| a.join("snapshots").is_dir())
+        .map(Path::to_path_buf)
 }
 
 /// A resolved path relative to the working folder when inside it, as messages quote paths.

@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use crate::support::{LabServer, Runbook};
 
-fn capture(lab: &LabServer, output: &Path) {
+pub fn capture(lab: &LabServer, output: &Path) {
     Runbook::new()
         .lab_env(lab)
         .args(["state", "capture", "--kubeconfig"])

@@ -104,8 +104,21 @@ fn a_broken_chart_gives_helms_error_with_the_chart_path() {
         "kind: ConfigMap\nmetadata:\n  name: {{ .Values.name\n",
     )
     .expect("write");
+    // A chart outside the current folder is read when --allow-read names its folder.
     let script = format!(r#"helm::template("{}")"#, chart.display());
-    let (_, stderr) = eval(&script, &[], 1);
+    let refused = Runbook::new().args(["eval", &script]).run().expect_code(1);
+    assert!(
+        refused.stderr().contains("--allow-read"),
+        "{}",
+        refused.stderr()
+    );
+    let allowed = Runbook::new()
+        .args(["eval", "--allow-read"])
+        .arg(dir.path())
+        .arg(&script)
+        .run()
+        .expect_code(1);
+    let stderr = allowed.stderr();
     assert!(stderr.contains("HelmFailed"), "{stderr}");
     assert!(stderr.contains("broken/templates/cm.yaml"), "{stderr}");
     let missing = format!(r#"helm::template("{}/nothing-here")"#, dir.path().display());

@@ -743,3 +743,57 @@ fn recover_list_dates_its_runs_and_leaves_out_the_embedded_twins() {
         .run()
         .expect_code(0);
 }
+
+#[test]
+fn a_lab_state_file_with_no_version_or_impossible_sizes_is_refused_by_name() {
+    let lab = LabServer::start("600");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let captured = dir.path().join("lab-state.json");
+    crate::capture::capture(&lab, &captured);
+    drop(lab);
+    let state: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&captured).expect("read")).expect("JSON");
+    let gpu = state["aws"]["nodegroups"]
+        .as_array()
+        .expect("node groups")
+        .iter()
+        .position(|g| g["name"] == "gpu")
+        .expect("the gpu node group");
+    type Change = Box<dyn Fn(&mut serde_json::Value)>;
+    let cases: [(&str, Change, &str); 3] = [
+        (
+            "version 0",
+            Box::new(|s| s["version"] = 0.into()),
+            "`version` is missing or 0",
+        ),
+        (
+            "desired -5",
+            Box::new(move |s| s["aws"]["nodegroups"][gpu]["desired"] = (-5).into()),
+            "node group gpu has min 0, desired -5",
+        ),
+        (
+            "desired above max",
+            Box::new(move |s| {
+                let max = s["aws"]["nodegroups"][gpu]["max"].as_i64().expect("max");
+                s["aws"]["nodegroups"][gpu]["desired"] = (max + 1).into();
+            }),
+            "EKS keeps min <= desired <= max",
+        ),
+    ];
+    for (what, change, expected) in cases {
+        let mut bad = state.clone();
+        change(&mut bad);
+        let file = dir.path().join("bad.json");
+        std::fs::write(&file, bad.to_string()).expect("write");
+        let refused = Runbook::new()
+            .args(["eval", "1", "--scenario"])
+            .arg(format!("@{}", file.display()))
+            .run()
+            .expect_code(2);
+        let err = refused.stderr();
+        assert!(
+            err.contains("bad.json") && err.contains(expected),
+            "{what}: {err}"
+        );
+    }
+}

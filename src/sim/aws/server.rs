@@ -25,6 +25,10 @@ use crate::sim::kube::server::{Body, full};
 use crate::sim::request_path;
 use crate::sim::twin::Twin;
 
+/// The largest request body the endpoint reads: far above any EKS, EC2, IAM or KMS call the
+/// lab takes, and a client cannot fill the lab's memory with one request.
+const MAX_BODY_BYTES: usize = 10 * 1024 * 1024;
+
 const REQUEST_ID: &str = "7a62c49f-347e-4fc4-9331-6e8eEXAMPLE";
 
 fn respond(
@@ -122,8 +126,18 @@ async fn handle(twin: Arc<Twin>, request: Request<Incoming>) -> Response<Body> {
     let path = parts.uri.path().to_string();
     let raw_query = parts.uri.query().unwrap_or_default().to_string();
     let query = form(&raw_query);
-    let bytes = match body.collect().await {
+    let bytes = match http_body_util::Limited::new(body, MAX_BODY_BYTES)
+        .collect()
+        .await
+    {
         Ok(collected) => collected.to_bytes(),
+        Err(e) if e.is::<http_body_util::LengthLimitError>() => {
+            return plain(
+                413,
+                "RequestEntityTooLargeException",
+                &format!("the request body is over the lab's {MAX_BODY_BYTES}-byte limit"),
+            );
+        }
         Err(e) => {
             return respond(
                 400,

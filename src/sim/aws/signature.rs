@@ -40,22 +40,10 @@ pub fn check(
     }
     let signed = claim.signed_at();
     match (claim.location, claim.expires) {
-        (Location::Header, _) if now - signed > SKEW_SECONDS => {
-            return Err(Refusal::Expired(format!(
-                "Signature expired: {} is now earlier than {} ({} - 15 min.)",
-                claim.amz_date,
-                crate::clock::calendar::iso_basic_utc(now - SKEW_SECONDS),
-                crate::clock::calendar::iso_basic_utc(now)
-            )));
-        }
-        // A date ahead of the clock, as AWS words it: the signer's clock is fast.
-        (Location::Header, _) if signed - now > SKEW_SECONDS => {
-            return Err(Refusal::Expired(format!(
-                "Signature not yet current: {} is still later than {} ({} + 15 min.)",
-                claim.amz_date,
-                crate::clock::calendar::iso_basic_utc(now + SKEW_SECONDS),
-                crate::clock::calendar::iso_basic_utc(now)
-            )));
+        (Location::Header, _) => {
+            if let Some(refusal) = header_date_refusal(&claim.amz_date, signed, now) {
+                return Err(Refusal::Expired(refusal));
+            }
         }
         // STS takes a presigned GetCallerIdentity for 15 minutes whatever X-Amz-Expires says
         // (EKS tokens rely on it); other services hold a URL to its own expiry.
@@ -72,6 +60,27 @@ pub fn check(
         _ => {}
     }
     Ok((principal, claim))
+}
+
+/// Why a header-signed call's X-Amz-Date is refused, in AWS's words: more than 15 minutes
+/// behind the clock (expired), or ahead of it (the signer's clock is fast: not yet current).
+fn header_date_refusal(amz_date: &str, signed: i64, now: i64) -> Option<String> {
+    use crate::clock::calendar::iso_basic_utc;
+    if now - signed > SKEW_SECONDS {
+        Some(format!(
+            "Signature expired: {amz_date} is now earlier than {} ({} - 15 min.)",
+            iso_basic_utc(now - SKEW_SECONDS),
+            iso_basic_utc(now)
+        ))
+    } else if signed - now > SKEW_SECONDS {
+        Some(format!(
+            "Signature not yet current: {amz_date} is still later than {} ({} + 15 min.)",
+            iso_basic_utc(now + SKEW_SECONDS),
+            iso_basic_utc(now)
+        ))
+    } else {
+        None
+    }
 }
 
 /// `(HTTP status, code, message)` of a refusal as `service` answers it.
@@ -108,5 +117,28 @@ pub fn answer(service: &str, refusal: &Refusal) -> (u16, &'static str, String) {
         (_, Refusal::Mismatch) => (403, "SignatureDoesNotMatch", MISMATCH.into()),
         (_, Refusal::Expired(m)) => (403, "SignatureDoesNotMatch", m.clone()),
         (_, Refusal::Malformed(m)) => (400, "IncompleteSignature", m.clone()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_date_behind_is_expired_and_one_ahead_is_not_yet_current() {
+        let now = 1_796_400_000;
+        let behind = header_date_refusal("20261204T150000Z", now - 16 * 60, now).unwrap();
+        assert!(
+            behind.starts_with("Signature expired: 20261204T150000Z is now earlier than"),
+            "{behind}"
+        );
+        let ahead = header_date_refusal("20261204T170000Z", now + 60 * 60, now).unwrap();
+        assert!(
+            ahead.starts_with("Signature not yet current: 20261204T170000Z is still later than")
+                && ahead.ends_with("+ 15 min.)"),
+            "{ahead}"
+        );
+        assert_eq!(header_date_refusal("x", now + 14 * 60, now), None);
+        assert_eq!(header_date_refusal("x", now - 14 * 60, now), None);
     }
 }

@@ -308,6 +308,17 @@ mod tests {
     }
 
     #[test]
+    fn an_empty_bearer_token_is_named_as_one_not_as_a_scheme() {
+        let twin = lab();
+        for header in ["Bearer", "Bearer ", "Bearer    "] {
+            let why = authenticate(&twin, Some(header)).expect_err("refused");
+            assert!(why.contains("an empty bearer token"), "{header:?}: {why}");
+        }
+        let why = authenticate(&twin, Some("Basic dXNlcg==")).expect_err("refused");
+        assert!(why.contains("scheme `Basic`"), "{why}");
+    }
+
+    #[test]
     fn expired_foreign_tampered_and_other_cluster_tokens_are_refused_with_the_reason() {
         let twin = lab();
         let refused = |token: &str| authenticate(&twin, Some(&bearer(token))).expect_err("refused");

@@ -240,13 +240,28 @@ async fn read_protobuf_or_json(request: Request<Incoming>) -> Result<Value, ApiE
         .map_err(|e| ApiError::bad_request(format!("the review is neither JSON nor protobuf: {e}")))
 }
 
+/// The most a request body may hold, as kube-apiserver's `MaxRequestBodyBytes` (3 MiB): a
+/// client cannot fill the lab's memory with one request.
+const MAX_BODY_BYTES: usize = 3 * 1024 * 1024;
+
 async fn body_bytes(request: Request<Incoming>) -> Result<bytes::Bytes, ApiError> {
-    Ok(request
-        .into_body()
-        .collect()
-        .await
-        .map_err(|e| ApiError::bad_request(format!("reading the request body: {e}")))?
-        .to_bytes())
+    Ok(
+        http_body_util::Limited::new(request.into_body(), MAX_BODY_BYTES)
+            .collect()
+            .await
+            .map_err(|e| {
+                if e.is::<http_body_util::LengthLimitError>() {
+                    ApiError::new(
+                        413,
+                        "RequestEntityTooLarge",
+                        format!("Request entity too large: limit is {MAX_BODY_BYTES}"),
+                    )
+                } else {
+                    ApiError::bad_request(format!("reading the request body: {e}"))
+                }
+            })?
+            .to_bytes(),
+    )
 }
 
 async fn read_body(request: Request<Incoming>) -> Result<Value, ApiError> {
