@@ -1,24 +1,27 @@
 //! runbook: prove that a GPU cluster works, as a Rhai script run by a Rust host.
 //!
-//! Layers, top to bottom (each depends only on those below it):
-//! - [`cli`]: clap definitions and the plain configs made from them
+//! Layers, top to bottom: each module imports only modules of its own line or of lines below
+//! it (tests/integration/layers.rs holds the code to this list).
 //! - [`app`]: one file per subcommand, wiring clock, engine and reporters
+//! - [`cli`]: clap definitions and the plain configs made from them
+//! - [`repl`]: the interactive session (its editor, completion, pretty printing)
+//! - [`error`]: the top-level error: exit codes and the "caused by" chain
+//! - [`bindings`]: thin Rhai modules over the clients, one folder per service
 //! - [`script`]: the Rhai host (steps, cleanups, waits, assertions, snapshots, imports)
+//! - [`plan`], [`history`]: what a run would change, from a rehearsal; every run kept with its
+//!   metrics, what baselines compare with
 //! - [`report`]: live output, JSON reports, JUnit XML, Prometheus text, Markdown summaries
-//! - [`bindings`]: thin Rhai modules over the clients
+//! - [`capture`]: a live lab read into a lab-state file over the clients
 //! - [`clients`]: typed clients for Kubernetes and AWS
-//! - [`sim`]: the lab twin (speaks the real wire protocols on loopback)
-//! - [`gpu`], [`lab`], [`health`]: pure domain logic (nvidia-smi, nccl-tests, dcgmi and
-//!   kernel log parsers, lab facts, reachability, cost, GPU health verdicts)
+//! - [`sim`]: the lab twin (speaks the real wire protocols on loopback; never the clients)
+//! - [`journal`], [`guard`]: the run journal, what undoes each mutation and the lock on a
+//!   target; what a run may change (`--read-only`, `--max-gpu-nodes`, `--allow`)
+//! - [`health`]: GPU health verdicts from what the parsers read
+//! - [`gpu`], [`lab`], [`lab_state`]: pure domain logic (nvidia-smi, nccl-tests, dcgmi and
+//!   kernel log parsers; lab facts, reachability, cost; the lab-state file's format)
 //! - [`auth`]: who may drive a lab: SigV4 signatures, EKS tokens, the lab's secrets (pure)
-//! - [`clock`]: real time and the virtual discrete-event clock
-//! - [`sandbox`]: what a runbook may read on this machine
-//! - [`journal`]: the run journal, what undoes each mutation, and the lock on a target
-//! - [`history`]: every run kept with its metrics, what baselines compare with
-//! - [`guard`]: what a run may change (`--read-only`, `--max-gpu-nodes`, `--allow`)
-//! - [`plan`]: what a run would change, from a rehearsal on the twin
-//! - [`capture`]: a live lab read into a lab-state file over the clients; its format (plain
-//!   data, which the twin starts from) is the only part the twin imports
+//! - [`clock`], [`sandbox`]: real time and the virtual discrete-event clock; what a runbook may
+//!   read on this machine and the files runbook keeps private
 
 pub mod app;
 pub mod auth;
@@ -34,6 +37,7 @@ pub mod health;
 pub mod history;
 pub mod journal;
 pub mod lab;
+pub mod lab_state;
 pub mod plan;
 pub mod repl;
 pub mod report;

@@ -2,8 +2,8 @@
 
 use std::sync::Arc;
 
-use crate::capture::LabState;
 use crate::error::Error;
+use crate::lab_state::LabState;
 use crate::sim::Twin;
 use crate::sim::scenario::{self, Scenario};
 

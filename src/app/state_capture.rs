@@ -1,10 +1,11 @@
 //! `runbook state capture`: a lab read into a lab-state file with read-only calls.
 
 use super::{AppResult, lab_files, runtime, target};
-use crate::capture::{CaptureTarget, LabState, capture};
+use crate::capture::{CaptureTarget, capture};
 use crate::cli::CaptureArgs;
 use crate::clock::calendar::rfc3339_utc;
 use crate::error::{Error, Exit};
+use crate::lab_state::LabState;
 
 pub(crate) fn execute(args: &CaptureArgs) -> AppResult {
     let runtime = runtime::build()?;

@@ -156,7 +156,7 @@ pub(crate) fn connect(
 pub(crate) fn twin_of(
     runtime: &tokio::runtime::Runtime,
     args: &TargetArgs,
-    capture: crate::capture::LabState,
+    capture: crate::lab_state::LabState,
     name: &str,
 ) -> Result<Target, Error> {
     // kube's client spawns its buffer task on the current runtime.

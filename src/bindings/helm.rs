@@ -1,14 +1,14 @@
 //! `helm::`: render charts with the real `helm template`, summarize what they render, and
 //! install rendered objects through `k8s::`'s client as `helm install` would.
 
-use super::k8s_undo::{identity, undo_of};
+use crate::bindings::kube::undo::{identity, undo_of};
 use crate::guard::Change;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use rhai::{Array, Dynamic, EvalAltResult, Map, Module, NativeCallContext, Position};
 
-use super::options::Spec;
+use crate::bindings::shared::options::Spec;
 use crate::clients::helm::{
     HelmError, RenderedObject, TemplateOptions, find_helm, install, summary, template,
 };

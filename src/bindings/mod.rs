@@ -1,29 +1,20 @@
-//! Thin Rhai modules over the clients (`k8s::`, `eks::`, `ec2::`, `iam::`, `cost::`, `helm::`, `nvml::`,
-//! `nccl::`): decode arguments, call one client
-//! function, encode the result. They plug into the script host as [`Extension`]s.
+//! Thin Rhai modules over the clients, one folder per service as in `clients/` and `sim/`:
+//! `aws/` (`eks::`, `ec2::`, `iam::`, `kms::`, `cost::`), `kube/` (`k8s::`, `twin::`), `gpu/`
+//! (`nvml::`, `nccl::`, `dcgm::`), `helm.rs` (`helm::`) and `facts.rs` (`facts::`); `shared/`
+//! holds what they have in common (arguments, options, the journaled call). Each decodes
+//! arguments, calls one client function and encodes the result. They plug into the script host
+//! as [`Extension`]s.
 //!
 //! [`Extension`]: crate::script::Extension
 
-mod args;
-mod aws;
-mod aws_blueprint;
-mod aws_lifecycle;
+pub(crate) mod aws;
+pub(crate) mod facts;
 mod gpu;
-mod gpu_fleet;
-mod gpu_health;
 mod helm;
-mod hybrid_cost;
-mod hybrid_facts;
-mod journaled;
-mod k8s;
-mod k8s_access;
-mod k8s_undo;
-mod kubectl_view;
-mod node_quarantine;
-mod options;
-mod twin_control;
+mod kube;
+pub(crate) mod shared;
 
 pub use aws::AwsBindings;
 pub use gpu::GpuBindings;
 pub use helm::HelmBindings;
-pub use k8s::KubeBindings;
+pub use kube::KubeBindings;

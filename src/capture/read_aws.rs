@@ -9,12 +9,12 @@ use serde_json::Value;
 
 use super::error::CaptureError;
 use super::fields::{text, texts};
-use super::format::{
+use crate::clients::aws::AwsClients;
+use crate::lab_state::{
     AccessEntry, AccessPolicy, Addon, Address, AwsState, Cluster, Instance, NatGateway, Nodegroup,
     OidcProvider, PodIdentityAssociation, RemoteNetwork, Role, Rule, SecurityGroup, Subnet, Taint,
     Vpc,
 };
-use crate::clients::aws::AwsClients;
 
 /// The cluster to capture when none was named: the one whose endpoint is the Kubernetes API
 /// read, or the account's only one.

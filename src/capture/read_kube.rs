@@ -6,8 +6,8 @@ use serde_json::Value;
 
 use super::error::CaptureError;
 use super::fields::text;
-use super::format::{KubernetesState, SecretName};
 use crate::clients::kube::{KubeClient, ListOptions};
+use crate::lab_state::{KubernetesState, SecretName};
 
 /// What is captured, owners before what they own (`apiVersion`, `kind`, plural).
 pub(super) const KINDS: [(&str, &str, &str); 10] = [

@@ -1,10 +1,10 @@
 //! `capture`: one lab read into a [`LabState`], through the clients a run would use.
 
 use super::error::CaptureError;
-use super::format::{FORMAT, LabState, Source, VERSION};
 use super::{read_aws, read_kube};
 use crate::clients::aws::AwsClients;
 use crate::clients::kube::KubeClient;
+use crate::lab_state::{FORMAT, LabState, Source, VERSION};
 
 /// What to read, and when it is.
 pub struct CaptureTarget<'a> {

@@ -28,6 +28,7 @@ mod kubectl;
 mod lab_auth;
 mod lab_drill;
 mod lab_rbac;
+mod layers;
 mod moto;
 mod packaging;
 mod parallel;

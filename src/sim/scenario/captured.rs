@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use crate::capture::format::{self, LabState};
+use crate::lab_state::{self as format, LabState};
 use crate::sim::aws::state::{
     AccessEntry, Addon, Address, AssociatedPolicy, AwsState, Cluster, Instance, NatGateway,
     Nodegroup, OidcProvider, PodIdentityAssociation, RemoteNetwork, Role, Rule, SecurityGroup,

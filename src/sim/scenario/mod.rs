@@ -18,7 +18,7 @@ use std::str::FromStr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::capture::format::LabState;
+use crate::lab_state::LabState;
 
 use super::twin::Twin;
 

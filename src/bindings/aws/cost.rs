@@ -1,14 +1,35 @@
-//! `cost::hybrid(...)`: EKS Hybrid Nodes' vCPU-hour tiers and cluster fees for a plan of
-//! nodes (seed 004's model).
+//! `cost::`: the run's cost so far from the lab twin's meter, the price table, and EKS Hybrid
+//! Nodes' vCPU-hour tiers and cluster fees for a plan of nodes (seed 004's model).
+
+use std::sync::Arc;
 
 use rhai::{Map, Module, NativeCallContext};
 
-use super::args::encode;
-use super::options::Spec;
+use super::call::{Result, call, json};
+use crate::bindings::shared::args::encode;
+use crate::bindings::shared::options::Spec;
+use crate::clients::aws::AwsClients;
+use crate::lab::cost::PRICES;
 use crate::lab::hybrid_pricing::{HybridUsage, hybrid_cost};
-use crate::script::{documented as doc, usage_error};
+use crate::script::{Host, documented as doc, usage_error};
 
-pub(super) fn register(cost: &mut Module) {
+pub(super) fn module(clients: &Arc<AwsClients>, host: &Arc<Host>) -> Module {
+    let mut cost = Module::new();
+    let (c, h) = (clients.clone(), host.clone());
+    doc("report", &["Map"], "The run's cost so far from the lab twin's meter: #{ currency, hours, lines: [#{ resource, kind, hours,\nusd_per_hour, usd, running }], total_usd, daily_rate_usd, unpriced }. Real AWS has no such\nmeter: there it raises CostMeterUnavailable.")
+        .set_into_module(&mut cost, move |ctx: NativeCallContext| -> Result {
+            let report = call(&h, ctx.call_position(), || c.cost_report())?;
+            Ok(json(&serde_json::to_value(report).unwrap_or_default()))
+        });
+    doc("prices", &["Array"], "The price table: #{ kind, usd_per_hour, source } for the EKS control plane, NAT gateway,\nt3.medium and g5.xlarge (ap-northeast-2, on demand).")
+        .set_into_module(&mut cost, move || -> Result {
+            Ok(json(&serde_json::to_value(PRICES).unwrap_or_default()))
+        });
+    hybrid(&mut cost);
+    cost
+}
+
+fn hybrid(cost: &mut Module) {
     doc(
         "hybrid",
         &["options: Map", "Map"],

@@ -1,19 +1,19 @@
 //! `k8s::`: the cluster as plain maps and arrays, with the fields kubectl users know.
 
-use super::journaled::journaled;
-use super::k8s_undo::{identity, undo_of};
+use super::undo::{identity, undo_of};
+use crate::bindings::shared::journaled::journaled;
 use std::sync::Arc;
 use std::time::Duration;
 
 use kube::api::LogParams;
 use rhai::{Array, Dynamic, Engine, EvalAltResult, Map, Module, NativeCallContext, Position};
 
-use super::args::{
+use super::access::install_access;
+use super::kubectl_view::Shown;
+use super::quarantine::install_quarantine;
+use crate::bindings::shared::args::{
     command, encode, known_options, kube_error, selector, string_option, timeout_of,
 };
-use super::k8s_access::install_access;
-use super::kubectl_view::Shown;
-use super::node_quarantine::install_quarantine;
 use crate::clients::kube::{
     Condition, KubeClient, KubeError, ListOptions, NodeSummary, NodeWait, PodSummary,
 };

@@ -6,9 +6,9 @@ use std::time::Duration;
 
 use rhai::{Dynamic, EvalAltResult, Map, Module, NativeCallContext};
 
-use super::args::kube_error;
-use super::journaled::journaled;
-use super::options::Spec;
+use crate::bindings::shared::args::kube_error;
+use crate::bindings::shared::journaled::journaled;
+use crate::bindings::shared::options::Spec;
 use crate::clients::kube::{KubeClient, Quarantine, is_label_value};
 use crate::clock::calendar::iso_basic_utc;
 use crate::journal::Undo;

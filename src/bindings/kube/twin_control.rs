@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use rhai::{Dynamic, EvalAltResult, Module, NativeCallContext};
 
-use super::args::kube_error;
+use crate::bindings::shared::args::kube_error;
 use crate::clients::kube::KubeClient;
 use crate::script::{Host, documented as doc};
 

@@ -4,7 +4,7 @@
 
 use rhai::{Array, Dynamic, EvalAltResult, Map, Module, NativeCallContext, Position};
 
-use super::args::encode;
+use crate::bindings::shared::args::encode;
 use crate::gpu::dcgm_diag::parse_diag_json;
 use crate::gpu::nvidia_smi::{self, memory_errors, memory_errors_from_csv};
 use crate::gpu::xid::parse_kernel_log;

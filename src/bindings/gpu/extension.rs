@@ -1,7 +1,7 @@
 //! `nvml::` (nvidia-smi over exec, and its parsers) and `nccl::` (nccl-tests across GPU nodes,
 //! and its parser).
 
-use super::journaled::journaled;
+use crate::bindings::shared::journaled::journaled;
 use crate::guard::Change;
 use crate::journal::Undo;
 use std::sync::Arc;
@@ -9,10 +9,10 @@ use std::time::Duration;
 
 use rhai::{Array, Dynamic, EvalAltResult, Map, Module, NativeCallContext, Position};
 
-use super::args::{encode, kube_error, selector, timeout_of};
-use super::gpu_fleet::{all_reduce_spec, install_fleet};
-use super::gpu_health::install_health_parsers;
-use super::options::Spec;
+use super::fleet::{all_reduce_spec, install_fleet};
+use super::health::install_health_parsers;
+use crate::bindings::shared::args::{encode, kube_error, selector, timeout_of};
+use crate::bindings::shared::options::Spec;
 use crate::clients::gpu::{
     AllReduce, DEFAULT_FIELDS, QuerySpec, query, query_local, remove_probes,
 };

@@ -5,8 +5,8 @@ use std::sync::Arc;
 
 use rhai::{Dynamic, EvalAltResult, Map, Module, NativeCallContext};
 
-use super::args::kube_error;
-use super::options::Spec;
+use crate::bindings::shared::args::kube_error;
+use crate::bindings::shared::options::Spec;
 use crate::clients::kube::{AccessQuestion, KubeClient};
 use crate::script::{Host, documented as doc, from_json};
 

@@ -8,7 +8,7 @@ use crate::script::usage_error;
 
 type Result<T> = std::result::Result<T, Box<EvalAltResult>>;
 
-pub(super) struct Spec<'a> {
+pub(crate) struct Spec<'a> {
     map: &'a Map,
     function: &'a str,
     position: Position,
@@ -16,7 +16,7 @@ pub(super) struct Spec<'a> {
 
 impl<'a> Spec<'a> {
     /// Checks the keys against `known` first.
-    pub(super) fn new(
+    pub(crate) fn new(
         map: &'a Map,
         function: &'a str,
         known: &[&str],
@@ -45,7 +45,7 @@ impl<'a> Spec<'a> {
         )
     }
 
-    pub(super) fn string(&self, key: &str) -> Result<Option<String>> {
+    pub(crate) fn string(&self, key: &str) -> Result<Option<String>> {
         match self.value(key) {
             None => Ok(None),
             Some(v) => v
@@ -56,7 +56,7 @@ impl<'a> Spec<'a> {
         }
     }
 
-    pub(super) fn required(&self, key: &str) -> Result<String> {
+    pub(crate) fn required(&self, key: &str) -> Result<String> {
         self.string(key)?.ok_or_else(|| {
             usage_error(
                 format!("{}: `{key}` is required", self.function),
@@ -65,7 +65,7 @@ impl<'a> Spec<'a> {
         })
     }
 
-    pub(super) fn strings(&self, key: &str) -> Result<Vec<String>> {
+    pub(crate) fn strings(&self, key: &str) -> Result<Vec<String>> {
         self.array_of(key, "an array of strings", |item| {
             item.clone().into_string().ok()
         })
@@ -90,7 +90,7 @@ impl<'a> Spec<'a> {
         }
     }
 
-    pub(super) fn int(&self, key: &str) -> Result<Option<i64>> {
+    pub(crate) fn int(&self, key: &str) -> Result<Option<i64>> {
         match self.value(key) {
             None => Ok(None),
             Some(v) => v
@@ -101,7 +101,7 @@ impl<'a> Spec<'a> {
     }
 
     /// A number, integer or not.
-    pub(super) fn number(&self, key: &str) -> Result<Option<f64>> {
+    pub(crate) fn number(&self, key: &str) -> Result<Option<f64>> {
         match self.value(key) {
             None => Ok(None),
             Some(v) if v.is_int() => Ok(v.as_int().ok().map(|n| n as f64)),
@@ -113,7 +113,7 @@ impl<'a> Spec<'a> {
     }
 
     /// A map of strings (`#{ tier: "gpu" }`) as pairs, in key order.
-    pub(super) fn pairs(&self, key: &str) -> Result<Vec<(String, String)>> {
+    pub(crate) fn pairs(&self, key: &str) -> Result<Vec<(String, String)>> {
         match self.value(key) {
             None => Ok(Vec::new()),
             Some(v) => match v.read_lock::<Map>() {
@@ -126,13 +126,13 @@ impl<'a> Spec<'a> {
         }
     }
 
-    pub(super) fn maps(&self, key: &str) -> Result<Vec<Map>> {
+    pub(crate) fn maps(&self, key: &str) -> Result<Vec<Map>> {
         self.array_of(key, "an array of maps", |item| {
             item.read_lock::<Map>().map(|m| m.clone())
         })
     }
 
-    pub(super) fn error(&self, message: impl std::fmt::Display) -> Box<EvalAltResult> {
+    pub(crate) fn error(&self, message: impl std::fmt::Display) -> Box<EvalAltResult> {
         usage_error(format!("{}: {message}", self.function), self.position)
     }
 }

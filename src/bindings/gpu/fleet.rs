@@ -7,9 +7,9 @@ use std::time::Duration;
 
 use rhai::{Dynamic, EvalAltResult, Map, Module, NativeCallContext, Position};
 
-use super::args::{encode, kube_error, selector, timeout_of};
-use super::journaled::journaled;
-use super::options::Spec;
+use crate::bindings::shared::args::{encode, kube_error, selector, timeout_of};
+use crate::bindings::shared::journaled::journaled;
+use crate::bindings::shared::options::Spec;
 use crate::clients::gpu::{
     AllReduceSpec, HealthSpec, PROBE_KIND, SweepSpec, collect, probe_selector,
     remove_health_probes, remove_sweep, sweep,

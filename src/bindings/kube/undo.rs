@@ -4,7 +4,7 @@
 use rhai::Position;
 use serde_json::Value;
 
-use super::args::kube_error;
+use crate::bindings::shared::args::kube_error;
 use crate::clients::kube::KubeClient;
 use crate::journal::Undo;
 use crate::script::Host;
@@ -12,7 +12,7 @@ use crate::script::Host;
 type Result<T> = std::result::Result<T, Box<rhai::EvalAltResult>>;
 
 /// The undo for a change to `kind` `name` in `namespace` (None: the kind's default).
-pub(super) fn undo_of(
+pub(crate) fn undo_of(
     host: &Host,
     client: &KubeClient,
     kind: &str,
@@ -64,7 +64,7 @@ fn as_applied(mut object: Value) -> Value {
 }
 
 /// `apiVersion/kind`, namespace and name of an object to apply.
-pub(super) fn identity(
+pub(crate) fn identity(
     object: &Value,
     namespace: Option<&str>,
 ) -> (String, Option<String>, String) {

@@ -8,7 +8,7 @@ use serde_json::json;
 use crate::lab::hybrid;
 use crate::script::{documented as doc, from_json};
 
-pub(super) fn module() -> Module {
+pub(crate) fn module() -> Module {
     let mut m = Module::new();
     doc(
         "hybrid",

@@ -6,13 +6,13 @@ use crate::clients::kube::KubeError;
 use crate::script::{from_json, usage_error};
 
 /// A client's answer as a script value (through JSON, which every answer type serializes to).
-pub(super) fn encode(value: &impl serde::Serialize) -> Dynamic {
+pub(crate) fn encode(value: &impl serde::Serialize) -> Dynamic {
     from_json(&serde_json::to_value(value).unwrap_or_default())
 }
 
 /// A client error as a catchable script error: a map with `reason`, `code`, `message` and
 /// `causes`, so that `catch (e) { if e.reason == "NotFound" { ... } }` works.
-pub(super) fn kube_error(error: KubeError, position: Position) -> Box<EvalAltResult> {
+pub(crate) fn kube_error(error: KubeError, position: Position) -> Box<EvalAltResult> {
     let mut map = Map::new();
     map.insert("reason".into(), Dynamic::from(error.reason().to_string()));
     map.insert("code".into(), Dynamic::from_int(i64::from(error.code())));
@@ -23,12 +23,12 @@ pub(super) fn kube_error(error: KubeError, position: Position) -> Box<EvalAltRes
 
 /// An error's cause chain as the script sees it (`e.causes`), and as `--verbose` and the
 /// report's `error_detail` show it: every layer's own message, outermost first.
-pub(super) fn causes(texts: &[String]) -> Dynamic {
+pub(crate) fn causes(texts: &[String]) -> Dynamic {
     Dynamic::from_array(texts.iter().cloned().map(Dynamic::from).collect())
 }
 
 /// A string option from an options map.
-pub(super) fn string_option(
+pub(crate) fn string_option(
     options: &Map,
     key: &str,
     function: &str,
@@ -47,7 +47,7 @@ pub(super) fn string_option(
 }
 
 /// Checks that an options map has only known keys.
-pub(super) fn known_options(
+pub(crate) fn known_options(
     options: &Map,
     function: &str,
     known: &[&str],
@@ -74,7 +74,7 @@ pub(super) fn known_options(
 }
 
 /// A label selector given as a string (`"tier=gpu"`) or a map (`#{ tier: "gpu" }`).
-pub(super) fn selector(
+pub(crate) fn selector(
     value: &Dynamic,
     function: &str,
     position: Position,
@@ -99,7 +99,7 @@ pub(super) fn selector(
 }
 
 /// A command as an array of strings or one string split on whitespace.
-pub(super) fn command(
+pub(crate) fn command(
     value: &Dynamic,
     position: Position,
 ) -> Result<Vec<String>, Box<EvalAltResult>> {
@@ -126,7 +126,7 @@ pub(super) fn command(
 }
 
 /// The `timeout` option of an options map, or `default`.
-pub(super) fn timeout_of(
+pub(crate) fn timeout_of(
     options: &Map,
     function: &str,
     default: std::time::Duration,

@@ -1,0 +1,179 @@
+//! `eks::`: the cluster, its node groups and add-ons, Pod Identity associations, and scaling a
+//! node group (journaled with the size before). Creates, deletes and waits are in
+//! [`super::eks_lifecycle`].
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use rhai::{Map, Module, NativeCallContext, Position};
+
+use super::call::{Result, call, json, read_only};
+use crate::bindings::shared::args::known_options;
+use crate::bindings::shared::journaled::journaled;
+use crate::clients::aws::AwsClients;
+use crate::guard::Change;
+use crate::journal::Undo;
+use crate::script::{Host, documented as doc, duration_value, usage_error};
+
+pub(super) fn module(c: &Arc<AwsClients>, h: &Arc<Host>) -> Module {
+    let mut eks = Module::new();
+    read_only!(
+        &mut eks,
+        c,
+        h,
+        "pod_identity_associations",
+        [cluster],
+        "Array",
+        "A cluster's Pod Identity associations: [#{ association_id, namespace, service_account, role_arn }].",
+        |clients| clients.pod_identity_associations(cluster)
+    );
+    read_only!(
+        &mut eks,
+        c,
+        h,
+        "cluster",
+        [name],
+        "Map",
+        "describe-cluster: #{ name, status, version, endpoint, platform_version, identity: #{ oidc: #{ issuer } }, resources_vpc_config, node_security_group, ... }.",
+        |clients| clients.cluster(name)
+    );
+    read_only!(
+        &mut eks,
+        c,
+        h,
+        "nodegroups",
+        [cluster],
+        "Array",
+        "The names of a cluster's node groups.",
+        |clients| clients.nodegroups(cluster)
+    );
+    read_only!(
+        &mut eks,
+        c,
+        h,
+        "nodegroup",
+        [cluster, name],
+        "Map",
+        "describe-nodegroup: #{ status, scaling_config: #{ min_size, max_size, desired_size }, instance_types, labels, taints, subnets, ... }.",
+        |clients| clients.nodegroup(cluster, name)
+    );
+    read_only!(
+        &mut eks,
+        c,
+        h,
+        "addons",
+        [cluster],
+        "Map",
+        "Add-ons by name: #{ \"vpc-cni\": #{ version, status, configuration_values }, ... }\n(configuration_values: the add-on's JSON settings as a string, only when it has some).",
+        |clients| clients.addons(cluster)
+    );
+    let (clients, host) = (c.clone(), h.clone());
+    doc(
+        "scale_nodegroup",
+        &["cluster: &str", "name: &str", "desired: i64", "Map"],
+        "Sets a node group's desired size and waits (on the run's clock, up to 20m) until the update is\nSuccessful; returns the update #{ id, status }. An update already in flight is waited out first;\na group that already has the size is left alone (status \"Unchanged\", id ()). Waiting for the\nNodes is k8s::wait_nodes's job.",
+    )
+    .set_into_module(&mut eks, move |ctx: NativeCallContext, cluster: &str, name: &str, desired: i64| -> Result {
+        scale(&host, &clients, ctx.call_position(), (cluster, name), desired, None, Some(Duration::from_secs(1200)))
+    });
+    let (clients, host) = (c.clone(), h.clone());
+    doc(
+        "scale_nodegroup",
+        &[
+            "cluster: &str",
+            "name: &str",
+            "desired: i64",
+            "options: Map",
+            "Map",
+        ],
+        "The same; options `wait`: a timeout (\"30m\"), or false to return at once; `max`: the group's\nmaximum size, set in the same update (a recover puts the old one back).",
+    )
+    .set_into_module(
+        &mut eks,
+        move |ctx: NativeCallContext,
+              cluster: &str,
+              name: &str,
+              desired: i64,
+              options: Map|
+              -> Result {
+            let position = ctx.call_position();
+            known_options(&options, "eks::scale_nodegroup", &["wait", "max"], position)?;
+            let max = match options.get("max") {
+                None => None,
+                Some(v) if v.is_unit() => None,
+                Some(v) => Some(v.as_int().ok().and_then(|m| i32::try_from(m).ok()).filter(|m| *m >= 1).ok_or_else(|| {
+                    usage_error(format!("eks::scale_nodegroup: `max` is a size of at least 1, got {v}"), position)
+                })?),
+            };
+            let wait = match options.get("wait") {
+                None => Some(Duration::from_secs(1200)),
+                Some(v) if v.as_bool() == Ok(false) => None,
+                Some(v) => Some(duration_value(v, "eks::scale_nodegroup: `wait`", position)?),
+            };
+            scale(&host, &clients, position, (cluster, name), desired, max, wait)
+        },
+    );
+    super::eks_lifecycle::install(&mut eks, c, h);
+    eks
+}
+
+fn scale(
+    host: &Host,
+    clients: &AwsClients,
+    position: Position,
+    (cluster, name): (&str, &str),
+    desired: i64,
+    max: Option<i32>,
+    wait: Option<Duration>,
+) -> Result {
+    let desired = i32::try_from(desired).map_err(|_| {
+        usage_error(
+            format!("eks::scale_nodegroup: desired size {desired} is out of range"),
+            position,
+        )
+    })?;
+    let clock = host.clock.clone();
+    // The size before, so that a recover can put it back.
+    let before = call(host, position, || clients.nodegroup(cluster, name))?;
+    let previous_max = before["scaling_config"]["max_size"]
+        .as_i64()
+        .and_then(|m| i32::try_from(m).ok());
+    let undo = before["scaling_config"]["desired_size"]
+        .as_i64()
+        .and_then(|d| i32::try_from(d).ok())
+        .map(|previous| Undo::ScaleNodegroup {
+            cluster: cluster.to_string(),
+            nodegroup: name.to_string(),
+            desired: previous,
+            max: max.and(previous_max).filter(|m| Some(*m) != max),
+        });
+    let action = match max {
+        Some(max) => format!("eks::scale_nodegroup {cluster} {name} to {desired} (max {max})"),
+        None => format!("eks::scale_nodegroup {cluster} {name} to {desired}"),
+    };
+    let mut change = Change::new(action).on(format!("nodegroup/{cluster}/{name}"));
+    if let (Some(kind), Some(previous)) = (
+        before["instance_types"][0].as_str(),
+        before["scaling_config"]["desired_size"].as_i64(),
+    ) {
+        change = change.running(kind, i64::from(desired), previous);
+    }
+    if is_gpu_group(&before) {
+        change = change.sizing_gpus(i64::from(desired));
+    }
+    let update = journaled(host, position, change, undo, || {
+        call(host, position, || {
+            clients.scale_nodegroup_to(cluster, name, desired, max, wait, clock.as_ref())
+        })
+    })?;
+    Ok(json(&update))
+}
+
+/// A node group as `eks::nodegroup` describes it runs GPU nodes.
+fn is_gpu_group(group: &serde_json::Value) -> bool {
+    let types = group["instance_types"].as_array();
+    crate::lab::is_gpu_node_group(
+        group["ami_type"].as_str().unwrap_or_default(),
+        types.into_iter().flatten().filter_map(|t| t.as_str()),
+    )
+}

@@ -1,0 +1,8 @@
+//! The GPU bindings: `nvml::` (nvidia-smi over exec), `nccl::` (nccl-tests as Jobs), the fleet's
+//! probes and the health parsers (`dcgm::`, XID lines).
+
+mod extension;
+mod fleet;
+mod health;
+
+pub use extension::GpuBindings;
