@@ -2,13 +2,11 @@
 //! a busy API until its deadline), the error a script catches by its AWS code, JSON to Rhai,
 //! and the shapes most bindings take: a read-only call and a waiter.
 
-use std::time::Duration;
-
 use rhai::{Dynamic, EvalAltResult, Map, Position};
 
 use crate::bindings::shared::args::causes;
 use crate::bindings::shared::options::Spec;
-use crate::clients::aws::{AwsError, is_transient};
+use crate::clients::aws::{AwsError, Backoff, is_transient, until_deadline};
 use crate::script::{Host, from_json};
 
 pub(super) type Result<T = Dynamic> = std::result::Result<T, Box<EvalAltResult>>;
@@ -31,34 +29,21 @@ where
     F: Fn() -> Fut,
     Fut: Future<Output = std::result::Result<T, AwsError>>,
 {
-    host.block_on(position, persist(host, make))?
+    let retried = until_deadline(
+        host.clock.as_ref(),
+        host.cleanup_deadline(),
+        Backoff::CLEANUP,
+        |error| is_transient(&error.code),
+        |error, pause| {
+            host.log(&format!(
+                "{error}; the cleanup tries again in {}",
+                crate::clock::format_duration(pause)
+            ));
+        },
+        make,
+    );
+    host.block_on(position, retried)?
         .map_err(|e| aws_error(e, position))
-}
-
-async fn persist<T, F, Fut>(host: &Host, make: F) -> std::result::Result<T, AwsError>
-where
-    F: Fn() -> Fut,
-    Fut: Future<Output = std::result::Result<T, AwsError>>,
-{
-    let mut pause = Duration::from_secs(2);
-    loop {
-        let outcome = make().await;
-        let deadline = match &outcome {
-            Err(error) if is_transient(&error.code) => host.cleanup_deadline(),
-            _ => None,
-        };
-        match (outcome, deadline) {
-            (Err(error), Some(deadline)) if host.clock.now() + pause <= deadline => {
-                host.log(&format!(
-                    "{error}; the cleanup tries again in {}",
-                    crate::clock::format_duration(pause)
-                ));
-                host.clock.sleep(pause).await;
-                pause = (pause * 2).min(Duration::from_secs(30));
-            }
-            (outcome, _) => return outcome,
-        }
-    }
 }
 
 pub(super) fn json(value: &serde_json::Value) -> Dynamic {

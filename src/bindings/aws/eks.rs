@@ -134,31 +134,23 @@ fn scale(
     })?;
     let clock = host.clock.clone();
     // The size before, so that a recover can put it back.
-    let before = call(host, position, || clients.nodegroup(cluster, name))?;
-    let previous_max = before["scaling_config"]["max_size"]
-        .as_i64()
-        .and_then(|m| i32::try_from(m).ok());
-    let undo = before["scaling_config"]["desired_size"]
-        .as_i64()
-        .and_then(|d| i32::try_from(d).ok())
-        .map(|previous| Undo::ScaleNodegroup {
-            cluster: cluster.to_string(),
-            nodegroup: name.to_string(),
-            desired: previous,
-            max: max.and(previous_max).filter(|m| Some(*m) != max),
-        });
+    let before = call(host, position, || clients.nodegroup_sizing(cluster, name))?;
+    let undo = before.desired.map(|previous| Undo::ScaleNodegroup {
+        cluster: cluster.to_string(),
+        nodegroup: name.to_string(),
+        desired: previous,
+        // The old maximum goes back only when this call changes it.
+        max: max.and(before.max).filter(|m| Some(*m) != max),
+    });
     let action = match max {
         Some(max) => format!("eks::scale_nodegroup {cluster} {name} to {desired} (max {max})"),
         None => format!("eks::scale_nodegroup {cluster} {name} to {desired}"),
     };
     let mut change = Change::new(action).on(format!("nodegroup/{cluster}/{name}"));
-    if let (Some(kind), Some(previous)) = (
-        before["instance_types"][0].as_str(),
-        before["scaling_config"]["desired_size"].as_i64(),
-    ) {
-        change = change.running(kind, i64::from(desired), previous);
+    if let (Some(kind), Some(previous)) = (before.instance_types.first(), before.desired) {
+        change = change.running(kind, i64::from(desired), i64::from(previous));
     }
-    if is_gpu_group(&before) {
+    if before.runs_gpus() {
         change = change.sizing_gpus(i64::from(desired));
     }
     let update = journaled(host, position, change, undo, || {
@@ -167,13 +159,4 @@ fn scale(
         })
     })?;
     Ok(json(&update))
-}
-
-/// A node group as `eks::nodegroup` describes it runs GPU nodes.
-fn is_gpu_group(group: &serde_json::Value) -> bool {
-    let types = group["instance_types"].as_array();
-    crate::lab::is_gpu_node_group(
-        group["ami_type"].as_str().unwrap_or_default(),
-        types.into_iter().flatten().filter_map(|t| t.as_str()),
-    )
 }

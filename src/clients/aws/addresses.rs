@@ -40,11 +40,7 @@ impl AwsClients {
             .addresses()
             .iter()
             .map(|a| {
-                let name = a
-                    .tags()
-                    .iter()
-                    .find(|t| t.key() == Some("Name"))
-                    .and_then(|t| t.value());
+                let name = super::ec2::name_tag(a.tags());
                 json!({
                     "allocation_id": a.allocation_id(),
                     "public_ip": a.public_ip(),

@@ -45,6 +45,13 @@ impl RuleSpec {
     }
 }
 
+/// The value of a resource's `Name` tag, as the console shows it.
+pub(super) fn name_tag(tags: &[aws_sdk_ec2::types::Tag]) -> Option<&str> {
+    tags.iter()
+        .find(|t| t.key() == Some("Name"))
+        .and_then(|t| t.value())
+}
+
 fn rule_ids(rules: &[aws_sdk_ec2::types::SecurityGroupRule]) -> Vec<String> {
     rules
         .iter()
@@ -257,11 +264,7 @@ impl AwsClients {
             .iter()
             .flat_map(|page| page.subnets())
             .map(|s| {
-                let name = s
-                    .tags()
-                    .iter()
-                    .find(|t| t.key() == Some("Name"))
-                    .and_then(|t| t.value());
+                let name = name_tag(s.tags());
                 json!({
                     "subnet_id": s.subnet_id(),
                     "cidr_block": s.cidr_block(),
@@ -291,11 +294,7 @@ impl AwsClients {
             .iter()
             .flat_map(|page| page.vpcs())
             .map(|v| {
-                let name = v
-                    .tags()
-                    .iter()
-                    .find(|t| t.key() == Some("Name"))
-                    .and_then(|t| t.value());
+                let name = name_tag(v.tags());
                 json!({"vpc_id": v.vpc_id(), "cidr_block": v.cidr_block(), "state": v.state().map(|s| s.as_str()), "name": name})
             })
             .collect())

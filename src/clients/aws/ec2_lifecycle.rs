@@ -159,11 +159,7 @@ impl AwsClients {
             .iter()
             .flat_map(|page| page.nat_gateways())
             .map(|n| {
-                let name = n
-                    .tags()
-                    .iter()
-                    .find(|t| t.key() == Some("Name"))
-                    .and_then(|t| t.value());
+                let name = super::ec2::name_tag(n.tags());
                 json!({
                     "nat_gateway_id": n.nat_gateway_id(),
                     "state": n.state().map(|s| s.as_str()),

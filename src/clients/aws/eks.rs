@@ -13,6 +13,27 @@ fn time(value: Option<&aws_smithy_types::DateTime>) -> Value {
     value.map_or(Value::Null, |t| json!(t.to_string()))
 }
 
+/// A node group's sizes and what it runs (DescribeNodegroup), typed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NodegroupSizing {
+    /// None when EKS does not say (it always does for a managed node group).
+    pub desired: Option<i32>,
+    pub max: Option<i32>,
+    pub instance_types: Vec<String>,
+    /// `AL2023_x86_64_NVIDIA`, `BOTTLEROCKET_x86_64_NVIDIA`, ...
+    pub ami_type: String,
+}
+
+impl NodegroupSizing {
+    /// Whether it runs GPU nodes (by its AMI or its instance types).
+    pub fn runs_gpus(&self) -> bool {
+        crate::lab::is_gpu_node_group(
+            &self.ami_type,
+            self.instance_types.iter().map(String::as_str),
+        )
+    }
+}
+
 impl AwsClients {
     /// `describe-cluster`, as snake_case JSON (plus `node_security_group` for runbooks).
     pub async fn cluster(&self, name: &str) -> Result<Value, AwsError> {
@@ -97,7 +118,12 @@ impl AwsClients {
             .collect())
     }
 
-    pub async fn nodegroup(&self, cluster: &str, name: &str) -> Result<Value, AwsError> {
+    /// DescribeNodegroup's node group, as the SDK types it.
+    async fn described_nodegroup(
+        &self,
+        cluster: &str,
+        name: &str,
+    ) -> Result<aws_sdk_eks::types::Nodegroup, AwsError> {
         super::path_values::checked(
             "DescribeNodegroup",
             &[("cluster name", cluster), ("node group name", name)],
@@ -112,13 +138,36 @@ impl AwsClients {
             .send()
             .await
             .map_err(|e| self.failed("DescribeNodegroup", e))?;
-        let n = out.nodegroup().ok_or_else(|| {
+        out.nodegroup.ok_or_else(|| {
             AwsError::new(
                 "DescribeNodegroup",
                 "ResourceNotFoundException",
                 format!("no node group {name}"),
             )
-        })?;
+        })
+    }
+
+    /// A node group's sizes and what it runs, typed: what a scale's undo is built from.
+    pub async fn nodegroup_sizing(
+        &self,
+        cluster: &str,
+        name: &str,
+    ) -> Result<NodegroupSizing, AwsError> {
+        let n = self.described_nodegroup(cluster, name).await?;
+        let scaling = n.scaling_config();
+        Ok(NodegroupSizing {
+            desired: scaling.and_then(|s| s.desired_size()),
+            max: scaling.and_then(|s| s.max_size()),
+            instance_types: n.instance_types().to_vec(),
+            ami_type: n
+                .ami_type()
+                .map(|a| a.as_str().to_string())
+                .unwrap_or_default(),
+        })
+    }
+
+    pub async fn nodegroup(&self, cluster: &str, name: &str) -> Result<Value, AwsError> {
+        let n = &self.described_nodegroup(cluster, name).await?;
         let scaling = n.scaling_config();
         Ok(json!({
             "nodegroup_name": n.nodegroup_name(),

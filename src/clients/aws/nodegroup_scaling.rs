@@ -9,6 +9,7 @@ use serde_json::{Value, json};
 
 use super::client::AwsClients;
 use super::error::AwsError;
+use super::retry::Backoff;
 use super::waiter::{Probe, wait_for};
 use crate::clock::Clock;
 
@@ -33,32 +34,34 @@ impl AwsClients {
         // However long the caller waits for the update, an update in flight gets as long.
         let patience = wait.unwrap_or(Duration::from_secs(1200));
         let deadline = clock.now() + patience;
-        loop {
-            let described = self.wait_until_free(cluster, name, patience, clock).await?;
-            let current = described["scaling_config"]["desired_size"].as_i64();
-            let current_max = described["scaling_config"]["max_size"].as_i64();
-            let max_as_asked = max.is_none_or(|m| current_max == Some(i64::from(m)));
-            if current == Some(i64::from(desired)) && max_as_asked {
-                return Ok(json!({"id": null, "status": "Unchanged", "type": "ConfigUpdate"}));
-            }
-            match self.scale_nodegroup(cluster, name, desired, max).await {
-                Ok(update) => {
-                    let Some(timeout) = wait else {
-                        return Ok(update);
-                    };
-                    let id = update["id"].as_str().unwrap_or_default().to_string();
-                    self.wait_update(cluster, name, &id, timeout, clock).await?;
-                    let mut done = update;
-                    done["status"] = json!("Successful");
-                    return Ok(done);
+        // Another caller's update may start between the look and the call: look again.
+        let busy = |error: &AwsError| error.code == "ResourceInUseException";
+        super::retry::until_deadline(
+            clock,
+            Some(deadline),
+            Backoff::EVERY_5S,
+            busy,
+            |_, _| {},
+            || async {
+                let described = self.wait_until_free(cluster, name, patience, clock).await?;
+                let current = described["scaling_config"]["desired_size"].as_i64();
+                let current_max = described["scaling_config"]["max_size"].as_i64();
+                let max_as_asked = max.is_none_or(|m| current_max == Some(i64::from(m)));
+                if current == Some(i64::from(desired)) && max_as_asked {
+                    return Ok(json!({"id": null, "status": "Unchanged", "type": "ConfigUpdate"}));
                 }
-                // Another caller's update started between the look and the call.
-                Err(error) if error.code == "ResourceInUseException" && clock.now() < deadline => {
-                    clock.sleep(Duration::from_secs(5)).await;
-                }
-                Err(error) => return Err(error),
-            }
-        }
+                let update = self.scale_nodegroup(cluster, name, desired, max).await?;
+                let Some(timeout) = wait else {
+                    return Ok(update);
+                };
+                let id = update["id"].as_str().unwrap_or_default().to_string();
+                self.wait_update(cluster, name, &id, timeout, clock).await?;
+                let mut done = update;
+                done["status"] = json!("Successful");
+                Ok(done)
+            },
+        )
+        .await
     }
 
     /// Describes the node group once it takes updates again (no update in flight).

@@ -1,6 +1,7 @@
-//! How AWS calls ride through throttling and server errors: the SDK's retry strategy with the
-//! run's attempt budget, its backoff slept on the run's clock, and the error codes a cleanup
-//! keeps retrying until its own deadline.
+//! How AWS calls ride through throttling and server errors, in one place: the SDK's retry
+//! strategy with the run's attempt budget and its backoff slept on the run's clock; past the
+//! SDK's attempts, [`until_deadline`] tries a call again on the run's clock until a deadline
+//! (a cleanup's, which must not give up on a busy API; a node group's update in flight).
 
 use std::fmt;
 use std::sync::Arc;
@@ -9,7 +10,8 @@ use std::time::Duration;
 use aws_config::retry::RetryConfig;
 use aws_sdk_eks::config::{AsyncSleep, Sleep};
 
-use crate::clock::VirtualClock;
+use super::error::AwsError;
+use crate::clock::{Clock, VirtualClock};
 
 /// Attempts per call (the first and its retries) unless `--aws-max-attempts` says otherwise.
 /// The SDK's own default (3) gives up on the throttling a real account shows under load;
@@ -85,6 +87,57 @@ impl AsyncSleep for ClockSleep {
     }
 }
 
+/// The pauses between tries of [`until_deadline`]: the first, doubling up to the longest.
+#[derive(Debug, Clone, Copy)]
+pub struct Backoff {
+    pub first: Duration,
+    pub longest: Duration,
+}
+
+impl Backoff {
+    /// A cleanup's calls after the SDK gave up: 2 s, doubling to 30 s.
+    pub const CLEANUP: Backoff = Backoff {
+        first: Duration::from_secs(2),
+        longest: Duration::from_secs(30),
+    };
+    /// Every 5 s: EKS's updates take minutes, its describe is cheap.
+    pub const EVERY_5S: Backoff = Backoff {
+        first: Duration::from_secs(5),
+        longest: Duration::from_secs(5),
+    };
+}
+
+/// Calls `make` until it answers, fails with an error `retryable` does not take, or the next
+/// pause would end past `deadline` on `clock` (no deadline: one try). `on_retry` hears each
+/// error that is tried again, with the pause before the next try.
+pub async fn until_deadline<T, F, Fut>(
+    clock: &dyn Clock,
+    deadline: Option<Duration>,
+    backoff: Backoff,
+    retryable: impl Fn(&AwsError) -> bool,
+    mut on_retry: impl FnMut(&AwsError, Duration),
+    make: F,
+) -> Result<T, AwsError>
+where
+    F: Fn() -> Fut,
+    Fut: Future<Output = Result<T, AwsError>>,
+{
+    let mut pause = backoff.first;
+    loop {
+        match make().await {
+            Err(error)
+                if retryable(&error)
+                    && deadline.is_some_and(|deadline| clock.now() + pause <= deadline) =>
+            {
+                on_retry(&error, pause);
+                clock.sleep(pause).await;
+                pause = (pause * 2).min(backoff.longest);
+            }
+            outcome => return outcome,
+        }
+    }
+}
+
 /// Error codes that say "try again later" rather than "this is wrong": throttling, server
 /// errors and a connection that did not get through, as each service spells them.
 pub fn is_transient(code: &str) -> bool {
@@ -112,7 +165,6 @@ pub fn is_transient(code: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::clock::Clock;
 
     #[test]
     fn throttling_and_server_errors_are_transient_and_bad_input_is_not() {
@@ -135,6 +187,48 @@ mod tests {
         ] {
             assert!(!is_transient(code), "{code}");
         }
+    }
+
+    #[test]
+    fn until_a_deadline_tries_again_with_doubling_pauses_and_stops_before_it() {
+        let clock = Arc::new(VirtualClock::new());
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .expect("runtime");
+        let tries = std::sync::atomic::AtomicU32::new(0);
+        let mut pauses = Vec::new();
+        let outcome: Result<(), AwsError> = runtime.block_on(until_deadline(
+            clock.as_ref(),
+            Some(Duration::from_secs(60)),
+            Backoff::CLEANUP,
+            |e| is_transient(&e.code),
+            |_, pause| pauses.push(pause.as_secs()),
+            || {
+                tries.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                async {
+                    Err(AwsError::new(
+                        "DescribeNodegroup",
+                        "ThrottlingException",
+                        "slow down",
+                    ))
+                }
+            },
+        ));
+        assert_eq!(outcome.unwrap_err().code, "ThrottlingException");
+        // 2 + 4 + 8 + 16 = 30 s; 30 more would end at 60 s, which is still within it.
+        assert_eq!(pauses, [2, 4, 8, 16, 30]);
+        assert_eq!(tries.load(std::sync::atomic::Ordering::SeqCst), 6);
+        assert_eq!(clock.now(), Duration::from_secs(60));
+        // Without a deadline, or for an error that is not transient: one try.
+        let once: Result<(), AwsError> = runtime.block_on(until_deadline(
+            clock.as_ref(),
+            None,
+            Backoff::CLEANUP,
+            |_| true,
+            |_, _| panic!("no retry"),
+            || async { Err(AwsError::new("X", "ThrottlingException", "")) },
+        ));
+        assert!(once.is_err());
     }
 
     #[test]

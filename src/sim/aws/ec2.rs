@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use super::error::AwsError;
 use super::state::{AwsState, Rule};
-use super::wire::{Xml, iso, numbered};
+use super::wire::{Xml, iso, members, numbered};
 use super::{ec2_lifecycle, seed_ids};
 use crate::lab;
 
@@ -21,12 +21,9 @@ pub(super) fn group_missing(id: &str) -> AwsError {
 
 /// `Filter.N.Name` / `Filter.N.Value.M` pairs.
 pub(super) fn filters(params: &Params) -> Vec<(String, Vec<String>)> {
-    (1..)
-        .map_while(|n| {
-            params
-                .get(&format!("Filter.{n}.Name"))
-                .map(|name| (name.clone(), numbered(params, &format!("Filter.{n}.Value"))))
-        })
+    members(params, "Filter")
+        .iter()
+        .filter_map(|filter| Some((filter.get("Name")?.clone(), filter.values("Value"))))
         .collect()
 }
 
@@ -108,9 +105,8 @@ fn requested_rules(
     egress: bool,
 ) -> Result<Vec<Rule>, AwsError> {
     let mut rules = Vec::new();
-    for n in 1.. {
-        let prefix = format!("IpPermissions.{n}");
-        let Some(protocol) = params.get(&format!("{prefix}.IpProtocol")) else {
+    for permission in members(params, "IpPermissions") {
+        let Some(protocol) = permission.get("IpProtocol") else {
             break;
         };
         let protocol = match protocol.as_str() {
@@ -118,7 +114,7 @@ fn requested_rules(
             p => p.to_lowercase(),
         };
         let port = |key: &str| -> Result<i32, AwsError> {
-            match params.get(&format!("{prefix}.{key}")) {
+            match permission.get(key) {
                 Some(v) => v.parse().map_err(|_| {
                     AwsError::new(
                         400,
@@ -143,32 +139,26 @@ fn requested_rules(
             ));
         }
         let mut sources: Vec<(Option<String>, Option<String>, String)> = Vec::new();
-        for m in 1.. {
-            let Some(cidr) = params.get(&format!("{prefix}.IpRanges.{m}.CidrIp")) else {
+        for range in permission.members("IpRanges") {
+            let Some(cidr) = range.get("CidrIp") else {
                 break;
             };
-            let description = params
-                .get(&format!("{prefix}.IpRanges.{m}.Description"))
-                .cloned()
-                .unwrap_or_default();
-            sources.push((Some(cidr.clone()), None, description));
+            sources.push((Some(cidr.clone()), None, range.text("Description")));
         }
-        for m in 1.. {
-            let Some(source) = params
-                .get(&format!("{prefix}.Groups.{m}.GroupId"))
-                .or_else(|| params.get(&format!("{prefix}.UserIdGroupPairs.{m}.GroupId")))
-            else {
+        // The CLI sends `UserIdGroupPairs`, older SDKs `Groups`.
+        let pairs = [
+            permission.members("Groups"),
+            permission.members("UserIdGroupPairs"),
+        ]
+        .concat();
+        for pair in pairs {
+            let Some(source) = pair.get("GroupId") else {
                 break;
             };
             if !state.groups.contains_key(source) {
                 return Err(group_missing(source));
             }
-            let description = params
-                .get(&format!("{prefix}.Groups.{m}.Description"))
-                .or_else(|| params.get(&format!("{prefix}.UserIdGroupPairs.{m}.Description")))
-                .cloned()
-                .unwrap_or_default();
-            sources.push((None, Some(source.clone()), description));
+            sources.push((None, Some(source.clone()), pair.text("Description")));
         }
         if sources.is_empty() {
             return Err(AwsError::new(

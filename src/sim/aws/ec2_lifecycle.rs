@@ -9,7 +9,7 @@ use super::ec2::{Params, filters, group_missing};
 use super::error::AwsError;
 use super::seed_ids;
 use super::state::{Address, AwsState, AwsTimer, NatGateway, Rule, SecurityGroup, Subnet, Vpc};
-use super::wire::{Xml, numbered};
+use super::wire::{Xml, members, numbered};
 use crate::lab;
 
 /// How long a new NAT gateway stays `pending`. The seed gives no time for it; real ones take
@@ -35,23 +35,11 @@ pub(super) fn name_tag(params: &Params) -> Option<String> {
 }
 
 fn tags(params: &Params) -> Vec<(String, String)> {
-    let mut found = Vec::new();
-    for n in 1.. {
-        if !params.contains_key(&format!("TagSpecification.{n}.ResourceType")) {
-            break;
-        }
-        for m in 1.. {
-            let Some(key) = params.get(&format!("TagSpecification.{n}.Tag.{m}.Key")) else {
-                break;
-            };
-            let value = params
-                .get(&format!("TagSpecification.{n}.Tag.{m}.Value"))
-                .cloned()
-                .unwrap_or_default();
-            found.push((key.clone(), value));
-        }
-    }
-    found
+    members(params, "TagSpecification")
+        .iter()
+        .flat_map(|spec| spec.members("Tag"))
+        .filter_map(|tag| Some((tag.get("Key")?.clone(), tag.text("Value"))))
+        .collect()
 }
 
 pub(super) fn name_xml(xml: &mut Xml, name: &str) {

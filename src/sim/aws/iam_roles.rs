@@ -8,7 +8,7 @@ use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 
 use super::error::AwsError;
 use super::state::{AwsState, Role};
-use super::wire::{Xml, iso};
+use super::wire::{Xml, iso, members};
 use crate::lab;
 
 type Params = BTreeMap<String, String>;
@@ -75,15 +75,9 @@ fn role_xml(xml: &mut Xml, role: &Role) {
 
 /// `Tags.member.N.Key` / `.Value`.
 fn tags(params: &Params) -> Vec<(String, String)> {
-    (1..)
-        .map_while(|n| {
-            let key = params.get(&format!("Tags.member.{n}.Key"))?;
-            let value = params
-                .get(&format!("Tags.member.{n}.Value"))
-                .cloned()
-                .unwrap_or_default();
-            Some((key.clone(), value))
-        })
+    members(params, "Tags.member")
+        .iter()
+        .filter_map(|tag| Some((tag.get("Key")?.clone(), tag.text("Value"))))
         .collect()
 }
 

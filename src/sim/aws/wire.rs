@@ -16,6 +16,55 @@ pub fn form(text: &str) -> BTreeMap<String, String> {
         .collect()
 }
 
+/// One member of an indexed list of the query protocol (`IpPermissions.2`), read by its
+/// fields: `get("IpProtocol")` is `IpPermissions.2.IpProtocol`.
+#[derive(Debug, Clone)]
+pub struct Member<'a> {
+    params: &'a BTreeMap<String, String>,
+    prefix: String,
+}
+
+impl<'a> Member<'a> {
+    pub fn get(&self, field: &str) -> Option<&'a String> {
+        self.params.get(&format!("{}.{field}", self.prefix))
+    }
+
+    /// The field, or "" when it is not given.
+    pub fn text(&self, field: &str) -> String {
+        self.get(field).cloned().unwrap_or_default()
+    }
+
+    /// A list inside this member (`IpRanges` of `IpPermissions.2`).
+    pub fn members(&self, list: &str) -> Vec<Member<'a>> {
+        members(self.params, &format!("{}.{list}", self.prefix))
+    }
+
+    /// The plain values of a list inside this member (`Value.1`, `Value.2` of `Filter.1`).
+    pub fn values(&self, list: &str) -> Vec<String> {
+        numbered(self.params, &format!("{}.{list}", self.prefix))
+    }
+}
+
+/// `Prefix.1.*`, `Prefix.2.*`, ... as members, in order, up to the first number with no field:
+/// how EC2 (`Filter.N.Name`, `IpPermissions.N.IpRanges.M.CidrIp`,
+/// `TagSpecification.N.Tag.M.Key`) and IAM (`Tags.member.N.Key`) send lists.
+pub fn members<'a>(params: &'a BTreeMap<String, String>, prefix: &str) -> Vec<Member<'a>> {
+    (1..)
+        .map(|n| format!("{prefix}.{n}"))
+        .map_while(|member| {
+            let fields = format!("{member}.");
+            params
+                .range(fields.clone()..)
+                .next()
+                .is_some_and(|(key, _)| key.starts_with(&fields))
+                .then_some(Member {
+                    params,
+                    prefix: member,
+                })
+        })
+        .collect()
+}
+
 /// `Prefix.1`, `Prefix.2`, ... values, in order.
 pub fn numbered(params: &BTreeMap<String, String>, prefix: &str) -> Vec<String> {
     (1..)
@@ -75,4 +124,31 @@ pub fn iso(virtual_time: std::time::Duration) -> String {
 /// Epoch seconds (rest-json timestamps).
 pub fn epoch(virtual_time: std::time::Duration) -> f64 {
     crate::sim::timestamps::unix_seconds(virtual_time) as f64
+}
+
+#[cfg(test)]
+mod member_tests {
+    use super::*;
+
+    #[test]
+    fn indexed_lists_are_read_member_by_member_to_the_first_gap() {
+        let params = form(
+            "IpPermissions.1.IpProtocol=tcp&IpPermissions.1.IpRanges.1.CidrIp=10.0.0.0%2F16&IpPermissions.1.IpRanges.2.CidrIp=10.1.0.0%2F16&IpPermissions.2.IpProtocol=-1&IpPermissions.4.IpProtocol=udp&Filter.1.Name=vpc-id&Filter.1.Value.1=vpc-1&Filter.1.Value.2=vpc-2",
+        );
+        let permissions = members(&params, "IpPermissions");
+        assert_eq!(permissions.len(), 2, "stops at the gap before 4");
+        assert_eq!(permissions[0].text("IpProtocol"), "tcp");
+        let ranges: Vec<String> = permissions[0]
+            .members("IpRanges")
+            .iter()
+            .map(|r| r.text("CidrIp"))
+            .collect();
+        assert_eq!(ranges, ["10.0.0.0/16", "10.1.0.0/16"]);
+        assert!(permissions[1].members("IpRanges").is_empty());
+        let filters = members(&params, "Filter");
+        assert_eq!(filters[0].values("Value"), ["vpc-1", "vpc-2"]);
+        // `IpPermissions.1` does not read `IpPermissions.10.*`'s fields as its own.
+        let tenth = form("IpPermissions.10.IpProtocol=tcp");
+        assert!(members(&tenth, "IpPermissions").is_empty());
+    }
 }
