@@ -16,6 +16,10 @@ pub struct GuardArgs {
     /// Fail a call that would size a GPU node group above N nodes.
     #[arg(long, value_name = "N")]
     pub max_gpu_nodes: Option<u32>,
+    /// Fail a call that would size a GPU node group to hold more than N GPUs (its nodes times
+    /// the instance type's GPUs: 8 per p5.48xlarge).
+    #[arg(long, value_name = "N")]
+    pub max_gpus: Option<u32>,
     /// Only resources that match a pattern may change (repeatable; `*` matches any run of
     /// characters): nodegroup/CLUSTER/NAME, sg/sg-..., pod/NAMESPACE/NAME, node/NAME,
     /// KIND/NAMESPACE/NAME for other Kubernetes objects.
@@ -41,6 +45,7 @@ impl GuardArgs {
         crate::guard::Guards {
             read_only: self.read_only,
             max_gpu_nodes: self.max_gpu_nodes.map(i64::from),
+            max_gpus: self.max_gpus.map(i64::from),
             allow: self.allow.clone(),
             max_cost_usd: self.max_cost_usd,
         }

@@ -32,6 +32,10 @@ pub struct Change {
     pub resource: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub gpu_nodes: Option<i64>,
+    /// For a GPU node group, the GPUs its nodes hold together after the call (nodes times
+    /// the instance type's GPUs, from the catalog).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gpus: Option<i64>,
     /// For a billed resource, how many run after the call (`--max-cost-usd` counts them).
     #[serde(skip)]
     pub runs: Option<super::Runs>,
@@ -61,6 +65,7 @@ impl Change {
             action: action.into(),
             resource: None,
             gpu_nodes: None,
+            gpus: None,
             runs: None,
         }
     }
@@ -74,6 +79,12 @@ impl Change {
     /// The call sizes a GPU node group to `nodes`.
     pub fn sizing_gpus(mut self, nodes: i64) -> Self {
         self.gpu_nodes = Some(nodes);
+        self
+    }
+
+    /// The GPU node group holds `gpus` GPUs after the call.
+    pub fn holding_gpus(mut self, gpus: i64) -> Self {
+        self.gpus = Some(gpus);
         self
     }
 

@@ -13,6 +13,9 @@ pub struct Guards {
     /// No GPU node group may be sized above this.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_gpu_nodes: Option<i64>,
+    /// No GPU node group may hold more GPUs than this (nodes times GPUs per node).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_gpus: Option<i64>,
     /// When any are given, only resources that match one may change.
     #[serde(skip_serializing_if = "Vec::is_empty", serialize_with = "as_text")]
     pub allow: Vec<ResourcePattern>,
@@ -51,6 +54,7 @@ impl Guards {
     pub fn is_empty(&self) -> bool {
         !self.read_only
             && self.max_gpu_nodes.is_none()
+            && self.max_gpus.is_none()
             && self.allow.is_empty()
             && self.max_cost_usd.is_none()
     }
@@ -122,6 +126,17 @@ impl Guards {
                 ),
             ));
         }
+        if let (Some(max), Some(gpus)) = (self.max_gpus, change.gpus)
+            && gpus > max
+        {
+            return Err(refuse(
+                "--max-gpus",
+                format!(
+                    "it asks for {gpus} GPUs ({} nodes) and --max-gpus is {max}: raise the limit if that many are meant",
+                    change.gpu_nodes.unwrap_or_default()
+                ),
+            ));
+        }
         if !self.allow.is_empty() {
             let allowed = change
                 .resource
@@ -156,6 +171,26 @@ mod tests {
         Change::new(format!("eks::scale_nodegroup myeks5w gpu to {nodes}"))
             .on("nodegroup/myeks5w/gpu")
             .sizing_gpus(nodes)
+    }
+
+    #[test]
+    fn max_gpus_counts_the_gpus_of_the_nodes_asked_for() {
+        let guards = Guards {
+            max_gpus: Some(8),
+            ..Guards::default()
+        };
+        let p5 = |nodes: i64| scale(nodes).holding_gpus(nodes * 8);
+        assert!(guards.check(&p5(1)).is_ok());
+        let refused = guards.check(&p5(2)).unwrap_err();
+        assert_eq!(refused.guard, "--max-gpus");
+        assert!(
+            refused
+                .reason
+                .contains("it asks for 16 GPUs (2 nodes) and --max-gpus is 8"),
+            "{}",
+            refused.reason
+        );
+        assert!(!guards.is_empty());
     }
 
     #[test]
@@ -232,18 +267,24 @@ mod tests {
             refused.reason,
             "the run has spent $0.60 of --max-cost-usd 0.5 in what it started (2 x g5.xlarge)"
         );
-        let unpriced = scale(2).running("p5.48xlarge", 2, 0);
+        // Every GPU type of the catalog is priced; the one with no price in any source is not.
+        assert!(
+            guards
+                .check_spend(&scale(2).running("p5.48xlarge", 2, 0), 0.0, "")
+                .is_ok()
+        );
+        let unpriced = scale(2).running("p5e.48xlarge", 2, 0);
         assert!(
             guards
                 .check_spend(&unpriced, 0.0, "")
                 .unwrap_err()
                 .reason
-                .contains("2 x p5.48xlarge, which the price table has no price for")
+                .contains("2 x p5e.48xlarge, which the price table has no price for")
         );
         // Scaling down what it cannot price costs nothing more.
         assert!(
             guards
-                .check_spend(&scale(0).running("p5.48xlarge", 0, 2), 0.0, "")
+                .check_spend(&scale(0).running("p5e.48xlarge", 0, 2), 0.0, "")
                 .is_ok()
         );
         assert_eq!(guards.over_budget(0.2, ""), None);

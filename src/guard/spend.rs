@@ -147,6 +147,7 @@ mod tests {
             spend.running(),
             "2 x g5.xlarge of nodegroup/c/gpu ($2.01/h)"
         );
-        assert!(Spend::prices("g5.xlarge") && !Spend::prices("p5.48xlarge"));
+        assert!(Spend::prices("g5.xlarge") && Spend::prices("p5.48xlarge"));
+        assert!(!Spend::prices("p5e.48xlarge") && !Spend::prices("trn1.32xlarge"));
     }
 }

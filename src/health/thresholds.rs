@@ -57,9 +57,11 @@ const KNOWN: &[(&str, u32, &str, Option<f64>, &str)] = &[
     ),
 ];
 
-/// The table's entry for an instance type, if it has one.
+/// What a healthy node of `instance_type` has: the table's entry (with a pair floor where a
+/// public run backs one), else the GPU catalog's count and product name for every other GPU
+/// type (no floor: the drill gives one).
 pub fn for_instance_type(instance_type: &str) -> Option<Thresholds> {
-    KNOWN.iter().find(|(name, ..)| *name == instance_type).map(
+    let known = KNOWN.iter().find(|(name, ..)| *name == instance_type).map(
         |(name, gpus, gpu_name, busbw, source)| Thresholds {
             instance_type: (*name).to_string(),
             gpus: *gpus,
@@ -67,12 +69,29 @@ pub fn for_instance_type(instance_type: &str) -> Option<Thresholds> {
             pair_busbw_gbps: *busbw,
             source: (*source).to_string(),
         },
-    )
+    );
+    known.or_else(|| {
+        let row = crate::lab::gpu_catalog::find(instance_type)?;
+        Some(Thresholds {
+            instance_type: row.instance_type.to_string(),
+            gpus: row.gpus,
+            gpu_name: row.gpu.smi_name.to_string(),
+            pair_busbw_gbps: None,
+            source: format!("GPU catalog: {}", row.source),
+        })
+    })
 }
 
-/// The instance types the table knows, for error messages.
+/// The instance types the thresholds know, for error messages.
 pub fn known_instance_types() -> Vec<&'static str> {
-    KNOWN.iter().map(|(name, ..)| *name).collect()
+    let mut names: Vec<&'static str> = KNOWN.iter().map(|(name, ..)| *name).collect();
+    names.extend(
+        crate::lab::gpu_catalog::INSTANCE_TYPES
+            .iter()
+            .map(|row| row.instance_type)
+            .filter(|name| !KNOWN.iter().any(|(known, ..)| known == name)),
+    );
+    names
 }
 
 #[cfg(test)]

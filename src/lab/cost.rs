@@ -60,7 +60,20 @@ pub fn price(kind: &str) -> Option<Price> {
             source: "seed 004: EKS Hybrid Nodes, $0.020 per vCPU-hour for a month's first 576,000 vCPU-hours",
         });
     }
-    PRICES.iter().find(|p| p.kind == kind).copied()
+    // The lab's kinds keep the seed's numbers; every other GPU type is the catalog's.
+    PRICES.iter().find(|p| p.kind == kind).copied().or_else(|| {
+        let row = super::gpu_catalog::find(kind)?;
+        let (usd_per_hour, region) = row.lab_price()?;
+        Some(Price {
+            kind: row.instance_type,
+            usd_per_hour,
+            source: if region == "ap-northeast-2" {
+                "GPU catalog (src/lab/gpu_catalog_rows.rs): EC2 on-demand, ap-northeast-2"
+            } else {
+                "GPU catalog (src/lab/gpu_catalog_rows.rs): EC2 on-demand, us-east-1 (not offered in ap-northeast-2)"
+            },
+        })
+    })
 }
 
 /// A metered resource: billed from `started_s` to `stopped_s` (or now), in virtual seconds.
@@ -187,8 +200,23 @@ mod tests {
 
     #[test]
     fn unknown_kinds_are_named_not_guessed() {
-        let r = report(&[usage("i-x", "p5.48xlarge", 0.0, None)], 3600.0);
-        assert_eq!(r.unpriced, vec!["p5.48xlarge".to_string()]);
+        let r = report(&[usage("i-x", "trn1.32xlarge", 0.0, None)], 3600.0);
+        assert_eq!(r.unpriced, vec!["trn1.32xlarge".to_string()]);
         assert_eq!(r.total_usd, 0.0);
+    }
+
+    #[test]
+    fn catalog_types_are_priced_in_seoul_or_else_us_east_1_saying_which() {
+        let p4d = price("p4d.24xlarge").expect("priced");
+        assert_eq!(p4d.usd_per_hour, 30.41028);
+        assert!(p4d.source.contains("ap-northeast-2"), "{}", p4d.source);
+        // p5.48xlarge has no Seoul price in the sources: us-east-1's, said so.
+        let p5 = price("p5.48xlarge").expect("priced");
+        assert_eq!(p5.usd_per_hour, 55.04);
+        assert!(p5.source.contains("us-east-1"), "{}", p5.source);
+        // The lab's own kinds keep the seed's numbers.
+        assert_eq!(price("g5.xlarge").map(|p| p.usd_per_hour), Some(1.006));
+        let r = report(&[usage("i-x", "p5.48xlarge", 0.0, None)], 1800.0);
+        assert_eq!(r.total_usd, 27.52);
     }
 }

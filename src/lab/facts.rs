@@ -40,6 +40,64 @@ pub const G5_XLARGE: NodeShape = NodeShape {
     gpus: 1,
 };
 
+/// The node an instance of `instance_type` registers as: the seed's t3.medium and g5.xlarge as
+/// they are, every other type of the GPU catalog from its vCPUs, memory and GPUs, and any
+/// other type as a t3.medium (the twin's system node).
+pub fn shape_of(instance_type: &str) -> &'static NodeShape {
+    [&T3_MEDIUM, &G5_XLARGE]
+        .into_iter()
+        .chain(catalog_shapes())
+        .find(|s| s.instance_type == instance_type)
+        .unwrap_or(&T3_MEDIUM)
+}
+
+/// The catalog's types as nodes, made once. Capacity memory is the instance's memory less
+/// what the kernel keeps, in the proportion the seed's g5.xlarge node shows (15896988Ki of
+/// 16 GiB); allocatable keeps back what EKS's bootstrap reserves: CPU by its published
+/// formula (6% of the first core, 1% of the second, 0.5% of the next two, 0.25% of the rest),
+/// memory as much as on the g5.xlarge (maxPods 50 on every node).
+fn catalog_shapes() -> &'static [NodeShape] {
+    use std::sync::OnceLock;
+    static TEXTS: OnceLock<Vec<[String; 4]>> = OnceLock::new();
+    static SHAPES: OnceLock<Vec<NodeShape>> = OnceLock::new();
+    SHAPES.get_or_init(|| {
+        let rows = super::gpu_catalog::INSTANCE_TYPES;
+        let texts = TEXTS.get_or_init(|| {
+            rows.iter()
+                .map(|row| {
+                    let memory_ki = row.memory_mib * 1024 * 15_896_988 / (16 * 1024 * 1024);
+                    let reserved_ki = 15_896_988 - 14_879_100;
+                    let cores = u64::from(row.vcpus);
+                    let reserved_milli = 60
+                        + 10 * cores.min(2).saturating_sub(1)
+                        + 5 * cores.clamp(2, 4).saturating_sub(2)
+                        + (25 * cores.saturating_sub(4)).div_ceil(10);
+                    [
+                        row.vcpus.to_string(),
+                        format!("{memory_ki}Ki"),
+                        format!("{}m", cores * 1000 - reserved_milli),
+                        format!("{}Ki", memory_ki.saturating_sub(reserved_ki)),
+                    ]
+                })
+                .collect()
+        });
+        rows.iter()
+            .zip(texts)
+            .map(
+                |(row, [cpu, memory, allocatable_cpu, allocatable_memory])| NodeShape {
+                    instance_type: row.instance_type,
+                    cpu: cpu.as_str(),
+                    memory: memory.as_str(),
+                    pods: "50",
+                    allocatable_cpu: allocatable_cpu.as_str(),
+                    allocatable_memory: allocatable_memory.as_str(),
+                    gpus: row.gpus,
+                },
+            )
+            .collect()
+    })
+}
+
 /// Availability zones and their zone ids (`topology.k8s.aws/zone-id`).
 pub const ZONES: [(&str, &str); 3] = [
     ("ap-northeast-2a", "apne2-az1"),

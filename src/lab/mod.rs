@@ -4,6 +4,8 @@
 
 pub mod cost;
 mod facts;
+pub mod gpu_catalog;
+mod gpu_catalog_rows;
 pub mod hybrid;
 pub mod hybrid_pricing;
 mod instance_types;

@@ -74,11 +74,7 @@ impl Twin {
 /// The node an autoscaled instance registers as: a node of its instance type, with the
 /// NodePool's labels and taints instead of a node group's.
 fn node_of(instance: &Instance, request: &LaunchRequest) -> serde_json::Value {
-    let shape = if instance.instance_type == lab::G5_XLARGE.instance_type {
-        &lab::G5_XLARGE
-    } else {
-        &lab::T3_MEDIUM
-    };
+    let shape = lab::shape_of(&instance.instance_type);
     let taints: Vec<(&str, &str, &str)> = request
         .taints
         .iter()

@@ -286,11 +286,7 @@ impl Twin {
                     Some((instance, nodegroup))
                 });
                 if let Some((instance, nodegroup)) = joined {
-                    let shape = if instance.instance_type == lab::G5_XLARGE.instance_type {
-                        &lab::G5_XLARGE
-                    } else {
-                        &lab::T3_MEDIUM
-                    };
+                    let shape = lab::shape_of(&instance.instance_type);
                     let labels: Vec<(&str, &str)> = nodegroup
                         .labels
                         .iter()

@@ -13,6 +13,7 @@ mod cli;
 mod core_runbooks;
 mod crash_safe;
 mod cronjob_drill;
+mod gpu_catalog;
 mod gpu_health;
 mod gpu_health_drill;
 mod gpu_twin;

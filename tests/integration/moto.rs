@@ -5,9 +5,9 @@ use std::process::{Child, Command, Stdio};
 
 use crate::support::Runbook;
 
-struct Moto {
+pub struct Moto {
     child: Child,
-    url: String,
+    pub url: String,
 }
 
 impl Drop for Moto {
@@ -17,7 +17,7 @@ impl Drop for Moto {
     }
 }
 
-fn moto() -> Option<Moto> {
+pub fn moto() -> Option<Moto> {
     if Command::new("moto_server")
         .arg("--help")
         .stdout(Stdio::null())

@@ -68,6 +68,17 @@ pub(super) fn module(c: &Arc<AwsClients>, h: &Arc<Host>) -> Module {
         |clients| clients.instances()
     );
     let (clients, host) = (c.clone(), h.clone());
+    doc("instance_types", &["names: Array", "Array"], "DescribeInstanceTypes of the named types: #{ instance_type, vcpus, memory_mib, gpus: [#{ name, manufacturer,\ncount, memory_mib }], gpu_count, total_gpu_memory_mib, network_performance, maximum_network_cards,\nefa_supported, maximum_efa_interfaces, placement_strategies }, in the order asked; an unknown name\nis InvalidInstanceType.")
+        .set_into_module(&mut ec2, move |ctx: NativeCallContext, names: rhai::Array| -> Result {
+            let position = ctx.call_position();
+            let names: Vec<String> = names
+                .iter()
+                .map(|n| n.clone().into_immutable_string().map(|s| s.to_string()))
+                .collect::<std::result::Result<_, _>>()
+                .map_err(|t| usage_error(format!("ec2::instance_types takes an array of names such as [\"p5.48xlarge\"], got an item of type {t}"), position))?;
+            Ok(json(&serde_json::json!(call(&host, position, || clients.instance_types(&names))?)))
+        });
+    let (clients, host) = (c.clone(), h.clone());
     doc("authorize", &["group: &str", "rule: Map", "String"], "Adds a rule (#{ direction, protocol, port | ports: \"1025-65535\", source, description }); returns its id.")
         .set_into_module(&mut ec2, move |ctx: NativeCallContext, group: &str, rule: Map| -> Result<String> {
             let position = ctx.call_position();

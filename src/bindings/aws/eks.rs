@@ -152,6 +152,13 @@ fn scale(
     }
     if before.runs_gpus() {
         change = change.sizing_gpus(i64::from(desired));
+        let per_node = before
+            .instance_types
+            .first()
+            .map_or(0, |kind| crate::lab::gpu_catalog::gpus_of(kind));
+        if per_node > 0 {
+            change = change.holding_gpus(i64::from(desired) * i64::from(per_node));
+        }
     }
     let update = journaled(host, position, change, undo, || {
         call(host, position, || {

@@ -16,6 +16,7 @@ mod failure;
 mod iam;
 mod iam_roles;
 mod identity;
+mod instance_types;
 mod kms;
 mod nodegroup_scaling;
 mod path_values;

@@ -112,6 +112,7 @@ pub fn handle(
             xml.leaf("return", true);
             Ok(())
         }
+        "DescribeInstanceTypes" => super::instance_types::describe(params, xml),
         other => Err(AwsError::new(
             400,
             "InvalidAction",

@@ -14,6 +14,7 @@ pub mod iam;
 pub mod iam_inline_policies;
 pub mod iam_roles;
 pub mod identity;
+pub mod instance_types;
 pub mod kms;
 pub mod meter;
 pub mod nodegroups;

@@ -13,6 +13,7 @@ use super::nccl_tests::model::SOCKET_BUSBW_GBPS;
 use super::nccl_tests::{self, NcclDebug, NcclRun, Outcome, RankInfo};
 use super::node_faults::NodeFaults;
 use super::{dcgmi, kernel_log, nvidia_smi};
+use crate::lab::gpu_catalog;
 use crate::sim::kube::programs::{Context, Output};
 use crate::sim::kube::state::{KubeState, ProgramRun, built_in_key};
 use crate::sim::timestamps::{ctime, parse_rfc3339, unix_seconds};
@@ -24,12 +25,29 @@ pub type Network = Arc<dyn Fn(&[String]) -> Option<String> + Send + Sync>;
 
 /// GPUs of a node, by its instance type.
 pub fn node_gpus(node: &Value) -> u32 {
-    match node["metadata"]["labels"]["node.kubernetes.io/instance-type"].as_str() {
-        Some("g5.xlarge" | "g5.2xlarge" | "g5.4xlarge" | "g5.8xlarge" | "g5.16xlarge") => 1,
-        Some("g5.12xlarge" | "g5.24xlarge") => 4,
-        Some("g5.48xlarge") => 8,
-        _ => 0,
-    }
+    gpu_catalog::gpus_of(instance_type(node))
+}
+
+fn instance_type(node: &Value) -> &str {
+    node["metadata"]["labels"]["node.kubernetes.io/instance-type"]
+        .as_str()
+        .unwrap_or_default()
+}
+
+/// The twin's NVIDIA tools model the g5 family's A10G hosts so far: a node of another GPU type
+/// has its GPUs as Kubernetes resources, and its tools answer that they are not modelled
+/// rather than show A10Gs it does not have.
+fn unmodelled(node: &Value) -> Option<Output> {
+    let row = gpu_catalog::find(instance_type(node))?;
+    (row.gpu.aws_name != "A10G").then(|| {
+        failure(
+            1,
+            &format!(
+                "the lab twin does not model the GPUs of {} ({} x {}) for nvidia-smi, dcgmi, the kernel log or NCCL yet; it models the g5 family's A10G\n",
+                row.instance_type, row.gpus, row.gpu.smi_name
+            ),
+        )
+    })
 }
 
 fn node_ip(node: &Value) -> String {
@@ -122,6 +140,9 @@ fn nvidia_smi(args: &[String], context: &Context<'_>, state: &KubeState) -> Outp
             "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. Make sure that the latest NVIDIA driver is installed and running.\n\n",
         );
     };
+    if let Some(refusal) = unmodelled(node) {
+        return refusal;
+    }
     if !sees_gpus(context.container) {
         return failure(
             127,
@@ -148,6 +169,9 @@ fn dcgmi(args: &[String], context: &Context<'_>, state: &KubeState) -> Output {
             "Error: unable to establish a connection to the host engine: no NVIDIA GPU is visible to this container\n",
         );
     };
+    if let Some(refusal) = unmodelled(node) {
+        return refusal;
+    }
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let faults = faults_of(state, node_name(node));
     let out = dcgmi::run(&gpu_host(node, state.now, faults), &args, faults);
@@ -175,6 +199,9 @@ fn dmesg(context: &Context<'_>, state: &KubeState) -> Output {
     let Some(node) = context.node else {
         return failure(1, "dmesg: read kernel buffer failed: No such device\n");
     };
+    if let Some(refusal) = unmodelled(node) {
+        return refusal;
+    }
     let faults = faults_of(state, node_name(node));
     let host = GpuHost::a10g(node_name(node), seed_from_name(node_name(node)), "");
     Output {
@@ -355,6 +382,9 @@ fn all_reduce(
         }
         if faults.is_some_and(|f| f.ecc_uncorrectable.is_some()) {
             run.corrupted_ranks += u32::try_from(gpus * slots).unwrap_or(u32::MAX);
+        }
+        if let Some(refusal) = unmodelled(node) {
+            return fail(refusal.stderr);
         }
         let host = gpu_host(node, state.now, faults);
         if host.gpus.is_empty() || host.gpus.iter().any(|g| g.lost) {

@@ -130,14 +130,28 @@ pub fn hardware_changed(state: &mut KubeState, name: &str) {
     refresh(state, name, running);
 }
 
-/// The labels GPU feature discovery puts on a node with `gpus` A10Gs.
-fn discovery_labels(gpus: &str) -> [(&'static str, &str); 5] {
+/// The labels GPU feature discovery puts on a node with `gpus` GPUs of its type's model
+/// (`NVIDIA-A10G`, 23028 MiB on a g5; the catalog's model on any other GPU type).
+fn discovery_labels(node: &Value, gpus: &str) -> [(&'static str, String); 5] {
+    let kind = node["metadata"]["labels"]["node.kubernetes.io/instance-type"]
+        .as_str()
+        .unwrap_or_default();
+    let (product, memory) =
+        crate::lab::gpu_catalog::find(kind).map_or(("NVIDIA-A10G".to_string(), 23028), |row| {
+            (
+                row.gpu.smi_name.replace(' ', "-"),
+                row.gpu.smi_memory_mib.unwrap_or(row.gpu.memory_mib),
+            )
+        });
     [
-        ("nvidia.com/gpu.product", "NVIDIA-A10G"),
-        ("nvidia.com/gpu.count", gpus),
-        ("nvidia.com/gpu.memory", "23028"),
-        ("nvidia.com/cuda.driver-version.full", "580.95.05"),
-        ("nvidia.com/cuda.runtime-version.full", "13.0"),
+        ("nvidia.com/gpu.product", product),
+        ("nvidia.com/gpu.count", gpus.to_string()),
+        ("nvidia.com/gpu.memory", memory.to_string()),
+        (
+            "nvidia.com/cuda.driver-version.full",
+            "580.95.05".to_string(),
+        ),
+        ("nvidia.com/cuda.runtime-version.full", "13.0".to_string()),
     ]
 }
 
@@ -156,10 +170,11 @@ fn with_gpu_resources(node: &Value, running: Running, counts: (u32, u32)) -> Opt
             present.is_null()
         }
     });
-    let labels_ok = discovery_labels(&gpus).iter().all(|(key, value)| {
+    let wanted_labels = discovery_labels(node, &gpus);
+    let labels_ok = wanted_labels.iter().all(|(key, value)| {
         let present = &node["metadata"]["labels"][*key];
         if running.discovery {
-            present.as_str() == Some(*value)
+            present.as_str() == Some(value.as_str())
         } else {
             present.is_null()
         }
@@ -177,7 +192,7 @@ fn with_gpu_resources(node: &Value, running: Running, counts: (u32, u32)) -> Opt
         }
     }
     let labels = &mut updated["metadata"]["labels"];
-    for (key, value) in discovery_labels(&gpus) {
+    for (key, value) in wanted_labels {
         if running.discovery {
             labels[key] = json!(value);
         } else if let Some(map) = labels.as_object_mut() {
