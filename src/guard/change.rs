@@ -33,8 +33,9 @@ pub struct Change {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub gpu_nodes: Option<i64>,
     /// For a GPU node group, the GPUs its nodes hold together after the call (nodes times
-    /// the instance type's GPUs, from the catalog).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// the instance type's GPUs, from the catalog). Not in reports: `gpu_nodes` says the size,
+    /// and reports keep their shape.
+    #[serde(skip)]
     pub gpus: Option<i64>,
     /// For a billed resource, how many run after the call (`--max-cost-usd` counts them).
     #[serde(skip)]

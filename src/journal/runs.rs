@@ -258,6 +258,47 @@ mod tests {
     }
 
     #[test]
+    fn a_run_that_ended_with_a_failed_cleanup_is_not_called_killed() {
+        let state = tempfile::tempdir().unwrap();
+        let write = |id: &str, records: &[Record]| {
+            let journal = Journal::create(&state.path().join("runs").join(id), false).unwrap();
+            journal
+                .append(&Record::Start {
+                    run_id: id.into(),
+                    runbook: "d.rhai".into(),
+                    target: "the lab at https://127.0.0.1:1".into(),
+                    // pid 0 is never a live process of ours: the run is over.
+                    pid: 0,
+                    started_at: 1,
+                })
+                .unwrap();
+            for record in records {
+                journal.append(record).unwrap();
+            }
+        };
+        let registered = Record::DeferRegistered {
+            id: 1,
+            name: "GPUs back to 0".into(),
+        };
+        write(
+            "failed",
+            &[
+                registered.clone(),
+                Record::DeferFinished {
+                    id: 1,
+                    passed: false,
+                },
+            ],
+        );
+        write("killed", &[registered]);
+        let runs = list_runs(state.path());
+        let state_of = |id: &str| runs.iter().find(|r| r.id == id).unwrap().state();
+        assert_eq!(state_of("failed"), "ended with 1 failed cleanup");
+        assert_eq!(state_of("killed"), "killed");
+        assert!(runs.iter().all(|r| r.unfinished() && !r.on_embedded_twin()));
+    }
+
+    #[test]
     fn a_torn_last_line_is_dropped_and_the_rest_is_read() {
         let dir = tempfile::tempdir().unwrap();
         let journal = Journal::create(dir.path(), true).unwrap();
