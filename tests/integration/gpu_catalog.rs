@@ -151,3 +151,44 @@ eks::scale_nodegroup("myeks5w", "p5", 1);
         "one p5 node (8 GPUs) is within the limit"
     );
 }
+
+#[test]
+fn a_plan_prices_a_p5_scale_up_and_shows_where_max_gpus_stops_it() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let runbook = dir.path().join("p5.rhai");
+    std::fs::write(
+        &runbook,
+        format!(
+            r#"{P5_GROUP}
+defer("p5 back to 0", || eks::scale_nodegroup("myeks5w", "p5", 0));
+step("p5 up", || {{ eks::scale_nodegroup("myeks5w", "p5", 2); sleep("1h"); }});
+"#
+        ),
+    )
+    .expect("write");
+    let plan = Runbook::new()
+        .arg("plan")
+        .arg(&runbook)
+        .run()
+        .expect_code(0)
+        .stdout();
+    let p5_lines: Vec<&str> = plan
+        .lines()
+        .filter(|l| l.contains("p5.48xlarge") && l.contains("(started by the run)"))
+        .collect();
+    assert_eq!(p5_lines.len(), 2, "{plan}");
+    assert!(
+        p5_lines.iter().all(|l| l.contains("$57.792")),
+        "1.05 h at the catalog's $55.04: {plan}"
+    );
+    let guarded = Runbook::new()
+        .arg("plan")
+        .arg(&runbook)
+        .args(["--max-gpus", "8"])
+        .run()
+        .stdout();
+    assert!(
+        guarded.contains("it asks for 16 GPUs (2 nodes) and --max-gpus is 8"),
+        "{guarded}"
+    );
+}
