@@ -48,6 +48,11 @@ pub fn install_panic_hook() {
             .map(|s| s.to_string())
             .or_else(|| info.payload().downcast_ref::<String>().cloned())
             .unwrap_or_else(|| "unknown panic".into());
+        if crate::script::caught_at_run_boundary() {
+            // The run reports it, runs its cleanups and asks for the report itself.
+            eprintln!("internal error: {message}{location}");
+            return;
+        }
         eprintln!("internal error: {message}{location}
   this is a bug in runbook; please report it with the command that caused it (RUNBOOK_BACKTRACE=1 for details)");
     }));

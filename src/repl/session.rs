@@ -215,9 +215,14 @@ impl Repl {
             })?;
         ast.set_source(name.as_str());
         let runnable = self.functions.merge(&ast);
-        let result = self
-            .engine
-            .eval_ast_with_scope::<Dynamic>(&mut self.scope, &runnable);
+        // A bug in runbook (a panic) ends this input, not the session and its cleanups.
+        let (engine, scope) = (&self.engine, &mut self.scope);
+        let result = match crate::script::at_run_boundary(|| {
+            engine.eval_ast_with_scope::<Dynamic>(scope, &runnable)
+        }) {
+            Ok(result) => result,
+            Err(panic) => return Err(Box::new(crate::script::panic_diagnostic(&panic))),
+        };
         self.functions = self.functions.merge(&ast.clone_functions_only());
         self.keep_imports(text);
         self.refresh_known();

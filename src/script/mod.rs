@@ -30,6 +30,7 @@ pub use interrupt::{Interrupt, SIGHUP, SIGINT, SIGTERM};
 pub use memory::{CountingAllocator, MAX_DATA_BYTES, large_bytes};
 pub use outline::{Lint, lint_text, param_keys};
 pub use runner::{
-    RunOptions, RunOutcome, check_files, eval_snippet, report, run_cleanups, run_file, summary,
+    RunOptions, RunOutcome, at_run_boundary, caught_at_run_boundary, check_files, eval_snippet,
+    panic_diagnostic, report, run_cleanups, run_file, summary,
 };
 pub use sources::SourceMap;

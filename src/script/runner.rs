@@ -56,7 +56,7 @@ pub fn run_file(host: &Arc<Host>, options: RunOptions) -> RunOutcome {
 
     // A panic (a bug in runbook, never the script's doing) stops the script where it is, but
     // not the cleanups: they run below as after any error.
-    let evaluated = catch_unwind(AssertUnwindSafe(|| engine.eval_ast::<Dynamic>(&ast)));
+    let evaluated = at_run_boundary(|| engine.eval_ast::<Dynamic>(&ast));
     let (mut diagnostic, value) = match evaluated.unwrap_or_else(|panic| Err(panicked(&panic))) {
         Ok(value) => (None, Some(value)),
         Err(error) if is_panic(&error) => {
@@ -97,6 +97,25 @@ pub fn run_file(host: &Arc<Host>, options: RunOptions) -> RunOutcome {
     finish(host, diagnostic, value)
 }
 
+thread_local! {
+    /// Set while this thread evaluates a script or a cleanup under `catch_unwind`: a panic
+    /// there is reported by the run itself, so the process's panic hook keeps to one line.
+    static AT_RUN_BOUNDARY: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Whether a panic on this thread would be caught at a run's boundary (and reported by it).
+pub fn caught_at_run_boundary() -> bool {
+    AT_RUN_BOUNDARY.with(std::cell::Cell::get)
+}
+
+/// `work` under `catch_unwind`, with the boundary marked for the panic hook.
+pub fn at_run_boundary<T>(work: impl FnOnce() -> T) -> std::thread::Result<T> {
+    AT_RUN_BOUNDARY.with(|flag| flag.set(true));
+    let result = catch_unwind(AssertUnwindSafe(work));
+    AT_RUN_BOUNDARY.with(|flag| flag.set(false));
+    result
+}
+
 /// The tag a caught panic carries through Rhai's error type to the code that reports it.
 const PANIC_TAG: &str = "runbook-internal-panic";
 
@@ -122,6 +141,12 @@ fn panic_text(error: &EvalAltResult) -> Option<String> {
 
 fn is_panic(error: &EvalAltResult) -> bool {
     panic_text(error).is_some()
+}
+
+/// A panic caught at a run's boundary, as the diagnostic a run (or the REPL) shows for it.
+pub fn panic_diagnostic(payload: &Box<dyn std::any::Any + Send>) -> Diagnostic {
+    Diagnostic::new(FaultKind::Internal, internal_message(&panicked(payload)))
+        .with_help("this is a bug in runbook: what it was doing stopped there; please report it with the command that caused it (RUNBOOK_BACKTRACE=1 for details)")
 }
 
 fn internal_message(error: &EvalAltResult) -> String {
@@ -215,10 +240,8 @@ pub fn run_cleanups(host: &Host, engine: &mut Engine, ast: &AST, keep: usize) {
         }
         host.emit(&Event::DeferStarted { name: &defer.name });
         let (virtual_start, wall_start) = (host.clock.now(), Instant::now());
-        let result = catch_unwind(AssertUnwindSafe(|| {
-            defer.body.call::<Dynamic>(engine, ast, ())
-        }))
-        .unwrap_or_else(|panic| Err(panicked(&panic)));
+        let result = at_run_boundary(|| defer.body.call::<Dynamic>(engine, ast, ()))
+            .unwrap_or_else(|panic| Err(panicked(&panic)));
         if host.interrupt.count() >= 2 {
             // A second Ctrl-C aborts: this cleanup did not finish, and the signal handler lists
             // it with the others as skipped while it ends the process.

@@ -192,3 +192,39 @@ step("p5 up", || {{ eks::scale_nodegroup("myeks5w", "p5", 2); sleep("1h"); }});
         "{guarded}"
     );
 }
+
+#[test]
+fn a_captured_lab_with_a_p5_group_rehearses_with_its_gpus_and_prices() {
+    let lab = LabServer::start("600");
+    Runbook::new()
+        .lab_env(&lab)
+        .args([
+            "eval",
+            "--aws-endpoint",
+            &lab.aws_endpoint(),
+            "--kubeconfig",
+        ])
+        .arg(&lab.kubeconfig)
+        .arg(format!("{P5_GROUP}\n1"))
+        .run()
+        .expect_code(0);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let captured = dir.path().join("lab-state.json");
+    crate::capture::capture(&lab, &captured);
+    drop(lab);
+    let scenario = format!("@{}", captured.display());
+    let script = r#"eks::scale_nodegroup("myeks5w", "p5", 2);
+k8s::wait_nodes(#{ labels: #{ tier: "p5" }, count: 2 });
+sleep("1h");
+let n = k8s::nodes(#{ tier: "p5" });
+#{ cpus: n.map(|x| x.capacity.cpu), type: n[0].instance_type,
+   priced: cost::report().lines.filter(|l| l.kind == "p5.48xlarge").map(|l| l.usd_per_hour) }"#;
+    let out = Runbook::new()
+        .args(["eval", "--json", "--scenario", &scenario, script])
+        .run()
+        .expect_code(0);
+    let seen: serde_json::Value = serde_json::from_str(&out.stdout()).expect("JSON");
+    assert_eq!(seen["cpus"], serde_json::json!(["192", "192"]));
+    assert_eq!(seen["type"], "p5.48xlarge");
+    assert_eq!(seen["priced"], serde_json::json!([55.04, 55.04]));
+}

@@ -102,6 +102,30 @@ fn admin_endpoints_behind_a_doubled_slash_still_need_the_admin_token() {
     assert!(out.status.success(), "{}", text(&out.stderr));
 }
 
+/// A mutating run that holds the lab's lock while it waits (interrupt.rhai's NCCL hang), for a
+/// test to stop with Ctrl-C.
+fn hold_the_target(lab: &LabServer, state: &Path) -> std::process::Child {
+    let holder = against(
+        lab,
+        state,
+        &[
+            "run",
+            "--yes",
+            "runbooks/core/interrupt.rhai",
+            "--progress",
+            "never",
+        ],
+    )
+    .command();
+    let (child, lines) = crate::support::spawn_with_lines(holder);
+    while let Ok(line) = lines.recv_timeout(Duration::from_secs(60)) {
+        if line.contains("waiting for NCCL to hang") {
+            break;
+        }
+    }
+    child
+}
+
 /// The lock files of `state` (XDG_STATE_HOME).
 fn lock_files(state: &Path) -> Vec<PathBuf> {
     std::fs::read_dir(state.join("runbook/locks"))
@@ -121,24 +145,7 @@ fn a_lock_file_left_empty_or_damaged_is_taken_over_with_a_note() {
         "never",
     ];
     // Learn the lock's name from a run that holds it: a slow run, stopped by Ctrl-C.
-    let holder = against(
-        &lab,
-        state.path(),
-        &[
-            "run",
-            "--yes",
-            "runbooks/core/interrupt.rhai",
-            "--progress",
-            "never",
-        ],
-    )
-    .command();
-    let (child, lines) = crate::support::spawn_with_lines(holder);
-    while let Ok(line) = lines.recv_timeout(Duration::from_secs(60)) {
-        if line.contains("waiting for NCCL to hang") {
-            break;
-        }
-    }
+    let child = hold_the_target(&lab, state.path());
     let held = lock_files(state.path());
     assert_eq!(held.len(), 1, "one lock while a run holds the target");
     crate::support::send_signal(&child, "INT");
@@ -214,24 +221,7 @@ fn eight_read_only_runs_at_once_and_one_beside_a_drill_all_pass() {
         assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     }
     // A mutating run holds the target; a monitoring verify still runs beside it.
-    let holder = against(
-        &lab,
-        state.path(),
-        &[
-            "run",
-            "--yes",
-            "runbooks/core/interrupt.rhai",
-            "--progress",
-            "never",
-        ],
-    )
-    .command();
-    let (child, lines) = crate::support::spawn_with_lines(holder);
-    while let Ok(line) = lines.recv_timeout(Duration::from_secs(60)) {
-        if line.contains("waiting for NCCL to hang") {
-            break;
-        }
-    }
+    let child = hold_the_target(&lab, state.path());
     against(&lab, state.path(), &read_only).run().expect_code(0);
     // A second mutating run is still refused.
     let refused = against(
@@ -339,6 +329,7 @@ fn a_panic_mid_run_still_runs_the_cleanups_writes_the_report_and_exits_3() {
         .expect_code(3);
     let err = out.stderr();
     assert!(err.contains("internal error in runbook"), "{err}");
+    assert_eq!(err.matches("please report").count(), 1, "said once: {err}");
     let stdout = out.stdout();
     assert!(
         stdout.contains("[defer pass] GPU node group back to 0"),
