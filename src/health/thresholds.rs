@@ -16,82 +16,39 @@ pub struct Thresholds {
     pub source: String,
 }
 
-/// (instance type, GPUs, product name, pair busbw floor, source).
-const KNOWN: &[(&str, u32, &str, Option<f64>, &str)] = &[
-    (
-        "g5.xlarge",
-        1,
-        "NVIDIA A10G",
-        // A real two-node A10G all-reduce over sockets peaked at 0.82 GB/s
-        // (aws-samples/aws-hpc-tutorials, tests/fixtures/real): a pair below 0.5 is slow.
-        Some(0.5),
-        "AWS g5 specification (1x A10G); NCCL floor: 60% of the 0.82 GB/s peak of a real 2-node A10G socket run (aws-hpc-tutorials)",
-    ),
-    (
-        "g5.12xlarge",
-        4,
-        "NVIDIA A10G",
-        None,
-        "AWS g5 specification (4x A10G)",
-    ),
-    (
-        "g5.48xlarge",
-        8,
-        "NVIDIA A10G",
-        None,
-        "AWS g5 specification (8x A10G)",
-    ),
-    (
-        "p4d.24xlarge",
-        8,
-        "NVIDIA A100-SXM4-40GB",
-        None,
-        "AWS p4d specification (8x A100 40GB)",
-    ),
-    (
-        "p5.48xlarge",
-        8,
-        "NVIDIA H100 80GB HBM3",
-        None,
-        "AWS p5 specification (8x H100 80GB)",
-    ),
-];
+/// Pair bus bandwidth floors (GB/s) that a public measurement backs: (instance type, floor,
+/// source). GPUs and their product name come from the GPU catalog for every type.
+const PAIR_FLOORS: &[(&str, f64, &str)] = &[(
+    "g5.xlarge",
+    // A real two-node A10G all-reduce over sockets peaked at 0.82 GB/s
+    // (aws-samples/aws-hpc-tutorials, tests/fixtures/real): a pair below 0.5 is slow.
+    0.5,
+    "NCCL floor: 60% of the 0.82 GB/s peak of a real 2-node A10G socket run (aws-hpc-tutorials)",
+)];
 
-/// What a healthy node of `instance_type` has: the table's entry (with a pair floor where a
-/// public run backs one), else the GPU catalog's count and product name for every other GPU
-/// type (no floor: the drill gives one).
+/// What a healthy node of `instance_type` has: the GPU catalog's count and product name, and
+/// a pair floor where a public run backs one (elsewhere the drill gives one).
 pub fn for_instance_type(instance_type: &str) -> Option<Thresholds> {
-    let known = KNOWN.iter().find(|(name, ..)| *name == instance_type).map(
-        |(name, gpus, gpu_name, busbw, source)| Thresholds {
-            instance_type: (*name).to_string(),
-            gpus: *gpus,
-            gpu_name: (*gpu_name).to_string(),
-            pair_busbw_gbps: *busbw,
-            source: (*source).to_string(),
+    let row = crate::lab::gpu_catalog::find(instance_type)?;
+    let floor = PAIR_FLOORS.iter().find(|(name, ..)| *name == instance_type);
+    Some(Thresholds {
+        instance_type: row.instance_type.to_string(),
+        gpus: row.gpus,
+        gpu_name: row.gpu.smi_name.to_string(),
+        pair_busbw_gbps: floor.map(|(_, floor, _)| *floor),
+        source: match floor {
+            Some((.., floor_source)) => format!("GPU catalog: {}; {floor_source}", row.source),
+            None => format!("GPU catalog: {}", row.source),
         },
-    );
-    known.or_else(|| {
-        let row = crate::lab::gpu_catalog::find(instance_type)?;
-        Some(Thresholds {
-            instance_type: row.instance_type.to_string(),
-            gpus: row.gpus,
-            gpu_name: row.gpu.smi_name.to_string(),
-            pair_busbw_gbps: None,
-            source: format!("GPU catalog: {}", row.source),
-        })
     })
 }
 
-/// The instance types the thresholds know, for error messages.
+/// The instance types the thresholds know (the GPU catalog's), for error messages.
 pub fn known_instance_types() -> Vec<&'static str> {
-    let mut names: Vec<&'static str> = KNOWN.iter().map(|(name, ..)| *name).collect();
-    names.extend(
-        crate::lab::gpu_catalog::INSTANCE_TYPES
-            .iter()
-            .map(|row| row.instance_type)
-            .filter(|name| !KNOWN.iter().any(|(known, ..)| known == name)),
-    );
-    names
+    crate::lab::gpu_catalog::INSTANCE_TYPES
+        .iter()
+        .map(|row| row.instance_type)
+        .collect()
 }
 
 #[cfg(test)]

@@ -67,16 +67,34 @@ fn file_name(target: &str) -> String {
     format!("{hash:016x}.lock")
 }
 
+/// Why a lock file names no holder.
+#[derive(Debug, PartialEq)]
+enum NoHolder {
+    Empty,
+    /// Unreadable or not a holder's record, in words.
+    Damaged(String),
+}
+
+impl std::fmt::Display for NoHolder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            NoHolder::Empty => f.write_str("empty"),
+            NoHolder::Damaged(why) => f.write_str(why),
+        }
+    }
+}
+
 /// A lock file's holder, or why it names none; bounded, as any file a run reads.
-fn read_holder(file: &mut File) -> Result<Holder, String> {
+fn read_holder(file: &mut File) -> Result<Holder, NoHolder> {
     let mut text = String::new();
     file.rewind()
         .and_then(|()| file.take(64 * 1024).read_to_string(&mut text))
-        .map_err(|e| format!("unreadable ({e})"))?;
+        .map_err(|e| NoHolder::Damaged(format!("unreadable ({e})")))?;
     if text.trim().is_empty() {
-        return Err("empty".into());
+        return Err(NoHolder::Empty);
     }
-    serde_json::from_str(&text).map_err(|_| "damaged (not a holder's record)".into())
+    serde_json::from_str(&text)
+        .map_err(|_| NoHolder::Damaged("damaged (not a holder's record)".into()))
 }
 
 /// Whether an empty lock file was made a moment ago, rather than left empty by a run that
@@ -120,7 +138,7 @@ pub fn acquire(state_dir: &Path, me: &Holder, wait: Duration) -> Result<TargetLo
                 }
                 let taken_over = match read_holder(&mut file) {
                     // Created just now (by us, or by a run that lost the race to lock it).
-                    Err(why) if why == "empty" && just_made(&file) => None,
+                    Err(NoHolder::Empty) if just_made(&file) => None,
                     Err(why) => Some(format!(
                         "the lock {} was {why}, left by a run that ended while writing it; taken over",
                         path.display()

@@ -221,7 +221,12 @@ impl Repl {
             engine.eval_ast_with_scope::<Dynamic>(scope, &runnable)
         }) {
             Ok(result) => result,
-            Err(panic) => return Err(Box::new(crate::script::panic_diagnostic(&panic))),
+            Err(panic) => {
+                return Err(Box::new(crate::script::panic_diagnostic(
+                    &panic,
+                    "this is a bug in runbook: this input stopped there and the session goes on; please report it with the command that caused it (RUNBOOK_BACKTRACE=1 for details)",
+                )));
+            }
         };
         self.functions = self.functions.merge(&ast.clone_functions_only());
         self.keep_imports(text);

@@ -56,16 +56,17 @@ pub fn run_file(host: &Arc<Host>, options: RunOptions) -> RunOutcome {
 
     // A panic (a bug in runbook, never the script's doing) stops the script where it is, but
     // not the cleanups: they run below as after any error.
-    let evaluated = at_run_boundary(|| engine.eval_ast::<Dynamic>(&ast));
-    let (mut diagnostic, value) = match evaluated.unwrap_or_else(|panic| Err(panicked(&panic))) {
-        Ok(value) => (None, Some(value)),
-        Err(error) if is_panic(&error) => {
-            let diagnostic = Diagnostic::new(FaultKind::Internal, internal_message(&error))
-                .with_help("this is a bug in runbook: the run stopped here and its cleanups ran; please report it with the command that caused it (RUNBOOK_BACKTRACE=1 for details)");
+    let (mut diagnostic, value) = match at_run_boundary(|| engine.eval_ast::<Dynamic>(&ast)) {
+        Ok(Ok(value)) => (None, Some(value)),
+        Err(panic) => {
+            let diagnostic = panic_diagnostic(
+                &panic,
+                "this is a bug in runbook: the run stopped here and its cleanups ran; please report it with the command that caused it (RUNBOOK_BACKTRACE=1 for details)",
+            );
             host.close_open_steps(crate::report::Outcome::Failed, &diagnostic.one_line());
             (Some(diagnostic), None)
         }
-        Err(error) => {
+        Ok(Err(error)) => {
             let diagnostic =
                 Diagnostic::from_eval(&error, &source_name).suggest(&engine, &host.sources);
             host.close_open_steps(
@@ -116,44 +117,19 @@ pub fn at_run_boundary<T>(work: impl FnOnce() -> T) -> std::thread::Result<T> {
     result
 }
 
-/// The tag a caught panic carries through Rhai's error type to the code that reports it.
-const PANIC_TAG: &str = "runbook-internal-panic";
-
-fn panicked(payload: &Box<dyn std::any::Any + Send>) -> Box<EvalAltResult> {
+/// A panic caught at a run's boundary, as the diagnostic a run (or the REPL) shows for it,
+/// with `help` saying what became of the work it broke off.
+pub fn panic_diagnostic(payload: &Box<dyn std::any::Any + Send>, help: &str) -> Diagnostic {
     let message = payload
         .downcast_ref::<&str>()
         .map(|s| (*s).to_string())
         .or_else(|| payload.downcast_ref::<String>().cloned())
         .unwrap_or_else(|| "unknown panic".into());
-    let mut map = rhai::Map::new();
-    map.insert(PANIC_TAG.into(), Dynamic::from(message));
-    EvalAltResult::ErrorRuntime(Dynamic::from_map(map), rhai::Position::NONE).into()
-}
-
-fn panic_text(error: &EvalAltResult) -> Option<String> {
-    match error {
-        EvalAltResult::ErrorRuntime(value, _) => value
-            .read_lock::<rhai::Map>()
-            .and_then(|map| map.get(PANIC_TAG).map(ToString::to_string)),
-        _ => None,
-    }
-}
-
-fn is_panic(error: &EvalAltResult) -> bool {
-    panic_text(error).is_some()
-}
-
-/// A panic caught at a run's boundary, as the diagnostic a run (or the REPL) shows for it.
-pub fn panic_diagnostic(payload: &Box<dyn std::any::Any + Send>) -> Diagnostic {
-    Diagnostic::new(FaultKind::Internal, internal_message(&panicked(payload)))
-        .with_help("this is a bug in runbook: what it was doing stopped there; please report it with the command that caused it (RUNBOOK_BACKTRACE=1 for details)")
-}
-
-fn internal_message(error: &EvalAltResult) -> String {
-    format!(
-        "internal error in runbook: {}",
-        panic_text(error).unwrap_or_default()
+    Diagnostic::new(
+        FaultKind::Internal,
+        format!("internal error in runbook: {message}"),
     )
+    .with_help(help)
 }
 
 /// Parses a runbook and resolves its imports without running it.
@@ -240,21 +216,21 @@ pub fn run_cleanups(host: &Host, engine: &mut Engine, ast: &AST, keep: usize) {
         }
         host.emit(&Event::DeferStarted { name: &defer.name });
         let (virtual_start, wall_start) = (host.clock.now(), Instant::now());
-        let result = at_run_boundary(|| defer.body.call::<Dynamic>(engine, ast, ()))
-            .unwrap_or_else(|panic| Err(panicked(&panic)));
+        let result = at_run_boundary(|| defer.body.call::<Dynamic>(engine, ast, ()));
         if host.interrupt.count() >= 2 {
             // A second Ctrl-C aborts: this cleanup did not finish, and the signal handler lists
             // it with the others as skipped while it ends the process.
             return;
         }
-        let error = result.err().map(|e| {
-            if is_panic(&e) {
-                return internal_message(&e);
-            }
-            Diagnostic::from_eval(&e, &host.config.runbook)
-                .suggest(engine, &host.sources)
-                .one_line()
-        });
+        let error = match result {
+            Ok(Ok(_)) => None,
+            Ok(Err(e)) => Some(
+                Diagnostic::from_eval(&e, &host.config.runbook)
+                    .suggest(engine, &host.sources)
+                    .one_line(),
+            ),
+            Err(panic) => Some(panic_diagnostic(&panic, "").message),
+        };
         let record = DeferRecord {
             name: defer.name.clone(),
             status: if error.is_some() {

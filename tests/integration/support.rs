@@ -321,6 +321,23 @@ impl LabServer {
         assert!(String::from_utf8_lossy(&reset.stdout).ends_with("200"));
     }
 
+    /// The lab's GPU node group's desired size, as the aws CLI reads it.
+    pub fn gpu_desired(&self) -> i64 {
+        let out = self.aws(&[
+            "eks",
+            "describe-nodegroup",
+            "--cluster-name",
+            "myeks5w",
+            "--nodegroup-name",
+            "gpu",
+        ]);
+        assert_succeeded(&out, "describe-nodegroup");
+        let value: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+        value["nodegroup"]["scalingConfig"]["desiredSize"]
+            .as_i64()
+            .expect("a desired size")
+    }
+
     /// POST to the twin's admin endpoint (`advance?by=5m`, `faults?fail=etcd`).
     pub fn admin(&self, path_and_query: &str) {
         let url = format!("{}/twin/{path_and_query}", self.url);

@@ -246,23 +246,6 @@ fn eight_read_only_runs_at_once_and_one_beside_a_drill_all_pass() {
     let _ = child.wait_with_output();
 }
 
-/// The GPU node group's desired size, as the aws CLI reads it.
-fn gpu_desired(lab: &LabServer) -> i64 {
-    let out = lab.aws(&[
-        "eks",
-        "describe-nodegroup",
-        "--cluster-name",
-        "myeks5w",
-        "--nodegroup-name",
-        "gpu",
-    ]);
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    let value: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
-    value["nodegroup"]["scalingConfig"]["desiredSize"]
-        .as_i64()
-        .expect("a desired size")
-}
-
 /// A runbook that scales the GPU node group up (a cleanup puts it back), then looks up a
 /// cluster by the name given with `--set name=...`.
 fn scale_then_look_up(dir: &Path) -> PathBuf {
@@ -310,7 +293,7 @@ fn a_seventy_thousand_character_name_after_a_scale_up_fails_the_step_and_the_cle
     );
     let report = read_report(&report);
     assert_eq!(report["defers"][0]["status"], "passed", "{report:#}");
-    assert_eq!(gpu_desired(&lab), 0, "the cleanup put the node group back");
+    assert_eq!(lab.gpu_desired(), 0, "the cleanup put the node group back");
 }
 
 #[test]
@@ -338,7 +321,7 @@ fn a_panic_mid_run_still_runs_the_cleanups_writes_the_report_and_exits_3() {
     let report = read_report(&report);
     assert_eq!(report["status"], "error", "{report:#}");
     assert_eq!(report["defers"][0]["status"], "passed", "{report:#}");
-    assert_eq!(gpu_desired(&lab), 0, "the cleanup put the node group back");
+    assert_eq!(lab.gpu_desired(), 0, "the cleanup put the node group back");
 }
 
 #[test]
