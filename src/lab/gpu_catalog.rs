@@ -20,6 +20,21 @@ pub struct GpuModel {
     /// shows it; a little under the nominal size.
     pub smi_memory_mib: Option<u64>,
     pub source: &'static str,
+    pub interconnect: &'static Interconnect,
+}
+
+/// How a GPU model talks to its peers and its host, from NVIDIA's datasheet for it.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Interconnect {
+    /// NVLinks per GPU (0: PCIe only). On an 8-GPU SXM baseboard every GPU reaches every
+    /// other through NVSwitch over all of them: `topo -m` prints `NV18` (H100) or `NV12` (A100).
+    pub nvlinks: u32,
+    /// One link's speed as `nvidia-smi nvlink -s` prints it (`26.562 GB/s`).
+    pub nvlink_speed: &'static str,
+    pub pcie_gen: u32,
+    /// Multi-Instance GPU.
+    pub mig: bool,
+    pub source: &'static str,
 }
 
 /// One instance type. Prices are on-demand Linux, USD per hour.
@@ -39,6 +54,12 @@ pub struct GpuInstanceType {
     pub usd_per_hour_seoul: Option<f64>,
     pub usd_per_hour_us_east_1: Option<f64>,
     pub source: &'static str,
+}
+
+impl GpuModel {
+    pub fn has_nvlink(&self) -> bool {
+        self.interconnect.nvlinks > 0
+    }
 }
 
 impl GpuInstanceType {

@@ -4,7 +4,55 @@
 //! us-east-1 prices: aws/karpenter-provider-aws's generated on-demand table (2026-07-20);
 //! ap-northeast-2 prices: skypilot-org/skypilot-catalog. Left out for want of a source: g6f.2xlarge (fractional or no GPU data); g6f.4xlarge (fractional or no GPU data); g6f.large (fractional or no GPU data); g6f.xlarge (fractional or no GPU data); g7.12xlarge (no source for the nvidia-smi name of its RTX PRO 4500); g7.24xlarge (no source for the nvidia-smi name of its RTX PRO 4500); g7.2xlarge (no source for the nvidia-smi name of its RTX PRO 4500); g7.48xlarge (no source for the nvidia-smi name of its RTX PRO 4500); g7.4xlarge (no source for the nvidia-smi name of its RTX PRO 4500); g7.8xlarge (no source for the nvidia-smi name of its RTX PRO 4500); gr6f.4xlarge (fractional or no GPU data); p6-b300.48xlarge (no source for the nvidia-smi name of its B300); p6e-gb200.36xlarge (fractional or no GPU data).
 
-use super::gpu_catalog::{GpuInstanceType, GpuModel};
+use super::gpu_catalog::{GpuInstanceType, GpuModel, Interconnect};
+
+const PCIE_GEN3: Interconnect = Interconnect {
+    nvlinks: 0,
+    nvlink_speed: "",
+    pcie_gen: 3,
+    mig: false,
+    source: "NVIDIA T4 datasheet (PCIe Gen3 x16, no NVLink, no MIG); the T4G is the same Turing board on Graviton",
+};
+
+const PCIE_GEN4: Interconnect = Interconnect {
+    nvlinks: 0,
+    nvlink_speed: "",
+    pcie_gen: 4,
+    mig: false,
+    source: "NVIDIA A10, L4 and L40S datasheets (PCIe Gen4 x16, no NVLink, no MIG)",
+};
+
+const PCIE_GEN5_MIG: Interconnect = Interconnect {
+    nvlinks: 0,
+    nvlink_speed: "",
+    pcie_gen: 5,
+    mig: true,
+    source: "NVIDIA RTX PRO 6000 Blackwell Server Edition datasheet (PCIe Gen5 x16, no NVLink, MIG up to 4 instances)",
+};
+
+const NVLINK3_A100: Interconnect = Interconnect {
+    nvlinks: 12,
+    nvlink_speed: "25 GB/s",
+    pcie_gen: 4,
+    mig: true,
+    source: "NVIDIA A100 datasheet (SXM4: NVLink 600 GB/s = 12 third-generation links of 25 GB/s each way, PCIe Gen4, MIG up to 7)",
+};
+
+const NVLINK4_HOPPER: Interconnect = Interconnect {
+    nvlinks: 18,
+    nvlink_speed: "26.562 GB/s",
+    pcie_gen: 5,
+    mig: true,
+    source: "NVIDIA H100 and H200 datasheets (SXM5: NVLink 900 GB/s = 18 fourth-generation links, PCIe Gen5, MIG up to 7); 26.562 GB/s per link as nvidia-smi nvlink -s prints it",
+};
+
+const NVLINK5_BLACKWELL: Interconnect = Interconnect {
+    nvlinks: 18,
+    nvlink_speed: "53.125 GB/s",
+    pcie_gen: 5,
+    mig: true,
+    source: "NVIDIA HGX B200 datasheet (NVLink 1.8 TB/s = 18 fifth-generation links per GPU, PCIe Gen5 host, MIG up to 7)",
+};
 
 const T4_16384: GpuModel = GpuModel {
     aws_name: "T4",
@@ -12,6 +60,7 @@ const T4_16384: GpuModel = GpuModel {
     memory_mib: 16384,
     smi_memory_mib: Some(15360),
     source: "nvidia-smi on this type: SpareCores/sc-inspector-data@7a380854d9c56e812c879d4c3387b901a4e16bd6:data/aws/g4dn.xlarge/nvidia_smi/stdout",
+    interconnect: &PCIE_GEN3,
 };
 
 const A10G_22888: GpuModel = GpuModel {
@@ -20,6 +69,7 @@ const A10G_22888: GpuModel = GpuModel {
     memory_mib: 22888,
     smi_memory_mib: Some(23028),
     source: "nvidia-smi on this type: SpareCores/sc-inspector-data@6fbaa5c2d41579f6bfbc90408de8f82cd604413f:data/aws/g5.xlarge/nvidia_smi/stdout",
+    interconnect: &PCIE_GEN4,
 };
 
 const T4G_16384: GpuModel = GpuModel {
@@ -28,6 +78,7 @@ const T4G_16384: GpuModel = GpuModel {
     memory_mib: 16384,
     smi_memory_mib: Some(15360),
     source: "nvidia-smi on this type: SpareCores/sc-inspector-data@dbe29573c8cd79e774e8e36d22183abefa4b50f1:data/aws/g5g.xlarge/nvidia_smi/stdout",
+    interconnect: &PCIE_GEN3,
 };
 
 const L4_22888: GpuModel = GpuModel {
@@ -36,6 +87,7 @@ const L4_22888: GpuModel = GpuModel {
     memory_mib: 22888,
     smi_memory_mib: Some(23034),
     source: "nvidia-smi on this type: SpareCores/sc-inspector-data@03e83329a9441c1e1dcf8cc368f039bf0f8d4a6d:data/aws/g6.xlarge/nvidia_smi/stdout",
+    interconnect: &PCIE_GEN4,
 };
 
 const L40S_45776: GpuModel = GpuModel {
@@ -44,6 +96,7 @@ const L40S_45776: GpuModel = GpuModel {
     memory_mib: 45776,
     smi_memory_mib: Some(46068),
     source: "nvidia-smi on this type: SpareCores/sc-inspector-data@da6deb990cd166bcd5e3d2bf1eb7c9374357e4f9:data/aws/g6e.xlarge/nvidia_smi/stdout",
+    interconnect: &PCIE_GEN4,
 };
 
 const A100_40960: GpuModel = GpuModel {
@@ -52,6 +105,7 @@ const A100_40960: GpuModel = GpuModel {
     memory_mib: 40960,
     smi_memory_mib: Some(40960),
     source: "nvidia-smi on this type: SpareCores/sc-inspector-data@4a2d1c6c9aacda45f70325588fcf896e0363d91a:data/aws/p4d.24xlarge/nvidia_smi/stdout",
+    interconnect: &NVLINK3_A100,
 };
 
 const A100_81920: GpuModel = GpuModel {
@@ -60,6 +114,7 @@ const A100_81920: GpuModel = GpuModel {
     memory_mib: 81920,
     smi_memory_mib: None,
     source: "nvidia-smi name: influxdata/telegraf plugins/inputs/nvidia_smi/testdata/a100-sxm4-v12.xml (../shared/fixtures/real/nvidia_smi_q_x_a100_sxm4_telegraf.xml) and NVIDIA/CUDALibrarySamples#104",
+    interconnect: &NVLINK3_A100,
 };
 
 const H100_81920: GpuModel = GpuModel {
@@ -68,6 +123,7 @@ const H100_81920: GpuModel = GpuModel {
     memory_mib: 81920,
     smi_memory_mib: Some(81559),
     source: "nvidia-smi name and 81559 MiB: thamada/nvidia-smi@03fbe6e6 nvsim/H100SXMx8_smi.py (../shared/fixtures/real/nvidia_smi_table_h100x8_sxm_565.txt), utkuozdemir/nvidia_gpu_exporter H100 capture; bottlerocket-os/bottlerocket#4418 on EC2",
+    interconnect: &NVLINK4_HOPPER,
 };
 
 const H200_144384: GpuModel = GpuModel {
@@ -76,6 +132,7 @@ const H200_144384: GpuModel = GpuModel {
     memory_mib: 144384,
     smi_memory_mib: Some(143771),
     source: "nvidia-smi name and 143771 MiB: utkuozdemir/nvidia_gpu_exporter internal/captures/linux-x86_64__nvidia-h200__590.48.01.txt (../shared/fixtures/real/nvidia_smi_table_h200_idle_590.txt) and the H200 captured 2026-12 (SOURCES.md section 5)",
+    interconnect: &NVLINK4_HOPPER,
 };
 
 const B200_183359: GpuModel = GpuModel {
@@ -84,6 +141,7 @@ const B200_183359: GpuModel = GpuModel {
     memory_mib: 183359,
     smi_memory_mib: Some(183359),
     source: "nvidia-smi name and 183359 MiB: NVIDIA/TensorRT-LLM#10278 (a non-AWS B200 host)",
+    interconnect: &NVLINK5_BLACKWELL,
 };
 
 const RTX_PRO_SERVER_6000_98304: GpuModel = GpuModel {
@@ -92,6 +150,7 @@ const RTX_PRO_SERVER_6000_98304: GpuModel = GpuModel {
     memory_mib: 98304,
     smi_memory_mib: Some(97887),
     source: "nvidia-smi on this type: SpareCores/sc-inspector-data@3d10ef0b91dd0e3d7ff5abb38ae06e62822d1532:data/aws/g7e.2xlarge/nvidia_smi/stdout",
+    interconnect: &PCIE_GEN5_MIG,
 };
 
 pub const GPU_MODELS: [GpuModel; 11] = [

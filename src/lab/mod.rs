@@ -9,6 +9,7 @@ mod gpu_catalog_rows;
 pub mod hybrid;
 pub mod hybrid_pricing;
 mod instance_types;
+pub mod nccl_figures;
 mod network;
 pub mod reachability;
 pub mod timeline;

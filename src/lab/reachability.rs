@@ -225,6 +225,49 @@ fn across_the_border(
     }
 }
 
+/// Whether EFA's SRD traffic may go from one instance to another. AWS matches it only by
+/// rules of protocol `-1` (All traffic) that name a security group, never by CIDR rules, so a
+/// group with `egress 0.0.0.0/0` still drops it: "An EFA requires a security group that allows
+/// all inbound and outbound traffic to and from the security group itself" (EC2 User Guide,
+/// efa-start; gardener/gardener-extension-provider-aws#1832).
+pub fn efa_reachable(from: &Endpoint, to: &Endpoint, rules: &[SgRule]) -> Verdict {
+    let allowing = |egress: bool, own: &Endpoint, other: &Endpoint| -> Vec<String> {
+        rules
+            .iter()
+            .filter(|r| {
+                r.egress == egress
+                    && own.groups.contains(&r.group)
+                    && r.protocol == "-1"
+                    && matches!(&r.peer, Peer::Group(group) if other.groups.contains(group))
+            })
+            .map(|r| r.id.clone())
+            .collect()
+    };
+    let egress_rules = allowing(true, from, to);
+    let ingress_rules = allowing(false, to, from);
+    let reason = match (egress_rules.is_empty(), ingress_rules.is_empty()) {
+        (false, false) => format!(
+            "EFA traffic is allowed out by {} and in by {}",
+            egress_rules.join(", "),
+            ingress_rules.join(", ")
+        ),
+        (true, _) => format!(
+            "no All-traffic egress rule of {} names the destination's security group (EFA needs one; CIDR rules do not carry it)",
+            from.groups.join(", ")
+        ),
+        (false, true) => format!(
+            "no All-traffic ingress rule of {} names the source's security group (EFA needs one; CIDR rules do not carry it)",
+            to.groups.join(", ")
+        ),
+    };
+    Verdict {
+        allowed: !egress_rules.is_empty() && !ingress_rules.is_empty(),
+        egress_rules,
+        ingress_rules,
+        reason,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -351,5 +394,44 @@ mod tests {
         assert!(!cidr_contains("192.168.12.0/22", Some("192.168.16.1")));
         assert!(cidr_contains("0.0.0.0/0", None));
         assert!(!cidr_contains("garbage", Some("1.2.3.4")));
+    }
+
+    #[test]
+    fn efa_needs_all_traffic_rules_naming_the_group_both_ways() {
+        let node = |ip: &str| Endpoint {
+            groups: vec!["sg-nodes".into()],
+            ip: Some(ip.into()),
+            outside: false,
+        };
+        let rule = |id: &str, egress: bool, protocol: &str, peer: Peer| SgRule {
+            id: id.into(),
+            group: "sg-nodes".into(),
+            egress,
+            protocol: protocol.into(),
+            from_port: 0,
+            to_port: 65535,
+            peer,
+        };
+        let (a, b) = (node("10.0.1.5"), node("10.0.2.7"));
+        let wide_open = vec![
+            rule("sgr-out", true, "-1", Peer::Cidr("0.0.0.0/0".into())),
+            rule("sgr-in", false, "-1", Peer::Group("sg-nodes".into())),
+        ];
+        let verdict = efa_reachable(&a, &b, &wide_open);
+        assert!(!verdict.allowed, "egress 0.0.0.0/0 does not carry EFA");
+        assert!(verdict.reason.contains("egress"), "{}", verdict.reason);
+        let mut with_self = wide_open.clone();
+        with_self.push(rule(
+            "sgr-self-out",
+            true,
+            "-1",
+            Peer::Group("sg-nodes".into()),
+        ));
+        assert!(efa_reachable(&a, &b, &with_self).allowed);
+        let tcp_only = vec![
+            rule("t-out", true, "tcp", Peer::Group("sg-nodes".into())),
+            rule("t-in", false, "tcp", Peer::Group("sg-nodes".into())),
+        ];
+        assert!(!efa_reachable(&a, &b, &tcp_only).allowed);
     }
 }
