@@ -6,8 +6,9 @@
 //! on-premises nodes off the control plane (`link-down=off` restores them); `ec2-vcpu-quota=on`
 //! and `subnet-ips-exhausted=on` make EC2 refuse the instances an autoscaler starts. A GPU node's hardware: `gpu-xid=NODE:CODE` (the
 //! driver reports that Xid; 79 takes the GPU off the bus), `gpu-row-remap-pending=NODE`,
-//! `gpu-ecc-uncorrectable=NODE:COUNT`, `gpu-missing=NODE` and `nic-slow=NODE:SHARE` (the node
-//! gets that share of its NIC's bandwidth), NODE being a node name or `gpuN`; and
+//! `gpu-ecc-uncorrectable=NODE:COUNT`, `gpu-missing=NODE`, `nvlink-down=NODE` (every NVLink of
+//! the GPU down) and `nic-slow=NODE:SHARE` (the node gets that share of its NIC's bandwidth),
+//! NODE being a node name or `gpuN`, and `NODE/3` GPU 3 of it (GPU 0 without one); and
 //! `nccl-busbw=SHARE` (the network between GPU nodes delivers that share of its bandwidth).
 //! `NAME=off` (or `heal=NAME`) turns one off.
 
@@ -17,7 +18,7 @@ use super::kube::state::KubeState;
 use super::twin::Twin;
 use crate::clock::parse_duration;
 
-pub const NAMES: &str = "check=NAME, nodegroup-never-joins=NAME, aws-throttle=RATE, aws-5xx=RATE, aws-latency=DURATION, aws-deny=ACTION, aws-expired-token=on, kube-latency=DURATION, link-down=onprem|NODE, ec2-vcpu-quota=on, subnet-ips-exhausted=on, gpu-xid=NODE:CODE, gpu-row-remap-pending=NODE, gpu-ecc-uncorrectable=NODE:COUNT, gpu-missing=NODE, nic-slow=NODE:SHARE, nccl-busbw=SHARE";
+pub const NAMES: &str = "check=NAME, nodegroup-never-joins=NAME, aws-throttle=RATE, aws-5xx=RATE, aws-latency=DURATION, aws-deny=ACTION, aws-expired-token=on, kube-latency=DURATION, link-down=onprem|NODE, ec2-vcpu-quota=on, subnet-ips-exhausted=on, gpu-xid=NODE:CODE, gpu-row-remap-pending=NODE, gpu-ecc-uncorrectable=NODE:COUNT, gpu-missing=NODE, nvlink-down=NODE, nic-slow=NODE:SHARE, nccl-busbw=SHARE (NODE/GPU names one GPU of a node: gpu0/3)";
 
 fn rate(name: &str, value: &str) -> Result<f64, String> {
     if value == "off" {
@@ -37,18 +38,66 @@ fn latency(name: &str, value: &str) -> Result<std::time::Duration, String> {
     parse_duration(value).map_err(|e| format!("fault {name}: {e}"))
 }
 
-/// `NODE` or `NODE:VALUE` of a hardware fault: the node and the value (None without one).
-fn node_and_value<'a>(name: &str, value: &'a str) -> Result<(&'a str, Option<&'a str>), String> {
-    let (node, rest) = match value.rsplit_once(':') {
-        Some((node, rest)) => (node, Some(rest)),
+/// Where a hardware fault is: the node as the fault names it, and the GPU (0 unless
+/// `NODE/INDEX` names another).
+struct Target<'a> {
+    node: &'a str,
+    gpu: u32,
+}
+
+/// `NODE`, `NODE/GPU`, `NODE:VALUE` or `NODE/GPU:VALUE` of a hardware fault: where, and the
+/// value (None without one).
+fn target_and_value<'a>(
+    name: &str,
+    value: &'a str,
+) -> Result<(Target<'a>, Option<&'a str>), String> {
+    let (at, rest) = match value.rsplit_once(':') {
+        Some((at, rest)) => (at, Some(rest)),
         None => (value, None),
+    };
+    let (node, gpu) = match at.split_once('/') {
+        Some((node, index)) => {
+            let most = max_gpus_per_node();
+            let gpu = index.parse::<u32>().ok().filter(|i| *i < most).ok_or_else(|| {
+                format!("fault {name}: the GPU after `/` is an index from 0 to {} (gpu0/3 is GPU 3 of the first GPU node), got `{index}`", most - 1)
+            })?;
+            (node, gpu)
+        }
+        None => (at, 0),
     };
     if node.is_empty() {
         return Err(format!(
             "fault {name}: name the node ({NODE_FORMS}), got `{value}`"
         ));
     }
-    Ok((node, rest))
+    Ok((Target { node, gpu }, rest))
+}
+
+/// The most GPUs any catalog type has (8: p4d, p5, g6e.48xlarge, ...): an index past them is a
+/// typo, whichever node it names.
+fn max_gpus_per_node() -> u32 {
+    crate::lab::gpu_catalog::INSTANCE_TYPES
+        .iter()
+        .map(|row| row.gpus)
+        .max()
+        .unwrap_or(1)
+}
+
+/// A GPU index past what the named node has is refused while the node is there to ask.
+fn gpu_exists(state: &KubeState, name: &str, target: &Target<'_>) -> Result<(), String> {
+    let Some(node) = state.object_ref("nodes", "", target.node) else {
+        return Ok(());
+    };
+    let gpus = super::gpu::programs::node_gpus(node);
+    if target.gpu >= gpus {
+        return Err(format!(
+            "fault {name}: node {} has {gpus} GPU(s) (indexes 0 to {}), so it has no GPU {}",
+            target.node,
+            gpus.saturating_sub(1),
+            target.gpu
+        ));
+    }
+    Ok(())
 }
 
 fn needs(name: &str, what: &str, value: Option<&str>) -> Result<String, String> {
@@ -71,10 +120,29 @@ fn hardware(state: &mut KubeState, name: &str, value: &str) -> Result<(), String
 }
 
 fn set_hardware(state: &mut KubeState, name: &str, value: &str) -> Result<(), String> {
-    let (node, rest) = node_and_value(name, value)?;
+    let (target, rest) = target_and_value(name, value)?;
     let now = state.now;
     let off = rest == Some("off");
-    let faults: &mut NodeFaults = state.hardware.entry(node);
+    if !off {
+        gpu_exists(state, name, &target)?;
+    }
+    let node: &mut NodeFaults = state.hardware.entry(target.node);
+    if name == "nic-slow" {
+        let share = needs(name, "share", rest)?;
+        node.nic_share = if off {
+            None
+        } else {
+            Some(
+                share
+                    .parse::<f64>()
+                    .ok()
+                    .filter(|s| *s > 0.0 && *s <= 1.0)
+                    .ok_or_else(|| format!("fault nic-slow: the share of bandwidth is a number above 0 and at most 1 (0.3), got `{share}`"))?,
+            )
+        };
+        return Ok(());
+    }
+    let faults = node.gpu_mut(target.gpu);
     match name {
         "gpu-xid" => {
             let code = needs(name, "code", rest)?;
@@ -90,7 +158,8 @@ fn set_hardware(state: &mut KubeState, name: &str, value: &str) -> Result<(), St
             }
         }
         "gpu-row-remap-pending" => faults.row_remap_pending = (!off).then_some(now),
-        "gpu-missing" => faults.gpu_missing = !off,
+        "gpu-missing" => faults.missing = !off,
+        "nvlink-down" => faults.nvlink_down = !off,
         "gpu-ecc-uncorrectable" => {
             let count = needs(name, "count", rest)?;
             faults.ecc_uncorrectable = if off {
@@ -102,20 +171,6 @@ fn set_hardware(state: &mut KubeState, name: &str, value: &str) -> Result<(), St
                     .filter(|c| *c > 0)
                     .ok_or_else(|| format!("fault gpu-ecc-uncorrectable: the error count is a positive number, got `{count}`"))?;
                 Some((count, now))
-            };
-        }
-        "nic-slow" => {
-            let share = needs(name, "share", rest)?;
-            faults.nic_share = if off {
-                None
-            } else {
-                Some(
-                    share
-                        .parse::<f64>()
-                        .ok()
-                        .filter(|s| *s > 0.0 && *s <= 1.0)
-                        .ok_or_else(|| format!("fault nic-slow: the share of bandwidth is a number above 0 and at most 1 (0.3), got `{share}`"))?,
-                )
             };
         }
         other => return Err(format!("`{other}` is not a hardware fault")),
@@ -158,6 +213,7 @@ pub fn apply(twin: &Twin, spec: &str) -> Result<String, String> {
         | "gpu-row-remap-pending"
         | "gpu-ecc-uncorrectable"
         | "gpu-missing"
+        | "nvlink-down"
         | "nic-slow" => {
             twin.kube(|s| hardware(s, name, value))?;
         }

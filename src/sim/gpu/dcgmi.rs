@@ -49,7 +49,7 @@ fn tests_of(level: u32) -> Vec<(&'static str, &'static str)> {
 
 /// The warnings a test gives GPU `gpu` on a node with `faults`.
 fn warnings(test: &str, gpu: u32, faults: Option<&NodeFaults>) -> Vec<Value> {
-    let Some(faults) = faults else {
+    let Some(faults) = faults.and_then(|f| f.gpu(gpu)) else {
         return Vec::new();
     };
     let mut found = Vec::new();
@@ -193,11 +193,10 @@ mod tests {
 
     #[test]
     fn faults_fail_the_test_that_finds_them() {
-        let faults = NodeFaults {
-            row_remap_pending: Some(Duration::ZERO),
-            ecc_uncorrectable: Some((3, Duration::ZERO)),
-            ..NodeFaults::default()
-        };
+        let mut faults = NodeFaults::default();
+        let gpu = faults.gpu_mut(0);
+        gpu.row_remap_pending = Some(Duration::ZERO);
+        gpu.ecc_uncorrectable = Some((3, Duration::ZERO));
         let level1 = run(&host(), &["diag", "-r", "1", "-j"], Some(&faults));
         assert_eq!(level1.exit_code, 0);
         let report = parse_diag_json(&level1.stdout).unwrap();

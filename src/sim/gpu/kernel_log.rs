@@ -24,6 +24,8 @@ fn xid_message(code: u32) -> &'static str {
             "An uncorrectable double bit error (DBE) has been detected on GPU in the framebuffer at partition 0, subpartition 0."
         }
         63 => "Row Remapper: New row marked for remapping, reset gpu to activate.",
+        // The line AWS's SageMaker HyperPod guide injects to emulate a failed NVLink.
+        74 => "NVLink: fatal error detected on link 0(0x10000, 0x0, 0x0, 0x0, 0x0, 0x0, 0x0)",
         79 => "GPU has fallen off the bus.",
         94 => "Contained: SM (0x1). RST: No, D-RST: No",
         119 => {
@@ -50,8 +52,9 @@ fn stamp(out: &mut String, since_boot: Duration, line: &str) {
     );
 }
 
-/// The kernel log of a node that booted at `booted`, with `gpu` its first GPU.
-pub fn dmesg(booted: Duration, gpu: &GpuDevice, faults: Option<&NodeFaults>) -> String {
+/// The kernel log of a node that booted at `booted`, with `gpus` the GPUs its driver sees,
+/// each indexed by its slot (the index a fault names).
+pub fn dmesg(booted: Duration, gpus: &[GpuDevice], faults: Option<&NodeFaults>) -> String {
     let mut out = String::new();
     stamp(
         &mut out,
@@ -66,36 +69,44 @@ pub fn dmesg(booted: Duration, gpu: &GpuDevice, faults: Option<&NodeFaults>) -> 
     let Some(faults) = faults else {
         return out;
     };
-    let pci = nvrm_pci(gpu);
     let after_boot = |at: Duration| at.saturating_sub(booted).max(EARLIEST_AFTER_BOOT);
     let mut events: Vec<(Duration, Vec<String>)> = Vec::new();
-    let xid = |code: u32| {
-        format!(
-            "NVRM: Xid (PCI:{pci}): {code}, pid='<unknown>', name=<unknown>, {}",
-            xid_message(code)
-        )
-    };
-    for (code, at) in &faults.xids {
-        let mut lines = Vec::new();
-        if *code == 79 {
-            lines.push(format!("NVRM: GPU at PCI:{pci}: {}", gpu.uuid));
-            lines.push(format!("NVRM: GPU Board Serial Number: {}", gpu.serial));
+    for gpu in gpus {
+        let Some(on_gpu) = faults.gpu(gpu.index) else {
+            continue;
+        };
+        let pci = nvrm_pci(gpu);
+        let xid = |code: u32| {
+            format!(
+                "NVRM: Xid (PCI:{pci}): {code}, pid='<unknown>', name=<unknown>, {}",
+                xid_message(code)
+            )
+        };
+        for (code, at) in &on_gpu.xids {
+            let mut lines = Vec::new();
+            if *code == 79 {
+                lines.push(format!("NVRM: GPU at PCI:{pci}: {}", gpu.uuid));
+                lines.push(format!("NVRM: GPU Board Serial Number: {}", gpu.serial));
+            }
+            lines.push(xid(*code));
+            if *code == 79 {
+                lines.push(format!("NVRM: GPU {pci}.0: GPU has fallen off the bus."));
+                lines.push(format!(
+                    "NVRM: GPU {pci}.0: GPU serial number is {}.",
+                    gpu.serial
+                ));
+            }
+            events.push((after_boot(*at), lines));
         }
-        lines.push(xid(*code));
-        if *code == 79 {
-            lines.push(format!("NVRM: GPU {pci}.0: GPU has fallen off the bus."));
-            lines.push(format!(
-                "NVRM: GPU {pci}.0: GPU serial number is {}.",
-                gpu.serial
-            ));
+        if let Some((_, at)) = on_gpu.ecc_uncorrectable {
+            events.push((after_boot(at), vec![xid(48)]));
         }
-        events.push((after_boot(*at), lines));
-    }
-    if let Some((_, at)) = faults.ecc_uncorrectable {
-        events.push((after_boot(at), vec![xid(48)]));
-    }
-    if let Some(at) = faults.row_remap_pending {
-        events.push((after_boot(at), vec![xid(63)]));
+        if let Some(at) = on_gpu.row_remap_pending {
+            events.push((after_boot(at), vec![xid(63)]));
+        }
+        if on_gpu.nvlink_down && gpu.nvlinks > 0 {
+            events.push((EARLIEST_AFTER_BOOT, vec![xid(74)]));
+        }
     }
     events.sort_by_key(|(at, _)| *at);
     for (at, lines) in events {
@@ -118,20 +129,19 @@ mod tests {
 
     #[test]
     fn a_healthy_node_logs_only_the_driver_loading() {
-        let log = dmesg(Duration::ZERO, &gpu(), None);
+        let log = dmesg(Duration::ZERO, &[gpu()], None);
         assert!(log.starts_with("[    4.818356] nvidia: loading out-of-tree module"));
         assert!(parse_kernel_log(&log).xids.is_empty());
     }
 
     #[test]
     fn each_fault_logs_what_the_driver_would_and_the_host_parser_reads_it() {
-        let faults = NodeFaults {
-            xids: vec![(79, Duration::from_secs(700))],
-            ecc_uncorrectable: Some((2, Duration::from_secs(650))),
-            row_remap_pending: Some(Duration::from_secs(660)),
-            ..NodeFaults::default()
-        };
-        let log = dmesg(Duration::from_secs(100), &gpu(), Some(&faults));
+        let mut faults = NodeFaults::default();
+        let on = faults.gpu_mut(0);
+        on.xids = vec![(79, Duration::from_secs(700))];
+        on.ecc_uncorrectable = Some((2, Duration::from_secs(650)));
+        on.row_remap_pending = Some(Duration::from_secs(660));
+        let log = dmesg(Duration::from_secs(100), &[gpu()], Some(&faults));
         assert!(log.contains("[  600.000008] NVRM: Xid (PCI:0000:00:1e): 79, pid='<unknown>'"));
         let parsed = parse_kernel_log(&log);
         let codes: Vec<u32> = parsed.xids.iter().map(|x| x.xid).collect();

@@ -1,6 +1,7 @@
-//! Hardware faults of GPU nodes in the twin (`--fault gpu-xid=NODE:79`, `gpu-row-remap-pending`,
-//! `gpu-ecc-uncorrectable`, `gpu-missing`, `nic-slow`): what the driver reported, what the
-//! memory counters say, whether the GPU answers, and how much of its NIC a node gets. Every
+//! Hardware faults of GPU nodes in the twin (`--fault gpu-xid=NODE:79` or `NODE/3:79` for GPU 3,
+//! `gpu-row-remap-pending`, `gpu-ecc-uncorrectable`, `gpu-missing`, `nvlink-down`, `nic-slow`):
+//! what the driver reported, what the memory counters say, whether a GPU answers, whether its
+//! NVLinks are up, and how much of its NIC a node gets. Every
 //! tool that runs on the node (nvidia-smi, dmesg, dcgmi, nccl-tests) and the device plugin read
 //! them from here, so one fault changes every output a real one would.
 
@@ -15,9 +16,9 @@ pub const NODE_FORMS: &str = "a node name, or gpuN for the N-th GPU node by name
 /// healthy on these (internal/rm/health.go, `applicationErrorXids`).
 const APPLICATION_XIDS: [u32; 6] = [13, 31, 43, 45, 68, 109];
 
-/// What is wrong with one node's GPU (its first; the g5.xlarge has one) and NIC.
+/// What is wrong with one GPU of a node.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct NodeFaults {
+pub struct GpuFaults {
     /// Xid codes the driver logged, with the virtual instant of each.
     pub xids: Vec<(u32, Duration)>,
     /// A row marked for remapping that waits for a GPU reset, since this instant.
@@ -25,53 +26,123 @@ pub struct NodeFaults {
     /// Uncorrectable (double-bit) ECC errors since the driver loaded, and since when.
     pub ecc_uncorrectable: Option<(u64, Duration)>,
     /// The GPU is not on the PCI bus at all: the driver never sees it.
-    pub gpu_missing: bool,
+    pub missing: bool,
+    /// Every NVLink of the GPU is down (a bad NVSwitch port or cable tray): its peers reach it
+    /// over PCIe only.
+    pub nvlink_down: bool,
+}
+
+impl GpuFaults {
+    pub fn is_empty(&self) -> bool {
+        *self == Self::default()
+    }
+
+    /// Xid 79: the driver still lists the GPU but cannot reach it.
+    pub fn lost(&self) -> bool {
+        self.xids.iter().any(|(code, _)| *code == 79)
+    }
+
+    /// The device plugin marks a GPU with an Xid other than an application error unhealthy.
+    fn unhealthy(&self) -> bool {
+        !self.missing
+            && self
+                .xids
+                .iter()
+                .any(|(code, _)| !APPLICATION_XIDS.contains(code))
+    }
+}
+
+/// What is wrong with one node: its GPUs (by index) and its NIC.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct NodeFaults {
+    /// By GPU index; a fault that names no GPU is on GPU 0 (the g5.xlarge's only one).
+    pub gpus: BTreeMap<u32, GpuFaults>,
     /// The share of its NIC's bandwidth the node gets (a bad cable, a flapping link).
     pub nic_share: Option<f64>,
 }
 
 impl NodeFaults {
     pub fn is_empty(&self) -> bool {
-        *self == Self::default()
+        self.gpus.values().all(GpuFaults::is_empty) && self.nic_share.is_none()
     }
 
-    /// Xid 79: the driver still lists the GPU but cannot reach it.
-    pub fn gpu_lost(&self) -> bool {
-        self.xids.iter().any(|(code, _)| *code == 79)
+    /// The faults of GPU `index`, if it has any.
+    pub fn gpu(&self, index: u32) -> Option<&GpuFaults> {
+        self.gpus.get(&index).filter(|f| !f.is_empty())
+    }
+
+    /// The faults of GPU `index`, created empty.
+    pub fn gpu_mut(&mut self, index: u32) -> &mut GpuFaults {
+        self.gpus.entry(index).or_default()
+    }
+
+    /// Whether any GPU has fallen off the bus (Xid 79).
+    pub fn any_lost(&self) -> bool {
+        self.gpus.values().any(GpuFaults::lost)
+    }
+
+    /// Whether any GPU's memory returned bad data (uncorrectable ECC errors).
+    pub fn any_ecc_uncorrectable(&self) -> bool {
+        self.gpus.values().any(|g| g.ecc_uncorrectable.is_some())
+    }
+
+    /// GPUs whose NVLinks are down.
+    pub fn nvlink_down(&self) -> impl Iterator<Item = u32> + '_ {
+        self.gpus
+            .iter()
+            .filter(|(_, g)| g.nvlink_down)
+            .map(|(index, _)| *index)
     }
 
     /// GPUs the device plugin finds on a node with `installed` of them.
     pub fn visible_gpus(&self, installed: u32) -> u32 {
-        installed.saturating_sub(u32::from(self.gpu_missing))
+        let missing = self
+            .gpus
+            .iter()
+            .filter(|(index, g)| g.missing && **index < installed)
+            .count();
+        installed.saturating_sub(u32::try_from(missing).unwrap_or(u32::MAX))
     }
 
     /// GPUs the device plugin offers: a GPU with an Xid other than an application error is
     /// marked unhealthy and leaves allocatable (capacity keeps it).
     pub fn healthy_gpus(&self, installed: u32) -> u32 {
-        let unhealthy = !self.gpu_missing
-            && self
-                .xids
-                .iter()
-                .any(|(code, _)| !APPLICATION_XIDS.contains(code));
+        let unhealthy = self
+            .gpus
+            .iter()
+            .filter(|(index, g)| g.unhealthy() && **index < installed)
+            .count();
         self.visible_gpus(installed)
-            .saturating_sub(u32::from(unhealthy))
+            .saturating_sub(u32::try_from(unhealthy).unwrap_or(u32::MAX))
     }
 
     /// The faults in the words `--fault` takes, for `describe`.
     pub fn describe(&self, node: &str) -> Vec<String> {
-        let mut on: Vec<String> = self
-            .xids
-            .iter()
-            .map(|(code, _)| format!("gpu-xid={node}:{code}"))
-            .collect();
-        if self.row_remap_pending.is_some() {
-            on.push(format!("gpu-row-remap-pending={node}"));
-        }
-        if let Some((count, _)) = self.ecc_uncorrectable {
-            on.push(format!("gpu-ecc-uncorrectable={node}:{count}"));
-        }
-        if self.gpu_missing {
-            on.push(format!("gpu-missing={node}"));
+        let mut on = Vec::new();
+        for (index, gpu) in &self.gpus {
+            // GPU 0 keeps the short form every earlier drill used.
+            let at = if *index == 0 {
+                node.to_string()
+            } else {
+                format!("{node}/{index}")
+            };
+            on.extend(
+                gpu.xids
+                    .iter()
+                    .map(|(code, _)| format!("gpu-xid={at}:{code}")),
+            );
+            if gpu.row_remap_pending.is_some() {
+                on.push(format!("gpu-row-remap-pending={at}"));
+            }
+            if let Some((count, _)) = gpu.ecc_uncorrectable {
+                on.push(format!("gpu-ecc-uncorrectable={at}:{count}"));
+            }
+            if gpu.missing {
+                on.push(format!("gpu-missing={at}"));
+            }
+            if gpu.nvlink_down {
+                on.push(format!("nvlink-down={at}"));
+            }
         }
         if let Some(share) = self.nic_share {
             on.push(format!("nic-slow={node}:{share}"));
@@ -103,6 +174,9 @@ impl HardwareFaults {
 
     /// Drops entries left empty (a fault switched off).
     pub fn prune(&mut self) {
+        for faults in self.by_name.values_mut() {
+            faults.gpus.retain(|_, gpu| !gpu.is_empty());
+        }
         self.by_name.retain(|_, faults| !faults.is_empty());
     }
 
@@ -159,9 +233,9 @@ mod tests {
     #[test]
     fn a_fault_finds_its_node_by_name_or_by_position() {
         let mut faults = HardwareFaults::default();
-        faults.entry("ip-c").gpu_missing = true;
+        faults.entry("ip-c").gpu_mut(0).missing = true;
         faults.entry("gpu1").nic_share = Some(0.3);
-        assert!(faults.of("ip-c", nodes).unwrap().gpu_missing);
+        assert!(faults.of("ip-c", nodes).unwrap().gpus[&0].missing);
         assert_eq!(faults.of("ip-b", nodes).unwrap().nic_share, Some(0.3));
         assert_eq!(faults.of("ip-a", nodes), None);
         assert_eq!(faults.of("ip-z", nodes), None);
@@ -170,21 +244,38 @@ mod tests {
     #[test]
     fn the_device_plugin_keeps_a_gpu_with_an_application_xid() {
         let mut faults = NodeFaults::default();
-        faults.xids.push((13, Duration::ZERO));
+        faults.gpu_mut(0).xids.push((13, Duration::ZERO));
         assert_eq!(faults.healthy_gpus(1), 1);
-        faults.xids.push((79, Duration::ZERO));
+        faults.gpu_mut(0).xids.push((79, Duration::ZERO));
         assert_eq!((faults.visible_gpus(1), faults.healthy_gpus(1)), (1, 0));
-        let missing = NodeFaults {
-            gpu_missing: true,
-            ..NodeFaults::default()
-        };
+        let mut missing = NodeFaults::default();
+        missing.gpu_mut(0).missing = true;
         assert_eq!((missing.visible_gpus(1), missing.healthy_gpus(1)), (0, 0));
+    }
+
+    #[test]
+    fn faults_on_several_gpus_of_an_eight_gpu_node_count_once_each() {
+        let mut faults = NodeFaults::default();
+        faults.gpu_mut(3).xids.push((79, Duration::ZERO));
+        faults.gpu_mut(5).missing = true;
+        faults.gpu_mut(2).nvlink_down = true;
+        assert_eq!((faults.visible_gpus(8), faults.healthy_gpus(8)), (7, 6));
+        assert!(faults.any_lost());
+        assert_eq!(faults.nvlink_down().collect::<Vec<_>>(), [2]);
+        assert_eq!(
+            faults.describe("n"),
+            ["nvlink-down=n/2", "gpu-xid=n/3:79", "gpu-missing=n/5"]
+        );
+        // A fault on a GPU the node does not have changes none of its counts.
+        let mut beyond = NodeFaults::default();
+        beyond.gpu_mut(4).missing = true;
+        assert_eq!(beyond.visible_gpus(1), 1);
     }
 
     #[test]
     fn heal_and_prune_forget_a_node() {
         let mut faults = HardwareFaults::default();
-        faults.entry("gpu0").row_remap_pending = Some(Duration::ZERO);
+        faults.entry("gpu0").gpu_mut(0).row_remap_pending = Some(Duration::ZERO);
         assert_eq!(faults.describe(), ["gpu-row-remap-pending=gpu0"]);
         assert!(faults.heal("gpu0"));
         faults.entry("gpu1");
