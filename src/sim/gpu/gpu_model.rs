@@ -1,5 +1,8 @@
 //! The GPU host behind the twin's NVIDIA tools: its devices, their processes, and the identity
-//! (UUID, serial, idle readings) that a seed derives for a g5.xlarge's NVIDIA A10G.
+//! (UUID, serial, idle readings) that a seed derives for each GPU of a catalog instance type.
+
+use super::boards::{self, Board};
+use crate::lab::gpu_catalog::GpuInstanceType;
 
 /// The driver of the lab's AL2023 NVIDIA AMI.
 pub const DRIVER_VERSION: &str = "580.95.05";
@@ -109,11 +112,27 @@ pub struct GpuDevice {
     pub max_clock_graphics_mhz: u32,
     pub max_clock_mem_mhz: u32,
     pub max_clock_video_mhz: u32,
+    /// NVLinks of the GPU (0 on a PCIe board), each at `nvlink_speed` (`26.562 GB/s`), and
+    /// whether they are down (a fault): its peers then reach it over PCIe.
+    pub nvlinks: u32,
+    pub nvlink_speed: String,
+    pub nvlink_down: bool,
 }
 
 impl GpuDevice {
     /// An idle A10G at `00000000:00:1E.0` (the g5 layout), its identity drawn from `seeds`.
     pub fn a10g(index: u32, seeds: &mut SeedStream) -> Self {
+        Self::idle(&boards::A10G, index, (0x00, 0x1E), seeds)
+    }
+
+    /// An idle GPU of `board` in PCI slot `(bus, device)`, its identity (UUID, serial) and idle
+    /// readings drawn from `seeds` in a fixed order, so one seed gives one GPU.
+    pub fn idle(
+        board: &Board,
+        index: u32,
+        (bus, device): (u32, u32),
+        seeds: &mut SeedStream,
+    ) -> Self {
         let (high, low) = (seeds.next_u64(), seeds.next_u64());
         let uuid = format!(
             "GPU-{:08x}-{:04x}-{:04x}-{:04x}-{:012x}",
@@ -124,50 +143,61 @@ impl GpuDevice {
             low & 0xFFFF_FFFF_FFFF
         );
         let serial = format!("1{:012}", seeds.below(1_000_000_000_000));
-        let temperature_c = u32::try_from(seeds.between(24, 31)).unwrap_or(24);
-        let centiwatts = seeds.between(1400, 2799);
+        let (cool, warm) = board.idle_temperature_c;
+        let temperature_c = u32::try_from(seeds.between(cool, warm)).unwrap_or(24);
+        let (low_cw, high_cw) = board.idle_centiwatts;
+        let centiwatts = seeds.between(low_cw, high_cw);
+        let (graphics, sm, memory, video) = board.idle_clocks;
+        let (max_graphics, max_memory, max_video) = board.max_clocks;
         Self {
             index,
-            name: A10G_NAME.to_owned(),
-            architecture: "Ampere".to_owned(),
+            name: board.smi_name.to_owned(),
+            architecture: board.architecture.to_owned(),
             uuid,
             serial,
             pci_domain: 0,
-            pci_bus: 0,
-            pci_device: 0x1E,
-            pci_device_id: 0x2237_10DE,
-            pci_sub_system_id: 0x152F_10DE,
-            vbios_version: "94.02.75.00.01".to_owned(),
-            inforom_image: "G133.0210.00.04".to_owned(),
-            compute_cap: "8.6".to_owned(),
-            memory_total_mib: A10G_MEMORY_MIB,
-            memory_reserved_mib: 435,
+            pci_bus: bus,
+            pci_device: device,
+            pci_device_id: board.pci_device_id,
+            pci_sub_system_id: board.pci_sub_system_id,
+            vbios_version: board.vbios_version.to_owned(),
+            inforom_image: board.inforom_image.to_owned(),
+            compute_cap: board.compute_cap.to_owned(),
+            memory_total_mib: board.memory_total_mib,
+            memory_reserved_mib: board.memory_reserved_mib,
             memory_used_mib: 0,
-            bar1_total_mib: 32768,
+            bar1_total_mib: board.bar1_total_mib,
             temperature_c,
-            fan_percent: Some(0),
+            fan_percent: board.fan.then_some(0),
             power_draw_w: centiwatts as f64 / 100.0,
-            power_cap_w: 300,
-            power_min_w: 100,
-            power_max_w: 300,
+            power_cap_w: board.power_cap_w,
+            power_min_w: board.power_min_w,
+            power_max_w: board.power_max_w,
             utilization_percent: 0,
             memory_utilization_percent: 0,
-            performance_state: 8,
+            performance_state: board.idle_pstate,
             persistence_mode: true,
-            mig_mode: MigMode::Unsupported,
+            mig_mode: if board.mig {
+                MigMode::Disabled
+            } else {
+                MigMode::Unsupported
+            },
             compute_mode: "Default".to_owned(),
             ecc_enabled: true,
             ecc_uncorrected_volatile: 0,
             remapped_rows_uncorrectable: 0,
             remapped_rows_pending: false,
             lost: false,
-            clock_graphics_mhz: 210,
-            clock_sm_mhz: 210,
-            clock_mem_mhz: 405,
-            clock_video_mhz: 555,
-            max_clock_graphics_mhz: 1710,
-            max_clock_mem_mhz: 6251,
-            max_clock_video_mhz: 1500,
+            clock_graphics_mhz: graphics,
+            clock_sm_mhz: sm,
+            clock_mem_mhz: memory,
+            clock_video_mhz: video,
+            max_clock_graphics_mhz: max_graphics,
+            max_clock_mem_mhz: max_memory,
+            max_clock_video_mhz: max_video,
+            nvlinks: 0,
+            nvlink_speed: String::new(),
+            nvlink_down: false,
         }
     }
 
@@ -213,6 +243,10 @@ pub struct GpuHost {
     pub processes: Vec<GpuProcess>,
     /// vCPUs of the instance (4 on a g5.xlarge): the GPU's CPU affinity in `topo -m`.
     pub vcpus: u32,
+    /// NUMA nodes the vCPUs and GPUs spread over (2 on the 8-GPU types, GPUs split in halves).
+    pub numa_nodes: u32,
+    /// The EFA devices of the instance (`rdmap...`), as `topo -m` lists NICs; empty without EFA.
+    pub nics: Vec<String>,
     /// The caller's virtual time in `ctime` form: `Mon Nov 30 04:43:45 2026`.
     pub timestamp: String,
 }
@@ -228,8 +262,75 @@ impl GpuHost {
             gpus: vec![GpuDevice::a10g(0, &mut seeds)],
             processes: Vec::new(),
             vcpus: 4,
+            numa_nodes: 1,
+            nics: Vec::new(),
             timestamp: timestamp.to_owned(),
         }
+    }
+
+    /// A node of catalog type `row`, every GPU idle, each drawn from `seed` in index order;
+    /// `None` when the twin has no board for the type's GPU.
+    pub fn of_type(
+        row: &GpuInstanceType,
+        hostname: &str,
+        seed: u64,
+        timestamp: &str,
+    ) -> Option<Self> {
+        let board = boards::board_of(row.gpu.smi_name)?;
+        let mut seeds = SeedStream::new(seed);
+        let interconnect = row.gpu.interconnect;
+        let gpus = boards::slots_of(row)
+            .into_iter()
+            .zip(0..)
+            .map(|(slot, index)| {
+                let mut gpu = GpuDevice::idle(board, index, slot, &mut seeds);
+                gpu.nvlinks = interconnect.nvlinks;
+                gpu.nvlink_speed = interconnect.nvlink_speed.to_owned();
+                gpu
+            })
+            .collect();
+        let numa_nodes = if row.gpus >= 8 { 2 } else { 1 };
+        Some(Self {
+            hostname: hostname.to_owned(),
+            driver_version: DRIVER_VERSION.to_owned(),
+            cuda_version: CUDA_VERSION.to_owned(),
+            gpus,
+            processes: Vec::new(),
+            vcpus: row.vcpus,
+            numa_nodes,
+            // EFA devices are named from their PCI slot (`rdmap<bus>s0`); the buses are the
+            // twin's, one per interface.
+            nics: (0..row.efa_interfaces)
+                .map(|i| format!("rdmap{}s0", 16 + i))
+                .collect(),
+            timestamp: timestamp.to_owned(),
+        })
+    }
+
+    /// The NUMA node of GPU `index`: GPUs split evenly over the nodes, in index order.
+    pub fn numa_of(&self, index: u32) -> u32 {
+        let per_node = (self.gpus.len() as u32)
+            .div_ceil(self.numa_nodes.max(1))
+            .max(1);
+        index / per_node
+    }
+
+    /// The CPUs of NUMA node `numa` as `topo -m` prints them: each node holds one half of the
+    /// physical cores and their hyperthread siblings (`0-47,96-143` on a p5.48xlarge).
+    pub fn cpus_of(&self, numa: u32) -> String {
+        let nodes = self.numa_nodes.max(1);
+        if nodes == 1 {
+            return format!("0-{}", self.vcpus.saturating_sub(1));
+        }
+        let cores = self.vcpus / 2;
+        let per_node = cores / nodes;
+        let first = numa * per_node;
+        format!(
+            "{first}-{},{}-{}",
+            first + per_node - 1,
+            cores + first,
+            cores + first + per_node - 1
+        )
     }
 
     /// Starts a process on its GPU: it appears in the process lists and its memory is used.

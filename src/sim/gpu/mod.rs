@@ -2,7 +2,11 @@
 //! faults, and what their tools print (`nvidia-smi`, `dcgmi`, `dmesg`, nccl-tests'
 //! `all_reduce_perf`), deterministically.
 
+pub mod boards;
+#[cfg(test)]
+mod catalog_hosts_tests;
 pub mod dcgmi;
+pub mod efa;
 pub mod gpu_model;
 pub mod kernel_log;
 pub mod nccl_tests;

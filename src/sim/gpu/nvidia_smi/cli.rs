@@ -127,6 +127,9 @@ pub fn run(host: &GpuHost, args: &[&str]) -> Output {
         Some("topo") if args.get(1..) == Some(&["-m"][..]) => {
             return Output::ok(text::topology(host));
         }
+        Some("nvlink") if matches!(args.get(1..), Some(["-s" | "--status"])) => {
+            return Output::ok(text::nvlink_status(host));
+        }
         Some(sub) if sub == "topo" || SUBCOMMANDS.contains(&sub) => return invalid(),
         _ => {}
     }

@@ -88,7 +88,7 @@ fn unsimulated_options_are_a_bad_combination() {
         &["-pm", "1"][..],
         &["-pl", "250"],
         &["dmon"],
-        &["nvlink", "-s"],
+        &["nvlink", "-e"],
     ] {
         assert_eq!(run(&host(), args).stdout, INVALID_COMBINATION, "{args:?}");
     }

@@ -105,26 +105,122 @@ nvidia-smi [OPTION1 [ARG1]] [OPTION2 [ARG2]] ...
 Please see the nvidia-smi(1) manual page for more detailed information.
 ";
 
-/// `topo -m` on a single-GPU host: the matrix (with its underline escapes) and the legend.
+/// How two GPUs of `host` reach each other, as `topo -m` names it: over all their NVLinks
+/// (`NV18`) when both have them up, else over PCIe within a NUMA node (`NODE`) or across the
+/// SMP interconnect (`SYS`); one GPU alone sits behind the host bridge (`PHB`).
+fn gpu_link(host: &GpuHost, a: &GpuDevice, b: &GpuDevice) -> String {
+    if a.nvlinks > 0 && b.nvlinks > 0 && !a.nvlink_down && !b.nvlink_down {
+        return format!("NV{}", a.nvlinks.min(b.nvlinks));
+    }
+    pcie_link(
+        host.numa_of(a.index),
+        host.numa_of(b.index),
+        host.gpus.len(),
+    )
+}
+
+fn pcie_link(numa_a: u32, numa_b: u32, devices: usize) -> String {
+    if devices <= 1 {
+        "PHB".to_owned()
+    } else if numa_a == numa_b {
+        "NODE".to_owned()
+    } else {
+        "SYS".to_owned()
+    }
+}
+
+/// The NUMA node of NIC `nic`: NICs split evenly over the nodes, like the GPUs.
+fn nic_numa(host: &GpuHost, nic: usize) -> u32 {
+    let nodes = host.numa_nodes.max(1) as usize;
+    let per_node = host.nics.len().div_ceil(nodes).max(1);
+    u32::try_from(nic / per_node).unwrap_or(0)
+}
+
+/// Which GPU's PCIe switch NIC `nic` shares (the EFA NICs of an 8-GPU type are spread evenly
+/// over its GPUs' switches).
+fn nic_gpu(host: &GpuHost, nic: usize) -> usize {
+    let per_gpu = host.nics.len().div_ceil(host.gpus.len().max(1)).max(1);
+    nic / per_gpu
+}
+
+/// `topo -m`: the matrix of GPUs and NICs (with its underline escapes), then the legends.
 pub fn topology(host: &GpuHost) -> String {
     let mut out = String::from("\t\u{1b}[4m");
     for gpu in &host.gpus {
         let _ = write!(out, "GPU{}\t", gpu.index);
     }
+    for nic in 0..host.nics.len() {
+        let _ = write!(out, "NIC{nic}\t");
+    }
     out.push_str("CPU Affinity\tNUMA Affinity\tGPU NUMA ID\u{1b}[0m\n");
-    let cpus = format!("0-{}", host.vcpus.saturating_sub(1));
     for gpu in &host.gpus {
         let _ = write!(out, "GPU{}\t", gpu.index);
         for peer in &host.gpus {
-            out.push_str(if peer.index == gpu.index {
-                " X \t"
+            if peer.index == gpu.index {
+                out.push_str(" X \t");
             } else {
-                "PHB\t"
-            });
+                let _ = write!(out, "{}\t", gpu_link(host, gpu, peer));
+            }
         }
-        let _ = writeln!(out, "{cpus}\t0\t\tN/A");
+        for nic in 0..host.nics.len() {
+            let link = if nic_gpu(host, nic) == gpu.index as usize {
+                "PXB".to_owned()
+            } else {
+                pcie_link(host.numa_of(gpu.index), nic_numa(host, nic), 2)
+            };
+            let _ = write!(out, "{link}\t");
+        }
+        let numa = host.numa_of(gpu.index);
+        let _ = writeln!(out, "{}\t{numa}\t\tN/A", host.cpus_of(numa));
+    }
+    for nic in 0..host.nics.len() {
+        let _ = write!(out, "NIC{nic}\t");
+        for gpu in &host.gpus {
+            let link = if nic_gpu(host, nic) == gpu.index as usize {
+                "PXB".to_owned()
+            } else {
+                pcie_link(host.numa_of(gpu.index), nic_numa(host, nic), 2)
+            };
+            let _ = write!(out, "{link}\t");
+        }
+        for peer in 0..host.nics.len() {
+            let link = if peer == nic {
+                " X ".to_owned()
+            } else if nic_gpu(host, peer) == nic_gpu(host, nic) {
+                "PIX".to_owned()
+            } else {
+                pcie_link(nic_numa(host, nic), nic_numa(host, peer), 2)
+            };
+            let _ = write!(out, "{link}\t");
+        }
+        // A NIC has no CPU, NUMA or GPU NUMA cell: they print empty (nvidia/nccl#1264).
+        out.push_str("\t\t\t\n");
     }
     out.push_str(LEGEND);
+    if !host.nics.is_empty() {
+        out.push_str("\nNIC Legend:\n\n");
+        for (i, nic) in host.nics.iter().enumerate() {
+            let _ = writeln!(out, "  NIC{i}: {nic}");
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// `nvlink -s`: each GPU's links and their speed, `<inactive>` for a link that is down; a GPU
+/// without NVLink prints its name line only.
+pub fn nvlink_status(host: &GpuHost) -> String {
+    let mut out = String::new();
+    for gpu in &host.gpus {
+        let _ = writeln!(out, "GPU {}: {} (UUID: {})", gpu.index, gpu.name, gpu.uuid);
+        for link in 0..gpu.nvlinks {
+            if gpu.nvlink_down {
+                let _ = writeln!(out, "\t Link {link}: <inactive>");
+            } else {
+                let _ = writeln!(out, "\t Link {link}: {}", gpu.nvlink_speed);
+            }
+        }
+    }
     out
 }
 
