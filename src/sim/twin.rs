@@ -23,7 +23,7 @@ use super::scenario::{
     NodeSpec, clear_cluster, configure_addon, install_addon, node_object, uninstall_addon,
 };
 use super::secrets::{LabSecrets, Refusals};
-use crate::lab::reachability::{Endpoint, Peer, SgRule, cidr_contains, reachable};
+use crate::lab::reachability::{Endpoint, Peer, SgRule, cidr_contains, efa_reachable, reachable};
 
 pub struct Twin {
     pub clock: Arc<VirtualClock>,
@@ -399,14 +399,15 @@ impl Twin {
     }
 }
 
-/// The network between node addresses, from the EC2 side: NCCL needs TCP 1025-65535 to pass
-/// both ways between every two ranks, judged by the same evaluator as `ec2::reachable`.
+/// The network between node addresses, from the EC2 side: NCCL's sockets need TCP 1025-65535
+/// to pass both ways between every two ranks, EFA needs All-traffic rules naming the group
+/// both ways; judged by the same evaluator as `ec2::reachable`.
 ///
 /// The evaluator sees an address only through its security groups and the CIDR rules that
 /// contain it, so addresses alike in both are judged once: 256 nodes in one subnet cost one
 /// evaluation and 65,280 lookups, not 65,280 evaluations.
 fn network_of(twin: Weak<Twin>) -> gpu::programs::Network {
-    Arc::new(move |ips: &[String]| {
+    Arc::new(move |ips: &[String], fabric: gpu::programs::Fabric| {
         let twin = twin.upgrade()?;
         twin.read_aws(|state| {
             let running: HashMap<&str, &Vec<String>> = state
@@ -446,10 +447,16 @@ fn network_of(twin: Weak<Twin>) -> gpu::programs::Network {
                 };
                 *judged.entry((a, b)).or_insert_with(|| {
                     let (a, b) = (&endpoints[a], &endpoints[b]);
-                    [1025, 43_000, 65_535].iter().any(|port| {
-                        !reachable(a, b, "tcp", *port, &rules).allowed
-                            || !reachable(b, a, "tcp", *port, &rules).allowed
-                    })
+                    match fabric {
+                        gpu::programs::Fabric::Tcp => [1025, 43_000, 65_535].iter().any(|port| {
+                            !reachable(a, b, "tcp", *port, &rules).allowed
+                                || !reachable(b, a, "tcp", *port, &rules).allowed
+                        }),
+                        gpu::programs::Fabric::Efa => {
+                            !efa_reachable(a, b, &rules).allowed
+                                || !efa_reachable(b, a, &rules).allowed
+                        }
+                    }
                 })
             };
             (0..ips.len()).find_map(|i| {

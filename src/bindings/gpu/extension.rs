@@ -140,10 +140,10 @@ impl Extension for GpuBindings {
             });
 
         let (kube, h) = (self.kube.clone(), host.clone());
-        doc("all_reduce", &["options: Map", "Map"], "A multi-node nccl-tests all_reduce_perf, as an MPIJob runs it (headless Service, one worker pod per\nGPU node with the GPU taint tolerated and nvidia.com/gpu requested, an mpirun launcher), always\ncleaned up. Options: nodes (how many, 2), selector (\"nvidia.com/gpu=true\"), gpus_per_node (1),\nmin_bytes (\"8\"), max_bytes (\"128M\"), step_factor (2), iters (20), timeout (\"10m\": past it the\nrun is a hang), image, namespace. Answers #{ ok, status: ok|hang|error, summary, avg_busbw, rows,\nranks, devices, nccl_version, tests_version, warnings, nodes, ... }.")
+        doc("all_reduce", &["options: Map", "Map"], "A multi-node nccl-tests all_reduce_perf, as an MPIJob runs it (headless Service, one worker pod per\nGPU node with the GPU taint tolerated and nvidia.com/gpu requested, an mpirun launcher), always\ncleaned up. Options: nodes (how many, 2), selector (\"nvidia.com/gpu=true\"), gpus_per_node (1),\nefa_per_node (0: EFA devices each worker asks for, vpc.amazonaws.com/efa; 32 on a p5.48xlarge),\nmin_bytes (\"8\"), max_bytes (\"128M\"), step_factor (2), iters (20), timeout (\"10m\": past it the\nrun is a hang), image, namespace. Answers #{ ok, status: ok|hang|error, summary, avg_busbw, rows,\nranks, devices, nccl_version, tests_version, network (\"Socket\", \"Libfabric\": NCCL's \"Using network\"\nline), warnings, nodes, ... }.")
             .set_into_module(&mut nccl_module, move |ctx: NativeCallContext, options: Map| -> Result {
                 let position = ctx.call_position();
-                let s = Spec::new(&options, "nccl::all_reduce", &["nodes", "selector", "gpus_per_node", "min_bytes", "max_bytes", "step_factor", "iters", "timeout", "image", "namespace"], position)?;
+                let s = Spec::new(&options, "nccl::all_reduce", &["nodes", "selector", "gpus_per_node", "efa_per_node", "min_bytes", "max_bytes", "step_factor", "iters", "timeout", "image", "namespace"], position)?;
                 let mut spec = all_reduce_spec(&options, &s, "nccl::all_reduce", position)?;
                 spec.nodes = s.int("nodes")?.map_or(2, |n| n.max(0) as usize);
                 let clock = h.clock.clone();

@@ -46,6 +46,7 @@ pub(super) fn all_reduce_spec(
         nodes: 2,
         names: None,
         gpus_per_node: s.int("gpus_per_node")?.map_or(1, |n| n.max(1) as u32),
+        efa_per_node: s.int("efa_per_node")?.map_or(0, |n| n.max(0) as u32),
         min_bytes: text_or_int("min_bytes", "8")?,
         max_bytes: text_or_int("max_bytes", "128M")?,
         step_factor: s.int("step_factor")?.map_or(2, |n| n.max(2) as u32),
@@ -142,7 +143,7 @@ pub(super) fn install_fleet(
         .set_into_module(nccl, move |ctx: NativeCallContext, options: Map| -> Result {
             let position = ctx.call_position();
             let function = "nccl::sweep";
-            let s = Spec::new(&options, function, &["nodes", "pairs", "floor", "instance_type", "concurrency", "selector", "gpus_per_node", "min_bytes", "max_bytes", "step_factor", "iters", "timeout", "image", "namespace"], position)?;
+            let s = Spec::new(&options, function, &["nodes", "pairs", "floor", "instance_type", "concurrency", "selector", "gpus_per_node", "efa_per_node", "min_bytes", "max_bytes", "step_factor", "iters", "timeout", "image", "namespace"], position)?;
             let pairs_text = s.string("pairs")?.unwrap_or_else(|| "ring".into());
             let pairs = Pairs::parse(&pairs_text).ok_or_else(|| s.error(format!("`pairs` is \"ring\" or \"all\", got `{pairs_text}`")))?;
             let floor = match (s.number("floor")?, s.string("instance_type")?) {

@@ -23,6 +23,9 @@ pub struct AllReduceSpec {
     /// `nodes` in name order.
     pub names: Option<Vec<String>>,
     pub gpus_per_node: u32,
+    /// EFA devices each worker asks for (`vpc.amazonaws.com/efa`; 32 on a p5.48xlarge); 0
+    /// asks for none, and NCCL then goes between nodes over sockets.
+    pub efa_per_node: u32,
     pub min_bytes: String,
     pub max_bytes: String,
     pub step_factor: u32,
@@ -65,6 +68,15 @@ fn why_not_running(pod: &Value) -> String {
         .find(|c| c["status"] == "False" && c["message"].is_string())
         .and_then(|c| c["message"].as_str().map(str::to_string))
         .unwrap_or_else(|| phase(pod).to_string())
+}
+
+/// A worker's requests and limits: its GPUs and, when asked, its EFA devices.
+fn resources(gpus: &str, efa: u32) -> Value {
+    let mut wanted = json!({"nvidia.com/gpu": gpus});
+    if efa > 0 {
+        wanted["vpc.amazonaws.com/efa"] = json!(efa.to_string());
+    }
+    json!({"limits": wanted, "requests": wanted})
 }
 
 impl AllReduce {
@@ -189,7 +201,7 @@ impl AllReduce {
                         "name": "worker",
                         "image": spec.image,
                         "command": ["/usr/sbin/sshd", "-De", "-p", "2222"],
-                        "resources": {"limits": {"nvidia.com/gpu": gpus}, "requests": {"nvidia.com/gpu": gpus}},
+                        "resources": resources(&gpus, spec.efa_per_node),
                     }],
                 },
             });

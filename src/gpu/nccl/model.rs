@@ -51,6 +51,10 @@ pub struct NcclReport {
     pub error_column: Option<ErrorColumn>,
     pub out_of_bounds: Option<u64>,
     pub out_of_bounds_ok: Option<bool>,
+    /// The network NCCL chose between nodes, from its `Using network X` line (needs
+    /// `NCCL_DEBUG=INFO`): `Socket`, `IB`, `Libfabric` (aws-ofi-nccl over EFA; `AWS Libfabric`
+    /// with plugins before 1.13). A run meant for EFA that says `Socket` fell back.
+    pub network: Option<String>,
     /// Lines containing `NCCL WARN`.
     pub warnings: Vec<String>,
     /// Failure lines (`Test failure`, `NCCL failure`, `Caught ...`, errors).

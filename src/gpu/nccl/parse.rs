@@ -41,6 +41,7 @@ struct Scan {
     avg_busbw: Option<f64>,
     out_of_bounds: Option<u64>,
     out_of_bounds_ok: Option<bool>,
+    network: Option<String>,
     warnings: Vec<String>,
     errors: Vec<String>,
 }
@@ -63,6 +64,9 @@ impl Scan {
             return;
         }
         if line.contains("NCCL INFO") {
+            if let Some((_, name)) = line.split_once("NCCL INFO Using network ") {
+                self.network.get_or_insert_with(|| name.trim().to_string());
+            }
             if let Some(n) = word_after(line, " nranks ").and_then(|w| w.parse().ok()) {
                 self.log_nranks = self.log_nranks.max(Some(n));
             }
@@ -212,6 +216,7 @@ impl Scan {
             error_column,
             out_of_bounds: self.out_of_bounds,
             out_of_bounds_ok: self.out_of_bounds_ok,
+            network: self.network,
             warnings: self.warnings,
             errors: self.errors,
             summary: String::new(),

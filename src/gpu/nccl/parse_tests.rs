@@ -356,3 +356,16 @@ fn the_error_column_names_the_format_read() {
     }
     assert_eq!(parse("# nothing here\n").error_column, None);
 }
+
+#[test]
+fn the_network_nccl_chose_is_read_from_its_using_network_line() {
+    let Some(text) = fixture("nccl_all_reduce_perf_h200_1gpu_nccl_debug_info_nccltests2.19.6.txt")
+    else {
+        return;
+    };
+    assert_eq!(parse(&text).network.as_deref(), Some("Socket"));
+    // aws-ofi-nccl before 1.13 named its network "AWS Libfabric" (aws-samples/aws-efa-eks).
+    let efa = "nccl-tests-efa-16-worker-0:25:25 [0] NCCL INFO Using network AWS Libfabric\n";
+    assert_eq!(parse(efa).network.as_deref(), Some("AWS Libfabric"));
+    assert_eq!(parse("# nccl-tests version 2.17.9\n").network, None);
+}

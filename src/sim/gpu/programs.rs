@@ -8,20 +8,30 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+use super::boards::{BOARDS, board_of};
+use super::efa;
 use super::gpu_model::{GpuHost, seed_from_name};
-use super::nccl_tests::model::SOCKET_BUSBW_GBPS;
+use super::nccl_tests::model::LocalPath;
 use super::nccl_tests::{self, NcclDebug, NcclRun, Outcome, RankInfo};
 use super::node_faults::NodeFaults;
 use super::{dcgmi, kernel_log, nvidia_smi};
-use crate::lab::gpu_catalog;
+use crate::lab::{gpu_catalog, nccl_figures};
 use crate::sim::kube::programs::{Context, Output};
 use crate::sim::kube::state::{KubeState, ProgramRun, built_in_key};
 use crate::sim::timestamps::{ctime, parse_rfc3339, unix_seconds};
 
-/// Whether TCP on NCCL's ports (1025-65535) passes both ways between the nodes of a run's
-/// ranks: given their addresses in order, the first peer that some rank cannot reach, if
-/// any. The twin answers it from the EC2 state.
-pub type Network = Arc<dyn Fn(&[String]) -> Option<String> + Send + Sync>;
+/// What carries a run's traffic between nodes: TCP (NCCL's sockets, on ports 1025-65535) or
+/// EFA (SRD, which only All-traffic rules naming a security group let through).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fabric {
+    Tcp,
+    Efa,
+}
+
+/// Whether that traffic passes both ways between the nodes of a run's ranks: given their
+/// addresses in order, the first peer that some rank cannot reach, if any. The twin answers
+/// it from the EC2 state.
+pub type Network = Arc<dyn Fn(&[String], Fabric) -> Option<String> + Send + Sync>;
 
 /// GPUs of a node, by its instance type.
 pub fn node_gpus(node: &Value) -> u32 {
@@ -34,17 +44,24 @@ fn instance_type(node: &Value) -> &str {
         .unwrap_or_default()
 }
 
-/// The twin's NVIDIA tools model the g5 family's A10G hosts so far: a node of another GPU type
-/// has its GPUs as Kubernetes resources, and its tools answer that they are not modelled
-/// rather than show A10Gs it does not have.
+/// The twin draws the GPUs of the catalog types it has a board for (sim/gpu/boards.rs); a
+/// node of another type has its GPUs as Kubernetes resources, and its tools answer that they
+/// are not modelled rather than show GPUs it does not have.
 fn unmodelled(node: &Value) -> Option<Output> {
     let row = gpu_catalog::find(instance_type(node))?;
-    (row.gpu.aws_name != "A10G").then(|| {
+    board_of(row.gpu.smi_name).is_none().then(|| {
         failure(
             1,
             &format!(
-                "the lab twin does not model the GPUs of {} ({} x {}) for nvidia-smi, dcgmi, the kernel log or NCCL yet; it models the g5 family's A10G\n",
-                row.instance_type, row.gpus, row.gpu.smi_name
+                "the lab twin does not model the GPUs of {} ({} x {}) for nvidia-smi, dcgmi, the kernel log or NCCL yet; it models {}\n",
+                row.instance_type,
+                row.gpus,
+                row.gpu.smi_name,
+                BOARDS
+                    .iter()
+                    .map(|b| b.smi_name)
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ),
         )
     })
@@ -98,28 +115,39 @@ pub fn faults_of<'a>(state: &'a KubeState, name: &str) -> Option<&'a NodeFaults>
     })
 }
 
-/// The node's GPUs at `now`, as its faults leave them (the first GPU takes the faults).
+/// Every GPU the node's type has, idle, by slot (the index a fault names), before faults.
+fn installed_gpus(node: &Value, timestamp: &str) -> GpuHost {
+    let name = node_name(node);
+    gpu_catalog::find(instance_type(node))
+        .and_then(|row| GpuHost::of_type(row, name, seed_from_name(name), timestamp))
+        .unwrap_or_else(|| GpuHost::a10g(name, seed_from_name(name), timestamp))
+}
+
+/// The node's GPUs at `now`, as its faults leave them: a missing GPU is off the bus and the
+/// driver numbers the others without it; a lost one is listed but answers nothing.
 fn gpu_host(node: &Value, now: Duration, faults: Option<&NodeFaults>) -> GpuHost {
-    let mut host = GpuHost::a10g(
-        node_name(node),
-        seed_from_name(node_name(node)),
-        &ctime(now),
-    );
+    let mut host = installed_gpus(node, &ctime(now));
     let Some(faults) = faults else {
         return host;
     };
-    if faults.gpu_missing {
-        host.gpus.remove(0);
-        return host;
+    for gpu in &mut host.gpus {
+        let Some(on_gpu) = faults.gpu(gpu.index) else {
+            continue;
+        };
+        gpu.lost = on_gpu.lost();
+        if let Some((count, _)) = on_gpu.ecc_uncorrectable {
+            gpu.ecc_uncorrected_volatile = count;
+        }
+        if on_gpu.row_remap_pending.is_some() {
+            gpu.remapped_rows_pending = true;
+            gpu.remapped_rows_uncorrectable += 1;
+        }
+        gpu.nvlink_down = on_gpu.nvlink_down;
     }
-    let gpu = &mut host.gpus[0];
-    gpu.lost = faults.gpu_lost();
-    if let Some((count, _)) = faults.ecc_uncorrectable {
-        gpu.ecc_uncorrected_volatile = count;
-    }
-    if faults.row_remap_pending.is_some() {
-        gpu.remapped_rows_pending = true;
-        gpu.remapped_rows_uncorrectable += 1;
+    host.gpus
+        .retain(|gpu| !faults.gpu(gpu.index).is_some_and(|f| f.missing));
+    for (index, gpu) in (0..).zip(host.gpus.iter_mut()) {
+        gpu.index = index;
     }
     host
 }
@@ -203,9 +231,14 @@ fn dmesg(context: &Context<'_>, state: &KubeState) -> Output {
         return refusal;
     }
     let faults = faults_of(state, node_name(node));
-    let host = GpuHost::a10g(node_name(node), seed_from_name(node_name(node)), "");
+    let mut host = installed_gpus(node, "");
+    host.gpus.retain(|gpu| {
+        !faults
+            .and_then(|f| f.gpu(gpu.index))
+            .is_some_and(|f| f.missing)
+    });
     Output {
-        stdout: kernel_log::dmesg(booted_at(node), &host.gpus[0], faults),
+        stdout: kernel_log::dmesg(booted_at(node), &host.gpus, faults),
         stderr: String::new(),
         exit_code: 0,
         duration: Some(Duration::ZERO),
@@ -366,21 +399,10 @@ fn all_reduce(
         Err(message) => return fail(format!("{message}\n")),
     };
     run.debug = debug_level(&argv[..test_at], container);
-    // A run across nodes goes at the pace the network between them allows.
-    let nodes: std::collections::BTreeSet<&str> = placements
-        .iter()
-        .map(|(_, node, _)| node_name(node))
-        .collect();
-    if let (Some(share), true) = (state.network_share, nodes.len() > 1) {
-        run.busbw_gbps = run.busbw_gbps.min(SOCKET_BUSBW_GBPS * share);
-    }
+    let mut hosts = Vec::new();
     for (index, (worker, node, slots)) in placements.iter().enumerate() {
         let faults = faults_of(state, node_name(node));
-        // The run goes at the pace of its slowest NIC.
-        if let Some(share) = faults.and_then(|f| f.nic_share) {
-            run.busbw_gbps = run.busbw_gbps.min(SOCKET_BUSBW_GBPS * share);
-        }
-        if faults.is_some_and(|f| f.ecc_uncorrectable.is_some()) {
+        if faults.is_some_and(NodeFaults::any_ecc_uncorrectable) {
             run.corrupted_ranks += u32::try_from(gpus * slots).unwrap_or(u32::MAX);
         }
         if let Some(refusal) = unmodelled(node) {
@@ -404,16 +426,74 @@ fn all_reduce(
                 run.ranks.push(RankInfo::on_gpu(name, &ip, pid, gpu));
             }
         }
+        hosts.push(host);
+    }
+    let efa_nics = placements
+        .iter()
+        .map(|(worker, node, _)| {
+            let given = worker["spec"]["containers"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(efa::requested)
+                .max()
+                .unwrap_or(0);
+            given.min(efa::interfaces(node))
+        })
+        .min()
+        .unwrap_or(0);
+    let pace = pace_of(&placements, &hosts, efa_nics);
+    // AWS's nccl-tests images carry aws-ofi-nccl; on a type with EFA its search for devices
+    // is in the log whether or not the pod got any (on the lab's g5 it is left out).
+    run.aws_ofi_nccl = placements
+        .iter()
+        .all(|(_, node, _)| efa::interfaces(node) > 0);
+    run.network = pace.network;
+    run.local = pace.local;
+    run.busbw_gbps = pace.busbw_gbps;
+    run.latency_us = pace.latency_us;
+    // A run across nodes goes at the pace the network between them allows.
+    let nodes: std::collections::BTreeSet<&str> = placements
+        .iter()
+        .map(|(_, node, _)| node_name(node))
+        .collect();
+    if let (Some(share), true) = (state.network_share, nodes.len() > 1) {
+        run.busbw_gbps *= share;
+    }
+    // The run goes at the pace of its slowest NIC.
+    let slowest_nic = placements
+        .iter()
+        .filter_map(|(_, node, _)| faults_of(state, node_name(node)).and_then(|f| f.nic_share))
+        .fold(1.0_f64, f64::min);
+    if nodes.len() > 1 {
+        run.busbw_gbps *= slowest_nic;
     }
     let ips: Vec<String> = placements
         .iter()
         .map(|(_, node, _)| node_ip(node))
         .collect();
-    let blocked = network(&ips);
+    let fabric = match run.network {
+        nccl_tests::model::Network::Efa { .. } => Fabric::Efa,
+        nccl_tests::model::Network::Socket => Fabric::Tcp,
+    };
+    // The bootstrap always goes over TCP; EFA carries the collective once that is up.
+    let blocked = network(&ips, Fabric::Tcp);
     run.outcome = match blocked {
         Some(peer) => Outcome::Hang {
             unreachable_peer_ip: peer,
             waited_s: 0,
+        },
+        None if fabric == Fabric::Efa => match network(&ips, Fabric::Efa) {
+            Some(peer) => Outcome::EfaUnreachable {
+                peer_ip: peer,
+                host_id: placements
+                    .first()
+                    .and_then(|(_, node, _)| node["spec"]["providerID"].as_str())
+                    .and_then(|id| id.rsplit('/').next())
+                    .unwrap_or("N/A")
+                    .to_string(),
+            },
+            None => Outcome::Ok,
         },
         None => Outcome::Ok,
     };
@@ -429,6 +509,121 @@ fn all_reduce(
             }
         }
         Outcome::Hang { .. } => hang(run),
+        Outcome::EfaUnreachable { .. } => {
+            // Everything up to the first collective prints at once; the failure comes when
+            // the plugin gives up on the handshake.
+            let transcript = nccl_tests::run(&run);
+            let ids = nccl_tests::nccl_log::Ids::of(&run);
+            let host_id = match &run.outcome {
+                Outcome::EfaUnreachable { host_id, .. } => host_id.clone(),
+                _ => String::new(),
+            };
+            let end = nccl_tests::report::efa_unreachable_end(&run, &ids, &host_id);
+            let at = Duration::from_secs(nccl_tests::report::EFA_HANDSHAKE_GIVES_UP_S);
+            let first = transcript
+                .stdout
+                .strip_suffix(end.as_str())
+                .unwrap_or(&transcript.stdout)
+                .to_string();
+            ProgramRun {
+                stdout: first,
+                exit_code: 3,
+                duration: Some(at),
+                later: end.lines().map(|line| (at, line.to_string())).collect(),
+            }
+        }
+    }
+}
+
+/// How fast a run goes and over what: its transports, bus bandwidth and latency.
+struct Pace {
+    network: nccl_tests::model::Network,
+    local: LocalPath,
+    busbw_gbps: f64,
+    latency_us: f64,
+}
+
+/// Latency of an empty all-reduce inside an NVLink node, and across nodes over EFA (the twin's
+/// estimates: NCCL's small-message times on these fabrics are tens of microseconds in one node
+/// and about a hundred across two).
+const NVLINK_LATENCY_US: f64 = 20.0;
+const EFA_LATENCY_US: f64 = 100.0;
+
+/// The pace of a run over `placements` (their hosts in the same order), given the EFA devices
+/// each worker was given (0: none, so NCCL uses sockets between nodes). Calibrated on the
+/// published figures of the catalog (lab/nccl_figures.rs).
+fn pace_of(placements: &[(Value, Value, usize)], hosts: &[GpuHost], efa_nics: u32) -> Pace {
+    let rows: Vec<&'static gpu_catalog::GpuInstanceType> = placements
+        .iter()
+        .filter_map(|(_, node, _)| gpu_catalog::find(instance_type(node)))
+        .collect();
+    let nvlink_up = hosts
+        .iter()
+        .all(|h| h.gpus.iter().all(|g| g.nvlinks > 0 && !g.nvlink_down));
+    let local = if nvlink_up {
+        LocalPath::NvLink
+    } else {
+        LocalPath::Shm
+    };
+    let sockets = NcclRun::new(Vec::new(), 0);
+    let Some(row) = rows.first().copied() else {
+        return Pace {
+            network: nccl_tests::model::Network::Socket,
+            local,
+            busbw_gbps: sockets.busbw_gbps,
+            latency_us: sockets.latency_us,
+        };
+    };
+    // Inside a node: the published figure with NVLink up; through host memory otherwise.
+    let in_node = if nvlink_up {
+        nccl_figures::in_node(row).map(|f| f.busbw_gbps)
+    } else {
+        None
+    }
+    .unwrap_or(nccl_figures::THROUGH_HOST_MEMORY.busbw_gbps);
+    let multi_gpu = placements.iter().any(|(_, _, slots)| *slots > 1);
+    if placements.len() == 1 {
+        return Pace {
+            network: nccl_tests::model::Network::Socket,
+            local,
+            busbw_gbps: if multi_gpu {
+                in_node
+            } else {
+                sockets.busbw_gbps
+            },
+            latency_us: if nvlink_up {
+                NVLINK_LATENCY_US
+            } else {
+                sockets.latency_us
+            },
+        };
+    }
+    let slowest = |figure: fn(&gpu_catalog::GpuInstanceType) -> f64| {
+        rows.iter().map(|r| figure(r)).fold(f64::INFINITY, f64::min)
+    };
+    if efa_nics > 0 {
+        let efa = slowest(|r| {
+            nccl_figures::two_nodes_efa(r).map_or_else(
+                // No published figure: EFA's line rate at the lab's socket efficiency.
+                || nccl_figures::line_rate_gbits(r.network_performance) / 8.0 * (1.1 / 1.25),
+                |f| f.busbw_gbps,
+            )
+        });
+        return Pace {
+            network: nccl_tests::model::Network::Efa {
+                nics: efa_nics,
+                instance_type: row.instance_type.to_string(),
+            },
+            local,
+            busbw_gbps: if multi_gpu { efa.min(in_node) } else { efa },
+            latency_us: EFA_LATENCY_US,
+        };
+    }
+    Pace {
+        network: nccl_tests::model::Network::Socket,
+        local,
+        busbw_gbps: slowest(nccl_figures::socket_busbw_gbps),
+        latency_us: sockets.latency_us,
     }
 }
 

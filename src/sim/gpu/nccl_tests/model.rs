@@ -30,6 +30,8 @@ pub struct RankInfo {
     pub pci_bus: u32,
     pub pci_device: u32,
     pub gpu_name: String,
+    /// `cudaDeviceProp::totalGlobalMem`: the framebuffer less the driver's reserve.
+    pub global_mem_bytes: u64,
 }
 
 impl RankInfo {
@@ -44,6 +46,7 @@ impl RankInfo {
             pci_bus: gpu.pci_bus,
             pci_device: gpu.pci_device,
             gpu_name: gpu.name.clone(),
+            global_mem_bytes: gpu.memory_total_mib.saturating_sub(gpu.memory_reserved_mib) << 20,
         }
     }
 
@@ -71,6 +74,27 @@ pub enum NcclDebug {
     Info,
 }
 
+/// How ranks on different nodes talk: NCCL's socket transport over the pods' `eth0`, or
+/// aws-ofi-nccl's Libfabric plugin over the EFA devices the pods were given.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Network {
+    Socket,
+    Efa {
+        /// EFA devices each node gives its pod (`vpc.amazonaws.com/efa`).
+        nics: u32,
+        /// The EC2 type, as aws-ofi-nccl names the platform it configures.
+        instance_type: String,
+    },
+}
+
+/// How ranks on one node talk: through shared host memory (PCIe GPUs on a Nitro host, where
+/// NCCL finds no peer-to-peer path), or GPU to GPU over NVLink.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LocalPath {
+    Shm,
+    NvLink,
+}
+
 /// How the run ends.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Outcome {
@@ -82,6 +106,13 @@ pub enum Outcome {
     Hang {
         unreachable_peer_ip: String,
         waited_s: u64,
+    },
+    /// The bootstrap (over TCP) completes, but the security groups drop EFA's traffic to
+    /// `peer_ip`: the first collective waits for a handshake that never comes, then fails.
+    EfaUnreachable {
+        peer_ip: String,
+        /// The EC2 instance of the rank that reports it (aws-ofi-nccl prints it as its host id).
+        host_id: String,
     },
 }
 
@@ -105,6 +136,11 @@ pub struct NcclRun {
     pub debug: NcclDebug,
     /// Wall-clock start of the run (Unix seconds): NCCL stamps its warnings with it.
     pub started_unix_s: i64,
+    pub network: Network,
+    pub local: LocalPath,
+    /// The image carries aws-ofi-nccl (AWS's NCCL images do): it logs its search for EFA
+    /// even when the pod got none and NCCL falls back to sockets.
+    pub aws_ofi_nccl: bool,
     pub outcome: Outcome,
 }
 
@@ -124,6 +160,9 @@ impl NcclRun {
             corrupted_ranks: 0,
             debug: NcclDebug::Info,
             started_unix_s,
+            network: Network::Socket,
+            local: LocalPath::Shm,
+            aws_ofi_nccl: false,
             outcome: Outcome::Ok,
         }
     }
@@ -156,6 +195,15 @@ impl NcclRun {
     pub fn bus_factor(&self) -> f64 {
         let n = self.ranks.len() as f64;
         if n > 0.0 { 2.0 * (n - 1.0) / n } else { 0.0 }
+    }
+
+    /// The device memory the run can use: the smallest of its ranks' GPUs.
+    pub fn global_mem_bytes(&self) -> u64 {
+        self.ranks
+            .iter()
+            .map(|r| r.global_mem_bytes)
+            .min()
+            .unwrap_or(0)
     }
 
     /// The sizes the benchmark loop visits (`size *= factor`, or `+= factor` bytes when the

@@ -1,11 +1,73 @@
 //! What NCCL 2.27 itself writes to stdout during a run (`NCCL_DEBUG`): the init log of the
-//! socket transport, channel setup, teardown, and the connect retries and warning of a peer
-//! that never answers.
+//! socket transport or of aws-ofi-nccl's Libfabric plugin over EFA, channel setup, teardown,
+//! the connect retries and warning of a peer that never answers, and the completion error of
+//! an EFA peer the security groups cut off.
 
 use std::fmt::Write as _;
 
 use super::super::gpu_model::SeedStream;
-use super::model::{CUDA_DRIVER_VERSION, NCCL_VERSION, NcclDebug, NcclRun, RankInfo};
+use super::model::{
+    CUDA_DRIVER_VERSION, LocalPath, NCCL_VERSION, NcclDebug, NcclRun, Network, RankInfo,
+};
+
+/// The aws-ofi-nccl release and Libfabric version the twin's EFA lines name (those of the AWS
+/// Deep Learning AMI guide's p4d log: "NET/OFI Initializing aws-ofi-nccl 1.13.2-aws").
+pub const OFI_NCCL_VERSION: &str = "1.13.2-aws";
+const LIBFABRIC_VERSION: &str = "1.22";
+/// The CUDA runtime NCCL 2.27.3+cuda12.9 was built with.
+const CUDA_RUNTIME_VERSION: u32 = 12090;
+
+/// What the network plugin and NCCL log while picking the transport between nodes, as
+/// aws-ofi-nccl (< 1.15) and NCCL 2.27 word it: EFA found, or (when the pod was given no EFA
+/// device) the plugin finding no provider and NCCL falling back to its sockets.
+fn network_lines(run: &NcclRun, rank: &RankInfo) -> Vec<String> {
+    let ofi_preamble = || {
+        vec![
+            format!("NET/OFI Initializing aws-ofi-nccl {OFI_NCCL_VERSION}"),
+            format!("NET/OFI Using Libfabric version {LIBFABRIC_VERSION}"),
+            format!(
+                "NET/OFI Using CUDA driver version {CUDA_DRIVER_VERSION} with runtime {CUDA_RUNTIME_VERSION}"
+            ),
+            "NET/OFI Configuring AWS-specific options".to_owned(),
+            "NET/OFI Setting provider_filter to efa".to_owned(),
+            "NET/OFI Setting FI_EFA_FORK_SAFE environment variable to 1".to_owned(),
+        ]
+    };
+    let sockets = |mut lines: Vec<String>| {
+        lines.extend([
+            "NET/IB : No device found.".to_owned(),
+            format!("NET/IB : Using [RO]; OOB eth0:{}<0>", rank.ip),
+            format!("NET/Socket : Using [0]eth0:{}<0>", rank.ip),
+            "Initialized NET plugin Socket".to_owned(),
+            "Assigned NET plugin Socket to comm".to_owned(),
+            "Using network Socket".to_owned(),
+        ]);
+        lines
+    };
+    match (&run.network, run.aws_ofi_nccl) {
+        (Network::Efa { nics, .. }, _) => {
+            let mut lines = ofi_preamble();
+            lines.extend([
+                format!("NET/OFI Selected Provider is efa (found {nics} nics)"),
+                "Initialized NET plugin Libfabric".to_owned(),
+                "Assigned NET plugin Libfabric to comm".to_owned(),
+                "Using network Libfabric".to_owned(),
+            ]);
+            lines
+        }
+        (Network::Socket, true) => {
+            let mut lines = ofi_preamble();
+            lines.extend([
+                "NET/OFI No eligible providers were found".to_owned(),
+                "Failed to initialize NET plugin Libfabric".to_owned(),
+            ]);
+            sockets(lines)
+        }
+        (Network::Socket, false) => sockets(vec![
+            "NET/Plugin: Could not find: libnccl-net.so. ".to_owned(),
+        ]),
+    }
+}
 
 /// Linux gives up on an unanswered SYN after 127 s (`tcp_syn_retries` = 6).
 pub const CONNECT_TIMEOUT_S: f64 = 127.0;
@@ -130,25 +192,18 @@ pub fn init_start(run: &NcclRun, ids: &Ids) -> String {
                 out.push_str(&info(rank, main, &format!("NCCL version {NCCL_VERSION}")));
                 out.push_str(&info(rank, main, "Comm config Blocking set to 1"));
                 let tid = ids.init_tid[r];
-                for line in [
-                    "NET/Plugin: Could not find: libnccl-net.so. ".to_owned(),
-                    "NET/IB : No device found.".to_owned(),
-                    format!("NET/IB : Using [RO]; OOB eth0:{}<0>", rank.ip),
-                    format!("NET/Socket : Using [0]eth0:{}<0>", rank.ip),
-                    "Initialized NET plugin Socket".to_owned(),
-                    "Assigned NET plugin Socket to comm".to_owned(),
-                    "Using network Socket".to_owned(),
-                    format!(
-                        "ncclCommInitRankConfig comm 0x{:x} rank {r} nranks {} cudaDev {} \
+                let mut lines = network_lines(run, rank);
+                lines.push(format!(
+                    "ncclCommInitRankConfig comm 0x{:x} rank {r} nranks {} cudaDev {} \
                          nvmlDev {} busId {:x} commId 0x{:x} - Init START",
-                        ids.comm[r],
-                        run.ranks.len(),
-                        rank.device,
-                        rank.device,
-                        rank.nccl_bus_id(),
-                        ids.comm_id
-                    ),
-                ] {
+                    ids.comm[r],
+                    run.ranks.len(),
+                    rank.device,
+                    rank.device,
+                    rank.nccl_bus_id(),
+                    ids.comm_id
+                ));
+                for line in lines {
                     out.push_str(&info(rank, tid, &line));
                 }
             }
@@ -264,32 +319,103 @@ pub fn connect(run: &NcclRun, ids: &Ids) -> String {
         let (p, q) = (&run.ranks[prev], &run.ranks[next]);
         for channel in 0..2 {
             let line = if p.ip == rank.ip {
-                format!(
-                    "Channel {channel:02} : {prev}[{}] -> {r}[{}] via SHM/direct/direct",
-                    p.device, rank.device
-                )
+                match run.local {
+                    LocalPath::Shm => format!(
+                        "Channel {channel:02} : {prev}[{}] -> {r}[{}] via SHM/direct/direct",
+                        p.device, rank.device
+                    ),
+                    LocalPath::NvLink => format!(
+                        "Channel {channel:02}/0 : {prev}[{}] -> {r}[{}] via P2P/CUMEM",
+                        p.device, rank.device
+                    ),
+                }
             } else {
                 format!(
-                    "Channel {channel:02}/0 : {prev}[{}] -> {r}[{}] [receive] via NET/Socket/0",
-                    p.device, rank.device
+                    "Channel {channel:02}/0 : {prev}[{}] -> {r}[{}] [receive] via {}",
+                    p.device,
+                    rank.device,
+                    net_device(run, rank)
                 )
             };
             out.push_str(&info(rank, ids.proxy_tid[r], &line));
             if q.ip != rank.ip {
                 let line = format!(
-                    "Channel {channel:02}/0 : {r}[{}] -> {next}[{}] [send] via NET/Socket/0",
-                    rank.device, q.device
+                    "Channel {channel:02}/0 : {r}[{}] -> {next}[{}] [send] via {}",
+                    rank.device,
+                    q.device,
+                    net_device(run, rank)
                 );
                 out.push_str(&info(rank, ids.proxy_tid[r], &line));
             }
         }
+        let gdr = u8::from(matches!(run.network, Network::Efa { .. }));
         out.push_str(&info(
             rank,
             ids.proxy_tid[r],
-            "Connected all rings, use ring PXN 0 GDR 0",
+            &format!("Connected all rings, use ring PXN 0 GDR {gdr}"),
         ));
     }
     out
+}
+
+/// The network device a rank's traffic to another node leaves by: the socket on `eth0`, or
+/// with EFA the NIC next to its GPU, GPUDirect RDMA on (`NET/Libfabric/3/GDRDMA`).
+fn net_device(run: &NcclRun, rank: &RankInfo) -> String {
+    match run.network {
+        Network::Socket => "NET/Socket/0".to_owned(),
+        Network::Efa { .. } => format!("NET/Libfabric/{}/GDRDMA", rank.device),
+    }
+}
+
+/// The warning of a rank whose EFA peer never answers the handshake, as aws-ofi-nccl's
+/// connection manager and libfabric's EFA provider word it (error 4126; the form of
+/// gnosia93/training-on-eks appendix/a1-karpenter-message.md, an EKS run whose security group
+/// lacked the self rule), and the INFO lines NCCL unwinds with.
+pub fn efa_handshake_failed(
+    run: &NcclRun,
+    ids: &Ids,
+    host_id: &str,
+    at_unix_s: i64,
+) -> (String, String) {
+    let Some(rank) = run.ranks.first() else {
+        return (String::new(), String::new());
+    };
+    let mut seeds = SeedStream::new(run.seed() ^ 0x6566_6120);
+    let mine = efa_addr(&mut seeds);
+    let peer = efa_addr(&mut seeds);
+    let request = 0x7f45_0000_0000_u64 | (seeds.next_u64() & 0xFFFF_FFF0);
+    let message = format!(
+        "NET/OFI Request 0x{request:x} completed with error. RC: 103. Error: 4126 (Unresponsive receiver (reachable by EFA device but handshake failed) My EFA addr: {mine} My host id: {host_id} Peer EFA addr: {peer} Peer host id: N/A). Completed length: 0"
+    );
+    let tid = ids.proxy_tid[0];
+    let mut out = String::new();
+    if run.debug != NcclDebug::Off {
+        out.push_str(&warn(
+            rank,
+            tid,
+            at_unix_s,
+            "int cm_req_handle_error_entry(nccl_net_ofi_context_t*, fid_cq*, fi_cq_err_entry*, uint16_t):46",
+            &message,
+        ));
+    }
+    if run.debug == NcclDebug::Info {
+        out.push_str(&info(rank, tid, "transport/net.cc:753 -> 6"));
+        out.push_str(&info(rank, tid, "transport.cc:198 -> 6"));
+    }
+    (out, message)
+}
+
+/// An EFA endpoint address as libfabric prints it: a link-local IPv6 from the NIC's MAC, and a
+/// queue pair.
+fn efa_addr(seeds: &mut SeedStream) -> String {
+    format!(
+        "fi_addr_efa://[fe80::{:x}:{:x}ff:fe{:02x}:{:x}]:0:{}",
+        seeds.below(0x10000),
+        seeds.below(0x100),
+        seeds.below(0x100),
+        seeds.below(0x10000),
+        seeds.below(1_000_000_000)
+    )
 }
 
 /// `ncclCommDestroy` of the given ranks.

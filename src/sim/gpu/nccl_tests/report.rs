@@ -7,9 +7,6 @@ use super::model::{NCCL_TESTS_VERSION, NCCL_VERSION_CODE, NcclRun, Outcome, Rank
 use super::nccl_log::{self, Connect, Ids};
 use super::printf::{c_g, float_str};
 
-/// `cudaDeviceProp::totalGlobalMem` of an A10G: its framebuffer less the driver's reserve.
-pub const A10G_GLOBAL_MEM_BYTES: u64 = (23028 - 435) << 20;
-
 /// What the run printed, and how it ended: `None` while it still runs (a hang).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Transcript {
@@ -120,7 +117,7 @@ pub fn all_reduce_perf(run: &NcclRun) -> String {
 /// The whole run.
 pub fn run(run: &NcclRun) -> Transcript {
     let ids = Ids::of(run);
-    let max_bytes = run.max_bytes.min(memory_max_bytes(A10G_GLOBAL_MEM_BYTES));
+    let max_bytes = run.max_bytes.min(memory_max_bytes(run.global_mem_bytes()));
     let mut out = header(run, max_bytes);
     out.push_str(&nccl_log::init_start(run, &ids));
     if let Outcome::Hang {
@@ -137,6 +134,13 @@ pub fn run(run: &NcclRun) -> Transcript {
     out.push_str(&nccl_log::init_complete(run, &ids));
     out.push_str(TABLE_HEADER);
     out.push_str(&nccl_log::connect(run, &ids));
+    if let Outcome::EfaUnreachable { host_id, .. } = &run.outcome {
+        out.push_str(&efa_unreachable_end(run, &ids, host_id));
+        return Transcript {
+            stdout: out,
+            exit_code: Some(3),
+        };
+    }
     let measured = measure(run, max_bytes);
     let mut busbw_sum = 0.0;
     // nccl-tests counts a side of a size with any wrong element as one error.
@@ -182,6 +186,36 @@ pub fn run(run: &NcclRun) -> Transcript {
         // exit(EXIT_FAILURE) when any value was out of bounds.
         exit_code: Some(i32::from(errors > 0)),
     }
+}
+
+/// How long the first collective waits on an EFA peer that never completes the handshake
+/// before aws-ofi-nccl gives up (reporters describe minutes: aws/aws-ofi-nccl#663).
+pub const EFA_HANDSHAKE_GIVES_UP_S: u64 = 300;
+
+/// What follows the connect lines when the security groups drop EFA's traffic: after
+/// [`EFA_HANDSHAKE_GIVES_UP_S`], the plugin's warning, then nccl-tests' failure (exit 3).
+pub fn efa_unreachable_end(run: &NcclRun, ids: &Ids, host_id: &str) -> String {
+    let at = run.started_unix_s + EFA_HANDSHAKE_GIVES_UP_S as i64;
+    let (mut out, message) = nccl_log::efa_handshake_failed(run, ids, host_id, at);
+    if let Some(rank) = run.ranks.first() {
+        let host = rank.short_host();
+        let _ = writeln!(
+            out,
+            "{host}: Test NCCL failure common.cu:209 'remote process exited or there was a \
+             network error / {message}'"
+        );
+        let _ = writeln!(
+            out,
+            " .. {host} pid {}: Test failure common.cu:1357",
+            rank.pid
+        );
+        let _ = writeln!(
+            out,
+            " .. {host} pid {}: Test failure common.cu:1189",
+            rank.pid
+        );
+    }
+    out
 }
 
 /// The bootstrap never completes: the ranks that cannot reach `peer_ip` retry their connect.
@@ -314,6 +348,7 @@ mod tests {
                 pci_bus: 0x38 + 2 * d,
                 pci_device: 0,
                 gpu_name: "NVIDIA L40S".to_owned(),
+                global_mem_bytes: (46068 - 609) << 20,
             })
             .collect();
         let mut l40s = NcclRun::new(ranks, 0);
@@ -422,7 +457,7 @@ mod tests {
         big.max_bytes = 16 << 30;
         big.debug = NcclDebug::Off;
         let out = run(&big).stdout;
-        let limit = memory_max_bytes(A10G_GLOBAL_MEM_BYTES);
+        let limit = memory_max_bytes((23028 - 435) << 20);
         assert!(out.contains(&format!(
             "#\n# Reducing maxBytes to {limit} due to memory limitation\n"
         )));
@@ -438,5 +473,57 @@ mod tests {
             waited_s: 900,
         };
         assert_eq!(run(&a), run(&a));
+    }
+
+    /// Two p5 hosts' first GPUs, EFA between them: the lines aws-ofi-nccl prints, read back.
+    fn over_efa() -> NcclRun {
+        use super::super::model::{LocalPath, Network};
+        let mut run = two_nodes();
+        run.network = Network::Efa {
+            nics: 32,
+            instance_type: "p5.48xlarge".to_owned(),
+        };
+        run.local = LocalPath::NvLink;
+        run.aws_ofi_nccl = true;
+        run
+    }
+
+    #[test]
+    fn efa_runs_say_libfabric_and_a_blocked_one_fails_with_the_plugins_error() {
+        let efa = run(&over_efa()).stdout;
+        assert!(efa.contains("NCCL INFO NET/OFI Selected Provider is efa (found 32 nics)\n"));
+        assert!(efa.contains("[send] via NET/Libfabric/0/GDRDMA\n"), "{efa}");
+        let parsed = crate::gpu::nccl::parse::parse(&efa);
+        assert_eq!(parsed.network.as_deref(), Some("Libfabric"));
+        assert!(parsed.ok, "{}", parsed.summary);
+        let mut blocked = over_efa();
+        blocked.outcome = Outcome::EfaUnreachable {
+            peer_ip: "192.168.40.7".to_owned(),
+            host_id: "i-0123456789abcdef0".to_owned(),
+        };
+        let transcript = run(&blocked);
+        assert_eq!(transcript.exit_code, Some(3));
+        let parsed = crate::gpu::nccl::parse::parse(&transcript.stdout);
+        assert!(!parsed.ok);
+        assert!(parsed.rows.is_empty());
+        assert!(
+            parsed
+                .warnings
+                .iter()
+                .any(|w| w.contains("Error: 4126 (Unresponsive receiver")
+                    && w.contains("My host id: i-0123456789abcdef0")),
+            "{:?}",
+            parsed.warnings
+        );
+        // A pod given no EFA device on an EFA type: the plugin finds none, NCCL uses sockets.
+        let mut fallback = two_nodes();
+        fallback.aws_ofi_nccl = true;
+        let out = run(&fallback).stdout;
+        assert!(out.contains("NET/OFI No eligible providers were found\n"));
+        assert!(out.contains("Failed to initialize NET plugin Libfabric\n"));
+        assert_eq!(
+            crate::gpu::nccl::parse::parse(&out).network.as_deref(),
+            Some("Socket")
+        );
     }
 }

@@ -2,7 +2,8 @@
 //! and allocatable only while a device-plugin pod runs there (the GPU Operator's or a
 //! standalone one); GPU feature discovery adds the product labels. A GPU the node's faults
 //! take off the bus leaves both; one with a fatal Xid leaves allocatable, as the plugin's
-//! health check does.
+//! health check does. The EFA device plugin does the same for `vpc.amazonaws.com/efa`: the
+//! type's EFA interfaces, while its pod runs on the node.
 
 use std::collections::BTreeSet;
 
@@ -10,6 +11,7 @@ use serde_json::{Value, json};
 
 use super::dirty::Dirty;
 use super::shared;
+use crate::sim::gpu::efa::{self, EFA_RESOURCE};
 use crate::sim::gpu::programs::{faults_of, node_gpus};
 use crate::sim::kube::state::{KubeState, built_in_key};
 
@@ -18,6 +20,7 @@ use crate::sim::kube::state::{KubeState, built_in_key};
 struct Running {
     plugin: bool,
     discovery: bool,
+    efa: bool,
 }
 
 fn runs_image(pod: &Value, image_part: &str) -> bool {
@@ -85,7 +88,14 @@ pub(super) fn run(state: &mut KubeState, dirty: &Dirty) {
         .map(|node| {
             let mut found = Running::default();
             for (pod, _) in state.store.pods_on_node_with_json(&node, None) {
-                if pod["status"]["phase"] != "Running" || !runs_image(pod, "k8s-device-plugin") {
+                if pod["status"]["phase"] != "Running" {
+                    continue;
+                }
+                if runs_image(pod, efa::PLUGIN_IMAGE) {
+                    found.efa = true;
+                    continue;
+                }
+                if !runs_image(pod, "k8s-device-plugin") {
                     continue;
                 }
                 // GPU feature discovery runs the device plugin's image too; its app label tells
@@ -127,6 +137,7 @@ pub fn hardware_changed(state: &mut KubeState, name: &str) {
     let discovery_labels = !node["metadata"]["labels"]["nvidia.com/gpu.count"].is_null();
     running.plugin = plugin_resources;
     running.discovery = discovery_labels;
+    running.efa = !node["status"]["capacity"][EFA_RESOURCE].is_null();
     refresh(state, name, running);
 }
 
@@ -162,13 +173,27 @@ fn with_gpu_resources(node: &Value, running: Running, counts: (u32, u32)) -> Opt
     let gpus = counts.0.to_string();
     let healthy = counts.1.to_string();
     let wanted = |field: &str| if field == "capacity" { &gpus } else { &healthy };
+    // The plugin finds no device on a type without EFA and advertises none.
+    let efa_count = efa::interfaces(node);
+    let running = Running {
+        efa: running.efa && efa_count > 0,
+        ..running
+    };
+    let efa = efa_count.to_string();
     let resources_ok = ["capacity", "allocatable"].iter().all(|field| {
         let present = &node["status"][*field]["nvidia.com/gpu"];
-        if running.plugin {
+        let gpus_ok = if running.plugin {
             present.as_str() == Some(wanted(field).as_str())
         } else {
             present.is_null()
-        }
+        };
+        let present = &node["status"][*field][EFA_RESOURCE];
+        let efa_ok = if running.efa {
+            present.as_str() == Some(efa.as_str())
+        } else {
+            present.is_null()
+        };
+        gpus_ok && efa_ok
     });
     let wanted_labels = discovery_labels(node, &gpus);
     let labels_ok = wanted_labels.iter().all(|(key, value)| {
@@ -189,6 +214,11 @@ fn with_gpu_resources(node: &Value, running: Running, counts: (u32, u32)) -> Opt
             resources["nvidia.com/gpu"] = json!(wanted(field));
         } else if let Some(map) = resources.as_object_mut() {
             map.remove("nvidia.com/gpu");
+        }
+        if running.efa {
+            resources[EFA_RESOURCE] = json!(efa);
+        } else if let Some(map) = resources.as_object_mut() {
+            map.remove(EFA_RESOURCE);
         }
     }
     let labels = &mut updated["metadata"]["labels"];
