@@ -308,8 +308,13 @@ impl Twin {
                         taints: &taints,
                         ready: true,
                     });
+                    let name = node["metadata"]["name"]
+                        .as_str()
+                        .unwrap_or_default()
+                        .to_string();
                     self.kube(|state| {
                         let now = state.now;
+                        state.efa_devices.insert(name, instance.efa_interfaces);
                         state.store.create(&built_in_key("nodes"), node, now);
                     });
                 }

@@ -5,20 +5,24 @@
 
 use crate::support::{Runbook, helm_available};
 
-/// Two p5.48xlarge nodes with the GPU Operator, beside the lab's GPU group.
+/// Two p5.48xlarge nodes with the GPU Operator, beside the lab's GPU group, launched from a
+/// template with 32 EFA interfaces into a cluster placement group.
 const TWO_P5_NODES: &str = r#"
 import "gpu" as gpu;
 let g = eks::nodegroup("myeks5w", "gpu");
 let labels = g.labels; labels.tier = "p5";
+let node_sg = ec2::security_groups().filter(|s| s.group_name == "myeks5w-node")[0].group_id;
+ec2::create_placement_group("p5-cluster", "cluster");
+ec2::create_launch_template(#{ name: "p5-efa", placement_group: "p5-cluster", efa_interfaces: 32, security_groups: [node_sg] });
 eks::create_nodegroup("myeks5w", #{ name: "p5", instance_type: "p5.48xlarge", ami_type: "AL2023_x86_64_NVIDIA",
-    desired: 0, min: 0, max: 4, subnets: g.subnets, node_role: g.node_role, labels: labels, taints: g.taints });
+    desired: 0, min: 0, max: 4, subnets: g.subnets, node_role: g.node_role, labels: labels, taints: g.taints,
+    launch_template: "p5-efa" });
 eks::wait_nodegroup_active("myeks5w", "p5");
 eks::scale_nodegroup("myeks5w", "p5", 2);
 k8s::wait_nodes(#{ labels: #{ tier: "p5" }, count: 2 });
 helm::apply(gpu::render_gpu_operator(#{ chart: "charts/gpu-operator", chart_version: "" }, true), #{ namespace: "gpu-operator", wait: "10m" });
 wait_until(#{ timeout: "5m", interval: "5s", what: "the device plugin on each p5 node" },
     || k8s::nodes(#{ tier: "p5" }).all(|n| n.allocatable["nvidia.com/gpu"] != ()));
-let node_sg = ec2::security_groups().filter(|s| s.group_name == "myeks5w-node")[0].group_id;
 let run = |efa| nccl::all_reduce(#{ selector: "tier=p5", nodes: 2, gpus_per_node: 8, efa_per_node: efa,
     min_bytes: "1G", max_bytes: "16G", timeout: "15m" });
 let brief = |r| #{ status: r.status, network: r.network, peak: r.peak_busbw, ranks: r.ranks.len(),
@@ -66,9 +70,14 @@ wait_until(#{{ timeout: "2m", interval: "2s", what: "the probe pod running" }},
     || k8s::pods(#{{ namespace: "default" }}).filter(|p| p.name == "smi" && p.phase == "Running").len() == 1);
 #{{ eights: eights, errors: answers.map(|a| a.error), names: answers[0].gpus.map(|g| g.name), memory: answers[0].gpus.map(|g| g["memory.total"]),
    topo: k8s::exec("smi", ["nvidia-smi", "topo", "-m"]).stdout,
-   links: k8s::exec("smi", ["nvidia-smi", "nvlink", "-s"]).stdout }}"#
+   links: k8s::exec("smi", ["nvidia-smi", "nvlink", "-s"]).stdout,
+   placed: ec2::instances().filter(|i| i.nodegroup == "p5").map(|i| [i.placement_group, i.efa_interfaces]) }}"#
     ));
     assert_eq!(seen["eights"], serde_json::json!(["8", "8"]));
+    assert_eq!(
+        seen["placed"],
+        serde_json::json!([["p5-cluster", 32], ["p5-cluster", 32]])
+    );
     assert_eq!(seen["errors"], serde_json::json!([null, null]));
     assert_eq!(seen["names"].as_array().map(Vec::len), Some(8));
     assert!(
@@ -179,4 +188,30 @@ let verdicts = gpu::health(#{{ nodes: #{{ tier: "p5" }}, instance_type: "p5.48xl
         "the missing GPU is counted: {said}"
     );
     assert!(said.contains("79"), "the Xid 79 is named: {said}");
+}
+
+#[test]
+fn a_node_group_without_efa_interfaces_in_its_launch_template_gets_no_efa_devices() {
+    if !helm_available() {
+        return;
+    }
+    // The same p5 nodes with a template that attaches no EFA interface: the device plugin
+    // runs and finds nothing, so workers that ask for EFA stay Pending.
+    let script = TWO_P5_NODES.replace("efa_interfaces: 32", "efa_interfaces: 0");
+    let seen = eval(&format!(
+        r#"{script}
+{plugin}
+let r = run.call(32);
+#{{ status: r.status, summary: r.summary, efa: k8s::nodes(#{{ tier: "p5" }}).map(|n| n.allocatable["vpc.amazonaws.com/efa"]),
+   placed: ec2::instances().filter(|i| i.nodegroup == "p5").map(|i| i.efa_interfaces) }}"#,
+        plugin = EFA_PLUGIN.replace(
+            "n.allocatable[\"vpc.amazonaws.com/efa\"] == \"32\"",
+            "k8s::pods(#{ namespace: \"kube-system\" }).filter(|p| p.name.starts_with(\"efa-\") && p.phase == \"Running\").len() == 2"
+        ),
+    ));
+    assert_eq!(seen["placed"], serde_json::json!([0, 0]), "{seen}");
+    assert_eq!(seen["efa"], serde_json::json!([null, null]), "{seen}");
+    assert_eq!(seen["status"], "error", "{seen}");
+    let why = seen["summary"].as_str().unwrap_or_default();
+    assert!(why.contains("Insufficient vpc.amazonaws.com/efa"), "{why}");
 }

@@ -142,5 +142,6 @@ pub(super) fn module(c: &Arc<AwsClients>, h: &Arc<Host>) -> Module {
         Ok(json(&serde_json::to_value(verdict).unwrap_or_default()))
     });
     super::ec2_lifecycle::install(&mut ec2, c, h);
+    super::ec2_launch::install(&mut ec2, c, h);
     ec2
 }

@@ -71,10 +71,10 @@ pub(super) fn install(eks: &mut Module, clients: &Arc<AwsClients>, host: &Arc<Ho
     );
 
     let (c, h) = (clients.clone(), host.clone());
-    doc("create_nodegroup", &["cluster: &str", "spec: Map", "Map"], "Starts creating a managed node group: #{ name, instance_type, ami_type, desired, min, max, subnets,\nnode_role, labels: #{...}, taints: [#{ key, value, effect: \"NoSchedule\" }] }.")
+    doc("create_nodegroup", &["cluster: &str", "spec: Map", "Map"], "Starts creating a managed node group: #{ name, instance_type, ami_type, desired, min, max, subnets,\nnode_role, labels: #{...}, taints: [#{ key, value, effect: \"NoSchedule\" }], launch_template (a name:\nits instances start from its default version: EFA interfaces, placement group) }.")
         .set_into_module(eks, move |ctx: NativeCallContext, cluster: &str, spec: Map| -> Result {
             let position = ctx.call_position();
-            let s = Spec::new(&spec, "eks::create_nodegroup", &["name", "instance_type", "ami_type", "desired", "min", "max", "subnets", "node_role", "labels", "taints"], position)?;
+            let s = Spec::new(&spec, "eks::create_nodegroup", &["name", "instance_type", "ami_type", "desired", "min", "max", "subnets", "node_role", "labels", "taints", "launch_template"], position)?;
             let mut taints = Vec::new();
             for taint in s.maps("taints")? {
                 let t = Spec::new(&taint, "eks::create_nodegroup: taint", &["key", "value", "effect"], position)?;
@@ -91,6 +91,7 @@ pub(super) fn install(eks: &mut Module, clients: &Arc<AwsClients>, host: &Arc<Ho
                 node_role: s.required("node_role")?,
                 labels: s.pairs("labels")?,
                 taints,
+                launch_template: s.string("launch_template")?,
             };
             let mut change = Change::new(format!("eks::create_nodegroup {cluster} {} ({} x {})", nodegroup.name, nodegroup.desired, nodegroup.instance_type))
                 .on(format!("nodegroup/{cluster}/{}", nodegroup.name))

@@ -3,6 +3,7 @@
 pub(crate) mod call;
 mod cost;
 mod ec2;
+mod ec2_launch;
 mod ec2_lifecycle;
 mod ec2_rules;
 mod eks;

@@ -300,7 +300,8 @@ impl AwsClients {
             .collect())
     }
 
-    /// Instances, with their state, type, zone, address and security groups.
+    /// Instances, with their state, type, zone, address, security groups, placement group and
+    /// EFA interfaces.
     pub async fn instances(&self) -> Result<Vec<Value>, AwsError> {
         let pages = self
             .sdk()
@@ -328,6 +329,8 @@ impl AwsClients {
                     "security_groups": i.security_groups().iter().filter_map(|g| g.group_id()).collect::<Vec<_>>(),
                     "nodegroup": nodegroup,
                     "image_id": i.image_id(),
+                    "placement_group": i.placement().and_then(|p| p.group_name()),
+                    "efa_interfaces": i.network_interfaces().iter().filter(|n| n.interface_type().is_some_and(|t| t.starts_with("efa"))).count(),
                 })
             })
             .collect())

@@ -185,6 +185,7 @@ impl AwsClients {
             "labels": n.labels(),
             "taints": n.taints().iter().map(|t| json!({"key": t.key(), "value": t.value(), "effect": t.effect().map(|e| e.as_str())})).collect::<Vec<_>>(),
             "node_role": n.node_role(),
+            "launch_template": n.launch_template().map(|t| json!({"name": t.name(), "id": t.id(), "version": t.version()})),
             "version": n.version(),
             "release_version": n.release_version(),
             "created_at": time(n.created_at()),

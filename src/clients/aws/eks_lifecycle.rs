@@ -4,7 +4,8 @@ use std::time::Duration;
 
 use aws_sdk_eks::types::{
     AmiTypes, AuthenticationMode, CreateAccessConfigRequest, EncryptionConfig,
-    NodegroupScalingConfig, Provider, ResolveConflicts, Taint, TaintEffect, VpcConfigRequest,
+    LaunchTemplateSpecification, NodegroupScalingConfig, Provider, ResolveConflicts, Taint,
+    TaintEffect, VpcConfigRequest,
 };
 use serde_json::{Value, json};
 
@@ -39,6 +40,8 @@ pub struct NodegroupSpec {
     pub labels: Vec<(String, String)>,
     /// `(key, value, effect)` with the effect as Kubernetes spells it (`NoSchedule`).
     pub taints: Vec<(String, String, String)>,
+    /// The EC2 launch template (by name) its instances start from, at its default version.
+    pub launch_template: Option<String>,
 }
 
 fn not_found(error: &AwsError) -> bool {
@@ -198,6 +201,14 @@ impl AwsClients {
                     .key(key)
                     .value(value)
                     .effect(taint_effect(effect)?)
+                    .build(),
+            );
+        }
+        if let Some(template) = &spec.launch_template {
+            request = request.launch_template(
+                // No version: EKS takes the template's default one.
+                LaunchTemplateSpecification::builder()
+                    .name(template)
                     .build(),
             );
         }

@@ -117,7 +117,7 @@ pub fn handle(
             400,
             "InvalidAction",
             format!(
-                "The action {other} is not valid for this web service (the lab twin serves EC2 for VPCs, subnets, NAT gateways, Elastic IPs, instances and security groups)"
+                "The action {other} is not valid for this web service (the lab twin serves EC2 for VPCs, subnets, NAT gateways, Elastic IPs, instances, instance types, security groups, placement groups and launch templates)"
             ),
         )),
     }

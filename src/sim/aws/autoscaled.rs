@@ -55,6 +55,8 @@ pub fn launch(state: &mut AwsState, request: &LaunchRequest) -> LaunchOutcome {
         groups: vec![lab::NODE_SG.into()],
         ami: lab::AMI_STANDARD.into(),
         launched_at: now,
+        placement_group: None,
+        efa_interfaces: 0,
     };
     state.schedule(
         join_delay(&instance.instance_type),

@@ -421,8 +421,11 @@ pub fn handle(
                     .leaf("instanceType", &instance.instance_type)
                     .leaf("launchTime", iso(instance.launched_at))
                     .open("placement")
-                    .leaf("availabilityZone", &instance.zone)
-                    .close("placement")
+                    .leaf("availabilityZone", &instance.zone);
+                if let Some(group) = &instance.placement_group {
+                    xml.leaf("groupName", group);
+                }
+                xml.close("placement")
                     .leaf("subnetId", &instance.subnet)
                     .leaf(
                         "vpcId",
@@ -443,8 +446,22 @@ pub fn handle(
                         .leaf("groupName", name)
                         .close("item");
                 }
-                xml.close("groupSet")
-                    .open("tagSet")
+                xml.close("groupSet");
+                // The EFA interfaces, one per network card, as the launch template asked.
+                if instance.efa_interfaces > 0 {
+                    xml.open("networkInterfaceSet");
+                    for card in 0..instance.efa_interfaces {
+                        xml.open("item")
+                            .leaf("interfaceType", "efa")
+                            .open("attachment")
+                            .leaf("deviceIndex", u32::from(card > 0))
+                            .leaf("networkCardIndex", card)
+                            .close("attachment")
+                            .close("item");
+                    }
+                    xml.close("networkInterfaceSet");
+                }
+                xml.open("tagSet")
                     .open("item")
                     .leaf("key", "eks:nodegroup-name")
                     .leaf("value", &instance.nodegroup)

@@ -4,7 +4,6 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use super::addresses;
 use super::ec2::{Params, filters, group_missing};
 use super::error::AwsError;
 use super::seed_ids;
@@ -314,7 +313,7 @@ pub fn handle(
                 .ok_or_else(|| subnet_missing(&subnet_id))?;
             let allocation = params.get("AllocationId").cloned();
             if let Some(allocation) = &allocation {
-                addresses::check_free(state, allocation)?;
+                super::addresses::check_free(state, allocation)?;
             }
             let id = seed_ids::nat_gateway(state).unwrap_or_else(|| state.next_id("nat"));
             if let Some(address) = allocation.as_ref().and_then(|a| state.addresses.get_mut(a)) {
@@ -432,7 +431,7 @@ pub fn handle(
             xml.leaf("return", true);
             Ok(())
         }
-        other => addresses::handle(state, other, params, xml),
+        other => super::launch_templates::handle(state, other, params, xml),
     }
 }
 

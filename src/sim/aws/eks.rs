@@ -116,7 +116,7 @@ pub(super) fn nodegroup_json(ng: &Nodegroup) -> Value {
         .iter()
         .map(|(k, v, e)| json!({"key": k, "value": v, "effect": e.replace("NoSchedule", "NO_SCHEDULE").replace("NoExecute", "NO_EXECUTE")}))
         .collect();
-    json!({
+    let mut answer = json!({
         "nodegroupName": ng.name,
         "nodegroupArn": format!("arn:aws:eks:{}:{}:nodegroup/{}/{}/{}", lab::REGION, lab::ACCOUNT_ID, ng.cluster, ng.name, ng.uuid),
         "clusterName": ng.cluster,
@@ -138,7 +138,16 @@ pub(super) fn nodegroup_json(ng: &Nodegroup) -> Value {
         "health": {"issues": []},
         "updateConfig": {"maxUnavailable": 1},
         "tags": {},
-    })
+    });
+    if let Some(template) = &ng.launch_template {
+        // EKS takes the disk from the template then, and answers without diskSize.
+        answer["launchTemplate"] =
+            json!({"name": template.name, "version": template.version, "id": template.id});
+        if let Some(map) = answer.as_object_mut() {
+            map.remove("diskSize");
+        }
+    }
+    answer
 }
 
 fn update_json(update: &Update) -> Value {

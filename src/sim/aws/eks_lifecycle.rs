@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use super::error::AwsError;
 use super::nodegroups;
-use super::state::{Addon, AwsState, AwsTimer, Cluster, Nodegroup, Update};
+use super::state::{Addon, AwsState, AwsTimer, Cluster, Nodegroup, NodegroupTemplate, Update};
 use crate::lab::{self, timeline};
 
 fn text(body: &Value, key: &str) -> Result<String, AwsError> {
@@ -15,6 +15,45 @@ fn text(body: &Value, key: &str) -> Result<String, AwsError> {
         .as_str()
         .map(str::to_string)
         .ok_or_else(|| AwsError::invalid_parameter(format!("{key} is required")))
+}
+
+/// A node group's `launchTemplate` ({ id | name, version }), checked against EC2's templates.
+fn launch_template_of(
+    state: &AwsState,
+    given: &Value,
+) -> Result<Option<NodegroupTemplate>, AwsError> {
+    if given.is_null() {
+        return Ok(None);
+    }
+    let (id, name) = (given["id"].as_str(), given["name"].as_str());
+    let found = match (id, name) {
+        (Some(_), Some(_)) | (None, None) => {
+            return Err(AwsError::invalid_parameter(
+                "launchTemplate takes either id or name, not both and not neither",
+            ));
+        }
+        (Some(id), None) => state.launch_templates.get(id),
+        (None, Some(name)) => state.launch_templates.values().find(|t| t.name == name),
+    };
+    let template = found.ok_or_else(|| {
+        AwsError::invalid_parameter(format!(
+            "launch template {} does not exist in {}",
+            id.or(name).unwrap_or_default(),
+            lab::REGION
+        ))
+    })?;
+    let version = given["version"].as_str().unwrap_or("1");
+    if !["1", "$Latest", "$Default"].contains(&version) {
+        return Err(AwsError::invalid_parameter(format!(
+            "launch template {} has no version {version} (it has version 1)",
+            template.id
+        )));
+    }
+    Ok(Some(NodegroupTemplate {
+        id: template.id.clone(),
+        name: template.name.clone(),
+        version: "1".into(),
+    }))
 }
 
 fn strings(value: &Value) -> Vec<String> {
@@ -246,6 +285,7 @@ pub fn create_nodegroup(
             "The subnet ID '{missing}' does not exist"
         )));
     }
+    let launch_template = launch_template_of(state, &body["launchTemplate"])?;
     let labels = body["labels"]
         .as_object()
         .map(|m| {
@@ -289,6 +329,7 @@ pub fn create_nodegroup(
         status: "CREATING".into(),
         created_at: state.now,
         modified_at: state.now,
+        launch_template,
     };
     state.nodegroups.insert(key, nodegroup.clone());
     let joined = nodegroups::launch(state, &nodegroup, 0, desired as usize);

@@ -16,6 +16,7 @@ pub mod iam_roles;
 pub mod identity;
 pub mod instance_types;
 pub mod kms;
+pub mod launch_templates;
 pub mod meter;
 pub mod nodegroups;
 pub mod pod_identity;

@@ -89,6 +89,12 @@ pub fn update_config(
 pub fn launch(state: &mut AwsState, nodegroup: &Nodegroup, from: usize, to: usize) -> Duration {
     let mut longest = Duration::from_secs(5);
     let now = state.now;
+    // The template's placement group and EFA interfaces go to every instance it starts.
+    let template = nodegroup
+        .launch_template
+        .as_ref()
+        .and_then(|lt| state.launch_templates.get(&lt.id))
+        .cloned();
     for index in from..to {
         // Spread over the subnets the way the seed's Auto Scaling group placed `primary`
         // (2a, then 2c, then 2b): every other subnet first.
@@ -120,6 +126,8 @@ pub fn launch(state: &mut AwsState, nodegroup: &Nodegroup, from: usize, to: usiz
                 lab::AMI_STANDARD.into()
             },
             launched_at: now,
+            placement_group: template.as_ref().and_then(|t| t.placement_group.clone()),
+            efa_interfaces: template.as_ref().map_or(0, |t| t.efa_interfaces()),
         };
         let delay = join_delay(&instance.instance_type);
         longest = longest.max(delay);

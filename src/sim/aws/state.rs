@@ -132,6 +132,10 @@ pub struct Instance {
     pub groups: Vec<String>,
     pub ami: String,
     pub launched_at: Duration,
+    /// The placement group it was launched into (its node group's launch template's).
+    pub placement_group: Option<String>,
+    /// EFA interfaces attached at launch (its launch template's; none without one).
+    pub efa_interfaces: u32,
 }
 
 #[derive(Debug, Clone)]
@@ -152,6 +156,56 @@ pub struct Nodegroup {
     pub status: String,
     pub created_at: Duration,
     pub modified_at: Duration,
+    /// The launch template its instances start from (`launchTemplate`), when given.
+    pub launch_template: Option<NodegroupTemplate>,
+}
+
+/// A node group's `launchTemplate`: which template, which version.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NodegroupTemplate {
+    pub id: String,
+    pub name: String,
+    pub version: String,
+}
+
+/// An EC2 placement group (`cluster`, `spread` or `partition`).
+#[derive(Debug, Clone)]
+pub struct PlacementGroup {
+    pub id: String,
+    pub name: String,
+    pub strategy: String,
+}
+
+/// One network interface of a launch template.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TemplateInterface {
+    pub device_index: u32,
+    pub network_card_index: u32,
+    /// `interface` (ENA), `efa` or `efa-only`.
+    pub interface_type: String,
+    pub groups: Vec<String>,
+}
+
+/// An EC2 launch template with the one version the twin keeps (node groups launch from it).
+#[derive(Debug, Clone)]
+pub struct LaunchTemplate {
+    pub id: String,
+    pub name: String,
+    pub created_at: Duration,
+    pub placement_group: Option<String>,
+    pub interfaces: Vec<TemplateInterface>,
+}
+
+impl LaunchTemplate {
+    /// The interfaces that give the instance an EFA device.
+    pub fn efa_interfaces(&self) -> u32 {
+        let efa = self
+            .interfaces
+            .iter()
+            .filter(|i| i.interface_type.starts_with("efa"))
+            .count();
+        u32::try_from(efa).unwrap_or(u32::MAX)
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -371,6 +425,10 @@ pub struct AwsState {
     pub groups: BTreeMap<String, SecurityGroup>,
     pub rules: Vec<Rule>,
     pub instances: BTreeMap<String, Instance>,
+    /// Placement groups by name.
+    pub placement_groups: BTreeMap<String, PlacementGroup>,
+    /// Launch templates by id.
+    pub launch_templates: BTreeMap<String, LaunchTemplate>,
     pub oidc_providers: Vec<OidcProvider>,
     pub timers: Vec<(Duration, AwsTimer)>,
     /// Node groups whose new instances never join (a fault for drills), by name.

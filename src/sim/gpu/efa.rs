@@ -1,6 +1,8 @@
 //! Elastic Fabric Adapter in the twin: the resource its Kubernetes device plugin advertises,
 //! which containers were given EFA devices, and which nodes have them to give.
 
+use std::collections::BTreeMap;
+
 use serde_json::Value;
 
 /// The extended resource aws-efa-k8s-device-plugin advertises, one per EFA interface.
@@ -21,6 +23,15 @@ pub fn requested(container: &Value) -> u32 {
                 .or_else(|| value.as_u64().and_then(|v| u32::try_from(v).ok()))
         })
         .unwrap_or(0)
+}
+
+/// EFA devices the device plugin finds on a node: what its instance was launched with where
+/// the twin knows (`attached`, by node name), else its type's.
+pub fn devices(attached: &BTreeMap<String, u32>, node: &Value) -> u32 {
+    node["metadata"]["name"]
+        .as_str()
+        .and_then(|name| attached.get(name).copied())
+        .unwrap_or_else(|| interfaces(node))
 }
 
 /// EFA interfaces of a node's instance type (0 where it has none).

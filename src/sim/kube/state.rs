@@ -76,6 +76,9 @@ pub struct KubeState {
     pub failing_checks: BTreeSet<String>,
     /// GPU and NIC faults of nodes, which the GPU programs and the device plugin read.
     pub hardware: crate::sim::gpu::node_faults::HardwareFaults,
+    /// EFA devices of the nodes whose instances the twin launched, by node name: what their
+    /// launch template attached (none without one). Other nodes have their type's.
+    pub efa_devices: BTreeMap<String, u32>,
     /// Wall-clock time added to every request (the `kube-latency` fault): an apiserver as far
     /// away as a real one, for runbooks' timeouts and fan-outs.
     pub latency: std::time::Duration,
@@ -121,6 +124,7 @@ impl Default for KubeState {
             now: Duration::ZERO,
             failing_checks: BTreeSet::new(),
             hardware: Default::default(),
+            efa_devices: BTreeMap::new(),
             latency: std::time::Duration::ZERO,
             network_share: None,
             timers: Vec::new(),

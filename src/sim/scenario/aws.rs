@@ -175,6 +175,7 @@ pub(super) fn deployed(state: &mut AwsState) {
                 status: "ACTIVE".into(),
                 created_at: Duration::ZERO,
                 modified_at: Duration::ZERO,
+                launch_template: None,
             },
         );
     }
@@ -202,6 +203,8 @@ pub(super) fn deployed(state: &mut AwsState) {
                 groups: vec![lab::NODE_SG.into(), lab::AUX_SG.into()],
                 ami: lab::AMI_STANDARD.into(),
                 launched_at: Duration::ZERO,
+                placement_group: None,
+                efa_interfaces: 0,
             },
         );
     }

@@ -130,6 +130,7 @@ fn aws(state: &mut AwsState, capture: &format::AwsState, at: Duration) {
                 status: nodegroup.status.clone(),
                 created_at: time(&nodegroup.created_at, at),
                 modified_at: time(&nodegroup.created_at, at),
+                launch_template: None,
             },
         );
     }
@@ -150,6 +151,8 @@ fn aws(state: &mut AwsState, capture: &format::AwsState, at: Duration) {
                 groups: instance.security_groups.clone(),
                 ami: instance.image.clone(),
                 launched_at: at,
+                placement_group: None,
+                efa_interfaces: 0,
             },
         );
     }

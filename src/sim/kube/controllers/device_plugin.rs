@@ -122,7 +122,8 @@ fn refresh(state: &mut KubeState, name: &str, running: Running) {
     let counts = faults_of(state, name).map_or((installed, installed), |f| {
         (f.visible_gpus(installed), f.healthy_gpus(installed))
     });
-    if let Some(updated) = with_gpu_resources(node, running, counts) {
+    let efa_devices = efa::devices(&state.efa_devices, node);
+    if let Some(updated) = with_gpu_resources(node, running, counts, efa_devices) {
         shared::update(state, "nodes", updated);
     }
 }
@@ -169,12 +170,16 @@ fn discovery_labels(node: &Value, gpus: &str) -> [(&'static str, String); 5] {
 /// The node as the device plugin and feature discovery leave it, or None when it already is:
 /// this runs on every change to a GPU node's pods, so the node is copied only to change it.
 /// `counts`: the GPUs the plugin sees and the healthy ones among them.
-fn with_gpu_resources(node: &Value, running: Running, counts: (u32, u32)) -> Option<Value> {
+fn with_gpu_resources(
+    node: &Value,
+    running: Running,
+    counts: (u32, u32),
+    efa_count: u32,
+) -> Option<Value> {
     let gpus = counts.0.to_string();
     let healthy = counts.1.to_string();
     let wanted = |field: &str| if field == "capacity" { &gpus } else { &healthy };
-    // The plugin finds no device on a type without EFA and advertises none.
-    let efa_count = efa::interfaces(node);
+    // The plugin finds no device on a node without EFA interfaces and advertises none.
     let running = Running {
         efa: running.efa && efa_count > 0,
         ..running
