@@ -41,6 +41,20 @@ fn as_text<S: serde::Serializer>(
     serializer.collect_seq(patterns.iter().map(ToString::to_string))
 }
 
+/// EC2's minimum charge for a Linux on-demand instance (billed per second after it).
+const MINIMUM_BILLED_SECONDS: u32 = 60;
+
+/// What starting `count` of `kind` commits at the least: EC2 instance types (`p5.48xlarge`)
+/// their minimum billed time; other kinds (a control plane, a NAT gateway) nothing up front.
+fn minimum_charge(kind: &str, count: i64) -> f64 {
+    if !kind.contains('.') {
+        return 0.0;
+    }
+    crate::lab::cost::price(kind).map_or(0.0, |p| {
+        p.usd_per_hour * count as f64 * f64::from(MINIMUM_BILLED_SECONDS) / 3600.0
+    })
+}
+
 /// A call a guard stopped: which guard and why, in one line.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{action} was not sent: {reason}")]
@@ -88,6 +102,22 @@ impl Guards {
                     runs.count - runs.before,
                     runs.kind
                 )))
+            }
+            Some(runs) if runs.count > runs.before => {
+                // EC2 bills Linux instances by the second with a 60 s minimum: starting them
+                // commits at least that much, so a budget it would pass stops the call here,
+                // before any instance runs.
+                let started = runs.count - runs.before;
+                let committed = minimum_charge(&runs.kind, started);
+                if committed > 0.0 && spent + committed > max {
+                    return Err(refuse(format!(
+                        "it starts {started} x {}, billed for at least {MINIMUM_BILLED_SECONDS} s each ({} together); with {} spent that passes --max-cost-usd {max}",
+                        runs.kind,
+                        dollars(committed),
+                        dollars(spent)
+                    )));
+                }
+                Ok(())
             }
             _ => Ok(()),
         }
@@ -268,8 +298,12 @@ mod tests {
             "the run has spent $0.60 of --max-cost-usd 0.5 in what it started (2 x g5.xlarge)"
         );
         // Every GPU type of the catalog is priced; the one with no price in any source is not.
+        let roomy = Guards {
+            max_cost_usd: Some(100.0),
+            ..Guards::default()
+        };
         assert!(
-            guards
+            roomy
                 .check_spend(&scale(2).running("p5.48xlarge", 2, 0), 0.0, "")
                 .is_ok()
         );
@@ -287,6 +321,26 @@ mod tests {
                 .check_spend(&scale(0).running("p5e.48xlarge", 0, 2), 0.0, "")
                 .is_ok()
         );
+        // Two p5s commit 60 s each ($1.83 at $55.04/h) before they run: a $1 budget refuses
+        // the scale-up before it is sent; two g5s ($0.03) fit.
+        let tight = Guards {
+            max_cost_usd: Some(1.0),
+            ..Guards::default()
+        };
+        let p5 = tight
+            .check_spend(&scale(2).running("p5.48xlarge", 2, 0), 0.05, "")
+            .unwrap_err();
+        assert!(
+            p5.reason
+                .starts_with("it starts 2 x p5.48xlarge, billed for at least 60 s each ($1.8"),
+            "{}",
+            p5.reason
+        );
+        assert!(
+            p5.reason
+                .ends_with("with $0.0500 spent that passes --max-cost-usd 1")
+        );
+        assert!(tight.check_spend(&up, 0.05, "").is_ok());
         assert_eq!(guards.over_budget(0.2, ""), None);
         assert_eq!(
             guards.over_budget(0.0012 + 0.5, "x").as_deref(),

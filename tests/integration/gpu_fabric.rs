@@ -215,3 +215,58 @@ let r = run.call(32);
     let why = seen["summary"].as_str().unwrap_or_default();
     assert!(why.contains("Insufficient vpc.amazonaws.com/efa"), "{why}");
 }
+
+#[test]
+fn kubectl_sees_eight_gpus_and_thirty_two_efa_devices_on_a_p5_node() {
+    let Some(binary) = crate::support::kubectl("1.35") else {
+        return;
+    };
+    let lab = crate::support::LabServer::start("600");
+    let endpoint = lab.aws_endpoint();
+    // The p5 group from a template with 32 EFA interfaces, NVIDIA's device plugin standalone
+    // (no helm here) and the EFA device plugin.
+    let script = format!(
+        r#"{}
+k8s::apply(#{{ apiVersion: "apps/v1", kind: "DaemonSet",
+    metadata: #{{ name: "nvidia-device-plugin-daemonset", namespace: "kube-system" }},
+    spec: #{{ selector: #{{ matchLabels: #{{ name: "nvidia-device-plugin-ds" }} }},
+        template: #{{ metadata: #{{ labels: #{{ name: "nvidia-device-plugin-ds" }} }},
+            spec: #{{ tolerations: [#{{ key: "nvidia.com/gpu", operator: "Exists", effect: "NoSchedule" }}],
+                containers: [#{{ name: "nvidia-device-plugin-ctr", image: "nvcr.io/nvidia/k8s-device-plugin:v0.17.1" }}] }} }} }} }});
+{EFA_PLUGIN}
+k8s::nodes(#{{ tier: "p5" }}).len()"#,
+        TWO_P5_NODES
+            .split("helm::apply")
+            .next()
+            .expect("the p5 group comes first")
+            .replace("import \"gpu\" as gpu;", "")
+    );
+    let out = Runbook::new()
+        .lab_env(&lab)
+        .args(["eval", "--aws-endpoint", &endpoint, "--kubeconfig"])
+        .arg(&lab.kubeconfig)
+        .arg(&script)
+        .run()
+        .expect_code(0);
+    assert_eq!(out.stdout().trim(), "2");
+    let output = std::process::Command::new(&binary)
+        .arg("--kubeconfig")
+        .arg(&lab.kubeconfig)
+        .args([
+            "get",
+            "nodes",
+            "-l",
+            "tier=p5",
+            "-o",
+            r#"jsonpath={range .items[*]}{.status.allocatable.nvidia\.com/gpu} {.status.allocatable.vpc\.amazonaws\.com/efa}{"\n"}{end}"#,
+        ])
+        .output()
+        .expect("kubectl runs");
+    let seen = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_eq!(seen, "8 32\n8 32\n");
+}

@@ -17,6 +17,7 @@ mod gpu_catalog;
 mod gpu_fabric;
 mod gpu_health;
 mod gpu_health_drill;
+mod gpu_lab_types;
 mod gpu_twin;
 mod guards;
 mod hardening;

@@ -99,6 +99,7 @@ impl Extension for GpuBindings {
         let mut nccl_module = Module::new();
         install_parsers(&mut nvml, &mut nccl_module);
         install_health_parsers(&mut nvml);
+        super::expected::install_expected(&mut nvml, &mut nccl_module);
         install_fleet(&mut nvml, &mut nccl_module, &self.kube, host);
 
         let (kube, h) = (self.kube.clone(), host.clone());

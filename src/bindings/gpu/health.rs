@@ -14,7 +14,7 @@ use crate::script::documented as doc;
 
 type Result<T = Dynamic> = std::result::Result<T, Box<EvalAltResult>>;
 
-fn error(
+pub(super) fn error(
     function: &str,
     code: &str,
     message: impl std::fmt::Display,

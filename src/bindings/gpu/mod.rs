@@ -1,6 +1,7 @@
 //! The GPU bindings: `nvml::` (nvidia-smi over exec), `nccl::` (nccl-tests as Jobs), the fleet's
 //! probes and the health parsers (`dcgm::`, XID lines).
 
+mod expected;
 mod extension;
 mod fleet;
 mod health;
