@@ -27,6 +27,8 @@ pub struct Guards {
 
 /// `$1.25`; small amounts keep four places (`$0.0012`), so a small budget reads sensibly.
 fn dollars(usd: f64) -> String {
+    // A float sum of nothing can be -0.0: it reads as $0.
+    let usd = usd.max(0.0);
     if usd < 0.1 {
         format!("${usd:.4}")
     } else {

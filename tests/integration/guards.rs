@@ -265,8 +265,8 @@ fn max_cost_stops_the_run_once_what_it_started_has_cost_that_much() {
         "the GPUs went back to 0"
     );
 
-    // On a real clock (lab serve reached as a real account): $0.0005 is 0.9 s of two
-    // g5.xlarge; the run stops while it waits, and its cleanup scales them back.
+    // On a real clock (lab serve reached as a real account): $0.0005 is less than two
+    // g5.xlarge's 60 s minimum charge ($0.0335), so the scale-up is refused before it is sent.
     let lab = LabServer::start("600");
     let report = dir.path().join("real.json");
     let ran = run_on(
@@ -277,15 +277,16 @@ fn max_cost_stops_the_run_once_what_it_started_has_cost_that_much() {
     )
     .expect_code(1);
     assert!(
-        ran.stderr()
-            .contains("stopped by --max-cost-usd 0.0005: the run has spent $0.000"),
+        ran.stderr().contains(
+            "eks::scale_nodegroup myeks5w gpu to 2 was not sent: it starts 2 x g5.xlarge, billed for at least 60 s each ($0.0335 together)"
+        ),
         "{}",
         ran.stderr()
     );
-    assert_eq!(gpu_desired(&lab), "0", "the cleanup scaled the GPUs back");
+    assert_eq!(gpu_desired(&lab), "0", "nothing was started");
     let report = read_report(&report);
     assert!(
-        report["spent_usd"].as_f64().is_some_and(|s| s >= 0.0005),
+        report["spent_usd"].as_f64().is_some_and(|s| s < 0.0005),
         "{}",
         report["spent_usd"]
     );
