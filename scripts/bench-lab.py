@@ -91,6 +91,9 @@ def run_cases(runs, kubeconfig, lab_env):
                                           "--aws-endpoint", lab_env["AWS_ENDPOINT_URL"]], None, None),
         ("the same under AWS faults", ["run", "runbooks/gpu-lab.rhai", "--scenario", "empty", "--progress", "never",
                                        "--fault", "aws-throttle=0.3", "--fault", "aws-5xx=0.2"], 2000, 100),
+        # 8 GPUs a node on NVLink and EFA: the target is within 2x the g5 drill.
+        ("the drill on 2x p5.48xlarge", ["run", "runbooks/gpu-lab.rhai", "--scenario", "empty", "--progress", "never",
+                                         "--set", "gpu_instance_type=p5.48xlarge"], 2000, 100),
         ("gpu-lab.rhai, AWS 1 ms away", ["run", "runbooks/gpu-lab.rhai", "--scenario", "empty", "--progress", "never",
                                          "--fault", "aws-latency=1ms"], None, None),
         ("... under AWS faults too", ["run", "runbooks/gpu-lab.rhai", "--scenario", "empty", "--progress", "never",
