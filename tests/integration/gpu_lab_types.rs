@@ -3,7 +3,7 @@
 //! size, NCCL's fall back to sockets caught, and `--max-cost-usd` stopping a p5 scale-up
 //! before it is sent.
 
-use crate::support::{Runbook, helm_available, report_with};
+use crate::support::{Runbook, helm_available, report_with, step};
 use crate::with_snapshots;
 
 fn drill(instance_type: &str, extra: &[&str], code: i32) -> serde_json::Value {
@@ -11,19 +11,6 @@ fn drill(instance_type: &str, extra: &[&str], code: i32) -> serde_json::Value {
     let mut args = vec!["--yes", "--scenario", "empty", "--set", &set];
     args.extend_from_slice(extra);
     report_with("runbooks/gpu-lab.rhai", &args, code)
-}
-
-fn step<'a>(report: &'a serde_json::Value, path: &[&str]) -> &'a serde_json::Value {
-    let mut steps = &report["steps"];
-    let mut found = &serde_json::Value::Null;
-    for name in path {
-        found = steps
-            .as_array()
-            .and_then(|s| s.iter().find(|s| s["name"] == *name))
-            .unwrap_or_else(|| panic!("no step {path:?} in {report}"));
-        steps = &found["steps"];
-    }
-    found
 }
 
 fn metric(report: &serde_json::Value, name: &str) -> f64 {

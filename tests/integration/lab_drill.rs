@@ -6,22 +6,9 @@ use std::time::Duration;
 
 use crate::support::{
     LabServer, Runbook, helm_available, redact_wall_text, report_with, send_signal,
-    spawn_with_lines,
+    spawn_with_lines, step,
 };
 use crate::with_snapshots;
-
-fn step<'a>(report: &'a serde_json::Value, path: &[&str]) -> &'a serde_json::Value {
-    let mut steps = &report["steps"];
-    let mut found = &serde_json::Value::Null;
-    for name in path {
-        found = steps
-            .as_array()
-            .and_then(|s| s.iter().find(|s| s["name"] == *name))
-            .unwrap_or_else(|| panic!("no step {path:?} in {report}"));
-        steps = &found["steps"];
-    }
-    found
-}
 
 /// `runbook run runbooks/gpu-lab.rhai --scenario empty` with plain output and `--set` each of
 /// `sets`.

@@ -118,6 +118,20 @@ impl Ran {
 }
 
 /// A JSON report with wall-clock times (the only thing that varies between runs) masked.
+/// The step at `path` (names from the top) in a JSON report's step tree.
+pub fn step<'a>(report: &'a serde_json::Value, path: &[&str]) -> &'a serde_json::Value {
+    let mut steps = &report["steps"];
+    let mut found = &serde_json::Value::Null;
+    for name in path {
+        found = steps
+            .as_array()
+            .and_then(|s| s.iter().find(|s| s["name"] == *name))
+            .unwrap_or_else(|| panic!("no step {path:?} in {report}"));
+        steps = &found["steps"];
+    }
+    found
+}
+
 pub fn read_report(path: &Path) -> serde_json::Value {
     let text = std::fs::read_to_string(path).expect("the run wrote its report");
     let mut value: serde_json::Value = serde_json::from_str(&text).expect("the report is JSON");

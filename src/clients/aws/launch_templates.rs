@@ -124,61 +124,59 @@ impl AwsClients {
 
     /// Launch templates with what their default version holds: #{ launch_template_id, name,
     /// placement_group, efa_interfaces, interfaces: [#{ network_card_index, device_index,
-    /// interface_type }] }.
+    /// interface_type }] }. One paged DescribeLaunchTemplateVersions for every template's
+    /// `$Default` (EC2 answers that with no template named), not one call per template.
     pub async fn launch_templates(&self) -> Result<Vec<Value>, AwsError> {
         let sdk = self.sdk().await;
-        let out = sdk
-            .ec2
-            .describe_launch_templates()
-            .send()
-            .await
-            .map_err(|e| self.failed("DescribeLaunchTemplates", e))?;
         let mut found = Vec::new();
-        for template in out.launch_templates() {
-            let Some(id) = template.launch_template_id() else {
-                continue;
-            };
-            let versions = sdk
+        let mut next_token = None;
+        loop {
+            let out = sdk
                 .ec2
                 .describe_launch_template_versions()
-                .launch_template_id(id)
                 .versions("$Default")
+                .set_next_token(next_token.take())
                 .send()
                 .await
                 .map_err(|e| self.failed("DescribeLaunchTemplateVersions", e))?;
-            let data = versions
-                .launch_template_versions()
-                .first()
-                .and_then(|v| v.launch_template_data());
-            let interfaces: Vec<Value> = data
-                .map(|d| d.network_interfaces())
-                .unwrap_or_default()
-                .iter()
-                .map(|n| {
-                    json!({
-                        "network_card_index": n.network_card_index(),
-                        "device_index": n.device_index(),
-                        "interface_type": n.interface_type(),
+            for version in out.launch_template_versions() {
+                let Some(id) = version.launch_template_id() else {
+                    continue;
+                };
+                let data = version.launch_template_data();
+                let interfaces: Vec<Value> = data
+                    .map(|d| d.network_interfaces())
+                    .unwrap_or_default()
+                    .iter()
+                    .map(|n| {
+                        json!({
+                            "network_card_index": n.network_card_index(),
+                            "device_index": n.device_index(),
+                            "interface_type": n.interface_type(),
+                        })
                     })
-                })
-                .collect();
-            let efa = interfaces
-                .iter()
-                .filter(|n| {
-                    n["interface_type"]
-                        .as_str()
-                        .is_some_and(|t| t.starts_with("efa"))
-                })
-                .count();
-            found.push(json!({
-                "launch_template_id": id,
-                "name": template.launch_template_name(),
-                "placement_group": data.and_then(|d| d.placement()).and_then(|p| p.group_name()),
-                "efa_interfaces": efa,
-                "interfaces": interfaces,
-            }));
+                    .collect();
+                let efa = interfaces
+                    .iter()
+                    .filter(|n| {
+                        n["interface_type"]
+                            .as_str()
+                            .is_some_and(|t| t.starts_with("efa"))
+                    })
+                    .count();
+                found.push(json!({
+                    "launch_template_id": id,
+                    "name": version.launch_template_name(),
+                    "placement_group": data.and_then(|d| d.placement()).and_then(|p| p.group_name()),
+                    "efa_interfaces": efa,
+                    "interfaces": interfaces,
+                }));
+            }
+            match out.next_token() {
+                Some(token) if !token.is_empty() => next_token = Some(token.to_string()),
+                _ => return Ok(found),
+            }
         }
-        Ok(found)
     }
 
     pub async fn delete_launch_template(&self, name: &str) -> Result<(), AwsError> {

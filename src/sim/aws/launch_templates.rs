@@ -176,14 +176,15 @@ pub fn handle(
             Ok(())
         }
         "DescribePlacementGroups" => {
-            let mut wanted = numbered(params, "GroupName");
+            let named = numbered(params, "GroupName");
+            let mut wanted = named.clone();
             wanted.extend(
                 filters(params)
                     .into_iter()
                     .filter(|(name, _)| name == "group-name")
                     .flat_map(|(_, values)| values),
             );
-            if let Some(missing) = numbered(params, "GroupName")
+            if let Some(missing) = named
                 .iter()
                 .find(|name| !state.placement_groups.contains_key(*name))
             {
@@ -277,16 +278,30 @@ pub fn handle(
             Ok(())
         }
         "DescribeLaunchTemplateVersions" => {
-            let template = named_template(state, params)?;
-            xml.open("launchTemplateVersionSet")
-                .open("item")
-                .leaf("launchTemplateId", &template.id)
-                .leaf("launchTemplateName", &template.name)
-                .leaf("versionNumber", 1)
-                .leaf("createTime", iso(template.created_at))
-                .leaf("defaultVersion", true);
-            template_data_xml(xml, template);
-            xml.close("item").close("launchTemplateVersionSet");
+            // Every template's $Default or $Latest when none is named (as EC2 answers it);
+            // the twin keeps one version per template, so both name that one.
+            let versions = numbered(params, "LaunchTemplateVersion");
+            let every_template = !params.contains_key("LaunchTemplateId")
+                && !params.contains_key("LaunchTemplateName")
+                && !versions.is_empty()
+                && versions.iter().all(|v| v == "$Default" || v == "$Latest");
+            let templates: Vec<&LaunchTemplate> = if every_template {
+                state.launch_templates.values().collect()
+            } else {
+                vec![named_template(state, params)?]
+            };
+            xml.open("launchTemplateVersionSet");
+            for template in templates {
+                xml.open("item")
+                    .leaf("launchTemplateId", &template.id)
+                    .leaf("launchTemplateName", &template.name)
+                    .leaf("versionNumber", 1)
+                    .leaf("createTime", iso(template.created_at))
+                    .leaf("defaultVersion", true);
+                template_data_xml(xml, template);
+                xml.close("item");
+            }
+            xml.close("launchTemplateVersionSet");
             Ok(())
         }
         "DeleteLaunchTemplate" => {
