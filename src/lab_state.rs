@@ -53,6 +53,50 @@ pub struct AwsState {
     pub oidc_providers: Vec<OidcProvider>,
     /// The roles the cluster and its node groups name that exist.
     pub roles: Vec<Role>,
+    /// The placement groups the launch templates and instances name (only when there are any).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub placement_groups: Vec<PlacementGroup>,
+    /// The launch templates the node groups launch from (only when there are any).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub launch_templates: Vec<LaunchTemplate>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PlacementGroup {
+    pub id: String,
+    pub name: String,
+    /// `cluster`, `spread` or `partition`.
+    pub strategy: String,
+}
+
+/// A launch template as its default version holds it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LaunchTemplate {
+    pub id: String,
+    pub name: String,
+    pub placement_group: Option<String>,
+    pub interfaces: Vec<TemplateInterface>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TemplateInterface {
+    pub network_card_index: u32,
+    pub device_index: u32,
+    /// `interface` (ENA), `efa` or `efa-only`.
+    pub interface_type: String,
+    pub security_groups: Vec<String>,
+}
+
+/// The launch template a node group names.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NodegroupTemplate {
+    pub id: String,
+    pub name: String,
+    pub version: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -212,6 +256,9 @@ pub struct Nodegroup {
     pub taints: Vec<Taint>,
     pub node_role: String,
     pub created_at: String,
+    /// Only for a group launched from a launch template.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub launch_template: Option<NodegroupTemplate>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -237,6 +284,16 @@ pub struct Instance {
     pub image: String,
     /// The managed node group it belongs to (`eks:nodegroup-name`), if any.
     pub nodegroup: Option<String>,
+    /// Only for an instance in a placement group.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub placement_group: Option<String>,
+    /// Its EFA interfaces (only when it has any).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub efa_interfaces: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -15,3 +15,11 @@ pub(super) fn texts(value: &Value) -> Vec<String> {
         .filter_map(|v| v.as_str().map(str::to_string))
         .collect()
 }
+
+/// A count (a missing or negative one reads as 0).
+pub(super) fn count(value: &Value) -> u32 {
+    value
+        .as_u64()
+        .and_then(|n| u32::try_from(n).ok())
+        .unwrap_or(0)
+}

@@ -8,12 +8,12 @@ use futures::future::try_join_all;
 use serde_json::Value;
 
 use super::error::CaptureError;
-use super::fields::{text, texts};
+use super::fields::{count, text, texts};
 use crate::clients::aws::AwsClients;
 use crate::lab_state::{
-    AccessEntry, AccessPolicy, Addon, Address, AwsState, Cluster, Instance, NatGateway, Nodegroup,
-    OidcProvider, PodIdentityAssociation, RemoteNetwork, Role, Rule, SecurityGroup, Subnet, Taint,
-    Vpc,
+    AccessEntry, AccessPolicy, Addon, Address, AwsState, Cluster, Instance, LaunchTemplate,
+    NatGateway, Nodegroup, NodegroupTemplate, OidcProvider, PlacementGroup, PodIdentityAssociation,
+    RemoteNetwork, Role, Rule, SecurityGroup, Subnet, Taint, TemplateInterface, Vpc,
 };
 
 /// The cluster to capture when none was named: the one whose endpoint is the Kubernetes API
@@ -138,6 +138,8 @@ pub(super) async fn read(aws: &AwsClients, name: &str) -> Result<AwsState, Captu
             security_groups: texts(&i["security_groups"]),
             image: text(&i["image_id"]),
             nodegroup: i["nodegroup"].as_str().map(str::to_string),
+            placement_group: i["placement_group"].as_str().map(str::to_string),
+            efa_interfaces: count(&i["efa_interfaces"]),
         })
         .collect();
     instances.sort_by(|a, b| a.id.cmp(&b.id));
@@ -164,6 +166,8 @@ pub(super) async fn read(aws: &AwsClients, name: &str) -> Result<AwsState, Captu
         .filter(|arn| !arn.is_empty())
         .collect();
     let roles = roles(aws, role_arns).await?;
+    let launch_templates = launch_templates(aws, &nodegroups).await?;
+    let placement_groups = placement_groups(aws, &launch_templates, &instances).await?;
     Ok(AwsState {
         vpcs,
         subnets,
@@ -175,7 +179,87 @@ pub(super) async fn read(aws: &AwsClients, name: &str) -> Result<AwsState, Captu
         instances,
         oidc_providers,
         roles,
+        placement_groups,
+        launch_templates,
     })
+}
+
+/// The launch templates the node groups name (none read when no group names one).
+async fn launch_templates(
+    aws: &AwsClients,
+    nodegroups: &[Nodegroup],
+) -> Result<Vec<LaunchTemplate>, CaptureError> {
+    let named: BTreeSet<&str> = nodegroups
+        .iter()
+        .filter_map(|n| n.launch_template.as_ref())
+        .map(|t| t.id.as_str())
+        .collect();
+    if named.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut templates: Vec<LaunchTemplate> = aws
+        .launch_templates()
+        .await
+        .map_err(CaptureError::aws("the launch templates"))?
+        .iter()
+        .filter(|t| {
+            t["launch_template_id"]
+                .as_str()
+                .is_some_and(|id| named.contains(id))
+        })
+        .map(|t| LaunchTemplate {
+            id: text(&t["launch_template_id"]),
+            name: text(&t["name"]),
+            placement_group: t["placement_group"].as_str().map(str::to_string),
+            interfaces: t["interfaces"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|n| TemplateInterface {
+                    network_card_index: count(&n["network_card_index"]),
+                    device_index: count(&n["device_index"]),
+                    interface_type: text(&n["interface_type"]),
+                    security_groups: texts(&n["security_groups"]),
+                })
+                .collect(),
+        })
+        .collect();
+    templates.sort_by(|a, b| a.id.cmp(&b.id));
+    Ok(templates)
+}
+
+/// The placement groups the templates and instances name (none read when nothing names one).
+async fn placement_groups(
+    aws: &AwsClients,
+    templates: &[LaunchTemplate],
+    instances: &[Instance],
+) -> Result<Vec<PlacementGroup>, CaptureError> {
+    let named: BTreeSet<&str> = templates
+        .iter()
+        .filter_map(|t| t.placement_group.as_deref())
+        .chain(
+            instances
+                .iter()
+                .filter_map(|i| i.placement_group.as_deref()),
+        )
+        .collect();
+    if named.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut groups: Vec<PlacementGroup> = aws
+        .placement_groups()
+        .await
+        .map_err(CaptureError::aws("the placement groups"))?
+        .iter()
+        .filter(|g| g["group_name"].as_str().is_some_and(|n| named.contains(n)))
+        .map(|g| PlacementGroup {
+            id: text(&g["group_id"]),
+            name: text(&g["group_name"]),
+            strategy: text(&g["strategy"]),
+        })
+        .collect();
+    groups.sort_by(|a, b| a.name.cmp(&b.name));
+    Ok(groups)
 }
 
 async fn security_groups(aws: &AwsClients, vpc: &str) -> Result<Vec<SecurityGroup>, CaptureError> {
@@ -263,6 +347,13 @@ async fn nodegroups(aws: &AwsClients, cluster: &str) -> Result<Vec<Nodegroup>, C
                     .collect(),
                 node_role: text(&n["node_role"]),
                 created_at: text(&n["created_at"]),
+                launch_template: n["launch_template"]["id"]
+                    .as_str()
+                    .map(|id| NodegroupTemplate {
+                        id: id.to_string(),
+                        name: text(&n["launch_template"]["name"]),
+                        version: text(&n["launch_template"]["version"]),
+                    }),
             }
         })
         .collect())

@@ -177,3 +177,119 @@ fn a_lab_state_file_that_is_not_one_is_refused_by_name() {
         refused.stderr()
     );
 }
+
+/// A p5 group launched from an EFA launch template into a cluster placement group, with
+/// NVIDIA's and the EFA device plugins, beside the lab's groups; no p5 node runs yet.
+const P5_GROUP: &str = r#"
+let g = eks::nodegroup("myeks5w", "gpu");
+let labels = g.labels; labels.tier = "p5";
+let node_sg = ec2::security_groups().filter(|s| s.group_name == "myeks5w-node")[0].group_id;
+ec2::create_placement_group("p5-cluster", "cluster");
+ec2::create_launch_template(#{ name: "p5-efa", placement_group: "p5-cluster", efa_interfaces: 32, security_groups: [node_sg] });
+eks::create_nodegroup("myeks5w", #{ name: "p5", instance_type: "p5.48xlarge", ami_type: "AL2023_x86_64_NVIDIA",
+    desired: 0, min: 0, max: 4, subnets: g.subnets, node_role: g.node_role, labels: labels, taints: g.taints,
+    launch_template: "p5-efa" });
+eks::wait_nodegroup_active("myeks5w", "p5");
+let plugin = |name, image, selector| #{ apiVersion: "apps/v1", kind: "DaemonSet",
+    metadata: #{ name: name, namespace: "kube-system" },
+    spec: #{ selector: #{ matchLabels: #{ name: name } },
+        template: #{ metadata: #{ labels: #{ name: name } },
+            spec: #{ nodeSelector: selector,
+                tolerations: [#{ key: "nvidia.com/gpu", operator: "Exists", effect: "NoSchedule" }],
+                containers: [#{ name: name, image: image }] } } } };
+k8s::apply(plugin.call("nvidia-device-plugin-daemonset", "nvcr.io/nvidia/k8s-device-plugin:v0.17.1", #{}));
+k8s::apply(plugin.call("efa-aws-efa-k8s-device-plugin",
+    "602401143452.dkr.ecr.us-west-2.amazonaws.com/eks/aws-efa-k8s-device-plugin:v0.5.20",
+    #{ "node.kubernetes.io/instance-type": "p5.48xlarge" }));
+"#;
+
+/// The rehearsal of the captured p5 group: two nodes, each with 8 GPUs and 32 EFA devices,
+/// in the placement group; back to 0 after.
+const P5_REHEARSAL: &str = r#"
+step("p5 scale-up", || {
+    eks::scale_nodegroup("myeks5w", "p5", 2);
+    k8s::wait_nodes(#{ labels: #{ tier: "p5" }, count: 2, timeout: "20m" });
+    wait_until(#{ timeout: "5m", interval: "5s", what: "8 GPUs and 32 EFA devices on each p5 node" },
+        || k8s::nodes(#{ tier: "p5" }).all(|n| n.allocatable["nvidia.com/gpu"] == "8"
+            && n.allocatable["vpc.amazonaws.com/efa"] == "32"));
+    let p5 = ec2::instances().filter(|i| i.instance_type == "p5.48xlarge" && i.state == "running");
+    assert(p5.len() == 2 && p5.all(|i| i.placement_group == "p5-cluster" && i.efa_interfaces == 32), `${p5}`);
+    print(`${p5.len()} p5.48xlarge in p5-cluster with 8 GPUs and 32 EFA devices each`);
+});
+eks::scale_nodegroup("myeks5w", "p5", 0);
+"#;
+
+#[test]
+fn a_captured_p5_group_rehearses_with_its_gpus_efa_and_placement_group() {
+    let lab = LabServer::start("600");
+    let endpoint = lab.aws_endpoint();
+    Runbook::new()
+        .lab_env(&lab)
+        .args(["eval", "--aws-endpoint", &endpoint, "--kubeconfig"])
+        .arg(&lab.kubeconfig)
+        .arg(P5_GROUP)
+        .run()
+        .expect_code(0);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let file = dir.path().join("lab-state.json");
+    capture(&lab, &file);
+    drop(lab);
+    let state = json(&file);
+    let aws = &state["aws"];
+    assert_eq!(aws["placement_groups"][0]["name"], "p5-cluster", "{aws}");
+    assert_eq!(aws["placement_groups"][0]["strategy"], "cluster");
+    let template = &aws["launch_templates"][0];
+    assert_eq!(template["name"], "p5-efa");
+    assert_eq!(template["placement_group"], "p5-cluster");
+    assert_eq!(template["interfaces"].as_array().map(Vec::len), Some(32));
+    let p5 = aws["nodegroups"]
+        .as_array()
+        .expect("node groups")
+        .iter()
+        .find(|n| n["name"] == "p5")
+        .expect("the p5 group");
+    assert_eq!(p5["launch_template"]["name"], "p5-efa");
+    assert_eq!(p5["launch_template"]["id"], template["id"]);
+
+    let scenario = format!("@{}", file.display());
+    let rehearsal = dir.path().join("p5.rhai");
+    std::fs::write(&rehearsal, P5_REHEARSAL).expect("write");
+    let ran = Runbook::new()
+        .arg("run")
+        .arg(&rehearsal)
+        .args(["--yes", "--progress", "never", "--scenario", &scenario])
+        .run();
+    let out = ran.stdout();
+    assert!(
+        out.contains("2 p5.48xlarge in p5-cluster with 8 GPUs and 32 EFA devices each"),
+        "{out}\n{}",
+        ran.stderr()
+    );
+    ran.expect_code(0);
+
+    // Its plan prices the p5 instances; a $1 budget stops the scale-up before it is sent.
+    let planned = Runbook::new()
+        .arg("plan")
+        .arg(&rehearsal)
+        .args(["--scenario", &scenario])
+        .run()
+        .expect_code(0)
+        .stdout();
+    let priced = planned
+        .lines()
+        .filter(|l| l.contains(" p5.48xlarge ") && l.ends_with("(started by the run)"))
+        .count();
+    assert_eq!(priced, 2, "{planned}");
+    let refused = Runbook::new()
+        .arg("run")
+        .arg(&rehearsal)
+        .args(["--yes", "--max-cost-usd", "1", "--scenario", &scenario])
+        .run()
+        .expect_code(1)
+        .stderr();
+    assert!(
+        refused
+            .contains("it starts 2 x p5.48xlarge, billed for at least 60 s each ($1.83 together)"),
+        "{refused}"
+    );
+}

@@ -124,7 +124,7 @@ impl AwsClients {
 
     /// Launch templates with what their default version holds: #{ launch_template_id, name,
     /// placement_group, efa_interfaces, interfaces: [#{ network_card_index, device_index,
-    /// interface_type }] }. One paged DescribeLaunchTemplateVersions for every template's
+    /// interface_type, security_groups }] }. One paged DescribeLaunchTemplateVersions for every template's
     /// `$Default` (EC2 answers that with no template named), not one call per template.
     pub async fn launch_templates(&self) -> Result<Vec<Value>, AwsError> {
         let sdk = self.sdk().await;
@@ -153,6 +153,7 @@ impl AwsClients {
                             "network_card_index": n.network_card_index(),
                             "device_index": n.device_index(),
                             "interface_type": n.interface_type(),
+                            "security_groups": n.groups(),
                         })
                     })
                     .collect();

@@ -9,9 +9,9 @@ use serde_json::json;
 
 use crate::lab_state::{self as format, LabState};
 use crate::sim::aws::state::{
-    AccessEntry, Addon, Address, AssociatedPolicy, AwsState, Cluster, Instance, NatGateway,
-    Nodegroup, OidcProvider, PodIdentityAssociation, RemoteNetwork, Role, Rule, SecurityGroup,
-    Subnet, Vpc,
+    AccessEntry, Addon, Address, AssociatedPolicy, AwsState, Cluster, Instance, LaunchTemplate,
+    NatGateway, Nodegroup, NodegroupTemplate, OidcProvider, PlacementGroup, PodIdentityAssociation,
+    RemoteNetwork, Role, Rule, SecurityGroup, Subnet, TemplateInterface, Vpc,
 };
 use crate::sim::kube::rbac::bootstrap;
 use crate::sim::kube::state::{KubeState, store_key};
@@ -25,7 +25,33 @@ pub(super) fn load(twin: &Twin, capture: &LabState) -> Vec<String> {
     let at = parse_rfc3339(&capture.captured_at).unwrap_or_default();
     twin.clock.advance_to(at);
     twin.aws(|state| aws(state, &capture.aws, at));
-    twin.kube(|state| kube(state, &capture.kubernetes))
+    twin.kube(|state| {
+        state.efa_devices.extend(efa_devices(capture));
+        kube(state, &capture.kubernetes)
+    })
+}
+
+/// The EFA interfaces of each captured node's instance (by its `spec.providerID`,
+/// `aws:///ZONE/INSTANCE`), which the EFA device plugin advertises.
+fn efa_devices(capture: &LabState) -> Vec<(String, u32)> {
+    let efa: BTreeMap<&str, u32> = capture
+        .aws
+        .instances
+        .iter()
+        .filter(|i| i.efa_interfaces > 0)
+        .map(|i| (i.id.as_str(), i.efa_interfaces))
+        .collect();
+    capture
+        .kubernetes
+        .objects
+        .iter()
+        .filter(|o| o["kind"] == "Node")
+        .filter_map(|node| {
+            let instance = node["spec"]["providerID"].as_str()?.rsplit('/').next()?;
+            let name = node["metadata"]["name"].as_str()?;
+            Some((name.to_string(), *efa.get(instance)?))
+        })
+        .collect()
 }
 
 fn time(text: &str, otherwise: Duration) -> Duration {
@@ -102,6 +128,7 @@ fn aws(state: &mut AwsState, capture: &format::AwsState, at: Duration) {
             .extend(group.rules.iter().map(|rule| rule_of(&group.id, rule)));
     }
     cluster(state, &capture.cluster, at);
+    launch(state, capture, at);
     for nodegroup in &capture.nodegroups {
         let uuid = state.next_uuid();
         state.nodegroups.insert(
@@ -130,7 +157,14 @@ fn aws(state: &mut AwsState, capture: &format::AwsState, at: Duration) {
                 status: nodegroup.status.clone(),
                 created_at: time(&nodegroup.created_at, at),
                 modified_at: time(&nodegroup.created_at, at),
-                launch_template: None,
+                launch_template: nodegroup
+                    .launch_template
+                    .as_ref()
+                    .map(|t| NodegroupTemplate {
+                        id: t.id.clone(),
+                        name: t.name.clone(),
+                        version: t.version.clone(),
+                    }),
             },
         );
     }
@@ -151,8 +185,8 @@ fn aws(state: &mut AwsState, capture: &format::AwsState, at: Duration) {
                 groups: instance.security_groups.clone(),
                 ami: instance.image.clone(),
                 launched_at: at,
-                placement_group: None,
-                efa_interfaces: 0,
+                placement_group: instance.placement_group.clone(),
+                efa_interfaces: instance.efa_interfaces,
             },
         );
     }
@@ -189,10 +223,48 @@ fn aws(state: &mut AwsState, capture: &format::AwsState, at: Duration) {
         .chain(state.addresses.keys())
         .chain(state.subnets.keys())
         .chain(state.vpcs.keys())
+        .chain(state.launch_templates.keys())
+        .chain(state.placement_groups.values().map(|g| &g.id))
         .cloned()
         .collect();
     for id in ids {
         state.skip_id(&id);
+    }
+}
+
+/// The placement groups and launch templates a captured node group launches from, so its new
+/// nodes land in the group with their EFA interfaces as the real ones would.
+fn launch(state: &mut AwsState, capture: &format::AwsState, at: Duration) {
+    for group in &capture.placement_groups {
+        state.placement_groups.insert(
+            group.name.clone(),
+            PlacementGroup {
+                id: group.id.clone(),
+                name: group.name.clone(),
+                strategy: group.strategy.clone(),
+            },
+        );
+    }
+    for template in &capture.launch_templates {
+        state.launch_templates.insert(
+            template.id.clone(),
+            LaunchTemplate {
+                id: template.id.clone(),
+                name: template.name.clone(),
+                created_at: at,
+                placement_group: template.placement_group.clone(),
+                interfaces: template
+                    .interfaces
+                    .iter()
+                    .map(|i| TemplateInterface {
+                        device_index: i.device_index,
+                        network_card_index: i.network_card_index,
+                        interface_type: i.interface_type.clone(),
+                        groups: i.security_groups.clone(),
+                    })
+                    .collect(),
+            },
+        );
     }
 }
 
