@@ -8,6 +8,9 @@ all-reduce with its pods made and removed) from the run's JSON report.
 Targets (issue #16): the pair sweep over 16 GPU nodes under 2 s wall, the health of 64 nodes
 under 1 s wall; the per-node cost should stay about that of 2 nodes.
 
+Then benches/p5-health.rhai: gpu::health over 64 p5.48xlarge nodes (512 H100s) against 2 in the
+same run (issue #36: under 2 s wall), and the peak memory of that whole run (under 300 MB).
+
 Usage: scripts/bench-gpu-health.py [RUNS] (default 3; median of RUNS runs per size).
 """
 import json
@@ -64,6 +67,20 @@ def main():
             notes.append(f"per node {per[0] / base[0]:.2f}x, per pair {per[1] / base[1]:.2f}x those at 2")
         print(f"{nodes:9} {wall:8.0f} {medians['health']:10.0f} {per[0]:6.1f} "
               f"{medians['NCCL pair sweep']:9.0f} {per[1]:6.1f}  {'; '.join(notes)}")
+    p5_health()
+
+
+def p5_health():
+    """benches/p5-health.rhai: its own medians (2 and 64 p5 nodes), and the run's peak RSS."""
+    args = [BINARY, "run", "benches/p5-health.rhai", "--progress", "never"]
+    process = subprocess.Popen(args, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    out = process.stdout.read()
+    _, status, usage = os.wait4(process.pid, 0)
+    if os.waitstatus_to_exitcode(status) != 0:
+        sys.exit(f"benches/p5-health.rhai failed: {out[-2000:]}")
+    line = next((l.split("] ", 1)[-1] for l in out.splitlines() if "gpu::health median" in l), out)
+    peak = usage.ru_maxrss / 1024
+    print(f"{line}; peak {peak:.0f} MB, <300 MB: {'met' if peak < 300 else 'NOT met'}")
 
 
 if __name__ == "__main__":
