@@ -281,3 +281,41 @@ fn the_blueprint_primitives_create_wait_and_delete_on_moto() {
         "everything made was deleted again"
     );
 }
+
+/// Launch templates (EFA interfaces by network card, a placement group) made, read back in one
+/// DescribeLaunchTemplateVersions and deleted on moto; and moto's DescribeInstanceTypes, built
+/// from AWS's own answers, agrees with the twin's catalog on the GPU types it knows. (moto has
+/// no placement groups: CreatePlacementGroup is "not implemented" there.)
+#[test]
+fn launch_templates_and_instance_types_on_moto_agree_with_the_twin() {
+    let Some(moto) = moto() else { return };
+    let script = r#"
+ec2::create_launch_template(#{ name: "p5-efa", placement_group: "p5-cluster", efa_interfaces: 4, security_groups: [] });
+let made = ec2::launch_templates();
+ec2::delete_launch_template("p5-efa");
+#{ made: made.map(|t| #{ name: t.name, placement_group: t.placement_group, efa: t.efa_interfaces,
+        cards: t.interfaces.map(|i| `${i.network_card_index}/${i.device_index}/${i.interface_type}`) }),
+   after: ec2::launch_templates().len() }"#;
+    let out: serde_json::Value = serde_json::from_str(&eval(&moto, script)).expect("JSON");
+    assert_eq!(
+        out,
+        serde_json::json!({
+            "made": [{"name": "p5-efa", "placement_group": "p5-cluster", "efa": 4,
+                      "cards": ["0/0/efa", "1/1/efa", "2/1/efa", "3/1/efa"]}],
+            "after": 0,
+        })
+    );
+
+    let types = r#"ec2::instance_types(["p5.48xlarge", "p4d.24xlarge", "g5.xlarge", "g6e.12xlarge"]).map(|t|
+    #{ t: t.instance_type, gpus: t.gpu_count, vcpus: t.vcpus, memory: t.memory_mib, gpu_memory: t.total_gpu_memory_mib,
+       efa: t.efa_supported, efa_interfaces: t.maximum_efa_interfaces, cards: t.maximum_network_cards })"#;
+    let on_moto: serde_json::Value = serde_json::from_str(&eval(&moto, types)).expect("JSON");
+    let on_twin = Runbook::new()
+        .args(["eval", "--json", types])
+        .run()
+        .expect_code(0)
+        .stdout();
+    let on_twin: serde_json::Value = serde_json::from_str(&on_twin).expect("JSON");
+    assert_eq!(on_moto.as_array().map(Vec::len), Some(4), "{on_moto}");
+    assert_eq!(on_moto, on_twin, "moto's instance types and the catalog's");
+}
