@@ -2,6 +2,7 @@
 //! wire protocols on loopback, on a virtual clock. It depends on the clock, the lab's facts
 //! and wire formats and the pure `auth` checks only, never on the script host, the bindings or the clients.
 
+mod accept;
 pub mod audit;
 mod autoscaling;
 pub mod aws;

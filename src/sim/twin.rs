@@ -53,9 +53,27 @@ pub struct Twin {
 pub struct RequestCounts {
     kube: AtomicU64,
     aws: AtomicU64,
+    kube_connections: AtomicU64,
+    aws_connections: AtomicU64,
 }
 
 impl RequestCounts {
+    pub fn count_kube_connection(&self) {
+        self.kube_connections.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub fn count_aws_connection(&self) {
+        self.aws_connections.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// `(kubernetes, aws)` connections accepted so far.
+    pub fn connections(&self) -> (u64, u64) {
+        (
+            self.kube_connections.load(Ordering::Relaxed),
+            self.aws_connections.load(Ordering::Relaxed),
+        )
+    }
+
     pub fn count_kube(&self) {
         self.kube.fetch_add(1, Ordering::Relaxed);
     }

@@ -21,6 +21,7 @@ use super::faults::{Injected, Refusal};
 use super::wire::{Xml, escape, form};
 use super::{actions, ec2, eks, iam, kms, signature, sts};
 use crate::auth::sigv4::{Claim, Sent};
+use crate::sim::accept::next_connection;
 use crate::sim::kube::server::{Body, full};
 use crate::sim::request_path;
 use crate::sim::twin::Twin;
@@ -450,9 +451,10 @@ pub async fn start(twin: Arc<Twin>, port: u16) -> std::io::Result<SocketAddr> {
     let _ = twin.aws_authority.set(address.to_string());
     tokio::spawn(async move {
         loop {
-            let Ok((stream, _)) = listener.accept().await else {
+            let Some(stream) = next_connection(&listener).await else {
                 continue;
             };
+            twin.requests.count_aws_connection();
             let twin = twin.clone();
             tokio::spawn(async move {
                 let service = service_fn(move |request| {

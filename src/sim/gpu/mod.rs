@@ -9,6 +9,7 @@ pub mod dcgmi;
 pub mod efa;
 pub mod gpu_model;
 pub mod kernel_log;
+pub mod mig_profiles;
 pub mod nccl_tests;
 pub mod node_faults;
 pub mod nvidia_smi;

@@ -14,7 +14,12 @@ pub fn handle(twin: &Twin, method: &Method, path: &str, query: &Query) -> Respon
     match (method.as_str(), path) {
         ("GET", "requests") => {
             let (kubernetes, aws) = twin.requests.totals();
-            json_response(200, &json!({"kubernetes": kubernetes, "aws": aws}))
+            let (kube_connections, aws_connections) = twin.requests.connections();
+            json_response(
+                200,
+                &json!({"kubernetes": kubernetes, "aws": aws,
+                        "connections": {"kubernetes": kube_connections, "aws": aws_connections}}),
+            )
         }
         ("GET", "audit") => {
             let entries = twin.audit.entries().into_iter().map(|(attributes, count)| {

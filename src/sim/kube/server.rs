@@ -17,6 +17,7 @@ use tokio::net::TcpListener;
 use tokio_rustls::TlsAcceptor;
 
 use super::handlers;
+use crate::sim::accept::next_connection;
 use crate::sim::tls::LabTls;
 use crate::sim::twin::Twin;
 
@@ -49,9 +50,10 @@ pub fn text_response(status: u16, text: String) -> Response<Body> {
 /// Serves the API over TLS on `listener` until the task is dropped.
 pub async fn serve(twin: Arc<Twin>, listener: TcpListener, acceptor: TlsAcceptor) {
     loop {
-        let Ok((stream, _)) = listener.accept().await else {
+        let Some(stream) = next_connection(&listener).await else {
             continue;
         };
+        twin.requests.count_kube_connection();
         let twin = twin.clone();
         let acceptor = acceptor.clone();
         tokio::spawn(async move {

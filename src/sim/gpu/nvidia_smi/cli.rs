@@ -2,6 +2,7 @@
 //! of the real tool for arguments it rejects.
 
 use super::super::gpu_model::{GpuDevice, GpuHost, MigMode};
+use super::super::mig_profiles;
 use super::text::Display;
 use super::{query, table, text, xml};
 
@@ -123,7 +124,7 @@ pub fn run(host: &GpuHost, args: &[&str]) -> Output {
     }
     match args.first().copied() {
         None => return Output::ok(table::render(host)),
-        Some("mig") => return mig(host),
+        Some("mig") => return mig(host, &args[1..]),
         Some("topo") if args.get(1..) == Some(&["-m"][..]) => {
             return Output::ok(text::topology(host));
         }
@@ -327,16 +328,38 @@ fn csv_query(
     }
 }
 
-/// `nvidia-smi mig ...`: an A10G has no MIG, so every MIG listing finds nothing.
-fn mig(host: &GpuHost) -> Output {
-    if host.gpus.iter().any(|g| g.mig_mode != MigMode::Unsupported) {
+/// `nvidia-smi mig -lgip [-i N]`: the GPU instance profiles of the MIG-capable GPUs (MIG
+/// disabled, as they boot, still lists them); a GPU without MIG finds nothing. Other `mig`
+/// commands (making and listing instances) are not modelled.
+fn mig(host: &GpuHost, args: &[&str]) -> Output {
+    let mut list_profiles = false;
+    let mut id = None;
+    let mut rest = args.iter();
+    while let Some(arg) = rest.next() {
+        match *arg {
+            "-lgip" | "--list-gpu-instance-profiles" => list_profiles = true,
+            "-i" | "--id" => id = rest.next().copied(),
+            _ => return invalid(),
+        }
+    }
+    if !list_profiles {
         return invalid();
     }
-    Output {
-        stdout: "No MIG-supported devices found.\n".to_owned(),
-        stderr: String::new(),
-        exit_code: EXIT_NOT_FOUND,
+    let gpus: Vec<(u32, &str)> = host
+        .gpus
+        .iter()
+        .filter(|g| id.is_none_or(|id| id == g.index.to_string() || id == g.uuid))
+        .filter(|g| g.mig_mode != MigMode::Unsupported)
+        .map(|g| (g.index, g.name.as_str()))
+        .collect();
+    if gpus.is_empty() {
+        return Output {
+            stdout: "No MIG-supported devices found.\n".to_owned(),
+            stderr: String::new(),
+            exit_code: EXIT_NOT_FOUND,
+        };
     }
+    Output::ok(mig_profiles::render(&gpus))
 }
 
 /// What the driver's lost GPUs do to any command: a line each on stderr, the rest answered

@@ -193,6 +193,30 @@ fn mig_listing_finds_nothing_on_an_a10g() {
 }
 
 #[test]
+fn mig_listing_on_a_p5_shows_each_h100s_profiles() {
+    let row = crate::lab::gpu_catalog::find("p5.48xlarge").expect("in the catalog");
+    let host = GpuHost::of_type(row, "ip-10-0-1-2", 7, "Mon Nov 30 04:43:45 2026").expect("a host");
+    let out = run(&host, &["mig", "-lgip"]);
+    assert_eq!(out.exit_code, 0);
+    let profiles = crate::gpu::nvidia_smi::parse_mig_profiles(&out.stdout).expect("parses");
+    assert_eq!(profiles.len(), 8 * 7);
+    assert_eq!(profiles[0].name, "MIG 1g.10gb");
+    assert_eq!(profiles[6].name, "MIG 7g.80gb");
+    assert_eq!(profiles[6].sm, 132);
+    let one = run(&host, &["mig", "-i", "3", "-lgip"]);
+    let profiles = crate::gpu::nvidia_smi::parse_mig_profiles(&one.stdout).expect("parses");
+    assert!(
+        profiles.len() == 7 && profiles.iter().all(|p| p.gpu == 3),
+        "{}",
+        one.stdout
+    );
+    assert_eq!(
+        run(&host, &["mig", "-cgi", "19"]).stdout,
+        INVALID_COMBINATION
+    );
+}
+
+#[test]
 fn xml_either_order() {
     let a = run(&host(), &["-q", "-x"]);
     assert_eq!(a.exit_code, 0);
