@@ -30,6 +30,9 @@ pub(crate) struct RunHistory {
     runbook_file: PathBuf,
     target: String,
     started: f64,
+    /// `git status` for the commit, started with the run so its few ms overlap the run's work
+    /// instead of following it.
+    commit: Arc<Mutex<Option<std::thread::JoinHandle<Option<String>>>>>,
 }
 
 impl RunHistory {
@@ -41,19 +44,33 @@ impl RunHistory {
     ) -> Result<Self, Error> {
         let history = History::open(dir).map_err(Error::History)?;
         history.check().map_err(Error::History)?;
+        let file = runbook_file.to_path_buf();
+        let commit = std::thread::Builder::new()
+            .name("git-status".into())
+            .spawn(move || commit_of(&file))
+            .ok();
         Ok(Self {
             history: Arc::new(Mutex::new(history)),
             runbook: runbook.to_string(),
             runbook_file: runbook_file.to_path_buf(),
             target: target.to_string(),
             started: unix_now(),
+            commit: Arc::new(Mutex::new(commit)),
         })
     }
 
     /// Keeps the finished run; answers its number in the history.
     pub(crate) fn keep(&self, report: &Report, finished: f64) -> Result<u64, Error> {
         let key = history::run_key(&self.runbook_file, &self.target, &report.parameters);
-        let commit = commit_of(&self.runbook_file);
+        let started = self
+            .commit
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take();
+        let commit = match started {
+            Some(status) => status.join().ok().flatten(),
+            None => commit_of(&self.runbook_file),
+        };
         let mut history = self
             .history
             .lock()

@@ -10,6 +10,7 @@ pub mod faults;
 pub mod gpu;
 pub mod kube;
 pub mod launch;
+pub mod recording;
 pub mod request_path;
 pub mod scenario;
 pub mod secrets;

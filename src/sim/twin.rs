@@ -37,6 +37,8 @@ pub struct Twin {
     /// How many requests each API has answered (`GET /twin/requests`), for benchmarks that
     /// check a runbook makes only the requests it needs.
     pub requests: RequestCounts,
+    /// The requests answered while a benchmark asked to keep them (`/twin/record`).
+    pub recording: super::recording::Recording,
     /// The RBAC attributes of every Kubernetes request served (`GET /twin/audit`).
     pub audit: Audit<RequestAttributes>,
     /// The IAM action of every AWS call served (`GET /twin/audit` on the AWS endpoint).
@@ -153,6 +155,7 @@ impl Twin {
                 due: Mutex::new(BTreeMap::new()),
                 this: this.clone(),
                 requests: RequestCounts::default(),
+                recording: super::recording::Recording::default(),
                 audit: Audit::default(),
                 aws_audit: Audit::default(),
                 secrets,

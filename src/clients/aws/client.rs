@@ -5,7 +5,10 @@ use aws_config::stalled_stream_protection::StalledStreamProtectionConfig;
 use aws_config::timeout::TimeoutConfig;
 use aws_config::{BehaviorVersion, Region, SdkConfig};
 use aws_credential_types::Credentials;
+use aws_sdk_eks::config::SharedHttpClient;
 use aws_sdk_eks::config::retry::{RetryPartition, TokenBucket};
+use aws_smithy_http_client::proxy::ProxyConfig;
+use aws_smithy_http_client::{Builder, ConnectorBuilder, tls};
 use tokio::sync::OnceCell;
 
 use crate::auth::secret::Secret;
@@ -173,6 +176,7 @@ impl AwsClients {
         self.sdk
             .get_or_init(|| async {
                 let mut loader = aws_config::defaults(BehaviorVersion::latest())
+                    .http_client(shared_https_client())
                     .retry_config(self.retry.retry_config());
                 if let Some(sleep) = self.retry.sleep() {
                     // Backoffs move the virtual clock. Timeouts and stalled-stream checks
@@ -218,6 +222,22 @@ impl AwsClients {
             })
             .await
     }
+}
+
+/// The SDK's default HTTPS client (rustls, proxies from the environment), made once for all the
+/// services: left to themselves, each service client makes its own, with a pool of its own.
+fn shared_https_client() -> SharedHttpClient {
+    Builder::new().build_with_connector_fn(|settings, components| {
+        let mut connector = ConnectorBuilder::default().tls_provider(tls::Provider::Rustls(
+            tls::rustls_provider::CryptoMode::AwsLc,
+        ));
+        connector.set_connector_settings(settings.cloned());
+        if let Some(components) = components {
+            connector.set_sleep_impl(components.sleep_impl());
+        }
+        connector.set_proxy_config(Some(ProxyConfig::from_env()));
+        connector.build()
+    })
 }
 
 /// One drill is one caller making its calls in turn, each bounded by the attempt budget. The

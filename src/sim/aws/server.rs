@@ -23,6 +23,7 @@ use super::{actions, ec2, eks, iam, kms, signature, sts};
 use crate::auth::sigv4::{Claim, Sent};
 use crate::sim::accept::next_connection;
 use crate::sim::kube::server::{Body, full};
+use crate::sim::recording::Recorded;
 use crate::sim::request_path;
 use crate::sim::twin::Twin;
 
@@ -204,6 +205,27 @@ async fn handle(twin: Arc<Twin>, request: Request<Incoming>) -> Response<Body> {
     };
     let service = claim.service.as_str();
     let text = String::from_utf8_lossy(&bytes).into_owned();
+    if twin.recording.is_on() {
+        let header = |name: &str| {
+            parts
+                .headers
+                .get(name)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_string)
+        };
+        twin.recording.keep(Recorded {
+            service: service.to_string(),
+            method: method.clone(),
+            path: parts
+                .uri
+                .path_and_query()
+                .map(|p| p.to_string())
+                .unwrap_or_default(),
+            content_type: header("content-type"),
+            target: header("x-amz-target"),
+            body: text.clone(),
+        });
+    }
     // The query APIs (EC2, IAM, STS) carry their parameters in the query and the form body
     // alike; read once, for the IAM action here and the service below.
     let mut params = query.clone();

@@ -21,6 +21,18 @@ pub fn handle(twin: &Twin, method: &Method, path: &str, query: &Query) -> Respon
                         "connections": {"kubernetes": kube_connections, "aws": aws_connections}}),
             )
         }
+        ("POST", "record") if query.has("on") => {
+            twin.recording.start();
+            json_response(200, &json!([]))
+        }
+        ("POST", "record") if query.has("off") => json_response(
+            200,
+            &serde_json::to_value(twin.recording.stop()).unwrap_or_default(),
+        ),
+        ("GET", "record") => json_response(
+            200,
+            &serde_json::to_value(twin.recording.kept()).unwrap_or_default(),
+        ),
         ("GET", "audit") => {
             let entries = twin.audit.entries().into_iter().map(|(attributes, count)| {
                 let mut entry = serde_json::to_value(attributes).unwrap_or_default();

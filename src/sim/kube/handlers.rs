@@ -21,6 +21,7 @@ use super::{
     admin, authentication, authorization, discovery, exec, impersonation, logs, openapi,
     protobuf_bodies, reviews, tables, token_request, watch,
 };
+use crate::sim::recording::Recorded;
 use crate::sim::request_path;
 use crate::sim::twin::Twin;
 
@@ -85,6 +86,13 @@ fn creating_apply(
     }
 }
 
+fn header_text(headers: &http::HeaderMap, name: &str) -> Option<String> {
+    headers
+        .get(name)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string)
+}
+
 pub async fn handle(twin: Arc<Twin>, request: Request<Incoming>) -> Response<Body> {
     // Every check below and the router read this one normalised path.
     let path = request_path::normalized(request.uri().path());
@@ -103,6 +111,20 @@ pub async fn handle(twin: Arc<Twin>, request: Request<Incoming>) -> Response<Bod
             return unauthorized();
         }
     };
+    if twin.recording.is_on() && !request_path::is_admin_endpoint(&path) {
+        twin.recording.keep(Recorded {
+            service: "kubernetes".into(),
+            method: request.method().to_string(),
+            path: request
+                .uri()
+                .path_and_query()
+                .map(|p| p.to_string())
+                .unwrap_or_default(),
+            content_type: header_text(request.headers(), "content-type"),
+            target: None,
+            body: String::new(),
+        });
+    }
     let user = match impersonation::requested(request.headers()) {
         Err(error) => return error_response(&error),
         Ok(None) => user,
