@@ -1,27 +1,19 @@
 //! Checks made before a run's first step, so that a mutating drill never runs only to fail at
-//! the end: the report and JUnit folders exist and take files, and `--snapshot-dir` names a
+//! the end: the report, JUnit, summary and HTML folders exist and take files, and `--snapshot-dir` names a
 //! folder that is there. Nothing is created that the user did not name.
 
 use std::path::Path;
 
 use crate::error::Error;
 
-/// Errors name the flag, the path and what to do; nothing has run when they come.
+/// Errors name the flag, the path and what to do; nothing has run when they come. `outputs`:
+/// each output flag with the file it names, if any.
 pub(crate) fn check_outputs(
-    report: Option<&Path>,
-    junit: Option<&Path>,
-    metrics_file: Option<&Path>,
-    summary: Option<&Path>,
+    outputs: &[(&str, Option<&Path>)],
     snapshot_root: Option<&Path>,
 ) -> Result<(), Error> {
-    let outputs = [
-        ("--report", report),
-        ("--junit", junit),
-        ("--metrics-file", metrics_file),
-        ("--summary", summary),
-    ];
     for (flag, path) in outputs {
-        if let Some(path) = path {
+        if let Some(path) = *path {
             writable_parent(flag, path)?;
         }
     }
@@ -81,10 +73,7 @@ mod tests {
     #[test]
     fn a_missing_folder_is_refused_before_the_run() {
         let error = check_outputs(
-            Some(Path::new("/no/such/dir/r.json")),
-            None,
-            None,
-            None,
+            &[("--report", Some(Path::new("/no/such/dir/r.json")))],
             None,
         )
         .unwrap_err()
@@ -93,7 +82,7 @@ mod tests {
             error,
             "--report /no/such/dir/r.json: the folder /no/such/dir does not exist; create it first (nothing has run)"
         );
-        let error = check_outputs(None, None, None, None, Some(Path::new("/no/such/sn")))
+        let error = check_outputs(&[("--report", None)], Some(Path::new("/no/such/sn")))
             .unwrap_err()
             .to_string();
         assert!(
@@ -106,15 +95,18 @@ mod tests {
     fn a_writable_folder_passes_and_keeps_no_probe() {
         let dir = tempfile::tempdir().unwrap();
         check_outputs(
-            Some(&dir.path().join("r.json")),
-            Some(&dir.path().join("j.xml")),
-            Some(&dir.path().join("m.prom")),
-            Some(&dir.path().join("s.md")),
+            &[
+                ("--report", Some(&dir.path().join("r.json"))),
+                ("--junit", Some(&dir.path().join("j.xml"))),
+                ("--metrics-file", Some(&dir.path().join("m.prom"))),
+                ("--summary", Some(&dir.path().join("s.md"))),
+                ("--html", Some(&dir.path().join("r.html"))),
+            ],
             Some(dir.path()),
         )
         .unwrap();
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
-        let error = check_outputs(None, Some(dir.path()), None, None, None)
+        let error = check_outputs(&[("--junit", Some(dir.path()))], None)
             .unwrap_err()
             .to_string();
         assert!(error.contains("is a folder"), "{error}");

@@ -13,7 +13,7 @@ use crate::error::Error;
 use crate::journal::{self, Journal, Record};
 use crate::plan::to_summary;
 use crate::report::{
-    LiveSink, PlainSink, Report, Sink, SummaryContext, for_pushgateway, left_behind_text,
+    LiveSink, PlainSink, Report, Sink, SummaryContext, for_pushgateway, left_behind_text, to_html,
     to_junit_xml, to_markdown_summary,
 };
 use crate::script::{self, Host, HostConfig, Interrupt, RunOptions};
@@ -21,10 +21,13 @@ use crate::script::{self, Host, HostConfig, Interrupt, RunOptions};
 pub(crate) fn execute(args: RunArgs) -> AppResult {
     let config = RunConfig::from_args(args)?;
     preflight::check_outputs(
-        config.report.as_deref(),
-        config.junit.as_deref(),
-        config.metrics_file.as_deref(),
-        config.summary.as_deref(),
+        &[
+            ("--report", config.report.as_deref()),
+            ("--junit", config.junit.as_deref()),
+            ("--metrics-file", config.metrics_file.as_deref()),
+            ("--summary", config.summary.as_deref()),
+            ("--html", config.html.as_deref()),
+        ],
         config.snapshot_root.as_deref(),
     )?;
     let text = crate::sandbox::read_text_file(&config.file, crate::sandbox::TEXT_FILE_LIMIT)
@@ -140,6 +143,7 @@ pub(crate) fn execute(args: RunArgs) -> AppResult {
         junit: config.junit.clone(),
         metrics_file: config.metrics_file.clone(),
         summary: config.summary.clone(),
+        html: config.html.clone(),
         history: history.clone(),
         push: pushgateway.map(|gateway| Push {
             gateway,
@@ -317,6 +321,7 @@ struct Outputs {
     junit: Option<std::path::PathBuf>,
     metrics_file: Option<std::path::PathBuf>,
     summary: Option<std::path::PathBuf>,
+    html: Option<std::path::PathBuf>,
     history: Option<RunHistory>,
     push: Option<Push>,
 }
@@ -406,6 +411,16 @@ impl Outputs {
                 "warning: the run's metrics were not pushed: {}",
                 Error::Push(error).render().trim_start_matches("error: ")
             );
+        }
+        if let Some(path) = &self.html {
+            // The user's alone, as the JSON report is: it names the run's resources.
+            crate::sandbox::write_private(path, to_html(report, &context).as_bytes()).map_err(
+                |source| Error::Write {
+                    path: path.clone(),
+                    what: "the HTML report",
+                    source,
+                },
+            )?;
         }
         let summary = self.summary.is_some() || std::env::var_os("GITHUB_STEP_SUMMARY").is_some();
         if summary {

@@ -373,6 +373,10 @@ pub struct RunArgs {
     /// $GITHUB_STEP_SUMMARY when that is set).
     #[arg(long, value_name = "PATH")]
     pub summary: Option<PathBuf>,
+    /// Write the run as one self-contained HTML page to PATH: its timeline, what went wrong,
+    /// the changes and what put them back, the metrics with their last runs.
+    #[arg(long, value_name = "PATH")]
+    pub html: Option<PathBuf>,
     /// Push the run's metrics to this Prometheus Pushgateway (http://HOST:PORT), grouped by
     /// job and runbook; a passing run's time also goes to a group of its own, which a failing
     /// run's push leaves alone.

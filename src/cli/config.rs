@@ -29,6 +29,7 @@ pub struct RunConfig {
     pub history: super::args::HistoryArgs,
     pub metrics_file: Option<PathBuf>,
     pub summary: Option<PathBuf>,
+    pub html: Option<PathBuf>,
     pub pushgateway: Option<String>,
     pub pushgateway_job: String,
     /// What `read_text` may read: the runbook's folder, the snapshot folder, `--allow-read`.
@@ -67,6 +68,7 @@ impl RunConfig {
             history: args.history,
             metrics_file: args.metrics_file,
             summary: args.summary,
+            html: args.html,
             pushgateway: args.pushgateway,
             pushgateway_job: args.pushgateway_job,
         })

@@ -69,6 +69,8 @@ mod tests {
             status,
             error: error.map(str::to_string),
             undo: undo.map(str::to_string),
+            start_ms: 0,
+            start_wall_ms: 0,
             virtual_ms: 0,
             wall_ms: 0,
         }

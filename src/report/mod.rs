@@ -2,6 +2,7 @@
 //! Prometheus metrics.
 
 mod event;
+mod html;
 mod junit;
 mod left_behind;
 mod live;
@@ -14,6 +15,7 @@ mod sparkline;
 mod summary;
 
 pub use event::{Event, NullSink, Sink};
+pub use html::to_html;
 pub use junit::to_junit_xml;
 pub use left_behind::left_behind_text;
 pub use live::LiveSink;

@@ -30,6 +30,9 @@ pub struct StepRecord {
     pub status: Outcome,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// When it started, from the start of the run: on the run's clock, and in wall time.
+    pub start_ms: u64,
+    pub start_wall_ms: u64,
     pub virtual_ms: u64,
     pub wall_ms: u64,
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -45,6 +48,9 @@ pub struct DeferRecord {
     /// How to undo by hand what the cleanup was for, as its `defer` said.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub undo: Option<String>,
+    /// When it started, from the start of the run (0 for one that never ran).
+    pub start_ms: u64,
+    pub start_wall_ms: u64,
     pub virtual_ms: u64,
     pub wall_ms: u64,
 }

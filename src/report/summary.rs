@@ -161,7 +161,7 @@ pub fn to_markdown_summary(report: &Report, context: &SummaryContext) -> String 
     out
 }
 
-fn labels(metric: &MetricRecord) -> String {
+pub(super) fn labels(metric: &MetricRecord) -> String {
     if metric.labels.is_empty() {
         return String::new();
     }
@@ -173,7 +173,7 @@ fn labels(metric: &MetricRecord) -> String {
     format!(" `{{{}}}`", inner.join(",").replace('`', "'"))
 }
 
-fn bounds(metric: &MetricRecord) -> String {
+pub(super) fn bounds(metric: &MetricRecord) -> String {
     match (metric.min, metric.max) {
         (Some(min), Some(max)) => format!("{} to {}", shown_number(min), shown_number(max)),
         (Some(min), None) => format!("at least {}", shown_number(min)),
@@ -182,7 +182,7 @@ fn bounds(metric: &MetricRecord) -> String {
     }
 }
 
-fn baseline(metric: &MetricRecord) -> String {
+pub(super) fn baseline(metric: &MetricRecord) -> String {
     let Some(baseline) = &metric.baseline else {
         return String::new();
     };

@@ -136,6 +136,16 @@ struct RunState {
     changes: Vec<crate::report::ChangeRecord>,
 }
 
+impl Host {
+    /// How far into the run `virtual_at` and `wall_at` are: on its clock, and in wall time.
+    pub(crate) fn since_start(&self, virtual_at: Duration, wall_at: Instant) -> (u64, u64) {
+        (
+            millis(virtual_at.saturating_sub(self.virtual_start)),
+            millis(wall_at.saturating_duration_since(self.wall_start)),
+        )
+    }
+}
+
 pub struct Host {
     pub clock: Arc<dyn Clock>,
     pub runtime: tokio::runtime::Handle,
@@ -409,6 +419,8 @@ impl Host {
             name: open.name,
             status: outcome,
             error,
+            start_ms: millis(open.virtual_start.saturating_sub(self.virtual_start)),
+            start_wall_ms: millis(open.wall_start.saturating_duration_since(self.wall_start)),
             virtual_ms: millis(self.clock.now().saturating_sub(open.virtual_start)),
             wall_ms: millis(open.wall_start.elapsed()),
             steps: open.children,
@@ -538,6 +550,8 @@ impl Host {
             },
             error: None,
             undo: u.undo,
+            start_ms: 0,
+            start_wall_ms: 0,
             virtual_ms: 0,
             wall_ms: 0,
         }));

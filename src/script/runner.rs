@@ -240,6 +240,8 @@ pub fn run_cleanups(host: &Host, engine: &mut Engine, ast: &AST, keep: usize) {
             },
             undo: error.is_some().then(|| defer.undo.clone()).flatten(),
             error,
+            start_ms: host.since_start(virtual_start, wall_start).0,
+            start_wall_ms: host.since_start(virtual_start, wall_start).1,
             virtual_ms: millis(host.clock.now().saturating_sub(virtual_start)),
             wall_ms: millis(wall_start.elapsed()),
         };

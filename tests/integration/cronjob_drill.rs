@@ -159,7 +159,9 @@ fn cronjob_args(pod: &Path, state: &Path) -> Vec<String> {
         .into_iter()
         .map(|arg| match arg {
             "/var/lib/runbook" => state.display().to_string(),
-            other => other.replace("/opt/runbook/", &format!("{}/", repo_root().display())),
+            other => other
+                .replace("/var/lib/runbook/", &format!("{}/", state.display()))
+                .replace("/opt/runbook/", &format!("{}/", repo_root().display())),
         })
         .collect();
     assert!(args.iter().any(|a| a == "--in-cluster"), "{args:?}");
@@ -301,6 +303,11 @@ fn the_cronjob_drill_applies_runs_and_its_rbac_is_exactly_what_it_calls() {
     assert!(
         state.join("nightly/addon-versions.yaml").exists(),
         "snapshots are on the volume"
+    );
+    let page = std::fs::read_to_string(state.join("last-run.html")).expect("the HTML page");
+    assert!(
+        page.contains("data-status=\"passed\""),
+        "the last run's page"
     );
 
     let aws_audit: Value =

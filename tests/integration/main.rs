@@ -24,6 +24,7 @@ mod hardening;
 mod helm_client;
 mod helm_runbooks;
 mod history;
+mod html_report;
 mod hybrid;
 mod interrupt;
 mod k8s_runbooks;

@@ -77,6 +77,8 @@ fn the_scheduled_workflow_passes_actionlint_and_runs_the_drill_with_its_outputs(
         "matrix:",
         "--junit",
         "--summary",
+        "--html",
+        "steps.keep.outputs.artifact-url",
         "--history",
         "actions/cache/restore@",
         "actions/upload-artifact@",
