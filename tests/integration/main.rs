@@ -13,6 +13,7 @@ mod cli;
 mod core_runbooks;
 mod crash_safe;
 mod cronjob_drill;
+mod docs;
 mod gpu_catalog;
 mod gpu_fabric;
 mod gpu_health;
