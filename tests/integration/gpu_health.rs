@@ -99,3 +99,75 @@ fn a_real_healthy_h100_is_healthy_and_unknown_instance_types_are_refused() {
         "{refused}"
     );
 }
+
+/// A GPU host's tools as stand-ins on PATH: an nvidia-smi that answers the health query for 8
+/// H200s (the real H200's row, as captured, once per GPU) and a dmesg with `kernel_log`; no
+/// dcgmi, as on a host without DCGM.
+fn local_tools(kernel_log: &str) -> tempfile::TempDir {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut rows = String::new();
+    for gpu in 0..8 {
+        rows.push_str(&format!(
+            "{gpu}, NVIDIA H200, 00000000:{:02X}:00.0, 580.159.04, Enabled, 0, No, [N/A], [N/A], [N/A], 0, No, No, Not Active, Not Active, Not Active, Not Active\n",
+            0x18 + gpu
+        ));
+    }
+    let tools = [("nvidia-smi", rows), ("dmesg", kernel_log.to_string())];
+    for (name, output) in tools {
+        let data = dir.path().join(format!("{name}.out"));
+        std::fs::write(&data, output).expect("write");
+        let script = dir.path().join(name);
+        std::fs::write(&script, format!("#!/bin/sh\ncat '{}'\n", data.display())).expect("write");
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    }
+    dir
+}
+
+fn run_local(tools: &tempfile::TempDir, code: i32) -> String {
+    let path = format!(
+        "{}:{}",
+        tools.path().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    Runbook::new()
+        .env("PATH", path)
+        .args([
+            "run",
+            "runbooks/gpu-health.rhai",
+            "--progress",
+            "never",
+            "--set",
+            "local=true",
+            "--set",
+            "instance_type=p5e.48xlarge",
+        ])
+        .run()
+        .expect_code(code)
+        .stdout()
+}
+
+#[test]
+fn the_health_runbook_judges_this_machine_alone_with_its_own_tools() {
+    let healthy = "[    0.685912] NVRM: loading NVIDIA UNIX Open Kernel Module for x86_64  580.159.04  Release Build  (nixbld@)\n";
+    let tools = local_tools(healthy);
+    let out = run_local(&tools, 0);
+    assert!(out.contains(": HEALTHY"), "{out}");
+    assert!(
+        !out.contains("[step] GPU nodes"),
+        "no cluster is touched: {out}"
+    );
+    assert!(
+        !out.contains("NCCL pair sweep"),
+        "one machine has no pairs: {out}"
+    );
+
+    // The same host after an Xid 79: found on this machine and failing the run.
+    let fallen = format!(
+        "{healthy}[ 1234.5678] NVRM: Xid (PCI:0000:1b:00): 79, pid=0, GPU has fallen off the bus.\n"
+    );
+    let tools = local_tools(&fallen);
+    let out = run_local(&tools, 1);
+    assert!(out.contains("Xid 79"), "{out}");
+    assert!(out.contains("worse than the allowed MONITOR"), "{out}");
+}

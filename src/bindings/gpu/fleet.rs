@@ -11,7 +11,7 @@ use crate::bindings::shared::args::{encode, kube_error, selector, timeout_of};
 use crate::bindings::shared::journaled::journaled;
 use crate::bindings::shared::options::Spec;
 use crate::clients::gpu::{
-    AllReduceSpec, HealthSpec, PROBE_KIND, SweepSpec, collect, probe_selector,
+    AllReduceSpec, HealthSpec, PROBE_KIND, SweepSpec, collect, collect_local, probe_selector,
     remove_health_probes, remove_sweep, sweep,
 };
 use crate::clients::kube::{KubeClient, ListOptions, NodeSummary};
@@ -103,14 +103,20 @@ pub(super) fn install_fleet(
     host: &Arc<Host>,
 ) {
     let (k, h) = (kube.clone(), host.clone());
-    doc("collect", &["options: Map", "Array"], "What a GPU health check reads, from every node `nodes` names (an array of names or a selector),\nthrough one privileged DCGM probe pod per node (deleted after): the nvml::health_fields() query,\nthe kernel log, and `dcgmi diag -r level -j` (level 0-3, 1 by default; 0 runs none). One\n#{ node, via, gpus, kernel_log, dcgm, errors } per node; what could not be read is () with why in\nerrors. Options: level, image, namespace, concurrency (16), timeout (\"5m\" per node).")
+    doc("collect", &["options: Map", "Array"], "What a GPU health check reads, from every node `nodes` names (an array of names or a selector),\nthrough one privileged DCGM probe pod per node (deleted after): the nvml::health_fields() query,\nthe kernel log, and `dcgmi diag -r level -j` (level 0-3, 1 by default; 0 runs none). One\n#{ node, via, gpus, kernel_log, dcgm, errors } per node; what could not be read is () with why in\nerrors. Options: level, image, namespace, concurrency (16), timeout (\"5m\" per node); local: true\nreads this machine instead (its nvidia-smi, dmesg, and dcgmi where DCGM is installed; no cluster),\none answer with via \"local\".")
         .set_into_module(nvml, move |ctx: NativeCallContext, options: Map| -> Result {
             let position = ctx.call_position();
             let function = "nvml::collect";
-            let s = Spec::new(&options, function, &["nodes", "level", "image", "namespace", "concurrency", "timeout"], position)?;
+            let s = Spec::new(&options, function, &["nodes", "level", "image", "namespace", "concurrency", "timeout", "local"], position)?;
             let level = s.int("level")?.unwrap_or(1);
             if !(0..=3).contains(&level) {
                 return Err(s.error(format!("`level` is a dcgmi diag run level, 0 (none) to 3, got {level}")));
+            }
+            if options.get("local").is_some_and(|v| v.as_bool() == Ok(true)) {
+                let fields: Vec<String> = QUERY_FIELDS.iter().map(|f| (*f).to_string()).collect();
+                let timeout = timeout_of(&options, function, Duration::from_secs(300), position)?;
+                let answer = h.block_on(position, collect_local(&fields, level as u32, timeout))?;
+                return Ok(encode(&vec![answer]));
             }
             let (selector, names) = node_choice(&options, &s, function, position)?;
             let spec = HealthSpec {

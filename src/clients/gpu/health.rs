@@ -11,7 +11,7 @@ use serde_json::{Map, Value};
 
 use super::pause::concurrency;
 use super::probe::{self, Probe};
-use crate::clients::kube::{KubeClient, KubeError};
+use crate::clients::kube::{ExecOutput, KubeClient, KubeError};
 use crate::clock::Clock;
 use crate::gpu::nvidia_smi::parse_csv;
 
@@ -56,19 +56,21 @@ fn argv(parts: &[&str]) -> Vec<String> {
     parts.iter().map(|p| (*p).to_string()).collect()
 }
 
-async fn gpus(
-    kube: &KubeClient,
-    namespace: &str,
-    pod: &str,
-    fields: &[String],
-    errors: &mut Vec<String>,
-) -> Option<Vec<Map<String, Value>>> {
-    let command = vec![
+/// What one command printed: its exit status and outputs, or why it could not run.
+type Ran = Result<ExecOutput, String>;
+
+/// The `--query-gpu` command the judgement reads.
+fn query_command(fields: &[String]) -> Vec<String> {
+    vec![
         "nvidia-smi".to_string(),
         format!("--query-gpu={}", fields.join(",")),
         "--format=csv,noheader,nounits".to_string(),
-    ];
-    let out = match kube.exec(pod, Some(namespace), &command, None).await {
+    ]
+}
+
+/// The GPUs' rows from nvidia-smi's answer; what went wrong in `errors`.
+fn gpus(ran: Ran, fields: &[String], errors: &mut Vec<String>) -> Option<Vec<Map<String, Value>>> {
+    let out = match ran {
         Ok(out) => out,
         Err(e) => {
             errors.push(format!("nvidia-smi: {e}"));
@@ -104,15 +106,9 @@ async fn gpus(
     }
 }
 
-/// The stdout of `command` when it exits 0; its failure in `errors` otherwise.
-async fn text_of(
-    kube: &KubeClient,
-    namespace: &str,
-    pod: &str,
-    command: &[&str],
-    errors: &mut Vec<String>,
-) -> Option<String> {
-    match kube.exec(pod, Some(namespace), &argv(command), None).await {
+/// The stdout of `command` when it exited 0; its failure in `errors` otherwise.
+fn text_of(ran: Ran, command: &[&str], errors: &mut Vec<String>) -> Option<String> {
+    match ran {
         Ok(out) if out.exit_code == 0 => Some(out.stdout),
         Ok(out) => {
             errors.push(format!(
@@ -128,6 +124,12 @@ async fn text_of(
             None
         }
     }
+}
+
+async fn exec_in(kube: &KubeClient, namespace: &str, pod: &str, command: &[String]) -> Ran {
+    kube.exec(pod, Some(namespace), command, None)
+        .await
+        .map_err(|e| e.to_string())
 }
 
 async fn one(kube: &KubeClient, node: &str, spec: &HealthSpec, clock: &dyn Clock) -> NodeOutputs {
@@ -153,15 +155,82 @@ async fn one(kube: &KubeClient, node: &str, spec: &HealthSpec, clock: &dyn Clock
             return outputs;
         }
     };
-    let errors = &mut outputs.errors;
-    outputs.gpus = gpus(kube, &spec.namespace, &pod, &spec.fields, errors).await;
-    outputs.kernel_log = text_of(kube, &spec.namespace, &pod, &["dmesg"], errors).await;
+    let (namespace, errors) = (&spec.namespace, &mut outputs.errors);
+    let ran = exec_in(kube, namespace, &pod, &query_command(&spec.fields)).await;
+    outputs.gpus = gpus(ran, &spec.fields, errors);
+    let ran = exec_in(kube, namespace, &pod, &argv(&["dmesg"])).await;
+    outputs.kernel_log = text_of(ran, &["dmesg"], errors);
     if spec.level > 0 {
         let level = spec.level.to_string();
         let command = ["dcgmi", "diag", "-r", level.as_str(), "-j"];
-        outputs.dcgm = text_of(kube, &spec.namespace, &pod, &command, errors).await;
+        let ran = exec_in(kube, namespace, &pod, &argv(&command)).await;
+        outputs.dcgm = text_of(ran, &command, errors);
     }
     probe::stop(kube, &spec.namespace, &pod).await;
+    outputs
+}
+
+/// `command` on this machine, within `timeout` (killed past it).
+async fn run_here(command: &[String], timeout: Duration) -> Ran {
+    let running = tokio::process::Command::new(&command[0])
+        .args(&command[1..])
+        .kill_on_drop(true)
+        .output();
+    match tokio::time::timeout(timeout, running).await {
+        Err(_) => Err(format!("no answer within {}s", timeout.as_secs())),
+        Ok(Err(e)) if e.kind() == std::io::ErrorKind::NotFound => {
+            Err("not found on this machine's PATH".into())
+        }
+        Ok(Err(e)) => Err(format!("cannot run it here: {e}")),
+        Ok(Ok(out)) => Ok(ExecOutput {
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+            exit_code: i64::from(out.status.code().unwrap_or(-1)),
+        }),
+    }
+}
+
+/// The same outputs read on this machine (a GPU host: a hybrid node, a Slurm prolog, a
+/// DaemonSet's pod): its nvidia-smi, its kernel log, and `dcgmi diag` where DCGM is installed
+/// (none is run, and none is asked for, where it is not). Each command gets `timeout`.
+pub async fn collect_local(fields: &[String], level: u32, timeout: Duration) -> NodeOutputs {
+    let host = std::env::var("HOSTNAME")
+        .ok()
+        .filter(|h| !h.is_empty())
+        .or_else(|| {
+            std::fs::read_to_string("/etc/hostname")
+                .ok()
+                .map(|h| h.trim().to_string())
+        })
+        .unwrap_or_else(|| "localhost".into());
+    let mut outputs = NodeOutputs {
+        node: host,
+        via: "local".into(),
+        gpus: None,
+        kernel_log: None,
+        dcgm: None,
+        errors: Vec::new(),
+    };
+    let errors = &mut outputs.errors;
+    outputs.gpus = gpus(
+        run_here(&query_command(fields), timeout).await,
+        fields,
+        errors,
+    );
+    outputs.kernel_log = text_of(
+        run_here(&argv(&["dmesg"]), timeout).await,
+        &["dmesg"],
+        errors,
+    );
+    if level > 0 {
+        let level = level.to_string();
+        let command = ["dcgmi", "diag", "-r", level.as_str(), "-j"];
+        let ran = run_here(&argv(&command), timeout).await;
+        outputs.dcgm = match ran {
+            Err(why) if why.starts_with("not found") => None,
+            ran => text_of(ran, &command, errors),
+        };
+    }
     outputs
 }
 

@@ -9,7 +9,9 @@ mod pause;
 mod probe;
 mod sweep;
 
-pub use health::{HealthSpec, NodeOutputs, PROBE_KIND, collect, remove_health_probes};
+pub use health::{
+    HealthSpec, NodeOutputs, PROBE_KIND, collect, collect_local, remove_health_probes,
+};
 pub use nccl::{AllReduce, AllReduceSpec};
 pub use nvml::{DEFAULT_FIELDS, NodeGpus, QuerySpec, query, query_local, remove_probes};
 pub use probe::probe_selector;

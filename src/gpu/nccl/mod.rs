@@ -1,5 +1,6 @@
 //! nccl-tests output (`all_reduce_perf` and friends): ranks, result rows, verdict and summary.
 
+mod json_report;
 pub mod model;
 pub mod parse;
 mod summary;

@@ -59,6 +59,10 @@ pub struct NcclReport {
     pub warnings: Vec<String>,
     /// Failure lines (`Test failure`, `NCCL failure`, `Caught ...`, errors).
     pub errors: Vec<String>,
+    /// Of those, the ones that say why (nccl-tests' own messages, such as `Invalid number of
+    /// GPUs: 2 requested but only 1 were found.`, and a failed call with its reason), rather
+    /// than where (`Test failure common.cu:1454`).
+    pub causes: Vec<String>,
     /// One line saying what happened.
     pub summary: String,
 }

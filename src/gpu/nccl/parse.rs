@@ -6,12 +6,34 @@ use super::summary::conclude;
 /// Whatever the log shows. Partial, interleaved and garbled logs still give a report; its
 /// `status` says whether the run completed cleanly.
 pub fn parse(text: &str) -> NcclReport {
+    if let Some(report) = super::json_report::parse_json(text) {
+        return report;
+    }
     let mut scan = Scan::default();
     for line in text.lines() {
         scan.line(line.trim());
     }
     scan.finish()
 }
+
+/// Substrings (lowercase) of the messages nccl-tests prints when it stops, saying why
+/// (NVIDIA/nccl-tests@a0b82b2 src/common.cu and src/common.h: `Invalid number of GPUs`,
+/// `Incompatible NCCL versions`, `Test timeout`, `invalid size specified`, `Test NCCL failure
+/// FILE:LINE 'reason'`, ...).
+const CAUSE_MARKERS: &[&str] = &[
+    "invalid number of gpus",
+    "please check the number of processes",
+    "incompatible nccl versions",
+    "is not supported by this test",
+    "test timeout",
+    "invalid size",
+    "invalid sizes",
+    "invalid option",
+    "data corruption",
+    "requires nccl >=",
+    "test nccl failure",
+    "test cuda failure",
+];
 
 /// Substrings (lowercase) that mark a line outside NCCL's own log as a failure.
 const FAILURE_MARKERS: &[&str] = &[
@@ -44,6 +66,7 @@ struct Scan {
     network: Option<String>,
     warnings: Vec<String>,
     errors: Vec<String>,
+    causes: Vec<String>,
 }
 
 impl Scan {
@@ -59,11 +82,12 @@ impl Scan {
         if let Some(host) = log_host(line) {
             push_distinct(&mut self.log_hosts, host);
         }
-        if line.contains("NCCL WARN") {
+        let level = log_level(line);
+        if level == Some(LogLevel::Warn) {
             self.warnings.push(line.to_string());
             return;
         }
-        if line.contains("NCCL INFO") {
+        if level == Some(LogLevel::Info) {
             if let Some((_, name)) = line.split_once("NCCL INFO Using network ") {
                 self.network.get_or_insert_with(|| name.trim().to_string());
             }
@@ -94,7 +118,11 @@ impl Scan {
                 self.collective = collective_in(line);
             }
             let lower = line.to_ascii_lowercase();
-            if FAILURE_MARKERS.iter().any(|m| lower.contains(m)) {
+            let cause = CAUSE_MARKERS.iter().any(|m| lower.contains(m));
+            if cause {
+                self.causes.push(line.to_string());
+            }
+            if cause || FAILURE_MARKERS.iter().any(|m| lower.contains(m)) {
                 self.errors.push(line.to_string());
             }
         }
@@ -219,6 +247,7 @@ impl Scan {
             network: self.network,
             warnings: self.warnings,
             errors: self.errors,
+            causes: self.causes,
             summary: String::new(),
         };
         conclude(&mut report);
@@ -295,10 +324,56 @@ fn strip_launcher_tag(line: &str) -> &str {
     line
 }
 
-/// The host in an NCCL log prefix: `ip-10-3-67-21:1129:1211 [1] NCCL INFO ...`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum LogLevel {
+    Info,
+    Warn,
+}
+
+/// A line of NCCL's own log: `... NCCL INFO ...` / `... NCCL WARN ...` (2.3.5 and later,
+/// src/include/debug.h), or without the word NCCL as older releases printed them: bare
+/// `INFO msg` and `WARN file:line msg` lines (NVIDIA/nccl@cdc36ae src/core.h, before 2.3.5),
+/// and the prefixed `host:pid:tid [dev] INFO ...` / `... [dev] file:line WARN ...`.
+fn log_level(line: &str) -> Option<LogLevel> {
+    if line.contains("NCCL WARN") {
+        return Some(LogLevel::Warn);
+    }
+    if line.contains("NCCL INFO") {
+        return Some(LogLevel::Info);
+    }
+    if line.starts_with("INFO ") {
+        return Some(LogLevel::Info);
+    }
+    if line.starts_with("WARN ") {
+        return Some(LogLevel::Warn);
+    }
+    log_host(line)?;
+    level_after_device(line.split_once(' ')?.1)
+}
+
+/// INFO or WARN right after a `[dev]` prefix, past a `file.cu:LINE` where WARN has one.
+fn level_after_device(rest: &str) -> Option<LogLevel> {
+    let after = rest.trim_start().split_once(']')?.1.trim_start();
+    let after = match after.split_once(' ') {
+        Some((place, tail)) if place.contains(':') && !place.ends_with(':') => tail,
+        _ => after,
+    };
+    if after.starts_with("WARN ") {
+        Some(LogLevel::Warn)
+    } else if after.starts_with("INFO ") {
+        Some(LogLevel::Info)
+    } else {
+        None
+    }
+}
+
+/// The host in an NCCL log prefix: `ip-10-3-67-21:1129:1211 [1] NCCL INFO ...` (or, from
+/// NCCL 2.0-2.3, `... [1] INFO ...`).
 fn log_host(line: &str) -> Option<&str> {
     let (prefix, rest) = line.split_once(' ')?;
-    if !rest.trim_start().starts_with('[') || !rest.contains("NCCL") {
+    let rest = rest.trim_start();
+    let logged = rest.contains("NCCL") || level_after_device(rest).is_some();
+    if !rest.starts_with('[') || !logged {
         return None;
     }
     let mut parts = prefix.split(':');
@@ -321,7 +396,7 @@ fn collective_in(line: &str) -> Option<String> {
 
 /// NCCL_VERSION_CODE to `major.minor.patch`: `22903` -> `2.29.3` (2.9 and later),
 /// `2708` -> `2.7.8` (earlier).
-fn version_from_code(code: &str) -> Option<String> {
+pub(super) fn version_from_code(code: &str) -> Option<String> {
     let code: u64 = code.parse().ok()?;
     let (major, minor, patch) = if code >= 10000 {
         (code / 10000, code / 100 % 100, code % 100)
@@ -336,7 +411,7 @@ fn word_after<'a>(text: &'a str, key: &str) -> Option<&'a str> {
     after.split_whitespace().next()
 }
 
-fn push_distinct(list: &mut Vec<String>, item: &str) {
+pub(super) fn push_distinct(list: &mut Vec<String>, item: &str) {
     if !list.iter().any(|existing| existing == item) {
         list.push(item.to_string());
     }

@@ -220,9 +220,9 @@ node-a: Test NCCL failure common.cu:958 'unhandled cuda error (run with NCCL_DEB
     assert_eq!(report.warnings.len(), 1);
     assert_eq!(report.errors.len(), 2);
     assert!(
-        report
-            .summary
-            .starts_with("error: 2 error lines, last: .. node-a pid 15738: Test failure"),
+        report.summary.starts_with(
+            "error: cause: node-a: Test NCCL failure common.cu:958 'unhandled cuda error"
+        ),
         "{}",
         report.summary
     );
@@ -368,4 +368,127 @@ fn the_network_nccl_chose_is_read_from_its_using_network_line() {
     let efa = "nccl-tests-efa-16-worker-0:25:25 [0] NCCL INFO Using network AWS Libfabric\n";
     assert_eq!(parse(efa).network.as_deref(), Some("AWS Libfabric"));
     assert_eq!(parse("# nccl-tests version 2.17.9\n").network, None);
+}
+
+#[test]
+fn the_cause_nccl_tests_prints_is_the_summarys_not_the_line_it_stopped_at() {
+    // nccl-tests' own message (src/common.cu) and the failure lines after it.
+    let text = "# nThread 1 nGpus 2 minBytes 8 maxBytes 1024 step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1 validation: 1 graph: 0\n\
+Invalid number of GPUs: 2 requested but only 1 were found.\n\
+Please check the number of processes and GPUs per process.\n \
+.. vm pid 1328: Test failure common.cu:1454\n";
+    let report = parse(text);
+    assert_eq!(report.status, Status::Error);
+    assert_eq!(
+        report.causes,
+        vec![
+            "Invalid number of GPUs: 2 requested but only 1 were found.".to_string(),
+            "Please check the number of processes and GPUs per process.".to_string(),
+        ]
+    );
+    assert_eq!(report.errors.len(), 3, "{:?}", report.errors);
+    assert!(
+        report.summary.starts_with(
+            "error: cause: Invalid number of GPUs: 2 requested but only 1 were found., 3 error"
+        ),
+        "{}",
+        report.summary
+    );
+}
+
+#[test]
+fn a_failed_nccl_call_is_the_cause_on_a_real_h200() {
+    let Some(text) =
+        fixture("nccl_all_reduce_perf_h200_all_types_ops_invalid_argument_nccltests2.19.6.txt")
+    else {
+        return;
+    };
+    let report = parse(&text);
+    assert_eq!(report.status, Status::Error);
+    assert_eq!(report.causes.len(), 1, "{:?}", report.causes);
+    assert!(report.causes[0].contains("Test NCCL failure all_reduce.cu:507 'invalid argument"));
+    assert!(
+        report
+            .summary
+            .contains("cause: vm: Test NCCL failure all_reduce.cu:507"),
+        "{}",
+        report.summary
+    );
+}
+
+#[test]
+fn nccl_tests_json_report_reads_as_its_text_does_and_keeps_no_environment() {
+    let Some(text) = fixture("nccl_all_reduce_perf_h200_1gpu_J_json_v3_nccltests2.19.6.json")
+    else {
+        return;
+    };
+    let report = parse(&text);
+    assert_eq!(report.status, Status::Ok, "{}", report.summary);
+    assert_eq!(report.nccl_version.as_deref(), Some("2.28.3"));
+    assert_eq!(report.collective.as_deref(), Some("all_reduce_perf"));
+    assert_eq!(report.hosts, vec!["vm".to_string()]);
+    assert_eq!(report.devices, vec!["NVIDIA H200".to_string()]);
+    assert_eq!(report.nranks, Some(1));
+    // -b 8 -e 64M -f 8: 8 B, 64 B, ... 16 MiB.
+    let sizes: Vec<u64> = report.rows.iter().map(|r| r.size).collect();
+    assert_eq!(
+        sizes,
+        vec![8, 64, 512, 4096, 32768, 262144, 2097152, 16777216]
+    );
+    assert_eq!(report.rows[0].root, Some(-1));
+    assert_eq!(report.rows[0].out_of_place.wrong, Some(0));
+    assert_eq!(report.avg_busbw, Some(0.0));
+    assert_eq!(
+        (report.out_of_bounds, report.out_of_bounds_ok),
+        (Some(0), Some(true))
+    );
+    assert_eq!(report.error_column, Some(ErrorColumn::WrongCount));
+    assert!(report.errors.is_empty(), "{:?}", report.errors);
+    let shown = serde_json::to_string(&report).expect("serializes");
+    assert!(
+        !shown.contains("CUDA_VERSION") && !shown.contains("NCCL_VERSION="),
+        "the environment stays out: {shown}"
+    );
+}
+
+#[test]
+fn a_json_report_with_errors_and_wrong_values_is_an_error() {
+    let text = r#"{"version": 3, "args": ["./build/all_reduce_perf"], "nccl_version": 22803,
+        "config": {"validation": 1, "devices": [{"rank": 0, "group": 0, "pid": 1, "hostname": "a", "device": 0, "device_hex": "0000:00:06", "device_info": "NVIDIA H200"}]},
+        "results": [{"size": 8, "count": 2, "type": "float", "redop": "sum", "root": "    -1",
+            "out_of_place": {"time": 5.0, "alg_bw": 0.1, "bus_bw": 0.1, "nwrong": 3.0},
+            "in_place": {"time": 5.0, "alg_bw": 0.1, "bus_bw": 0.1, "nwrong": 0.0}}],
+        "out_of_bounds": {"count": 1, "okay": "false"},
+        "average_bus_bandwidth": {"bandwidth": 0.1, "okay": "false"},
+        "errors": ["Test NCCL failure common.cu:1 'unhandled system error'"]}"#;
+    let report = parse(text);
+    assert_eq!(report.status, Status::Error);
+    assert_eq!(report.out_of_bounds_ok, Some(false));
+    assert_eq!(report.causes.len(), 1);
+    assert!(
+        report.summary.contains("1 row with #wrong > 0"),
+        "{}",
+        report.summary
+    );
+    // Text that only looks like JSON is still read as text.
+    assert_eq!(parse("{ not json").status, Status::Incomplete);
+}
+
+#[test]
+fn nccl_logs_without_the_word_nccl_are_nccls_own_lines() {
+    // Before 2.3.5 NCCL wrote `INFO msg` / `WARN file:line msg` (NVIDIA/nccl@cdc36ae
+    // src/core.h); prefixed lines without the word NCCL read the same way.
+    let text = "INFO NET : Using interface eth0:10.0.0.1<0>\n\
+WARN misc/ibvwrap.cu:61 Failed to open libibverbs.so[.1]\n\
+node1:1234:1240 [0] INFO Using internal Network Socket\n\
+node1:1234:1240 [0] misc/socket.cu:221 WARN Connect to 10.0.0.2<39413> failed : Connection refused\n\
+node1:1234:1240 [0] misc/group.cu:351 NCCL WARN another\n";
+    let report = parse(text);
+    assert_eq!(report.warnings.len(), 3, "{:?}", report.warnings);
+    assert!(
+        report.errors.is_empty(),
+        "log lines are not failures: {:?}",
+        report.errors
+    );
+    assert_eq!(report.hosts, vec!["node1".to_string()]);
 }

@@ -44,6 +44,9 @@ pub(crate) fn conclude(report: &mut NcclReport) {
                 let count = report.out_of_bounds.map_or("?".into(), |n| n.to_string());
                 parts.push(format!("out of bounds values: {count} FAILED"));
             }
+            if let Some(cause) = report.causes.first() {
+                parts.push(format!("cause: {}", quote(cause)));
+            }
             if let Some(last) = report.errors.last() {
                 let lines = plural(report.errors.len(), "error line");
                 parts.push(format!(
