@@ -5,8 +5,8 @@ use super::AppResult;
 use super::run_history::history_dir;
 use super::stdout::out;
 use crate::cli::{
-    HistoryCheckArgs, HistoryCommandArgs, HistoryDiffArgs, HistoryListArgs, HistorySubcommand,
-    HistoryTrendArgs,
+    HistoryCheckArgs, HistoryCommandArgs, HistoryDiffArgs, HistoryListArgs, HistoryShowArgs,
+    HistorySubcommand, HistoryTrendArgs,
 };
 use crate::clock::calendar::{parse_rfc3339_utc, rfc3339_utc};
 use crate::error::{Error, Exit};
@@ -25,7 +25,73 @@ pub(crate) fn execute(args: &HistoryCommandArgs) -> AppResult {
         Some(HistorySubcommand::Check(check_args)) => check(check_args, &dir),
         Some(HistorySubcommand::Diff(diff_args)) => diff(diff_args, &dir),
         Some(HistorySubcommand::Trend(trend_args)) => trend(trend_args, &dir),
+        Some(HistorySubcommand::Show(show_args)) => show(show_args, &dir),
     }
+}
+
+/// A kept run: its report as JSON, or its page. The page's metric charts are each metric's
+/// values (same step and labels) in the runs of that runbook up to this one.
+fn show(args: &HistoryShowArgs, dir: &std::path::Path) -> AppResult {
+    const TREND_RUNS: usize = 20;
+    let history = existing(dir)?;
+    let missing = || {
+        Error::Usage(format!(
+            "no run {} in {}; `runbook history` lists the runs kept",
+            args.run,
+            history.path().display()
+        ))
+    };
+    let json = history
+        .report(args.run)
+        .map_err(Error::History)?
+        .ok_or_else(missing)?;
+    let Some(path) = &args.html else {
+        out!(
+            "{}",
+            serde_json::to_string_pretty(&json).unwrap_or_default()
+        );
+        return Ok(Exit::Passed);
+    };
+    let clock = crate::report::clock_name(json["clock"].as_str().unwrap_or_default());
+    let mut report: crate::report::Report = serde_json::from_value(json).map_err(|e| {
+        Error::Usage(format!(
+            "run {} in {} has a report this build cannot read ({e}); `runbook history show {}` prints it as JSON",
+            args.run,
+            history.path().display(),
+            args.run
+        ))
+    })?;
+    report.clock = clock;
+    let row = history
+        .run(args.run)
+        .map_err(Error::History)?
+        .ok_or_else(missing)?;
+    let mut trends = Vec::new();
+    for metric in &report.metrics {
+        let earlier = history
+            .metric_history(Some(&row.runbook_path), &metric.name, usize::MAX)
+            .map_err(Error::History)?;
+        let mut values: Vec<f64> = earlier
+            .into_iter()
+            .filter(|(run, _, m)| {
+                *run <= args.run && m.step == metric.step && m.labels == metric.labels
+            })
+            .map(|(_, _, m)| m.value)
+            .collect();
+        values = values.split_off(values.len().saturating_sub(TREND_RUNS));
+        trends.push(values);
+    }
+    let context = crate::report::SummaryContext {
+        history_run: Some(args.run),
+        trends,
+    };
+    crate::sandbox::write_private(path, crate::report::to_html(&report, &context).as_bytes())
+        .map_err(|source| Error::Write {
+            path: path.clone(),
+            what: "the HTML report",
+            source,
+        })?;
+    Ok(Exit::Passed)
 }
 
 fn list(args: &HistoryListArgs, dir: &std::path::Path) -> AppResult {

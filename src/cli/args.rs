@@ -189,6 +189,19 @@ pub enum HistorySubcommand {
     /// A metric's values run by run (a sparkline on a terminal), per step and labels.
     #[command(after_help = "Example: runbook history trend nccl_avg_busbw runbooks/gpu-lab.rhai")]
     Trend(HistoryTrendArgs),
+    /// A kept run's JSON report, or with --html its page (timeline, changes, metrics and their
+    /// runs up to it).
+    #[command(after_help = "Example: runbook history show 42 --html run-42.html")]
+    Show(HistoryShowArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct HistoryShowArgs {
+    /// The run's number (the RUN column of `runbook history`).
+    pub run: u64,
+    /// Write the run as one self-contained HTML page to PATH instead of printing its report.
+    #[arg(long, value_name = "PATH")]
+    pub html: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

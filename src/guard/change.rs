@@ -1,6 +1,6 @@
 //! One mutating call as the guards and the report see it.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Kinds that belong to no namespace, among Kubernetes' own and the lab's charts'.
 const CLUSTER_SCOPED: &[&str] = &[
@@ -25,12 +25,12 @@ const CLUSTER_SCOPED: &[&str] = &[
 /// A mutating call about to be sent: the journal's words for it, the resource it changes
 /// (`nodegroup/myeks5w/gpu`, `sg/sg-0abc3456`, `namespace/gpu-operator`,
 /// `daemonset/kube-system/aws-node`) and, for a GPU node group, the size it asks for.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Change {
     pub action: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resource: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gpu_nodes: Option<i64>,
     /// For a GPU node group, the GPUs its nodes hold together after the call (nodes times
     /// the instance type's GPUs, from the catalog). Not in reports: `gpu_nodes` says the size,

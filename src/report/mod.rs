@@ -25,7 +25,7 @@ pub use metric::{
 };
 pub use model::{
     ChangeOutcome, ChangeRecord, DeferRecord, DeferStatus, Outcome, Report, RunStatus,
-    SnapshotOutcome, SnapshotRecord, StepRecord,
+    SnapshotOutcome, SnapshotRecord, StepRecord, clock_name,
 };
 pub use plain::{PlainSink, PrintSink};
 pub use prometheus::{RESERVED_LABELS, for_pushgateway, is_label_name, to_prometheus_text};

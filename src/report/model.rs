@@ -1,11 +1,11 @@
 //! The report of one run: what ran, in which order, how long it took, and how it ended.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::MetricRecord;
 
 /// How a whole run ended. The top-level error maps it to an exit code.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RunStatus {
     Passed,
@@ -16,7 +16,7 @@ pub enum RunStatus {
 }
 
 /// How one step or cleanup ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Outcome {
     Passed,
@@ -24,54 +24,66 @@ pub enum Outcome {
     Interrupted,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct StepRecord {
     pub name: String,
     pub status: Outcome,
+    #[serde(default)]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
-    /// When it started, from the start of the run: on the run's clock, and in wall time.
+    /// When it started, from the start of the run: on the run's clock, and in wall time
+    /// (0 in reports written before they were kept).
+    #[serde(default)]
     pub start_ms: u64,
+    #[serde(default)]
     pub start_wall_ms: u64,
     pub virtual_ms: u64,
     pub wall_ms: u64,
+    #[serde(default)]
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub steps: Vec<StepRecord>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct DeferRecord {
     pub name: String,
     pub status: DeferStatus,
+    #[serde(default)]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
     /// How to undo by hand what the cleanup was for, as its `defer` said.
+    #[serde(default)]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub undo: Option<String>,
     /// When it started, from the start of the run (0 for one that never ran).
+    #[serde(default)]
     pub start_ms: u64,
+    #[serde(default)]
     pub start_wall_ms: u64,
     pub virtual_ms: u64,
     pub wall_ms: u64,
 }
 
 /// One mutating call the run made or was stopped from making, in the order they came.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ChangeRecord {
     #[serde(flatten)]
     pub change: crate::guard::Change,
     pub outcome: ChangeOutcome,
     /// The steps open when it was made (outermost first), or the cleanup that made it.
+    #[serde(default)]
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub step: Vec<String>,
     /// Made by a cleanup rather than by a step.
+    #[serde(default)]
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub cleanup: bool,
+    #[serde(default)]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ChangeOutcome {
     /// Sent; its answer has not come (the run was stopped while it was in flight).
@@ -82,7 +94,7 @@ pub enum ChangeOutcome {
     Refused,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum DeferStatus {
     Passed,
@@ -93,7 +105,7 @@ pub enum DeferStatus {
     CutShort,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum SnapshotOutcome {
     New,
@@ -102,7 +114,7 @@ pub enum SnapshotOutcome {
     Updated,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct SnapshotRecord {
     pub name: String,
     pub outcome: SnapshotOutcome,
@@ -110,35 +122,45 @@ pub struct SnapshotRecord {
 }
 
 /// The JSON report written by `--report`.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Report {
     pub runbook: String,
     /// The run's journal id: `runbook recover ID` after a kill.
+    #[serde(default)]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub run_id: Option<String>,
     pub status: RunStatus,
+    /// Read back as `virtual`: a view of a kept run sets it from the JSON with [`clock_name`].
+    #[serde(skip_deserializing, default = "virtual_clock")]
     pub clock: &'static str,
     pub parameters: serde_json::Value,
     pub steps: Vec<StepRecord>,
     pub defers: Vec<DeferRecord>,
     pub snapshots: Vec<SnapshotRecord>,
     /// What the run measured with `metric()`, in the order it did.
+    #[serde(default)]
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub metrics: Vec<MetricRecord>,
     /// The limits on what the run could change (`--read-only`, `--max-gpu-nodes`, `--allow`,
     /// `--max-cost-usd`).
+    /// Not read back from a kept report (a view of a past run shows none).
+    #[serde(skip_deserializing)]
     #[serde(skip_serializing_if = "crate::guard::Guards::is_empty")]
     pub guards: crate::guard::Guards,
     /// What the resources the run started cost (`--max-cost-usd` runs), in dollars.
+    #[serde(default)]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub spent_usd: Option<f64>,
     /// Every mutating call, made or refused, in order.
+    #[serde(default)]
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub changes: Vec<ChangeRecord>,
+    #[serde(default)]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
     /// What lies under the error's one line (a client error's causes, outermost first), as
     /// `--verbose` prints them.
+    #[serde(default)]
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub error_detail: Vec<String>,
     pub virtual_ms: u64,
@@ -177,4 +199,13 @@ impl Report {
     pub fn to_json(&self) -> String {
         serde_json::to_string_pretty(self).expect("a report always serializes")
     }
+}
+
+fn virtual_clock() -> &'static str {
+    "virtual"
+}
+
+/// The clock's name as a report wrote it (`real`, else `virtual`).
+pub fn clock_name(written: &str) -> &'static str {
+    if written == "real" { "real" } else { "virtual" }
 }

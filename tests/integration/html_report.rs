@@ -253,4 +253,34 @@ fn the_page_charts_each_metric_over_the_last_runs_of_the_history() {
         html.contains("over the last 3 runs"),
         "charts say what they show"
     );
+
+    // A kept run's page: the same sections, its metrics charted over the runs up to it.
+    let page = dir.path().join("run-2.html");
+    Runbook::new()
+        .args(["history", "show", "2", "--history", &history, "--html"])
+        .arg(&page)
+        .run()
+        .expect_code(0);
+    let kept = std::fs::read_to_string(&page).expect("the page");
+    assert_eq!(count(&kept, "<svg class=\"trend\""), charts);
+    assert_eq!(count(&kept, "<circle "), 2 * charts, "runs 1 and 2 only");
+    assert_eq!(
+        count(&kept, "<rect class=\"bar step"),
+        count(&html, "<rect class=\"bar step"),
+        "the timeline of the kept report"
+    );
+    assert!(kept.contains("<tr><th>history run</th><td>2</td></tr>"));
+    let json = Runbook::new()
+        .args(["history", "show", "3", "--history", &history])
+        .run()
+        .expect_code(0)
+        .stdout();
+    let json: serde_json::Value = serde_json::from_str(&json).expect("the kept report");
+    assert_eq!(json["runbook"], "runbooks/gpu-lab.rhai");
+    let missing = Runbook::new()
+        .args(["history", "show", "99", "--history", &history])
+        .run()
+        .expect_code(2)
+        .stderr();
+    assert!(missing.contains("no run 99"), "{missing}");
 }
