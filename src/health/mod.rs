@@ -3,6 +3,7 @@
 //! (src/health/SOURCES.md), and the node pair sweep that finds a node dragging NCCL down.
 //! Pure: the clients gather the outputs, this judges them.
 
+pub mod breaker;
 pub mod memory_rules;
 pub mod node_check;
 pub mod pair_sweep;

@@ -110,3 +110,103 @@ fn the_slow_nic_is_named_by_the_pair_sweep_not_the_health_check() {
         "{out}"
     );
 }
+
+fn drill_with(args: &[&str], code: i32) -> (String, serde_json::Value) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let report = dir.path().join("report.json");
+    let ran = Runbook::new()
+        .args([
+            "run",
+            "runbooks/gpu-health.rhai",
+            "--progress",
+            "never",
+            "--report",
+        ])
+        .arg(&report)
+        .args(args)
+        .run()
+        .expect_code(code);
+    (
+        format!("{}{}", ran.stdout(), ran.stderr()),
+        crate::support::read_report(&report),
+    )
+}
+
+fn metric(report: &serde_json::Value, name: &str) -> Option<f64> {
+    report["metrics"]
+        .as_array()?
+        .iter()
+        .find(|m| m["name"] == name)?["value"]
+        .as_f64()
+}
+
+const THREE_SICK: [&str; 6] = [
+    "--fault",
+    "gpu-xid=gpu0:79",
+    "--fault",
+    "gpu-xid=gpu1:79",
+    "--fault",
+    "gpu-xid=gpu2:79",
+];
+
+#[test]
+fn the_breaker_refuses_the_third_of_four_nodes_and_observe_mode_acts_on_nothing() {
+    if !helm_available() {
+        return;
+    }
+    let (out, report) = drill_with(&THREE_SICK, 1);
+    for node in &NODES[..2] {
+        assert!(
+            out.contains(&format!("[log] {node}: isolated as REBOOT")),
+            "{out}"
+        );
+    }
+    assert!(
+        out.contains(&format!(
+            "[log] {}: REBOOT, not isolated: circuit breaker: 2 of 4 GPU nodes were isolated in the last 10 min, and one more would pass 50% (2 nodes)",
+            NODES[2]
+        )),
+        "{out}"
+    );
+    assert_eq!(metric(&report, "gpu_nodes_isolated"), Some(2.0));
+    assert_eq!(metric(&report, "gpu_isolations_refused"), Some(1.0));
+
+    // A cap per run stops at one, naming the cap.
+    let mut capped = THREE_SICK.to_vec();
+    capped.extend(["--set", "max_isolations=1"]);
+    let (out, report) = drill_with(&capped, 1);
+    assert!(
+        out.contains("this run already isolated 1 node(s), its cap (`per_run`: 1)"),
+        "{out}"
+    );
+    assert_eq!(metric(&report, "gpu_nodes_isolated"), Some(1.0));
+
+    // Observe: every verdict and what would be done, no node touched.
+    let mut observe = THREE_SICK.to_vec();
+    observe.extend(["--set", "mode=observe"]);
+    let (out, report) = drill_with(&observe, 1);
+    for node in &NODES[..3] {
+        assert!(
+            out.contains(&format!(
+                "[log] {node}: would be isolated as REBOOT (observe mode: nothing done)"
+            )),
+            "{out}"
+        );
+    }
+    assert_eq!(metric(&report, "gpu_isolations_observed"), Some(3.0));
+    assert_eq!(metric(&report, "gpu_nodes_isolated"), Some(0.0));
+    let quarantines = report["changes"].as_array().map_or(0, |c| {
+        c.iter()
+            .filter(|c| {
+                c["action"]
+                    .as_str()
+                    .is_some_and(|a| a.starts_with("k8s::quarantine"))
+            })
+            .count()
+    });
+    assert_eq!(
+        quarantines, 0,
+        "observe mode changes nothing: {}",
+        report["changes"]
+    );
+}

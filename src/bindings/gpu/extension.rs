@@ -101,6 +101,7 @@ impl Extension for GpuBindings {
         install_health_parsers(&mut nvml);
         super::expected::install_expected(&mut nvml, &mut nccl_module);
         install_fleet(&mut nvml, &mut nccl_module, &self.kube, host);
+        super::isolation::install_isolation(&mut nvml, &self.kube, host);
 
         let (kube, h) = (self.kube.clone(), host.clone());
         doc("query", &["options: Map", "Array"], "nvidia-smi --query-gpu on every node `nodes` selects (a selector: #{ tier: \"gpu\" } or \"tier=gpu\"), a few\nat a time, through a pod there that sees the GPUs or a short-lived probe pod (deleted after);\none #{ node, ok, via, gpus: [#{ name, memory.total, ... }], error } per node, a failing node\nreported, not raised. Options: fields, concurrency (32), timeout (\"2m\" per node), namespace,\nimage (of the probe pod), local: true (this machine's nvidia-smi instead).")

@@ -5,5 +5,6 @@ mod expected;
 mod extension;
 mod fleet;
 mod health;
+mod isolation;
 
 pub use extension::GpuBindings;

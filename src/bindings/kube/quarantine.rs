@@ -35,7 +35,8 @@ pub(super) fn install_quarantine(m: &mut Module, client: &Arc<KubeClient>, host:
             let valid_for = i64::try_from(valid_for.as_secs()).unwrap_or(i64::MAX / 2);
             let valid_until = iso_basic_utc(h.clock.unix_seconds().saturating_add(valid_for));
             let evidence = options.get("evidence").map_or(serde_json::Value::Null, to_json);
-            let quarantine = Quarantine { key: &key, value: &value, valid_until: valid_until.clone(), evidence };
+            let since = h.clock.unix_seconds();
+            let quarantine = Quarantine { key: &key, value: &value, valid_until: valid_until.clone(), evidence, since };
             let undo = Undo::ReleaseNode { node: node.to_string(), key: key.clone() };
             journaled(&h, position, crate::guard::Change::new(format!("k8s::quarantine {node} {key}={value}")).on(format!("node/{node}")), Some(undo), || {
                 h.block_on(position, kube.quarantine(node, &quarantine))?.map_err(|e| kube_error(e, position))?;

@@ -20,6 +20,9 @@ pub struct Quarantine<'a> {
     pub valid_until: String,
     /// What the verdict rests on, kept in the annotation.
     pub evidence: Value,
+    /// When it was put on (Unix seconds on the run's clock), kept in the annotation: the
+    /// breaker counts the nodes isolated within its window.
+    pub since: i64,
 }
 
 /// JSON pointer escaping of one path segment (`runbook.dev/gpu-health`).
@@ -71,6 +74,7 @@ fn quarantine_patch(node: &Value, q: &Quarantine<'_>) -> Vec<Value> {
         "valid_until": q.valid_until,
         "cordoned": cordoned_by_us,
         "evidence": q.evidence,
+        "since": q.since,
     });
     let mut ops = vec![
         json!({"op": "test", "path": "/metadata/resourceVersion", "value": version}),
@@ -203,6 +207,7 @@ mod tests {
             value: "ISOLATE",
             valid_until: "20261203T080000Z".into(),
             evidence: json!({"xid": [79]}),
+            since: 1_796_000_000,
         }
     }
 
