@@ -178,6 +178,7 @@ mod tests {
             guards: Default::default(),
             spent_usd: None,
             changes: vec![],
+            evidence: vec![],
             error: None,
             error_detail: vec![],
             virtual_ms: 60_000,

@@ -51,6 +51,7 @@ mod tests {
             guards: crate::guard::Guards::default(),
             spent_usd: None,
             changes: vec![],
+            evidence: vec![],
             error: None,
             error_detail: vec![],
             virtual_ms: 0,

@@ -24,7 +24,7 @@ pub use metric::{
     label_key, runs_named, shown_number,
 };
 pub use model::{
-    ChangeOutcome, ChangeRecord, DeferRecord, DeferStatus, Outcome, Report, RunStatus,
+    ChangeOutcome, ChangeRecord, DeferRecord, DeferStatus, Evidence, Outcome, Report, RunStatus,
     SnapshotOutcome, SnapshotRecord, StepRecord, clock_name,
 };
 pub use plain::{PlainSink, PrintSink};

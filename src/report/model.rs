@@ -121,6 +121,17 @@ pub struct SnapshotRecord {
     pub path: String,
 }
 
+/// What a GPU primitive measured, kept for the report's readers (the HTML page draws it): an
+/// NCCL run's table (`nccl`: #{ summary, status, network, rows }) or a node's health verdict
+/// (`gpu_health`: #{ node, verdict, reasons, findings }), with the step it ran in.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Evidence {
+    pub kind: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub step: Vec<String>,
+    pub data: serde_json::Value,
+}
+
 /// The JSON report written by `--report`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Report {
@@ -151,6 +162,9 @@ pub struct Report {
     #[serde(default)]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub spent_usd: Option<f64>,
+    /// NCCL tables and GPU health verdicts, in the order they were measured.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub evidence: Vec<Evidence>,
     /// Every mutating call, made or refused, in order.
     #[serde(default)]
     #[serde(skip_serializing_if = "Vec::is_empty")]

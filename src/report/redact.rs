@@ -125,6 +125,12 @@ impl Report {
                 *name = clean(name);
             }
         }
+        for evidence in &mut self.evidence {
+            for name in &mut evidence.step {
+                *name = clean(name);
+            }
+            map_json_strings(&mut evidence.data, &clean);
+        }
         self.error = self.error.as_deref().map(clean);
         for cause in &mut self.error_detail {
             *cause = clean(cause);
@@ -288,6 +294,7 @@ mod tests {
                 cleanup: false,
                 error: None,
             }],
+            evidence: vec![],
             error: Some("token s3cr3t-value refused".into()),
             error_detail: vec!["HTTP 401 for s3cr3t-value".into()],
             virtual_ms: 0,

@@ -134,6 +134,7 @@ struct RunState {
     failed: bool,
     next_defer_id: u64,
     changes: Vec<crate::report::ChangeRecord>,
+    evidence: Vec<crate::report::Evidence>,
 }
 
 impl Host {
@@ -537,6 +538,16 @@ impl Host {
         });
     }
 
+    /// Keeps what a GPU primitive measured (`kind`: `nccl`, `gpu_health`) in the step open now.
+    pub(crate) fn record_evidence(&self, kind: &str, data: serde_json::Value) {
+        let step = self.open_path();
+        self.state().evidence.push(crate::report::Evidence {
+            kind: kind.to_string(),
+            step,
+            data,
+        });
+    }
+
     /// Everything recorded so far, for the report. Unfinished cleanups are listed as skipped.
     pub(crate) fn snapshot_records(&self) -> Recorded {
         let state = self.state();
@@ -561,6 +572,7 @@ impl Host {
             snapshots: state.snapshots.clone(),
             metrics: state.metrics.clone(),
             changes: state.changes.clone(),
+            evidence: state.evidence.clone(),
             parameters: state.parameters.clone(),
             failed: state.failed,
         }
@@ -587,6 +599,7 @@ pub(crate) struct Recorded {
     pub(crate) snapshots: Vec<SnapshotRecord>,
     pub(crate) metrics: Vec<MetricRecord>,
     pub(crate) changes: Vec<crate::report::ChangeRecord>,
+    pub(crate) evidence: Vec<crate::report::Evidence>,
     pub(crate) parameters: Option<serde_json::Value>,
     pub(crate) failed: bool,
 }

@@ -293,6 +293,7 @@ pub fn report(host: &Host, diagnostic: Option<&Diagnostic>) -> Report {
         guards: host.guards(),
         spent_usd: host.spent_usd(),
         changes: recorded.changes,
+        evidence: recorded.evidence,
         error: diagnostic.map(Diagnostic::one_line),
         error_detail: diagnostic.map(|d| d.causes.clone()).unwrap_or_default(),
         virtual_ms: millis(host.virtual_elapsed()),

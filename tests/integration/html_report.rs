@@ -206,6 +206,16 @@ fn the_drill_and_a_failed_drill_read_in_a_real_browser() {
         assert!(!html.contains(loads), "the page loads something: {loads}");
     }
     check_in_browser(&browser, &dir.path().join("drill.html"), &report, false);
+    // Every NCCL run's table, row for row as the JSON report keeps it.
+    let nccl_rows: usize = report["evidence"]
+        .as_array()
+        .expect("evidence")
+        .iter()
+        .filter(|e| e["kind"] == "nccl")
+        .map(|e| e["data"]["rows"].as_array().map_or(0, Vec::len))
+        .sum();
+    assert!(nccl_rows > 0, "the drill's all-reduce has rows");
+    assert_eq!(count(&html, "<tr class=\"nccl-row\">"), nccl_rows);
 
     let (report, html) = drill(
         dir.path(),
@@ -283,4 +293,37 @@ fn the_page_charts_each_metric_over_the_last_runs_of_the_history() {
         .expect_code(2)
         .stderr();
     assert!(missing.contains("no run 99"), "{missing}");
+}
+
+#[test]
+fn a_health_run_shows_each_nodes_verdict_with_what_did_not_pass() {
+    if !helm_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("temp dir");
+    let page = dir.path().join("health.html");
+    Runbook::new()
+        .args([
+            "run",
+            "runbooks/gpu-health.rhai",
+            "--progress",
+            "never",
+            "--history",
+            "off",
+        ])
+        .args(["--fault", "gpu-xid=gpu1:79", "--html"])
+        .arg(&page)
+        .run()
+        .expect_code(1);
+    let html = std::fs::read_to_string(&page).expect("the page");
+    assert_eq!(
+        count(&html, "<tr class=\"verdict "),
+        4,
+        "one row per GPU node"
+    );
+    assert_eq!(count(&html, "<tr class=\"verdict reboot\">"), 1);
+    assert!(
+        html.contains("Xid 79"),
+        "the finding that did not pass is named"
+    );
 }

@@ -98,7 +98,7 @@ impl Extension for GpuBindings {
         let mut nvml = Module::new();
         let mut nccl_module = Module::new();
         install_parsers(&mut nvml, &mut nccl_module);
-        install_health_parsers(&mut nvml);
+        install_health_parsers(&mut nvml, host);
         super::expected::install_expected(&mut nvml, &mut nccl_module);
         install_fleet(&mut nvml, &mut nccl_module, &self.kube, host);
         super::isolation::install_isolation(&mut nvml, &self.kube, host);
@@ -163,6 +163,11 @@ impl Extension for GpuBindings {
                     if let Some(Err(e)) = cleaned {
                         return Err(kube_error(e, position));
                     }
+                    h.record_evidence("nccl", serde_json::json!({
+                        "status": result["status"], "summary": result["summary"],
+                        "network": result["network"], "avg_busbw": result["avg_busbw"],
+                        "peak_busbw": result["peak_busbw"], "rows": result["rows"],
+                    }));
                     Ok(from_json(&result))
                 })
             });

@@ -2,6 +2,8 @@
 //! counters, `topo -m`, `nvlink -s`, the kernel log's Xid lines, `dcgmi diag -j`, and the
 //! per-node judgement over what a script gathered.
 
+use std::sync::Arc;
+
 use rhai::{Array, Dynamic, EvalAltResult, Map, Module, NativeCallContext, Position};
 
 use crate::bindings::shared::args::encode;
@@ -10,6 +12,7 @@ use crate::gpu::nvidia_smi::{self, memory_errors, memory_errors_from_csv};
 use crate::gpu::xid::parse_kernel_log;
 use crate::health::node_check::{NodeEvidence, QUERY_FIELDS, check_node, fleet_of};
 use crate::health::thresholds::{Thresholds, for_instance_type, known_instance_types};
+use crate::script::Host;
 use crate::script::documented as doc;
 
 type Result<T = Dynamic> = std::result::Result<T, Box<EvalAltResult>>;
@@ -155,7 +158,7 @@ fn thresholds_of(options: &Map, position: Position) -> Result<Option<Thresholds>
     Ok(Some(found))
 }
 
-pub(super) fn install_health_parsers(nvml: &mut Module) {
+pub(super) fn install_health_parsers(nvml: &mut Module, host: &Arc<Host>) {
     doc("parse_query_text", &["text: &str", "Map"], "`nvidia-smi -q [-d ...]` as text: #{ driver_version, cuda_version, attached_gpus, gpus: [#{ bus_id, fields }] },\nfields as nested maps keyed as printed.")
         .set_into_module(nvml, |ctx: NativeCallContext, text: &str| -> Result {
             nvidia_smi::parse_query_text(text).map(|r| encode(&r)).map_err(|e| parse_failed("nvml::parse_query_text", e, ctx.call_position()))
@@ -189,13 +192,17 @@ pub(super) fn install_health_parsers(nvml: &mut Module) {
             .map(|f| Dynamic::from(f.to_string()))
             .collect()
     });
+    let h = host.clone();
     doc("judge", &["nodes: Array", "options: Map", "Array"], "A verdict per node (HEALTHY, MONITOR, RESET, REBOOT, ISOLATE) from what its tools printed:\neach node #{ node, gpus (csv of nvml::health_fields(), or parsed rows), cuda_version, kernel_log,\ndcgm }. Options: instance_type (its GPU count and model), gpus, gpu_name. Answers #{ node,\nverdict, reasons, findings: [#{ check, verdict, gpu, observed, threshold, source }] } per node.")
-        .set_into_module(nvml, |ctx: NativeCallContext, nodes: Array, options: Map| -> Result {
+        .set_into_module(nvml, move |ctx: NativeCallContext, nodes: Array, options: Map| -> Result {
             let position = ctx.call_position();
             let evidence = nodes.iter().map(|n| evidence_of(n, position)).collect::<Result<Vec<_>>>()?;
             let expected = thresholds_of(&options, position)?;
             let fleet = fleet_of(&evidence);
             let verdicts: Vec<_> = evidence.iter().map(|e| check_node(e, expected.as_ref(), &fleet)).collect();
+            for verdict in &verdicts {
+                h.record_evidence("gpu_health", serde_json::to_value(verdict).unwrap_or_default());
+            }
             Ok(encode(&verdicts))
         });
 }

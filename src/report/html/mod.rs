@@ -1,8 +1,10 @@
 //! A run as one self-contained HTML page (`--html`): the timeline, what went wrong, the
-//! changes and what undid them, the metrics with their trends, the parameters and guards.
+//! changes and what undid them, the metrics with their trends, NCCL's tables and GPU health
+//! verdicts, the parameters and guards.
 
 mod changes;
 mod escape;
+mod evidence;
 mod metrics;
 mod page;
 mod timeline;
