@@ -181,6 +181,13 @@ pub struct Report {
     pub wall_ms: u64,
 }
 
+impl StepRecord {
+    /// Whether the run failed here, not only in a step inside it (its children all passed).
+    pub fn failed_here(&self) -> bool {
+        self.status != Outcome::Passed && self.steps.iter().all(|c| c.status == Outcome::Passed)
+    }
+}
+
 impl Report {
     /// Every step, depth first, with its path from the top (`["verify", "nodes"]`).
     pub fn flat_steps(&self) -> Vec<(Vec<&str>, &StepRecord)> {

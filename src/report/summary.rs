@@ -53,12 +53,7 @@ pub fn to_markdown_summary(report: &Report, context: &SummaryContext) -> String 
     }
     let _ = writeln!(out, "{}\n", facts.join(" · "));
 
-    let failed: Vec<_> = steps
-        .iter()
-        .filter(|(_, s)| {
-            s.status != Outcome::Passed && s.steps.iter().all(|c| c.status == Outcome::Passed)
-        })
-        .collect();
+    let failed: Vec<_> = steps.iter().filter(|(_, s)| s.failed_here()).collect();
     let left_behind = report.left_behind();
     if !failed.is_empty() || report.error.is_some() || !left_behind.is_empty() {
         out.push_str("#### What went wrong\n\n");

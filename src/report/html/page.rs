@@ -92,9 +92,7 @@ fn what_went_wrong(report: &Report) -> String {
     let failed: Vec<_> = report
         .flat_steps()
         .into_iter()
-        .filter(|(_, s)| {
-            s.status != Outcome::Passed && s.steps.iter().all(|c| c.status == Outcome::Passed)
-        })
+        .filter(|(_, s)| s.failed_here())
         .collect();
     if failed.is_empty() && report.error.is_none() {
         return String::new();

@@ -28,22 +28,18 @@ fn bars(report: &Report) -> Vec<Bar> {
         .flat_steps()
         .into_iter()
         .enumerate()
-        .map(|(row, (path, step))| {
-            let leaf_failure = step.status != Outcome::Passed
-                && step.steps.iter().all(|c| c.status == Outcome::Passed);
-            Bar {
-                label: path.last().copied().unwrap_or_default().to_string(),
-                depth: path.len() - 1,
-                class: match step.status {
-                    Outcome::Passed => "bar step passed",
-                    Outcome::Failed => "bar step failed",
-                    Outcome::Interrupted => "bar step interrupted",
-                },
-                start: (step.start_ms, step.start_wall_ms),
-                length: (step.virtual_ms, step.wall_ms),
-                failing: leaf_failure,
-                row: Some(row),
-            }
+        .map(|(row, (path, step))| Bar {
+            label: path.last().copied().unwrap_or_default().to_string(),
+            depth: path.len() - 1,
+            class: match step.status {
+                Outcome::Passed => "bar step passed",
+                Outcome::Failed => "bar step failed",
+                Outcome::Interrupted => "bar step interrupted",
+            },
+            start: (step.start_ms, step.start_wall_ms),
+            length: (step.virtual_ms, step.wall_ms),
+            failing: step.failed_here(),
+            row: Some(row),
         })
         .collect();
     bars.extend(report.defers.iter().map(|d| Bar {
