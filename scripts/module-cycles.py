@@ -2,7 +2,10 @@
 """Import cycles between the files of src/: which files name each other, directly or round
 about, so that none of them can be read (or moved) without the rest.
 
-Usage: scripts/module-cycles.py [FOLDER ...]   (default: every folder of src/)
+Usage: scripts/module-cycles.py [--max N] [FOLDER ...]   (default: every folder of src/)
+
+--max N: exit 1 when an import cycle holds more than N files, or crosses from one top-level
+folder of src/ into another (a cycle stays inside the folder that owns it).
 
 Prints, per folder asked for, the largest strongly connected group of files (an import cycle)
 and its size. A file imports another when its code names a path into it: `use` trees
@@ -70,7 +73,9 @@ def references(text):
     paths = []
     for m in re.finditer(r"\buse\s+([^;]+);", text):  # pub use, pub(crate) use too
         paths.extend(expand_use(m.group(1)))
-    for m in re.finditer(r"\b((?:crate|super)(?:::[A-Za-z_][A-Za-z0-9_]*)+)", text):
+    # Paths in code; a `use` tree's prefix (`crate::report::{`) is not one of them.
+    code = re.sub(r"\buse\s+[^;]+;", "", text)
+    for m in re.finditer(r"\b((?:crate|super)(?:::[A-Za-z_][A-Za-z0-9_]*)+)", code):
         paths.append(m.group(1))
     return paths
 
@@ -91,12 +96,30 @@ def resolve(path, here, modules):
         base = here[:-1]
     else:
         return None
-    best = None
+    best, used = None, 0
     for i in range(len(parts) + 1):
         candidate = base + tuple(parts[:i])
         if candidate in modules:
-            best = candidate
+            best, used = candidate, i
+    # An item a folder's mod.rs only re-exports (`pub use model::Report`) lives in the child
+    # that defines it: naming `report::Report` is an import of report/model, not of the folder.
+    if best is not None and used < len(parts):
+        return REEXPORTS.get(best, {}).get(parts[used], best)
     return best
+
+
+REEXPORTS = {}
+
+
+def reexports(module, text):
+    """`pub use model::{Report, StepRecord}` in a mod.rs -> {'Report': module + ('model',), ...}."""
+    found = {}
+    for m in re.finditer(r"\bpub\s+use\s+([^;]+);", strip_comments(strip_tests(text))):
+        for path in expand_use(m.group(1)):
+            parts = path.split("::")
+            if len(parts) == 2 and parts[0] not in ("crate", "super", "self"):
+                found[parts[1]] = module + (parts[0],)
+    return found
 
 
 def strongly_connected(graph):
@@ -137,6 +160,10 @@ def main():
             if name.endswith(".rs"):
                 path = os.path.join(folder, name)
                 files[module_of(path)] = path
+    for module, path in files.items():
+        if path.endswith("mod.rs"):
+            with open(path) as f:
+                REEXPORTS[module] = {k: v for k, v in reexports(module, f.read()).items() if v in files}
     graph = {}
     for module, path in files.items():
         with open(path) as f:
@@ -148,7 +175,13 @@ def main():
             if target is not None and target != module and target != ():
                 targets.add(target)
         graph[module] = targets
-    folders = sys.argv[1:] or sorted({m[0] for m in files if m})
+    args = sys.argv[1:]
+    limit = None
+    if "--max" in args:
+        at = args.index("--max")
+        limit = int(args[at + 1])
+        del args[at : at + 2]
+    folders = args or sorted({m[0] for m in files if m})
     groups = strongly_connected(graph)
     for folder in folders:
         inside = [g for g in groups if all(m[: len(folder.split("/"))] == tuple(folder.split("/")) for m in g)]
@@ -160,6 +193,17 @@ def main():
                 print("   ", n)
     everywhere = max(groups, key=len)
     print(f"src: largest import cycle {len(everywhere)} files ({', '.join(sorted('/'.join(m) for m in everywhere)[:6])}, ...)")
+    if limit is not None:
+        failed = False
+        for group in groups:
+            named = ", ".join(sorted("/".join(m) for m in group))
+            if len(group) > limit:
+                print(f"FAIL: an import cycle of {len(group)} files (more than {limit}): {named}")
+                failed = True
+            if len(group) > 1 and len({m[:1] for m in group}) > 1:
+                print(f"FAIL: an import cycle crosses folders: {named}")
+                failed = True
+        sys.exit(1 if failed else 0)
 
 
 if __name__ == "__main__":

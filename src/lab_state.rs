@@ -165,33 +165,46 @@ pub struct Rule {
     pub description: String,
 }
 
+/// An EKS cluster in a lab-state file: its configuration, as the twin keeps it too, and what
+/// it holds (add-ons, access entries, Pod Identity associations).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Cluster {
+    #[serde(flatten)]
+    pub config: ClusterConfig,
+    pub created_at: String,
+    pub addons: Vec<Addon>,
+    pub access_entries: Vec<AccessEntry>,
+    /// EKS Pod Identity associations, when there are any.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pod_identity_associations: Vec<PodIdentityAssociation>,
+}
+
+/// What DescribeCluster says a cluster is: one type for the lab-state file and the twin's
+/// account (`sim::aws::state::Cluster` holds one), so a field `state capture` reads reaches a
+/// twin started from the file with no conversion written for it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClusterConfig {
     pub name: String,
     pub status: String,
     pub version: String,
     pub platform_version: String,
     pub endpoint: String,
-    pub created_at: String,
+    /// The IAM role the control plane acts as (`roleArn`).
     pub role_arn: String,
     pub vpc: String,
     pub subnets: Vec<String>,
     pub security_groups: Vec<String>,
     pub cluster_security_group: String,
     pub oidc_issuer: String,
-    /// `accessConfig.authenticationMode`.
+    /// `accessConfig.authenticationMode`: API, API_AND_CONFIG_MAP or CONFIG_MAP.
     pub authentication_mode: String,
-    /// The KMS key ARN that encrypts its Secrets, if one does.
+    /// The KMS key ARN that encrypts its Secrets (`encryptionConfig`), if one does.
     pub secrets_key: Option<String>,
-    pub addons: Vec<Addon>,
-    pub access_entries: Vec<AccessEntry>,
     /// Hybrid nodes' networks (`remoteNetworkConfig`), on a cluster that has them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub remote_network: Option<RemoteNetwork>,
-    /// EKS Pod Identity associations, when there are any.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub pod_identity_associations: Vec<PodIdentityAssociation>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

@@ -11,9 +11,10 @@ use super::error::CaptureError;
 use super::fields::{count, text, texts};
 use crate::clients::aws::AwsClients;
 use crate::lab_state::{
-    AccessEntry, AccessPolicy, Addon, Address, AwsState, Cluster, Instance, LaunchTemplate,
-    NatGateway, Nodegroup, NodegroupTemplate, OidcProvider, PlacementGroup, PodIdentityAssociation,
-    RemoteNetwork, Role, Rule, SecurityGroup, Subnet, Taint, TemplateInterface, Vpc,
+    AccessEntry, AccessPolicy, Addon, Address, AwsState, Cluster, ClusterConfig, Instance,
+    LaunchTemplate, NatGateway, Nodegroup, NodegroupTemplate, OidcProvider, PlacementGroup,
+    PodIdentityAssociation, RemoteNetwork, Role, Rule, SecurityGroup, Subnet, Taint,
+    TemplateInterface, Vpc,
 };
 
 /// The cluster to capture when none was named: the one whose endpoint is the Kubernetes API
@@ -146,6 +147,7 @@ pub(super) async fn read(aws: &AwsClients, name: &str) -> Result<AwsState, Captu
     let nodegroups = nodegroups(aws, name).await?;
     let cluster = cluster(aws, name, &c).await?;
     let issuer = cluster
+        .config
         .oidc_issuer
         .trim_start_matches("https://")
         .to_string();
@@ -161,7 +163,7 @@ pub(super) async fn read(aws: &AwsClients, name: &str) -> Result<AwsState, Captu
             thumbprints: texts(&p["thumbprints"]),
         })
         .collect();
-    let role_arns: BTreeSet<&str> = std::iter::once(cluster.role_arn.as_str())
+    let role_arns: BTreeSet<&str> = std::iter::once(cluster.config.role_arn.as_str())
         .chain(nodegroups.iter().map(|n| n.node_role.as_str()))
         .filter(|arn| !arn.is_empty())
         .collect();
@@ -435,23 +437,25 @@ async fn cluster(aws: &AwsClients, name: &str, c: &Value) -> Result<Cluster, Cap
     };
     let vpc = &c["resources_vpc_config"];
     Ok(Cluster {
-        name: text(&c["name"]),
-        status: text(&c["status"]),
-        version: text(&c["version"]),
-        platform_version: text(&c["platform_version"]),
-        endpoint: text(&c["endpoint"]),
+        config: ClusterConfig {
+            name: text(&c["name"]),
+            status: text(&c["status"]),
+            version: text(&c["version"]),
+            platform_version: text(&c["platform_version"]),
+            endpoint: text(&c["endpoint"]),
+            role_arn: text(&c["role_arn"]),
+            vpc: text(&vpc["vpc_id"]),
+            subnets: texts(&vpc["subnet_ids"]),
+            security_groups: texts(&vpc["security_group_ids"]),
+            cluster_security_group: text(&vpc["cluster_security_group_id"]),
+            oidc_issuer: text(&c["identity"]["oidc"]["issuer"]),
+            authentication_mode: mode,
+            secrets_key: c["secrets_key"].as_str().map(str::to_string),
+            remote_network,
+        },
         created_at: text(&c["created_at"]),
-        role_arn: text(&c["role_arn"]),
-        vpc: text(&vpc["vpc_id"]),
-        subnets: texts(&vpc["subnet_ids"]),
-        security_groups: texts(&vpc["security_group_ids"]),
-        cluster_security_group: text(&vpc["cluster_security_group_id"]),
-        oidc_issuer: text(&c["identity"]["oidc"]["issuer"]),
-        authentication_mode: mode,
-        secrets_key: c["secrets_key"].as_str().map(str::to_string),
         addons,
         access_entries,
-        remote_network,
         pod_identity_associations,
     })
 }

@@ -170,3 +170,17 @@ fn the_binding_folders_import_each_other_without_a_cycle() {
         "bindings/shared imports a service folder: {edges:?}"
     );
 }
+
+#[test]
+fn import_cycles_stay_small_and_inside_their_folder() {
+    // scripts/module-cycles.py is the measure the house issue quotes (sim/kube: 36 files in one
+    // cycle with twin.rs, then 20, now 6: the Kubernetes server's handlers and the server).
+    let out = std::process::Command::new("python3")
+        .arg(repo_root().join("scripts/module-cycles.py"))
+        .args(["--max", "6"])
+        .output()
+        .expect("python3 runs scripts/module-cycles.py");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains("sim: largest import cycle 6 files"), "{text}");
+}

@@ -123,10 +123,10 @@ fn entry_mut<'a>(
 }
 
 fn api_mode(cluster: &Cluster) -> Result<(), AwsError> {
-    if cluster.authentication_mode == "CONFIG_MAP" {
+    if cluster.config.authentication_mode == "CONFIG_MAP" {
         return Err(AwsError::invalid_request(format!(
             "The cluster's authentication mode must be set to one of [API, API_AND_CONFIG_MAP] to perform this operation (cluster {} is CONFIG_MAP)",
-            cluster.name
+            cluster.config.name
         )));
     }
     Ok(())

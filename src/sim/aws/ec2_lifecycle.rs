@@ -419,10 +419,9 @@ pub fn handle(
                 .rules
                 .iter()
                 .any(|r| r.group_id != id && r.referenced_group.as_deref() == Some(id.as_str()));
-            let used_by_cluster = state
-                .clusters
-                .values()
-                .any(|c| c.cluster_security_group == id || c.security_groups.contains(&id));
+            let used_by_cluster = state.clusters.values().any(|c| {
+                c.config.cluster_security_group == id || c.config.security_groups.contains(&id)
+            });
             if used_by_instance || referenced || used_by_cluster {
                 return Err(dependency(format!("resource {id} has a dependent object")));
             }

@@ -43,7 +43,7 @@ fn nodegroup<'a>(
 fn certificate_authority(c: &Cluster, ca_pem: Option<&str>) -> String {
     use base64::Engine;
     let pem = match ca_pem {
-        Some(pem) if c.name == lab::CLUSTER_NAME => pem,
+        Some(pem) if c.config.name == lab::CLUSTER_NAME => pem,
         _ => "-----BEGIN CERTIFICATE-----\ntwin\n-----END CERTIFICATE-----\n",
     };
     base64::engine::general_purpose::STANDARD.encode(pem)
@@ -51,7 +51,7 @@ fn certificate_authority(c: &Cluster, ca_pem: Option<&str>) -> String {
 
 fn cluster_json(c: &Cluster, ca_pem: Option<&str>) -> Value {
     let mut json = cluster_fields(c, ca_pem);
-    if c.status == "CREATING" {
+    if c.config.status == "CREATING" {
         // EKS has no endpoint, CA or issuer to show until the control plane is up.
         if let Some(fields) = json.as_object_mut() {
             fields.remove("endpoint");
@@ -64,17 +64,17 @@ fn cluster_json(c: &Cluster, ca_pem: Option<&str>) -> Value {
 
 fn cluster_fields(c: &Cluster, ca_pem: Option<&str>) -> Value {
     let mut json = json!({
-        "name": c.name,
-        "arn": cluster_arn(&c.name),
+        "name": c.config.name,
+        "arn": cluster_arn(&c.config.name),
         "createdAt": epoch(c.created_at),
-        "version": c.version,
-        "endpoint": c.endpoint,
-        "roleArn": c.role_arn,
+        "version": c.config.version,
+        "endpoint": c.config.endpoint,
+        "roleArn": c.config.role_arn,
         "resourcesVpcConfig": {
-            "subnetIds": c.subnets,
-            "securityGroupIds": c.security_groups,
-            "clusterSecurityGroupId": c.cluster_security_group,
-            "vpcId": c.vpc_id,
+            "subnetIds": c.config.subnets,
+            "securityGroupIds": c.config.security_groups,
+            "clusterSecurityGroupId": c.config.cluster_security_group,
+            "vpcId": c.config.vpc,
             "endpointPublicAccess": true,
             "endpointPrivateAccess": true,
             "publicAccessCidrs": ["0.0.0.0/0"],
@@ -84,21 +84,21 @@ fn cluster_fields(c: &Cluster, ca_pem: Option<&str>) -> Value {
             {"types": ["api", "scheduler"], "enabled": true},
             {"types": ["audit", "authenticator", "controllerManager"], "enabled": false},
         ]},
-        "identity": {"oidc": {"issuer": c.oidc_issuer}},
-        "status": c.status,
+        "identity": {"oidc": {"issuer": c.config.oidc_issuer}},
+        "status": c.config.status,
         "certificateAuthority": {"data": certificate_authority(c, ca_pem)},
-        "platformVersion": c.platform_version,
-        "tags": {"terraform-aws-modules": "eks", "Name": c.name},
+        "platformVersion": c.config.platform_version,
+        "tags": {"terraform-aws-modules": "eks", "Name": c.config.name},
         "health": {"issues": []},
-        "accessConfig": {"authenticationMode": c.authentication_mode},
+        "accessConfig": {"authenticationMode": c.config.authentication_mode},
     });
-    if let Some(remote) = &c.remote_network {
+    if let Some(remote) = &c.config.remote_network {
         json["remoteNetworkConfig"] = json!({
             "remoteNodeNetworks": [{"cidrs": remote.node_cidrs}],
             "remotePodNetworks": [{"cidrs": remote.pod_cidrs}],
         });
     }
-    if let Some(key) = &c.secrets_key {
+    if let Some(key) = &c.config.secrets_key {
         json["encryptionConfig"] =
             serde_json::json!([{"resources": ["secrets"], "provider": {"keyArn": key}}]);
     }
@@ -165,16 +165,16 @@ fn addon_json(cluster: &Cluster, name: &str) -> Result<Value, AwsError> {
     let addon = cluster.addons.get(name).ok_or_else(|| {
         AwsError::not_found(format!(
             "No addon: {name} found in cluster: {}",
-            cluster.name
+            cluster.config.name
         ))
     })?;
     let mut json = json!({
         "addonName": addon.name,
-        "clusterName": cluster.name,
+        "clusterName": cluster.config.name,
         "status": addon.status,
         "addonVersion": addon.version,
         "health": {"issues": []},
-        "addonArn": format!("arn:aws:eks:{}:{}:addon/{}/{}/{}", lab::REGION, lab::ACCOUNT_ID, cluster.name, addon.name, "a1b2c3d4"),
+        "addonArn": format!("arn:aws:eks:{}:{}:addon/{}/{}/{}", lab::REGION, lab::ACCOUNT_ID, cluster.config.name, addon.name, "a1b2c3d4"),
         "createdAt": epoch(addon.created_at),
         "modifiedAt": epoch(addon.created_at),
         "tags": {},

@@ -7,7 +7,9 @@ use serde_json::Value;
 
 use super::error::AwsError;
 use super::nodegroups;
-use super::state::{Addon, AwsState, AwsTimer, Cluster, Nodegroup, NodegroupTemplate, Update};
+use super::state::{
+    Addon, AwsState, AwsTimer, Cluster, ClusterConfig, Nodegroup, NodegroupTemplate, Update,
+};
 use crate::lab::{self, timeline};
 
 fn text(body: &Value, key: &str) -> Result<String, AwsError> {
@@ -73,13 +75,13 @@ fn active_cluster<'a>(state: &'a AwsState, name: &str) -> Result<&'a Cluster, Aw
         .clusters
         .get(name)
         .ok_or_else(|| AwsError::not_found(format!("No cluster found for name: {name}.")))?;
-    if cluster.status != "ACTIVE" {
+    if cluster.config.status != "ACTIVE" {
         return Err(AwsError::new(
             400,
             "InvalidRequestException",
             format!(
                 "Cluster '{name}' is in {} status; it must be ACTIVE",
-                cluster.status
+                cluster.config.status
             ),
         ));
     }
@@ -141,44 +143,47 @@ pub fn create_cluster(
         )
     };
     let cluster = Cluster {
-        name: name.clone(),
-        status: "CREATING".into(),
-        version: body["version"]
-            .as_str()
-            .unwrap_or(lab::KUBERNETES_VERSION)
-            .into(),
-        platform_version: lab::PLATFORM_VERSION.into(),
-        endpoint,
+        config: ClusterConfig {
+            name: name.clone(),
+            status: "CREATING".into(),
+            version: body["version"]
+                .as_str()
+                .unwrap_or(lab::KUBERNETES_VERSION)
+                .into(),
+            platform_version: lab::PLATFORM_VERSION.into(),
+            endpoint,
+            role_arn: body["roleArn"]
+                .as_str()
+                .map_or_else(|| role_arn(&format!("{name}-cluster-role")), str::to_string),
+            subnets,
+            security_groups: groups,
+            cluster_security_group: cluster_group,
+            vpc: vpc.unwrap_or_default(),
+            oidc_issuer: issuer,
+            // EKS's default for a cluster created through its API (the console's differs).
+            authentication_mode: body["accessConfig"]["authenticationMode"]
+                .as_str()
+                .unwrap_or("CONFIG_MAP")
+                .to_string(),
+            secrets_key: super::kms::secrets_key(state, &body["encryptionConfig"])?,
+            remote_network: None,
+        },
         created_at: state.now,
-        role_arn: body["roleArn"]
-            .as_str()
-            .map_or_else(|| role_arn(&format!("{name}-cluster-role")), str::to_string),
-        subnets,
-        security_groups: groups,
-        cluster_security_group: cluster_group,
-        vpc_id: vpc.unwrap_or_default(),
-        oidc_issuer: issuer,
         addons: BTreeMap::new(),
-        // EKS's default for a cluster created through its API (the console's differs).
-        authentication_mode: body["accessConfig"]["authenticationMode"]
-            .as_str()
-            .unwrap_or("CONFIG_MAP")
-            .to_string(),
         access_entries: BTreeMap::new(),
-        secrets_key: super::kms::secrets_key(state, &body["encryptionConfig"])?,
-        remote_network: None,
         pod_identity_associations: BTreeMap::new(),
     };
-    if !["API", "API_AND_CONFIG_MAP", "CONFIG_MAP"].contains(&cluster.authentication_mode.as_str())
+    if !["API", "API_AND_CONFIG_MAP", "CONFIG_MAP"]
+        .contains(&cluster.config.authentication_mode.as_str())
     {
         return Err(AwsError::invalid_parameter(format!(
             "accessConfig.authenticationMode must be API, API_AND_CONFIG_MAP or CONFIG_MAP, not {}",
-            cluster.authentication_mode
+            cluster.config.authentication_mode
         )));
     }
     let mut cluster = cluster;
     if body["accessConfig"]["bootstrapClusterCreatorAdminPermissions"] != Value::Bool(false)
-        && cluster.authentication_mode != "CONFIG_MAP"
+        && cluster.config.authentication_mode != "CONFIG_MAP"
     {
         cluster.access_entries.insert(
             caller.to_string(),
@@ -200,7 +205,7 @@ pub fn delete_cluster(state: &mut AwsState, name: &str) -> Result<Cluster, AwsEr
         .clusters
         .get(name)
         .ok_or_else(|| AwsError::not_found(format!("No cluster found for name: {name}.")))?;
-    if cluster.status == "DELETING" {
+    if cluster.config.status == "DELETING" {
         return Ok(cluster.clone());
     }
     let attached: Vec<&String> = state
@@ -227,7 +232,7 @@ pub fn delete_cluster(state: &mut AwsState, name: &str) -> Result<Cluster, AwsEr
         .clusters
         .get_mut(name)
         .ok_or_else(|| AwsError::not_found(format!("No cluster found for name: {name}.")))?;
-    cluster.status = "DELETING".into();
+    cluster.config.status = "DELETING".into();
     let deleted = cluster.clone();
     state.schedule(
         timeline::CLUSTER_DELETE,
@@ -498,7 +503,7 @@ pub fn on_timer(state: &mut AwsState, timer: &AwsTimer) {
     match timer {
         AwsTimer::ClusterActive { cluster } => {
             if let Some(c) = state.clusters.get_mut(cluster) {
-                c.status = "ACTIVE".into();
+                c.config.status = "ACTIVE".into();
             }
         }
         AwsTimer::ClusterDeleted { cluster } => {

@@ -9,6 +9,7 @@ use std::time::Duration;
 use super::faults::AwsFaults;
 use super::meter::Meter;
 use crate::lab;
+pub use crate::lab_state::{ClusterConfig, RemoteNetwork};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Rule {
@@ -231,13 +232,6 @@ pub struct Addon {
     pub configuration_values: Option<String>,
 }
 
-/// `remoteNetworkConfig` of a cluster with hybrid nodes.
-#[derive(Debug, Clone, Default)]
-pub struct RemoteNetwork {
-    pub node_cidrs: Vec<String>,
-    pub pod_cidrs: Vec<String>,
-}
-
 /// An EKS Pod Identity association: a ServiceAccount's IAM role.
 #[derive(Debug, Clone)]
 pub struct PodIdentityAssociation {
@@ -250,28 +244,13 @@ pub struct PodIdentityAssociation {
 
 #[derive(Debug, Clone)]
 pub struct Cluster {
-    pub name: String,
-    pub status: String,
-    pub version: String,
-    pub platform_version: String,
-    pub endpoint: String,
+    /// What DescribeCluster says it is: the lab-state file's type, so a captured cluster's
+    /// fields arrive as they were read.
+    pub config: ClusterConfig,
     pub created_at: Duration,
-    /// The IAM role the control plane acts as (`roleArn`).
-    pub role_arn: String,
-    pub subnets: Vec<String>,
-    pub security_groups: Vec<String>,
-    pub cluster_security_group: String,
-    pub vpc_id: String,
-    pub oidc_issuer: String,
     pub addons: BTreeMap<String, Addon>,
-    /// `accessConfig.authenticationMode`: API, API_AND_CONFIG_MAP or CONFIG_MAP.
-    pub authentication_mode: String,
     /// EKS access entries by principal ARN.
     pub access_entries: BTreeMap<String, AccessEntry>,
-    /// The KMS key ARN that encrypts the cluster's Secrets (`encryptionConfig`), if any.
-    pub secrets_key: Option<String>,
-    /// Remote node and pod networks, for hybrid nodes.
-    pub remote_network: Option<RemoteNetwork>,
     /// Pod Identity associations by id.
     pub pod_identity_associations: BTreeMap<String, PodIdentityAssociation>,
 }

@@ -449,7 +449,7 @@ pub fn delete(
             .as_str()
             .unwrap_or_default()
             .to_string();
-        super::controllers::orphan_dependents(state, &uid);
+        super::ownership::orphan_dependents(state, &uid);
     }
     if resource.kind == "CustomResourceDefinition" {
         let group = removed["spec"]["group"]

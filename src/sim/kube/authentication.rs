@@ -227,7 +227,7 @@ fn access_entry_user(
             lab::CLUSTER_NAME
         )
     })?;
-    let entry = (cluster.authentication_mode != "CONFIG_MAP")
+    let entry = (cluster.config.authentication_mode != "CONFIG_MAP")
         .then(|| cluster.access_entries.get(&principal.arn))
         .flatten();
     let user = entry.map(|entry| {
@@ -240,7 +240,7 @@ fn access_entry_user(
             arn: Some(principal.arn.clone()),
         }
     });
-    Ok((cluster.authentication_mode.clone(), user))
+    Ok((cluster.config.authentication_mode.clone(), user))
 }
 
 /// The access policies of the access entry whose Kubernetes username is `username` (a user
@@ -249,7 +249,7 @@ pub fn policies_of_username(state: &AwsState, username: &str) -> Vec<(String, Ve
     state
         .clusters
         .get(lab::CLUSTER_NAME)
-        .filter(|c| c.authentication_mode != "CONFIG_MAP")
+        .filter(|c| c.config.authentication_mode != "CONFIG_MAP")
         .and_then(|c| c.access_entries.values().find(|e| e.username == username))
         .map(entry_policies)
         .unwrap_or_default()

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::controllers::NodeCache;
+use super::memory::Memory;
 use super::programs::{Context, Output};
 use super::resources::{Registry, ResourceType};
 use super::store::Store;
@@ -101,15 +101,13 @@ pub struct KubeState {
     pub gpu_operator_pod: Option<(String, String)>,
     /// `(namespace, name)` of the pods waiting for a node: the scheduler's queue.
     pub unscheduled: BTreeSet<(String, String)>,
-    /// What the scheduler last read of each node and counted on it, kept until the node or
-    /// one of its pods changes.
-    pub node_cache: HashMap<String, NodeCache>,
+    /// What controllers keep between passes (the scheduler's view of each node, Karpenter's
+    /// NodeClaims and nominations), each under its own type.
+    pub memory: Memory,
     /// `/version`'s gitVersion and the kubelets': the lab's, or the hybrid lab's 1.36.
     pub git_version: &'static str,
     /// Nodes whose link to the control plane is cut (the `link-down` fault), since when.
     pub links_down: BTreeMap<String, Duration>,
-    /// The twin's Karpenter's NodeClaims and nominations.
-    pub karpenter: super::controllers::karpenter::KarpenterMemory,
     /// Instances the autoscaler asked for and those it gives back, for the twin to carry to
     /// the AWS side.
     pub launch_requests: Vec<crate::sim::launch::LaunchRequest>,
@@ -136,10 +134,9 @@ impl Default for KubeState {
             settled_at: 0,
             gpu_operator_pod: None,
             unscheduled: BTreeSet::new(),
-            node_cache: HashMap::new(),
+            memory: Memory::default(),
             git_version: crate::lab::SERVER_GIT_VERSION,
             links_down: BTreeMap::new(),
-            karpenter: Default::default(),
             launch_requests: Vec::new(),
             terminate_requests: Vec::new(),
         }

@@ -8,8 +8,8 @@ use super::kube_system::SYSTEM_NODES;
 use crate::lab;
 use crate::sim::aws::iam_roles;
 use crate::sim::aws::state::{
-    Addon, Address, AwsState, Cluster, Instance, NatGateway, Nodegroup, OidcProvider, Rule,
-    SecurityGroup, Subnet, Vpc,
+    Addon, Address, AwsState, Cluster, ClusterConfig, Instance, NatGateway, Nodegroup,
+    OidcProvider, Rule, SecurityGroup, Subnet, Vpc,
 };
 
 pub(super) fn deployed(state: &mut AwsState) {
@@ -112,29 +112,31 @@ pub(super) fn deployed(state: &mut AwsState) {
     state.clusters.insert(
         lab::CLUSTER_NAME.into(),
         Cluster {
-            name: lab::CLUSTER_NAME.into(),
-            status: "ACTIVE".into(),
-            version: lab::KUBERNETES_VERSION.into(),
-            platform_version: lab::PLATFORM_VERSION.into(),
-            endpoint: lab::CLUSTER_ENDPOINT.into(),
+            config: ClusterConfig {
+                name: lab::CLUSTER_NAME.into(),
+                status: "ACTIVE".into(),
+                version: lab::KUBERNETES_VERSION.into(),
+                platform_version: lab::PLATFORM_VERSION.into(),
+                endpoint: lab::CLUSTER_ENDPOINT.into(),
+                role_arn: format!(
+                    "arn:aws:iam::{}:role/{}",
+                    lab::ACCOUNT_ID,
+                    lab::CLUSTER_ROLE
+                ),
+                subnets: lab::PRIVATE_SUBNETS
+                    .iter()
+                    .map(|s| (*s).to_string())
+                    .collect(),
+                security_groups: vec![lab::NODE_SG.into()],
+                cluster_security_group: lab::CLUSTER_SG.into(),
+                vpc: lab::VPC_ID.into(),
+                oidc_issuer: lab::OIDC_ISSUER.into(),
+                authentication_mode: "API_AND_CONFIG_MAP".into(),
+                secrets_key: None,
+                remote_network: None,
+            },
             created_at: Duration::ZERO,
-            role_arn: format!(
-                "arn:aws:iam::{}:role/{}",
-                lab::ACCOUNT_ID,
-                lab::CLUSTER_ROLE
-            ),
-            subnets: lab::PRIVATE_SUBNETS
-                .iter()
-                .map(|s| (*s).to_string())
-                .collect(),
-            security_groups: vec![lab::NODE_SG.into()],
-            cluster_security_group: lab::CLUSTER_SG.into(),
-            vpc_id: lab::VPC_ID.into(),
-            oidc_issuer: lab::OIDC_ISSUER.into(),
             addons,
-            authentication_mode: "API_AND_CONFIG_MAP".into(),
-            secrets_key: None,
-            remote_network: None,
             pod_identity_associations: BTreeMap::new(),
             // Terraform applied as the lab's user: the creator's admin entry.
             access_entries: std::iter::once((

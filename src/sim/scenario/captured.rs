@@ -11,7 +11,7 @@ use crate::lab_state::{self as format, LabState};
 use crate::sim::aws::state::{
     AccessEntry, Addon, Address, AssociatedPolicy, AwsState, Cluster, Instance, LaunchTemplate,
     NatGateway, Nodegroup, NodegroupTemplate, OidcProvider, PlacementGroup, PodIdentityAssociation,
-    RemoteNetwork, Role, Rule, SecurityGroup, Subnet, TemplateInterface, Vpc,
+    Role, Rule, SecurityGroup, Subnet, TemplateInterface, Vpc,
 };
 use crate::sim::kube::rbac::bootstrap;
 use crate::sim::kube::state::{KubeState, store_key};
@@ -132,9 +132,9 @@ fn aws(state: &mut AwsState, capture: &format::AwsState, at: Duration) {
     for nodegroup in &capture.nodegroups {
         let uuid = state.next_uuid();
         state.nodegroups.insert(
-            (capture.cluster.name.clone(), nodegroup.name.clone()),
+            (capture.cluster.config.name.clone(), nodegroup.name.clone()),
             Nodegroup {
-                cluster: capture.cluster.name.clone(),
+                cluster: capture.cluster.config.name.clone(),
                 name: nodegroup.name.clone(),
                 uuid,
                 ami_type: nodegroup.ami_type.clone(),
@@ -289,11 +289,11 @@ fn rule_of(group: &str, rule: &format::Rule) -> Rule {
 }
 
 fn cluster(state: &mut AwsState, capture: &format::Cluster, at: Duration) {
-    if capture.name.is_empty() {
+    if capture.config.name.is_empty() {
         return;
     }
-    if capture.status == "ACTIVE" {
-        state.meter.start(&capture.name, "eks-cluster", at);
+    if capture.config.status == "ACTIVE" {
+        state.meter.start(&capture.config.name, "eks-cluster", at);
     }
     let addons: BTreeMap<String, Addon> = capture
         .addons
@@ -340,28 +340,13 @@ fn cluster(state: &mut AwsState, capture: &format::Cluster, at: Duration) {
         })
         .collect();
     state.clusters.insert(
-        capture.name.clone(),
+        capture.config.name.clone(),
         Cluster {
-            name: capture.name.clone(),
-            status: capture.status.clone(),
-            version: capture.version.clone(),
-            platform_version: capture.platform_version.clone(),
-            endpoint: capture.endpoint.clone(),
+            // The file's configuration is the twin's: nothing to convert field by field.
+            config: capture.config.clone(),
             created_at: time(&capture.created_at, at),
-            role_arn: capture.role_arn.clone(),
-            subnets: capture.subnets.clone(),
-            security_groups: capture.security_groups.clone(),
-            cluster_security_group: capture.cluster_security_group.clone(),
-            vpc_id: capture.vpc.clone(),
-            oidc_issuer: capture.oidc_issuer.clone(),
             addons,
-            authentication_mode: capture.authentication_mode.clone(),
             access_entries,
-            secrets_key: capture.secrets_key.clone(),
-            remote_network: capture.remote_network.as_ref().map(|r| RemoteNetwork {
-                node_cidrs: r.node_cidrs.clone(),
-                pod_cidrs: r.pod_cidrs.clone(),
-            }),
             pod_identity_associations: capture
                 .pod_identity_associations
                 .iter()

@@ -3,7 +3,7 @@
 
 use std::collections::HashSet;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::dirty::Dirty;
 use super::shared;
@@ -109,30 +109,5 @@ fn collect_everything(state: &mut KubeState) {
     });
     for pod in stranded {
         shared::remove(state, "pods", &pod);
-    }
-}
-
-/// `propagationPolicy: Orphan`: dependents lose their owner reference and stay.
-pub fn orphan_dependents(state: &mut KubeState, owner_uid: &str) {
-    let resources: Vec<_> = state.registry.all().to_vec();
-    for resource in resources {
-        let key = store_key(&resource);
-        let owned: Vec<Value> = state
-            .store
-            .list(&key, None)
-            .filter(|o| shared::is_owned_by(o, owner_uid))
-            .cloned()
-            .collect();
-        for mut object in owned {
-            let refs: Vec<Value> = object["metadata"]["ownerReferences"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .filter(|r| r["uid"] != owner_uid)
-                .cloned()
-                .collect();
-            object["metadata"]["ownerReferences"] = json!(refs);
-            state.store.update(&key, object);
-        }
     }
 }

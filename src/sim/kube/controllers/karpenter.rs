@@ -113,11 +113,11 @@ fn place_pending(state: &mut KubeState, pools: &[Pool]) {
             shared::name(&pod).to_string(),
         );
         // A pod waits for its NodeClaim; one whose launch failed is retried when it is deleted.
-        if state
-            .karpenter
+        let memory = state.memory.get_mut::<KarpenterMemory>();
+        if memory
             .nominated
             .get(&key)
-            .is_some_and(|claim| state.karpenter.claims.contains_key(claim))
+            .is_some_and(|claim| memory.claims.contains_key(claim))
         {
             continue;
         }
@@ -135,12 +135,17 @@ fn place_pending(state: &mut KubeState, pools: &[Pool]) {
             {
                 continue;
             }
-            let in_flight = state.karpenter.claims.iter_mut().find(|(_, c)| {
-                c.pool == pool.name
-                    && matches!(c.phase, Phase::Launching | Phase::Launched(_))
-                    && matches(&c.node)
-                    && fits(&c.room, &requests)
-            });
+            let in_flight = state
+                .memory
+                .get_mut::<KarpenterMemory>()
+                .claims
+                .iter_mut()
+                .find(|(_, c)| {
+                    c.pool == pool.name
+                        && matches!(c.phase, Phase::Launching | Phase::Launched(_))
+                        && matches(&c.node)
+                        && fits(&c.room, &requests)
+                });
             if let Some((name, claim)) = in_flight {
                 take(&mut claim.room, &requests);
                 let name = name.clone();
@@ -148,7 +153,8 @@ fn place_pending(state: &mut KubeState, pools: &[Pool]) {
                 break;
             }
             let used: i128 = state
-                .karpenter
+                .memory
+                .get_mut::<KarpenterMemory>()
                 .claims
                 .values()
                 // A claim whose launch failed holds its share until it is retried.
@@ -157,7 +163,12 @@ fn place_pending(state: &mut KubeState, pools: &[Pool]) {
                 .sum();
             let cpu = quantity_milli(pool.shape.cpu);
             if pool.cpu_limit.is_some_and(|limit| used + cpu > limit) {
-                if state.karpenter.limited.insert(key.clone()) {
+                if state
+                    .memory
+                    .get_mut::<KarpenterMemory>()
+                    .limited
+                    .insert(key.clone())
+                {
                     let message = format!(
                         "Failed to schedule pod, all available instance types exceed limits for nodepool: \"{}\"",
                         pool.name
@@ -167,7 +178,8 @@ fn place_pending(state: &mut KubeState, pools: &[Pool]) {
                 break;
             }
             let launched = state
-                .karpenter
+                .memory
+                .get_mut::<KarpenterMemory>()
                 .claims
                 .values()
                 .filter(|c| c.pool == pool.name)
@@ -191,7 +203,7 @@ fn place_pending(state: &mut KubeState, pools: &[Pool]) {
             let Some(name) = create_claim(state, pool, &zone, node.clone()) else {
                 break;
             };
-            state.karpenter.claims.insert(
+            state.memory.get_mut::<KarpenterMemory>().claims.insert(
                 name.clone(),
                 Claim {
                     pool: pool.name.clone(),
@@ -209,10 +221,15 @@ fn place_pending(state: &mut KubeState, pools: &[Pool]) {
 
 fn nominate(state: &mut KubeState, pod: &Value, key: &(String, String), claim: &str) {
     state
-        .karpenter
+        .memory
+        .get_mut::<KarpenterMemory>()
         .nominated
         .insert(key.clone(), claim.to_string());
-    state.karpenter.limited.remove(key);
+    state
+        .memory
+        .get_mut::<KarpenterMemory>()
+        .limited
+        .remove(key);
     let message = format!("Pod should schedule on: nodeclaim/{claim}");
     events::record(state, pod, false, "Nominated", &message, "karpenter");
 }

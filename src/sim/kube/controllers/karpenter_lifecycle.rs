@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use super::karpenter::{NODECLAIMS, Phase};
+use super::karpenter::{KarpenterMemory, NODECLAIMS, Phase};
 use super::karpenter_pools::Pool;
 use super::{events, shared};
 use crate::sim::kube::state::{KubeState, Timer};
@@ -38,7 +38,12 @@ pub fn launched(state: &mut KubeState, outcome: &LaunchOutcome) {
             instance,
             zone,
         } => {
-            if let Some(claim) = state.karpenter.claims.get_mut(nodeclaim) {
+            if let Some(claim) = state
+                .memory
+                .get_mut::<KarpenterMemory>()
+                .claims
+                .get_mut(nodeclaim)
+            {
                 claim.phase = Phase::Launched(instance.clone());
             }
             update_claim(
@@ -53,7 +58,12 @@ pub fn launched(state: &mut KubeState, outcome: &LaunchOutcome) {
             code,
             message,
         } => {
-            if let Some(claim) = state.karpenter.claims.get_mut(nodeclaim) {
+            if let Some(claim) = state
+                .memory
+                .get_mut::<KarpenterMemory>()
+                .claims
+                .get_mut(nodeclaim)
+            {
                 claim.phase = Phase::Failed;
             }
             update_claim(
@@ -84,7 +94,12 @@ pub fn launched(state: &mut KubeState, outcome: &LaunchOutcome) {
 
 /// A NodeClaim's node has joined the cluster.
 pub fn registered(state: &mut KubeState, nodeclaim: &str, node: &str) {
-    let Some(claim) = state.karpenter.claims.get_mut(nodeclaim) else {
+    let Some(claim) = state
+        .memory
+        .get_mut::<KarpenterMemory>()
+        .claims
+        .get_mut(nodeclaim)
+    else {
         return;
     };
     let instance = match &claim.phase {
@@ -96,7 +111,8 @@ pub fn registered(state: &mut KubeState, nodeclaim: &str, node: &str) {
         instance,
     };
     state
-        .karpenter
+        .memory
+        .get_mut::<KarpenterMemory>()
         .nominated
         .retain(|_, claim| claim != nodeclaim);
     for kind in ["Registered", "Initialized"] {
@@ -112,14 +128,20 @@ pub fn registered(state: &mut KubeState, nodeclaim: &str, node: &str) {
 /// A failed NodeClaim is deleted; its pods are Pending again, and the next pass tries anew.
 pub fn retry(state: &mut KubeState, nodeclaim: &str) {
     if state
-        .karpenter
+        .memory
+        .get_mut::<KarpenterMemory>()
         .claims
         .get(nodeclaim)
         .is_some_and(|c| c.phase == Phase::Failed)
     {
-        state.karpenter.claims.remove(nodeclaim);
         state
-            .karpenter
+            .memory
+            .get_mut::<KarpenterMemory>()
+            .claims
+            .remove(nodeclaim);
+        state
+            .memory
+            .get_mut::<KarpenterMemory>()
             .nominated
             .retain(|_, claim| claim != nodeclaim);
         // The deletion is the change that brings the controller back to the waiting pods.
@@ -142,7 +164,8 @@ fn workload_pods_on(state: &KubeState, node: &str) -> usize {
 
 pub(super) fn watch_empty_nodes(state: &mut KubeState, pools: &[Pool]) {
     let registered: Vec<(String, String, String)> = state
-        .karpenter
+        .memory
+        .get_mut::<KarpenterMemory>()
         .claims
         .iter()
         .filter_map(|(name, c)| match &c.phase {
@@ -152,8 +175,17 @@ pub(super) fn watch_empty_nodes(state: &mut KubeState, pools: &[Pool]) {
         .collect();
     for (claim, node, pool) in registered {
         if workload_pods_on(state, &node) > 0 {
-            state.karpenter.empty.remove(&claim);
-        } else if state.karpenter.empty.insert(claim.clone()) {
+            state
+                .memory
+                .get_mut::<KarpenterMemory>()
+                .empty
+                .remove(&claim);
+        } else if state
+            .memory
+            .get_mut::<KarpenterMemory>()
+            .empty
+            .insert(claim.clone())
+        {
             let after = pools
                 .iter()
                 .find(|p| p.name == pool)
@@ -166,11 +198,17 @@ pub(super) fn watch_empty_nodes(state: &mut KubeState, pools: &[Pool]) {
 /// `consolidateAfter` has passed for an empty node: Karpenter taints it, deletes its
 /// NodeClaim and terminates its instance; the node leaves once the instance is gone.
 pub fn empty_expired(state: &mut KubeState, nodeclaim: &str) {
-    if !state.karpenter.empty.contains(nodeclaim) {
+    if !state
+        .memory
+        .get_mut::<KarpenterMemory>()
+        .empty
+        .contains(nodeclaim)
+    {
         return;
     }
     let Some(Phase::Registered { node, instance }) = state
-        .karpenter
+        .memory
+        .get_mut::<KarpenterMemory>()
         .claims
         .get(nodeclaim)
         .map(|c| c.phase.clone())
@@ -178,11 +216,23 @@ pub fn empty_expired(state: &mut KubeState, nodeclaim: &str) {
         return;
     };
     if workload_pods_on(state, &node) > 0 {
-        state.karpenter.empty.remove(nodeclaim);
+        state
+            .memory
+            .get_mut::<KarpenterMemory>()
+            .empty
+            .remove(nodeclaim);
         return;
     }
-    state.karpenter.empty.remove(nodeclaim);
-    state.karpenter.claims.remove(nodeclaim);
+    state
+        .memory
+        .get_mut::<KarpenterMemory>()
+        .empty
+        .remove(nodeclaim);
+    state
+        .memory
+        .get_mut::<KarpenterMemory>()
+        .claims
+        .remove(nodeclaim);
     if let Some(mut object) = state.object("nodes", "", &node) {
         let mut taints = object["spec"]["taints"]
             .as_array()

@@ -21,9 +21,7 @@ mod scheduler;
 mod shared;
 
 pub use device_plugin::hardware_changed;
-pub use gc::orphan_dependents;
 pub use kubelet::fire_timer;
-pub use scheduler::NodeCache;
 
 use super::state::KubeState;
 use dirty::Dirty;

@@ -136,9 +136,13 @@ impl NodeUsage {
     }
 }
 
+/// The scheduler's memory: what it last read of each node and counted on it, kept until the
+/// node or one of its pods changes.
+type NodeCaches = HashMap<String, NodeCache>;
+
 /// What the scheduler keeps of a node between passes: its facts for one version of the node,
 /// its usage for one state of its pods.
-pub struct NodeCache {
+struct NodeCache {
     version: String,
     facts: Arc<NodeFacts>,
     pods_written: u64,
@@ -165,7 +169,7 @@ impl Cluster {
                     .as_str()
                     .unwrap_or_default();
                 let written = state.store.node_pods_written(&name);
-                let cached = state.node_cache.get(&name);
+                let cached = state.memory.get::<NodeCaches>().and_then(|c| c.get(&name));
                 let facts = match cached {
                     Some(c) if c.version == version => c.facts.clone(),
                     _ => Arc::new(NodeFacts::of(&node)),
@@ -209,11 +213,12 @@ impl Cluster {
                 .unwrap_or_default();
             let written = state.store.node_pods_written(&view.name);
             let current = state
-                .node_cache
+                .memory
+                .get_mut::<NodeCaches>()
                 .get(&view.name)
                 .is_some_and(|c| !view.bound && c.version == version && c.pods_written == written);
             if !current {
-                state.node_cache.insert(
+                state.memory.get_mut::<NodeCaches>().insert(
                     view.name,
                     NodeCache {
                         version: version.to_string(),

@@ -28,14 +28,6 @@ pub(super) fn owner_reference(owner: &Value) -> Value {
     })
 }
 
-pub(super) fn is_owned_by(object: &Value, owner_uid: &str) -> bool {
-    object["metadata"]["ownerReferences"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .any(|r| r["uid"] == owner_uid)
-}
-
 pub(super) fn is_terminal(pod: &Value) -> bool {
     matches!(
         pod["status"]["phase"].as_str(),

@@ -101,8 +101,8 @@ pub(crate) fn extend(state: &mut AwsState) {
     let Some(cluster) = state.clusters.get_mut(lab::CLUSTER_NAME) else {
         return;
     };
-    cluster.version = hybrid::KUBERNETES_VERSION.into();
-    cluster.remote_network = Some(RemoteNetwork {
+    cluster.config.version = hybrid::KUBERNETES_VERSION.into();
+    cluster.config.remote_network = Some(RemoteNetwork {
         node_cidrs: vec![hybrid::REMOTE_NODE_CIDR.into()],
         pod_cidrs: vec![hybrid::REMOTE_POD_CIDR.into()],
     });
