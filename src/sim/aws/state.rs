@@ -9,7 +9,10 @@ use std::time::Duration;
 use super::faults::AwsFaults;
 use super::meter::Meter;
 use crate::lab;
-pub use crate::lab_state::{ClusterConfig, RemoteNetwork};
+/// The records whose every field the lab-state file keeps as the twin does: one type each.
+pub use crate::lab_state::{
+    ClusterConfig, NatGateway, NodegroupTemplate, PlacementGroup, RemoteNetwork, Subnet, Vpc,
+};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Rule {
@@ -56,25 +59,6 @@ pub struct SecurityGroup {
     pub vpc_id: String,
 }
 
-#[derive(Debug, Clone)]
-pub struct Vpc {
-    pub id: String,
-    pub cidr: String,
-    pub name: String,
-}
-
-#[derive(Debug, Clone)]
-pub struct NatGateway {
-    pub id: String,
-    pub subnet: String,
-    pub vpc: String,
-    /// `pending`, `available`, `deleting`, `deleted`.
-    pub state: String,
-    pub name: String,
-    /// The Elastic IP's allocation id, for a public NAT gateway made with one.
-    pub allocation: Option<String>,
-}
-
 /// An Elastic IP: allocated, tagged, and held by a NAT gateway until that is deleted.
 #[derive(Debug, Clone)]
 pub struct Address {
@@ -108,16 +92,6 @@ impl Role {
             self.name
         )
     }
-}
-
-#[derive(Debug, Clone)]
-pub struct Subnet {
-    pub id: String,
-    pub vpc: String,
-    pub cidr: String,
-    pub zone: String,
-    pub public: bool,
-    pub name: String,
 }
 
 #[derive(Debug, Clone)]
@@ -159,22 +133,6 @@ pub struct Nodegroup {
     pub modified_at: Duration,
     /// The launch template its instances start from (`launchTemplate`), when given.
     pub launch_template: Option<NodegroupTemplate>,
-}
-
-/// A node group's `launchTemplate`: which template, which version.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct NodegroupTemplate {
-    pub id: String,
-    pub name: String,
-    pub version: String,
-}
-
-/// An EC2 placement group (`cluster`, `spread` or `partition`).
-#[derive(Debug, Clone)]
-pub struct PlacementGroup {
-    pub id: String,
-    pub name: String,
-    pub strategy: String,
 }
 
 /// One network interface of a launch template.

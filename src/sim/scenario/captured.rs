@@ -10,8 +10,7 @@ use serde_json::json;
 use crate::lab_state::{self as format, LabState};
 use crate::sim::aws::state::{
     AccessEntry, Addon, Address, AssociatedPolicy, AwsState, Cluster, Instance, LaunchTemplate,
-    NatGateway, Nodegroup, NodegroupTemplate, OidcProvider, PlacementGroup, PodIdentityAssociation,
-    Role, Rule, SecurityGroup, Subnet, TemplateInterface, Vpc,
+    Nodegroup, OidcProvider, PodIdentityAssociation, Role, Rule, SecurityGroup, TemplateInterface,
 };
 use crate::sim::kube::rbac::bootstrap;
 use crate::sim::kube::state::{KubeState, store_key};
@@ -60,43 +59,16 @@ fn time(text: &str, otherwise: Duration) -> Duration {
 
 fn aws(state: &mut AwsState, capture: &format::AwsState, at: Duration) {
     for vpc in &capture.vpcs {
-        state.vpcs.insert(
-            vpc.id.clone(),
-            Vpc {
-                id: vpc.id.clone(),
-                cidr: vpc.cidr.clone(),
-                name: vpc.name.clone(),
-            },
-        );
+        state.vpcs.insert(vpc.id.clone(), vpc.clone());
     }
     for subnet in &capture.subnets {
-        state.subnets.insert(
-            subnet.id.clone(),
-            Subnet {
-                id: subnet.id.clone(),
-                vpc: subnet.vpc.clone(),
-                cidr: subnet.cidr.clone(),
-                zone: subnet.zone.clone(),
-                public: subnet.public,
-                name: subnet.name.clone(),
-            },
-        );
+        state.subnets.insert(subnet.id.clone(), subnet.clone());
     }
     for nat in &capture.nat_gateways {
         if nat.state == "available" {
             state.meter.start(&nat.id, "nat-gateway", at);
         }
-        state.nat_gateways.insert(
-            nat.id.clone(),
-            NatGateway {
-                id: nat.id.clone(),
-                subnet: nat.subnet.clone(),
-                vpc: nat.vpc.clone(),
-                state: nat.state.clone(),
-                name: nat.name.clone(),
-                allocation: nat.allocation.clone(),
-            },
-        );
+        state.nat_gateways.insert(nat.id.clone(), nat.clone());
     }
     for address in &capture.addresses {
         let holder = capture
@@ -157,14 +129,7 @@ fn aws(state: &mut AwsState, capture: &format::AwsState, at: Duration) {
                 status: nodegroup.status.clone(),
                 created_at: time(&nodegroup.created_at, at),
                 modified_at: time(&nodegroup.created_at, at),
-                launch_template: nodegroup
-                    .launch_template
-                    .as_ref()
-                    .map(|t| NodegroupTemplate {
-                        id: t.id.clone(),
-                        name: t.name.clone(),
-                        version: t.version.clone(),
-                    }),
+                launch_template: nodegroup.launch_template.as_ref().cloned(),
             },
         );
     }
@@ -236,14 +201,9 @@ fn aws(state: &mut AwsState, capture: &format::AwsState, at: Duration) {
 /// nodes land in the group with their EFA interfaces as the real ones would.
 fn launch(state: &mut AwsState, capture: &format::AwsState, at: Duration) {
     for group in &capture.placement_groups {
-        state.placement_groups.insert(
-            group.name.clone(),
-            PlacementGroup {
-                id: group.id.clone(),
-                name: group.name.clone(),
-                strategy: group.strategy.clone(),
-            },
-        );
+        state
+            .placement_groups
+            .insert(group.name.clone(), group.clone());
     }
     for template in &capture.launch_templates {
         state.launch_templates.insert(
