@@ -10,7 +10,7 @@ use super::selectors::{FieldSelector, LabelSelector};
 use super::state::{KubeState, store_key};
 use super::status::ApiError;
 use super::store::{name_of, namespace_of};
-use super::validation::validate;
+use super::validation::object::{validate, validate_update};
 
 pub type ApiResult<T = Value> = Result<T, ApiError>;
 
@@ -103,7 +103,7 @@ pub fn create(
             .map(str::to_string)
         else {
             return Err(ApiError::invalid(
-                &resource.kind,
+                &resource.qualified_kind(),
                 "",
                 &[(
                     "metadata.name",
@@ -124,7 +124,7 @@ pub fn create(
     if resource.kind == "CustomResourceDefinition" && resource.group == "apiextensions.k8s.io" {
         let mut probe = state.registry.clone();
         probe.register_crd(&body).map_err(|msg| {
-            ApiError::invalid("CustomResourceDefinition", &name, &[("spec", msg)])
+            ApiError::invalid(&resource.qualified_kind(), &name, &[("spec", msg)])
         })?;
         if !dry_run {
             state.registry = probe;
@@ -312,11 +312,14 @@ fn store_update(
     }
     apply_defaults(resource, &mut updated);
     validate(state, resource, &updated)?;
+    if subresource.is_none() {
+        validate_update(resource, existing, &updated)?;
+    }
     if resource.kind == "CustomResourceDefinition" {
         let mut probe = state.registry.clone();
         probe.register_crd(&updated).map_err(|msg| {
             ApiError::invalid(
-                "CustomResourceDefinition",
+                &resource.qualified_kind(),
                 name_of(&updated),
                 &[("spec", msg)],
             )
@@ -368,6 +371,7 @@ pub fn patch(
     body: &Value,
     subresource: Option<&str>,
     dry_run: bool,
+    check: &mut dyn FnMut(&KubeState, &Value, &mut Value) -> ApiResult<()>,
 ) -> ApiResult {
     let built_in = super::resources::is_built_in(resource);
     let existing = match get(state, resource, namespace, name) {
@@ -408,6 +412,8 @@ pub fn patch(
     };
     let mut patched = normalize(resource, namespace, patched)?;
     patched["metadata"]["name"] = json!(name);
+    // Field validation of what the patch made (unknown fields dropped or refused).
+    check(state, &existing, &mut patched)?;
     if dry_run {
         return Ok(patched);
     }

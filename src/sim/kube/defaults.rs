@@ -18,6 +18,20 @@ fn set_default(object: &mut Value, path: &[&str], value: Value) {
     }
 }
 
+/// `Always` for an image by digest-less `:latest` or no tag, else `IfNotPresent` (the API
+/// server's `SetDefaults_Container`).
+fn pull_policy(image: &str) -> &'static str {
+    if image.contains('@') {
+        return "IfNotPresent";
+    }
+    let last = image.rsplit('/').next().unwrap_or(image);
+    match last.split_once(':') {
+        None => "Always",
+        Some((_, "latest")) => "Always",
+        Some(_) => "IfNotPresent",
+    }
+}
+
 fn pod_spec_defaults(spec: &mut Value) {
     for (path, value) in [
         (&["restartPolicy"][..], json!("Always")),
@@ -31,7 +45,16 @@ fn pod_spec_defaults(spec: &mut Value) {
     for list in ["containers", "initContainers"] {
         let containers = spec.get_mut(list).and_then(Value::as_array_mut);
         for container in containers.into_iter().flatten() {
-            set_default(container, &["imagePullPolicy"], json!("IfNotPresent"));
+            let policy = pull_policy(container["image"].as_str().unwrap_or_default());
+            set_default(container, &["imagePullPolicy"], json!(policy));
+            for port in container
+                .get_mut("ports")
+                .and_then(Value::as_array_mut)
+                .into_iter()
+                .flatten()
+            {
+                set_default(port, &["protocol"], json!("TCP"));
+            }
             set_default(
                 container,
                 &["terminationMessagePath"],
@@ -79,8 +102,23 @@ pub fn apply_defaults(resource: &ResourceType, object: &mut Value) {
             );
             pod_spec_defaults(&mut object["spec"]["template"]["spec"]);
         }
-        ("apps", "ReplicaSet") | ("apps", "StatefulSet") => {
+        ("apps", "ReplicaSet") => {
             set_default(object, &["spec", "replicas"], json!(1));
+            pod_spec_defaults(&mut object["spec"]["template"]["spec"]);
+        }
+        ("apps", "StatefulSet") => {
+            set_default(object, &["spec", "replicas"], json!(1));
+            set_default(
+                object,
+                &["spec", "podManagementPolicy"],
+                json!("OrderedReady"),
+            );
+            set_default(object, &["spec", "revisionHistoryLimit"], json!(10));
+            set_default(
+                object,
+                &["spec", "updateStrategy"],
+                json!({"type": "RollingUpdate", "rollingUpdate": {"partition": 0}}),
+            );
             pod_spec_defaults(&mut object["spec"]["template"]["spec"]);
         }
         ("apps", "DaemonSet") => {
@@ -120,6 +158,21 @@ pub fn apply_defaults(resource: &ResourceType, object: &mut Value) {
         ("", "Service") => {
             set_default(object, &["spec", "type"], json!("ClusterIP"));
             set_default(object, &["spec", "sessionAffinity"], json!("None"));
+            let ports = object["spec"]
+                .get_mut("ports")
+                .and_then(Value::as_array_mut);
+            for port in ports.into_iter().flatten() {
+                set_default(port, &["protocol"], json!("TCP"));
+                let number = port["port"].clone();
+                set_default(port, &["targetPort"], number);
+            }
+        }
+        ("batch", "CronJob") => {
+            set_default(object, &["spec", "concurrencyPolicy"], json!("Allow"));
+            set_default(object, &["spec", "suspend"], json!(false));
+            set_default(object, &["spec", "successfulJobsHistoryLimit"], json!(3));
+            set_default(object, &["spec", "failedJobsHistoryLimit"], json!(1));
+            pod_spec_defaults(&mut object["spec"]["jobTemplate"]["spec"]["template"]["spec"]);
         }
         _ => {}
     }

@@ -9,6 +9,8 @@ use hyper::body::Incoming;
 use serde_json::{Value, json};
 
 use super::api::{self, ListOptions};
+use super::fields::directive::{Directive, warning_header};
+use super::fields::request::{check_apply, check_patch, check_write};
 use super::health;
 use super::patch::PatchType;
 use super::request_info;
@@ -16,6 +18,7 @@ use super::resources::ResourceType;
 use super::routes::{self, Query, ResourcePath, Route};
 use super::selectors::{FieldSelector, LabelSelector};
 use super::server::{Body, json_response, text_response};
+use super::state::KubeState;
 use super::status::ApiError;
 use super::{
     admin, authentication, authorization, discovery, exec, impersonation, logs, openapi,
@@ -287,9 +290,16 @@ async fn body_bytes(request: Request<Incoming>) -> Result<bytes::Bytes, ApiError
 }
 
 async fn read_body(request: Request<Incoming>) -> Result<Value, ApiError> {
+    read_body_and_bytes(request).await.map(|(_, body)| body)
+}
+
+/// The body as sent (field validation reads its keys in order, duplicates too) and parsed.
+async fn read_body_and_bytes(
+    request: Request<Incoming>,
+) -> Result<(bytes::Bytes, Value), ApiError> {
     let bytes = body_bytes(request).await?;
     if bytes.is_empty() {
-        return Ok(Value::Null);
+        return Ok((bytes, Value::Null));
     }
     // Kubernetes' protobuf envelope starts with `k8s\0`; the twin speaks JSON and YAML only.
     if bytes.starts_with(b"k8s\0") {
@@ -303,11 +313,12 @@ async fn read_body(request: Request<Incoming>) -> Result<Value, ApiError> {
     }
     let text = std::str::from_utf8(&bytes)
         .map_err(|_| ApiError::bad_request("the request body is not UTF-8"))?;
-    serde_json::from_str(text)
+    let body = serde_json::from_str(text)
         .or_else(|_| serde_saphyr::from_str::<Value>(text))
         .map_err(|e| {
             ApiError::bad_request(format!("the request body is neither JSON nor YAML: {e}"))
-        })
+        })?;
+    Ok((bytes, body))
 }
 
 fn list_options(query: &Query) -> Result<ListOptions, ApiError> {
@@ -382,6 +393,8 @@ async fn resource(
     }
     let accept = header(&request, "accept").to_string();
     let dry_run = query.get("dryRun") == Some("All");
+    let directive = Directive::from_query(query.get("fieldValidation"));
+    let mut warnings: Vec<String> = Vec::new();
     let method = request.method().clone();
     let name = target.name.clone();
     let result: Result<(u16, Value), ApiError> = match (method, name.as_deref(), subresource) {
@@ -439,15 +452,23 @@ async fn resource(
             )
             .unwrap_or_else(|e| error_response(&e));
         }
-        (Method::POST, None, None) => match read_body(request).await {
-            Ok(body) => twin
-                .kube(|s| api::create(s, &resource, &namespace, body, dry_run))
+        (Method::POST, None, None) => match read_body_and_bytes(request).await {
+            Ok((bytes, mut body)) => twin
+                .kube(|s| {
+                    warnings = check_write(s, &resource, &bytes, &mut body, directive)?;
+                    api::create(s, &resource, &namespace, body, dry_run)
+                })
                 .map(|o| (201, o)),
             Err(e) => Err(e),
         },
-        (Method::PUT, Some(name), sub) => match read_body(request).await {
-            Ok(body) => twin
-                .kube(|s| api::replace(s, &resource, &namespace, name, body, sub))
+        (Method::PUT, Some(name), sub) => match read_body_and_bytes(request).await {
+            Ok((bytes, mut body)) => twin
+                .kube(|s| {
+                    if sub.is_none() {
+                        warnings = check_write(s, &resource, &bytes, &mut body, directive)?;
+                    }
+                    api::replace(s, &resource, &namespace, name, body, sub)
+                })
                 .map(|o| (200, o)),
             Err(e) => Err(e),
         },
@@ -461,13 +482,28 @@ async fn resource(
                         "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml, application/strategic-merge-patch+json (got {content_type:?})"
                     ),
                 )),
-                Some(kind) => match read_body(request).await {
+                Some(kind) => match read_body_and_bytes(request).await {
                     // An apply that creates its object answers 201, as the API server does
                     // (and is authorized as a create too).
-                    Ok(body) => twin.kube(|s| {
+                    Ok((bytes, body)) => twin.kube(|s| {
                         let existed = api::exists(s, &resource, &namespace, name);
-                        api::patch(s, &resource, &namespace, name, kind, &body, sub, dry_run)
-                            .map(|o| (if existed { 200 } else { 201 }, o))
+                        if kind == PatchType::Apply {
+                            check_apply(s, &resource, &namespace, name, &body)?;
+                        }
+                        let json_patch = kind == PatchType::Json;
+                        let mut check = |s: &KubeState, existing: &Value, patched: &mut Value| {
+                            if kind == PatchType::Apply || sub.is_some() {
+                                return Ok(());
+                            }
+                            warnings = check_patch(
+                                s, &resource, &bytes, json_patch, existing, patched, directive,
+                            )?;
+                            Ok(())
+                        };
+                        api::patch(
+                            s, &resource, &namespace, name, kind, &body, sub, dry_run, &mut check,
+                        )
+                        .map(|o| (if existed { 200 } else { 201 }, o))
                     }),
                     Err(e) => Err(e),
                 },
@@ -491,9 +527,19 @@ async fn resource(
         )),
     };
     match result {
-        Ok((code, value)) => json_response(code, &value),
+        Ok((code, value)) => with_warnings(json_response(code, &value), &warnings),
         Err(error) => error_response(&error),
     }
+}
+
+/// The `Warning` headers of what field validation found (kubectl prints each as `Warning: ...`).
+fn with_warnings(mut response: Response<Body>, warnings: &[String]) -> Response<Body> {
+    for text in warnings {
+        if let Ok(value) = http::HeaderValue::from_str(&warning_header(text)) {
+            response.headers_mut().append("warning", value);
+        }
+    }
+    response
 }
 
 fn list(

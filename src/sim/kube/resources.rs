@@ -33,6 +33,15 @@ impl ResourceType {
         }
     }
 
+    /// `Service`, `Deployment.apps`: how a 422 names the kind.
+    pub fn qualified_kind(&self) -> String {
+        if self.group.is_empty() {
+            self.kind.clone()
+        } else {
+            format!("{}.{}", self.kind, self.group)
+        }
+    }
+
     /// The APIResource entries of discovery for this resource and its subresources.
     pub fn discovery_entries(&self) -> Vec<Value> {
         let mut verbs = vec![

@@ -12,6 +12,21 @@ pub struct ApiError {
     pub details: Value,
 }
 
+/// A cause's `reason` by its body's first words (apimachinery's `field.ErrorType` values).
+fn cause_reason(message: &str) -> &'static str {
+    [
+        ("Required value", "FieldValueRequired"),
+        ("Unsupported value", "FieldValueNotSupported"),
+        ("Forbidden", "FieldValueForbidden"),
+        ("Too long", "FieldValueTooLong"),
+        ("Duplicate value", "FieldValueDuplicate"),
+        ("Not found", "FieldValueNotFound"),
+    ]
+    .iter()
+    .find(|(prefix, _)| message.starts_with(prefix))
+    .map_or("FieldValueInvalid", |(_, reason)| reason)
+}
+
 impl ApiError {
     pub fn new(code: u16, reason: &'static str, message: impl Into<String>) -> Self {
         Self {
@@ -53,20 +68,28 @@ impl ApiError {
         )
     }
 
+    /// 422 Invalid, as `errors.NewInvalid` words it: one cause inline, several in brackets,
+    /// each cause's reason from its body (`Required value`, `Unsupported value`, ...).
     pub fn invalid(kind: &str, name: &str, causes: &[(&str, String)]) -> Self {
         let detail: Vec<String> = causes
             .iter()
             .map(|(field, msg)| format!("{field}: {msg}"))
             .collect();
+        let detail = match detail.as_slice() {
+            [one] => one.clone(),
+            many => format!("[{}]", many.join(", ")),
+        };
         let mut error = Self::new(
             422,
             "Invalid",
-            format!("{kind} \"{name}\" is invalid: {}", detail.join(", ")),
+            format!("{kind} \"{name}\" is invalid: {detail}"),
         );
+        let base_kind = kind.split('.').next().unwrap_or(kind);
         error.details = json!({
             "name": name,
-            "kind": kind,
-            "causes": causes.iter().map(|(field, msg)| json!({"reason": "FieldValueInvalid", "message": msg, "field": field})).collect::<Vec<_>>(),
+            "group": kind.split_once('.').map(|(_, g)| g).unwrap_or_default(),
+            "kind": base_kind,
+            "causes": causes.iter().map(|(field, msg)| json!({"reason": cause_reason(msg), "message": msg, "field": field})).collect::<Vec<_>>(),
         });
         error
     }

@@ -274,36 +274,7 @@ fn zone_of(node: &Value) -> &str {
         .unwrap_or_default()
 }
 
-/// Parses a quantity into base units times 1000 (millicores, milli-bytes), enough to compare.
-pub(crate) fn quantity_milli(text: &str) -> i128 {
-    let text = text.trim();
-    let suffixes: [(&str, i128); 13] = [
-        ("Ki", 1 << 10),
-        ("Mi", 1 << 20),
-        ("Gi", 1 << 30),
-        ("Ti", 1 << 40),
-        ("Pi", 1 << 50),
-        ("Ei", 1 << 60),
-        ("k", 1_000),
-        ("M", 1_000_000),
-        ("G", 1_000_000_000),
-        ("T", 1_000_000_000_000),
-        ("P", 1_000_000_000_000_000),
-        ("E", 1_000_000_000_000_000_000),
-        ("m", 0),
-    ];
-    for (suffix, factor) in suffixes {
-        if let Some(number) = text.strip_suffix(suffix) {
-            let value: f64 = number.parse().unwrap_or(0.0);
-            return if factor == 0 {
-                value as i128
-            } else {
-                (value * 1000.0) as i128 * factor
-            };
-        }
-    }
-    (text.parse::<f64>().unwrap_or(0.0) * 1000.0) as i128
-}
+pub(crate) use crate::sim::kube::quantity::milli as quantity_milli;
 
 fn value_milli(value: &Value) -> i128 {
     match value {

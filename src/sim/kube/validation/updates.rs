@@ -1,0 +1,112 @@
+//! What an update may not change: selectors, a Job's template, a Service's cluster IP, an
+//! immutable ConfigMap's or Secret's data, a claim's spec, most of a StatefulSet's spec.
+
+use serde_json::Value;
+
+use super::errors::{Errors, shown};
+use super::go_value::label_selector;
+
+const IMMUTABLE: &str = "field is immutable";
+
+fn selector(old: &Value, new: &Value, errors: &mut Errors) {
+    let (before, after) = (&old["spec"]["selector"], &new["spec"]["selector"]);
+    if before != after && !before.is_null() {
+        errors.push(
+            "spec.selector",
+            format!("Invalid value: {}: {IMMUTABLE}", label_selector(after)),
+        );
+    }
+}
+
+/// The StatefulSet spec fields an update may change (`ValidateStatefulSetUpdate`).
+const STATEFULSET_MUTABLE: [&str; 7] = [
+    "replicas",
+    "ordinals",
+    "template",
+    "updateStrategy",
+    "revisionHistoryLimit",
+    "persistentVolumeClaimRetentionPolicy",
+    "minReadySeconds",
+];
+
+fn without(spec: &Value, fields: &[&str]) -> Value {
+    let mut spec = spec.clone();
+    if let Some(map) = spec.as_object_mut() {
+        for field in fields {
+            map.remove(*field);
+        }
+    }
+    spec
+}
+
+pub fn update(group: &str, kind: &str, old: &Value, new: &Value, errors: &mut Errors) {
+    match (group, kind) {
+        ("apps", "Deployment" | "ReplicaSet" | "DaemonSet") => selector(old, new, errors),
+        ("apps", "StatefulSet") => {
+            selector(old, new, errors);
+            if without(&old["spec"], &STATEFULSET_MUTABLE)
+                != without(&new["spec"], &STATEFULSET_MUTABLE)
+                && errors.is_empty()
+            {
+                errors.forbidden(
+                    "spec",
+                    "updates to statefulset spec for fields other than 'replicas', 'ordinals', 'template', 'updateStrategy', 'revisionHistoryLimit', 'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden",
+                );
+            }
+        }
+        ("batch", "Job") => {
+            selector(old, new, errors);
+            if old["spec"]["template"] != new["spec"]["template"] {
+                // The server prints the whole core.PodTemplateSpec here; the twin names it.
+                errors.push(
+                    "spec.template",
+                    format!("Invalid value: core.PodTemplateSpec{{...}}: {IMMUTABLE}"),
+                );
+            }
+        }
+        ("", "Service") => {
+            let (before, after) = (&old["spec"]["clusterIP"], &new["spec"]["clusterIP"]);
+            if before.as_str().is_some_and(|b| !b.is_empty())
+                && after.as_str().is_some_and(|a| !a.is_empty())
+                && before != after
+            {
+                errors.invalid("spec.clusterIP", after, IMMUTABLE);
+            }
+        }
+        ("", "ConfigMap" | "Secret") => {
+            if old["immutable"] == true {
+                let message = "field is immutable when `immutable` is set";
+                if new["immutable"] != true {
+                    errors.forbidden("immutable", message);
+                }
+                for part in ["data", "binaryData", "stringData"] {
+                    if old[part] != new[part] && !(old[part].is_null() && new[part].is_null()) {
+                        errors.forbidden(part, message);
+                    }
+                }
+            }
+            if kind == "Secret" && !new["type"].is_null() && old["type"] != new["type"] {
+                errors.push(
+                    "type",
+                    format!("Invalid value: {}: {IMMUTABLE}", shown(&new["type"])),
+                );
+            }
+        }
+        ("", "PersistentVolumeClaim") => {
+            let allowed = |spec: &Value| {
+                let mut spec = without(spec, &["volumeAttributesClassName"]);
+                if let Some(resources) = spec.get_mut("resources").and_then(Value::as_object_mut) {
+                    resources.remove("requests");
+                }
+                spec
+            };
+            if allowed(&old["spec"]) != allowed(&new["spec"]) {
+                errors.forbidden(
+                    "spec",
+                    "spec is immutable after creation except resources.requests and volumeAttributesClassName for bound claims",
+                );
+            }
+        }
+        _ => {}
+    }
+}
