@@ -38,6 +38,7 @@ mod moto;
 mod packaging;
 mod parallel;
 mod plan;
+mod refusals;
 mod repl;
 mod snapshots;
 mod support;

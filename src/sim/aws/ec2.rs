@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use super::error::AwsError;
 use super::state::{AwsState, Rule};
 use super::wire::{Xml, iso, members, numbered};
-use super::{ec2_lifecycle, seed_ids};
+use super::{ec2_lifecycle, parameters, seed_ids};
 use crate::lab;
 
 pub(super) type Params = BTreeMap<String, String>;
@@ -109,10 +109,7 @@ fn requested_rules(
         let Some(protocol) = permission.get("IpProtocol") else {
             break;
         };
-        let protocol = match protocol.as_str() {
-            "all" | "-1" => "-1".to_string(),
-            p => p.to_lowercase(),
-        };
+        let protocol = parameters::protocol(protocol)?;
         let port = |key: &str| -> Result<i32, AwsError> {
             match permission.get(key) {
                 Some(v) => v.parse().map_err(|_| {
@@ -131,18 +128,13 @@ fn requested_rules(
             }
         };
         let (from, to) = (port("FromPort")?, port("ToPort")?);
-        if from > to || to > 65535 {
-            return Err(AwsError::new(
-                400,
-                "InvalidParameterValue",
-                format!("Invalid port range {from}-{to}"),
-            ));
-        }
+        parameters::ports(&protocol, from, to)?;
         let mut sources: Vec<(Option<String>, Option<String>, String)> = Vec::new();
         for range in permission.members("IpRanges") {
             let Some(cidr) = range.get("CidrIp") else {
                 break;
             };
+            parameters::ipv4_cidr(cidr)?;
             sources.push((Some(cidr.clone()), None, range.text("Description")));
         }
         // The CLI sends `UserIdGroupPairs`, older SDKs `Groups`.

@@ -276,11 +276,7 @@ pub fn create_nodegroup(
         size("maxSize", 2),
         size("desiredSize", 1),
     );
-    if min < 0 || max < 1 || desired < min || desired > max {
-        return Err(AwsError::invalid_parameter(format!(
-            "scalingConfig must satisfy 0 <= minSize <= desiredSize <= maxSize and maxSize >= 1; got min {min}, desired {desired}, max {max}"
-        )));
-    }
+    super::parameters::scaling(min, desired, max)?;
     let subnets = strings(&body["subnets"]);
     if subnets.is_empty() {
         return Err(AwsError::invalid_parameter("subnets is required"));

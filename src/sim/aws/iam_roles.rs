@@ -127,6 +127,7 @@ pub fn handle(
 
 fn create(state: &mut AwsState, params: &Params, xml: &mut Xml) -> Result<(), AwsError> {
     let name = param(params, "RoleName", "roleName")?.to_string();
+    super::parameters::iam_name("roleName", &name, 64)?;
     let trust_policy = param(
         params,
         "AssumeRolePolicyDocument",

@@ -19,6 +19,7 @@ pub mod kms;
 pub mod launch_templates;
 pub mod meter;
 pub mod nodegroups;
+pub mod parameters;
 pub mod pod_identity;
 pub mod seed_ids;
 pub mod server;

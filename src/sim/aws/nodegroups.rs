@@ -22,21 +22,7 @@ pub fn update_config(
         .ok_or_else(|| AwsError::not_found(format!("No node group found for name: {name}.")))?;
     let (min, max) = (min.unwrap_or(current.min), max.unwrap_or(current.max));
     let desired = desired.unwrap_or(current.desired);
-    if min < 0 || max < 1 || desired < 0 {
-        return Err(AwsError::invalid_parameter(
-            "Minimum capacity can't be negative and maximum capacity must be at least 1",
-        ));
-    }
-    if desired > max {
-        return Err(AwsError::invalid_parameter(format!(
-            "desired capacity {desired} can't be greater than max size {max}"
-        )));
-    }
-    if desired < min {
-        return Err(AwsError::invalid_parameter(format!(
-            "desired capacity {desired} can't be lower than min size {min}"
-        )));
-    }
+    super::parameters::scaling(min, desired, max)?;
     if current.status == "UPDATING" {
         return Err(AwsError::new(
             409,

@@ -118,6 +118,12 @@ pub fn strategic(target: &Value, patch: &Value, path: &str) -> Value {
                 let merged = strategic(out.get(key).unwrap_or(&Value::Null), value, &child);
                 out.insert(key.clone(), merged);
             }
+            // `$retainKeys` (fields with patchStrategy retainKeys, such as a Deployment's
+            // strategy): only the keys it lists stay, so a switch to Recreate drops the
+            // defaulted rollingUpdate as the API server does.
+            if let Some(retain) = patch_map.get("$retainKeys").and_then(Value::as_array) {
+                out.retain(|key, _| retain.iter().any(|k| k == key.as_str()));
+            }
             Value::Object(out)
         }
         Value::Array(items) => match (merge_key(path), target) {

@@ -1,0 +1,742 @@
+//! The twin refuses what EKS refuses: a corpus of broken objects and calls, each with the
+//! exact words the real server answers and where those words come from, sent by clients no
+//! one here wrote (kubectl 1.35, the aws CLI) to `runbook lab serve`; the valid form of each
+//! still goes through.
+
+use std::io::Write;
+use std::process::{Command, Output};
+
+use crate::support::{LabServer, kubectl, repo_root};
+
+/// One broken object: applied as is it is refused with `message`; with `bad` replaced by
+/// `good` it is accepted.
+struct Case {
+    name: &'static str,
+    manifest: &'static str,
+    bad: &'static str,
+    good: &'static str,
+    message: &'static str,
+    /// Where the real server's words come from.
+    source: &'static str,
+}
+
+const VALIDATION: &str = "kubernetes/kubernetes pkg/apis/core/validation/validation.go";
+const APPS: &str = "kubernetes/kubernetes pkg/apis/apps/validation/validation.go";
+const BATCH: &str = "kubernetes/kubernetes pkg/apis/batch/validation/validation.go";
+const NAMES: &str = "kubernetes/apimachinery pkg/util/validation/validation.go";
+const STRICT: &str = "kubernetes/kubernetes test/integration/apiserver/field_validation_test.go";
+
+const DEPLOYMENT: &str = "apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: default}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers:
+      - name: web
+        image: nginx:1.27
+        imagePullPolicy: IfNotPresent
+";
+
+const POD: &str = "apiVersion: v1
+kind: Pod
+metadata: {name: p, namespace: default}
+spec:
+  restartPolicy: Always
+  dnsPolicy: ClusterFirst
+  containers:
+  - name: app
+    image: busybox:1.36
+    ports: [{containerPort: 8080}]
+    resources:
+      requests: {cpu: 500m}
+      limits: {cpu: '1'}
+";
+
+const SERVICE: &str = "apiVersion: v1
+kind: Service
+metadata: {name: s1, namespace: default}
+spec:
+  type: ClusterIP
+  selector: {app: web}
+  ports: [{name: http, port: 80, protocol: TCP}]
+";
+
+fn cases() -> Vec<Case> {
+    vec![
+        Case {
+            name: "unknown field",
+            manifest: DEPLOYMENT,
+            bad: "imagePullPolicy: IfNotPresent\n",
+            good: "imagePullPolicy: IfNotPresent\n        resources: {}\n",
+            message: r#"Deployment in version "v1" cannot be handled as a Deployment: strict decoding error: unknown field "spec.template.spec.containers[0].resourcez""#,
+            source: STRICT,
+        },
+        Case {
+            name: "pull policy",
+            manifest: DEPLOYMENT,
+            bad: "IfNotPresent",
+            good: "Always",
+            message: r#"spec.template.spec.containers[0].imagePullPolicy: Unsupported value: "Sometimes": supported values: "Always", "IfNotPresent", "Never""#,
+            source: VALIDATION,
+        },
+        Case {
+            name: "negative replicas",
+            manifest: DEPLOYMENT,
+            bad: "replicas: 1",
+            good: "replicas: 2",
+            message: "spec.replicas: Invalid value: -1: must be greater than or equal to 0",
+            source: APPS,
+        },
+        Case {
+            name: "selector not matching the template",
+            manifest: DEPLOYMENT,
+            bad: "labels: {app: web}",
+            good: "labels: {app: web, tier: a}",
+            message: r#"spec.template.metadata.labels: Invalid value: map[string]string{"app":"other"}: `selector` does not match template `labels`"#,
+            source: APPS,
+        },
+        Case {
+            name: "deployment strategy",
+            manifest: DEPLOYMENT,
+            bad: "replicas: 1\n",
+            good: "replicas: 1\n  strategy: {type: Recreate}\n",
+            message: r#"spec.strategy.type: Unsupported value: "BlueGreen": supported values: "Recreate", "RollingUpdate""#,
+            source: APPS,
+        },
+        Case {
+            name: "template restart policy",
+            manifest: DEPLOYMENT,
+            bad: "    spec:\n      containers:",
+            good: "    spec:\n      restartPolicy: Always\n      containers:",
+            message: r#"spec.template.spec.restartPolicy: Unsupported value: "Never": supported values: "Always""#,
+            source: VALIDATION,
+        },
+        Case {
+            name: "container name",
+            manifest: DEPLOYMENT,
+            bad: "- name: web",
+            good: "- name: web-1",
+            message: r#"spec.template.spec.containers[0].name: Invalid value: "Web": a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')"#,
+            source: NAMES,
+        },
+        Case {
+            name: "pod restart policy",
+            manifest: POD,
+            bad: "restartPolicy: Always",
+            good: "restartPolicy: OnFailure",
+            message: r#"spec.restartPolicy: Unsupported value: "Sometimes": supported values: "Always", "OnFailure", "Never""#,
+            source: VALIDATION,
+        },
+        Case {
+            name: "dns policy",
+            manifest: POD,
+            bad: "dnsPolicy: ClusterFirst",
+            good: "dnsPolicy: Default",
+            message: r#"spec.dnsPolicy: Unsupported value: "Google": supported values: "ClusterFirst", "ClusterFirstWithHostNet", "Default", "None""#,
+            source: VALIDATION,
+        },
+        Case {
+            name: "container port",
+            manifest: POD,
+            bad: "containerPort: 8080",
+            good: "containerPort: 9090",
+            message: "spec.containers[0].ports[0].containerPort: Invalid value: 70000: must be between 1 and 65535, inclusive",
+            source: VALIDATION,
+        },
+        Case {
+            name: "request over limit",
+            manifest: POD,
+            bad: "cpu: 500m",
+            good: "cpu: 250m",
+            message: r#"spec.containers[0].resources.requests[cpu]: Invalid value: "2": must be less than or equal to cpu limit of 1"#,
+            source: VALIDATION,
+        },
+        Case {
+            name: "gpu request unlike its limit",
+            manifest: POD,
+            bad: "requests: {cpu: 500m}\n      limits: {cpu: '1'}",
+            good: "requests: {cpu: 500m, nvidia.com/gpu: 2}\n      limits: {cpu: '1', nvidia.com/gpu: 2}",
+            message: r#"spec.containers[0].resources.requests[nvidia.com/gpu]: Invalid value: "1": must be equal to nvidia.com/gpu limit of 2"#,
+            source: VALIDATION,
+        },
+        Case {
+            name: "quantity syntax",
+            manifest: POD,
+            bad: "cpu: 500m",
+            good: "cpu: 0.5",
+            message: r#"Pod in version "v1" cannot be handled as a Pod: quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"#,
+            source: "kubernetes/apimachinery pkg/api/resource/quantity.go (ErrFormatWrong)",
+        },
+        Case {
+            name: "missing image",
+            manifest: POD,
+            bad: "    image: busybox:1.36\n",
+            good: "    image: busybox:1.37\n",
+            message: "spec.containers[0].image: Required value",
+            source: VALIDATION,
+        },
+        Case {
+            name: "toleration operator",
+            manifest: POD,
+            bad: "  dnsPolicy: ClusterFirst\n",
+            good: "  dnsPolicy: ClusterFirst\n  tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]\n",
+            message: r#"spec.tolerations[0].operator: Unsupported value: "Like": supported values: "Equal", "Exists""#,
+            source: VALIDATION,
+        },
+        Case {
+            name: "pod name",
+            manifest: POD,
+            bad: "name: p,",
+            good: "name: p-1,",
+            message: r#"metadata.name: Invalid value: "Bad_Name": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"#,
+            source: NAMES,
+        },
+        Case {
+            name: "label key",
+            manifest: POD,
+            bad: "name: p,",
+            good: "name: p, labels: {app.kubernetes.io/name: p},",
+            message: r#"metadata.labels: Invalid value: "bad key!": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"#,
+            source: NAMES,
+        },
+        Case {
+            name: "service type",
+            manifest: SERVICE,
+            bad: "type: ClusterIP",
+            good: "type: NodePort",
+            message: r#"spec.type: Unsupported value: "Bogus": supported values: "ClusterIP", "ExternalName", "LoadBalancer", "NodePort""#,
+            source: VALIDATION,
+        },
+        Case {
+            name: "service port",
+            manifest: SERVICE,
+            bad: "port: 80",
+            good: "port: 8080",
+            message: "spec.ports[0].port: Invalid value: 99999: must be between 1 and 65535, inclusive",
+            source: VALIDATION,
+        },
+        Case {
+            name: "service protocol",
+            manifest: SERVICE,
+            bad: "protocol: TCP",
+            good: "protocol: UDP",
+            message: r#"spec.ports[0].protocol: Unsupported value: "XTP": supported values: "SCTP", "TCP", "UDP""#,
+            source: VALIDATION,
+        },
+        Case {
+            name: "service name",
+            manifest: SERVICE,
+            bad: "name: s1,",
+            good: "name: s2,",
+            message: r#"metadata.name: Invalid value: "1st": a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')"#,
+            source: NAMES,
+        },
+        Case {
+            name: "service node port on ClusterIP",
+            manifest: SERVICE,
+            bad: "protocol: TCP}",
+            good: "protocol: TCP, targetPort: 8080}",
+            message: "spec.ports[0].nodePort: Forbidden: may not be used when `type` is 'ClusterIP'",
+            source: VALIDATION,
+        },
+        Case {
+            name: "job restart policy",
+            manifest: "apiVersion: batch/v1
+kind: Job
+metadata: {name: j, namespace: default}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers: [{name: c, image: busybox:1.36, command: [\"true\"]}]
+",
+            bad: "restartPolicy: Never",
+            good: "restartPolicy: OnFailure",
+            message: r#"spec.template.spec.restartPolicy: Unsupported value: "Always": supported values: "OnFailure", "Never""#,
+            source: BATCH,
+        },
+        Case {
+            name: "cron job concurrency",
+            manifest: "apiVersion: batch/v1
+kind: CronJob
+metadata: {name: cj, namespace: default}
+spec:
+  schedule: '*/5 * * * *'
+  concurrencyPolicy: Forbid
+  jobTemplate:
+    spec:
+      template:
+        spec:
+          restartPolicy: Never
+          containers: [{name: c, image: busybox:1.36}]
+",
+            bad: "concurrencyPolicy: Forbid",
+            good: "concurrencyPolicy: Replace",
+            message: r#"spec.concurrencyPolicy: Unsupported value: "Sometimes": supported values: "Allow", "Forbid", "Replace""#,
+            source: BATCH,
+        },
+        Case {
+            name: "config key",
+            manifest: "apiVersion: v1
+kind: ConfigMap
+metadata: {name: cm, namespace: default}
+data: {good.key: v}
+",
+            bad: "good.key",
+            good: "other_key",
+            message: r#"data[bad key]: Invalid value: "bad key": a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')"#,
+            source: NAMES,
+        },
+    ]
+}
+
+/// The broken form of each case: what `bad` turns into.
+fn broken(case: &Case) -> String {
+    let wrong = match case.name {
+        "unknown field" => "imagePullPolicy: IfNotPresent\n        resourcez: {}\n",
+        "pull policy" => "Sometimes",
+        "negative replicas" => "replicas: -1",
+        "selector not matching the template" => "labels: {app: other}",
+        "deployment strategy" => "replicas: 1\n  strategy: {type: BlueGreen}\n",
+        "template restart policy" => "    spec:\n      restartPolicy: Never\n      containers:",
+        "container name" => "- name: Web",
+        "pod restart policy" => "restartPolicy: Sometimes",
+        "dns policy" => "dnsPolicy: Google",
+        "container port" => "containerPort: 70000",
+        "request over limit" => "cpu: '2'",
+        "gpu request unlike its limit" => {
+            "requests: {cpu: 500m, nvidia.com/gpu: 1}\n      limits: {cpu: '1', nvidia.com/gpu: 2}"
+        }
+        "quantity syntax" => "cpu: 5x",
+        "missing image" => "",
+        "toleration operator" => {
+            "  dnsPolicy: ClusterFirst\n  tolerations: [{key: nvidia.com/gpu, operator: Like}]\n"
+        }
+        "pod name" => "name: Bad_Name,",
+        "label key" => "name: p, labels: {bad key!: p},",
+        "service type" => "type: Bogus",
+        "service port" => "port: 99999",
+        "service protocol" => "protocol: XTP",
+        "service name" => "name: 1st,",
+        "service node port on ClusterIP" => "protocol: TCP, nodePort: 30080}",
+        "job restart policy" => "restartPolicy: Always",
+        "cron job concurrency" => "concurrencyPolicy: Sometimes",
+        "config key" => "bad key",
+        other => panic!("no broken form for {other}"),
+    };
+    case.manifest.replacen(case.bad, wrong, 1)
+}
+
+fn kubectl_apply(binary: &std::path::Path, lab: &LabServer, manifest: &str) -> Output {
+    let mut child = Command::new(binary)
+        .arg("--kubeconfig")
+        .arg(&lab.kubeconfig)
+        .args(["apply", "-f", "-"])
+        .current_dir(repo_root())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("kubectl runs");
+    child
+        .stdin
+        .take()
+        .expect("piped")
+        .write_all(manifest.as_bytes())
+        .expect("kubectl reads the manifest");
+    child.wait_with_output().expect("kubectl finishes")
+}
+
+#[test]
+fn kubectl_is_refused_with_the_api_servers_words_and_the_valid_forms_apply() {
+    let Some(binary) = kubectl("1.35") else {
+        return;
+    };
+    let lab = LabServer::start_with("1000", &["--scenario", "empty"]);
+    let mut failures = Vec::new();
+    let all = cases();
+    assert!(
+        all.len() >= 25,
+        "the corpus holds {} Kubernetes cases",
+        all.len()
+    );
+    for case in &all {
+        assert!(
+            case.manifest.contains(case.bad),
+            "{}: `bad` is not in the manifest",
+            case.name
+        );
+        let refused = kubectl_apply(&binary, &lab, &broken(case));
+        let stderr = String::from_utf8_lossy(&refused.stderr);
+        if refused.status.success() || !stderr.contains(case.message) {
+            failures.push(format!(
+                "{} ({}): expected a refusal with\n  {}\ngot (exit {:?})\n  {}",
+                case.name,
+                case.source,
+                case.message,
+                refused.status.code(),
+                stderr.trim()
+            ));
+        }
+        let accepted = kubectl_apply(
+            &binary,
+            &lab,
+            &case.manifest.replacen(case.bad, case.good, 1),
+        );
+        if !accepted.status.success() {
+            failures.push(format!(
+                "{}: the valid form was refused: {}",
+                case.name,
+                String::from_utf8_lossy(&accepted.stderr).trim()
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+fn kubectl_run(binary: &std::path::Path, lab: &LabServer, args: &[&str], stdin: &str) -> Output {
+    let mut child = Command::new(binary)
+        .arg("--kubeconfig")
+        .arg(&lab.kubeconfig)
+        .args(args)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("kubectl runs");
+    child
+        .stdin
+        .take()
+        .expect("piped")
+        .write_all(stdin.as_bytes())
+        .expect("kubectl reads stdin");
+    child.wait_with_output().expect("kubectl finishes")
+}
+
+fn stderr_of(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// Immutable fields, the Warn default and its `Warning` lines, Ignore, duplicate fields in a
+/// raw body, and a custom resource by its CRD's schema.
+#[test]
+fn updates_warnings_duplicates_and_custom_resources_as_the_api_server_answers_them() {
+    let Some(binary) = kubectl("1.35") else {
+        return;
+    };
+    let lab = LabServer::start_with("1000", &["--scenario", "empty"]);
+    let apply = |manifest: &str| kubectl_run(&binary, &lab, &["apply", "-f", "-"], manifest);
+
+    // A Deployment's selector may not change (ValidateDeploymentUpdate).
+    assert!(apply(DEPLOYMENT).status.success());
+    let moved = DEPLOYMENT.replace("{app: web}", "{app: web2}");
+    let out = apply(&moved);
+    assert!(!out.status.success());
+    assert!(
+        stderr_of(&out).contains(r#"spec.selector: Invalid value: v1.LabelSelector{MatchLabels:map[string]string{"app":"web2"}, MatchExpressions:[]v1.LabelSelectorRequirement(nil)}: field is immutable"#),
+        "{}",
+        stderr_of(&out)
+    );
+
+    // An immutable ConfigMap keeps its data (ValidateConfigMapUpdate).
+    let config = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: frozen, namespace: default}\nimmutable: true\ndata: {a: '1'}\n";
+    assert!(apply(config).status.success());
+    let out = apply(&config.replace("'1'", "'2'"));
+    assert!(
+        stderr_of(&out).contains("data: Forbidden: field is immutable when `immutable` is set"),
+        "{}",
+        stderr_of(&out)
+    );
+
+    // --validate=warn sends fieldValidation=Warn: created, the field dropped, a Warning line.
+    let typo = DEPLOYMENT.replace("name: web,", "name: typo,").replace(
+        "imagePullPolicy: IfNotPresent\n",
+        "imagePullPolicy: IfNotPresent\n        resourcez: {}\n",
+    );
+    let out = kubectl_run(
+        &binary,
+        &lab,
+        &["create", "--validate=warn", "-f", "-"],
+        &typo,
+    );
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    assert!(
+        stderr_of(&out)
+            .contains(r#"Warning: unknown field "spec.template.spec.containers[0].resourcez""#),
+        "{}",
+        stderr_of(&out)
+    );
+    let stored = kubectl_run(
+        &binary,
+        &lab,
+        &["get", "deployment", "typo", "-o", "json"],
+        "",
+    );
+    assert!(!String::from_utf8_lossy(&stored.stdout).contains("resourcez"));
+    // --validate=false sends Ignore: no warning at all.
+    let ignored = typo.replace("name: typo,", "name: typo2,");
+    let out = kubectl_run(
+        &binary,
+        &lab,
+        &["create", "--validate=false", "-f", "-"],
+        &ignored,
+    );
+    assert!(
+        out.status.success() && !stderr_of(&out).contains("Warning"),
+        "{}",
+        stderr_of(&out)
+    );
+
+    // Duplicate fields in a raw JSON body, reported in document order (the body and answer of
+    // Kubernetes' own field_validation_test, `invalidBodyJSON` with Strict).
+    let body = r#"{"apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": "dupename", "name": "dup", "labels": {"app": "nginx"}, "unknownMeta": "metaVal"},
+        "spec": {"unknown1": "val1", "unknownDupe": "valDupe", "unknownDupe": "valDupe2",
+                 "paused": true, "paused": false,
+                 "selector": {"matchLabels": {"app": "nginx"}},
+                 "template": {"metadata": {"labels": {"app": "nginx"}},
+                              "spec": {"containers": [{"name": "nginx", "image": "nginx:latest",
+                                        "unknownNested": "val1", "imagePullPolicy": "Always",
+                                        "imagePullPolicy": "Never"}]}}}}"#;
+    let out = Command::new("curl")
+        .args(["-s", "-X", "POST", "--cacert"])
+        .arg(&lab.ca_file)
+        .args([
+            "-H",
+            &format!(
+                "Authorization: Bearer {}",
+                lab.env_value("RUNBOOK_LAB_TOKEN")
+            ),
+        ])
+        .args([
+            "-H",
+            "Content-Type: application/json",
+            "--data-binary",
+            body,
+        ])
+        .arg(format!(
+            "{}/apis/apps/v1/namespaces/default/deployments?fieldValidation=Strict",
+            lab.url
+        ))
+        .output()
+        .expect("curl runs");
+    let status: serde_json::Value = serde_json::from_slice(&out.stdout).expect("a Status");
+    assert_eq!(status["code"], 400, "{status}");
+    assert_eq!(
+        status["message"],
+        r#"Deployment in version "v1" cannot be handled as a Deployment: strict decoding error: duplicate field "metadata.name", unknown field "metadata.unknownMeta", unknown field "spec.unknown1", unknown field "spec.unknownDupe", duplicate field "spec.paused", unknown field "spec.template.spec.containers[0].unknownNested", duplicate field "spec.template.spec.containers[0].imagePullPolicy""#
+    );
+
+    // A custom resource by its CRD's structural schema; preserved fields stay.
+    let crd = "apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: widgets.example.com}
+spec:
+  group: example.com
+  scope: Namespaced
+  names: {plural: widgets, singular: widget, kind: Widget}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              size: {type: integer}
+              extra: {type: object, x-kubernetes-preserve-unknown-fields: true}
+";
+    assert!(apply(crd).status.success());
+    let widget = "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w, namespace: default}\nspec: {size: 3, colour: red, extra: {anything: 1}}\n";
+    let out = apply(widget);
+    assert!(
+        stderr_of(&out).contains(r#"Widget in version "v1" cannot be handled as a Widget: strict decoding error: unknown field "spec.colour""#),
+        "{}",
+        stderr_of(&out)
+    );
+    let out = apply(&widget.replace(" colour: red,", ""));
+    assert!(out.status.success(), "{}", stderr_of(&out));
+}
+
+/// The aws CLI against the lab's EC2, EKS and IAM: each refusal in the service's own code and
+/// words (sources in src/sim/aws/parameters.rs), and the valid call accepted.
+#[test]
+fn the_aws_cli_is_refused_with_each_services_words() {
+    let lab = LabServer::start("1000");
+    let group = runbook::lab::NODE_SG;
+    let cases: [(&[&str], &str); 6] = [
+        (
+            &[
+                "ec2",
+                "authorize-security-group-ingress",
+                "--group-id",
+                group,
+                "--ip-permissions",
+                "IpProtocol=tcp,FromPort=9000,ToPort=9000,IpRanges=[{CidrIp=10.0.0.0/33}]",
+            ],
+            "(InvalidParameterValue) when calling the AuthorizeSecurityGroupIngress operation: CIDR block 10.0.0.0/33 is malformed",
+        ),
+        (
+            &[
+                "ec2",
+                "authorize-security-group-ingress",
+                "--group-id",
+                group,
+                "--ip-permissions",
+                "IpProtocol=tcp,FromPort=-1,ToPort=80,IpRanges=[{CidrIp=10.0.0.0/16}]",
+            ],
+            "(InvalidParameterValue) when calling the AuthorizeSecurityGroupIngress operation: TCP/UDP (from) port (-1) out of range",
+        ),
+        (
+            &[
+                "ec2",
+                "authorize-security-group-ingress",
+                "--group-id",
+                group,
+                "--ip-permissions",
+                "IpProtocol=bogus,FromPort=1,ToPort=2,IpRanges=[{CidrIp=10.0.0.0/16}]",
+            ],
+            "(InvalidParameterValue) when calling the AuthorizeSecurityGroupIngress operation: Invalid value 'bogus' for IP protocol. Unknown protocol.",
+        ),
+        (
+            &[
+                "ec2",
+                "authorize-security-group-egress",
+                "--group-id",
+                group,
+                "--ip-permissions",
+                "IpProtocol=icmp,FromPort=8,ToPort=65535,IpRanges=[{CidrIp=10.0.0.0/16}]",
+            ],
+            "(InvalidParameterValue) when calling the AuthorizeSecurityGroupEgress operation: ICMP code (65535) out of range",
+        ),
+        (
+            &[
+                "eks",
+                "update-nodegroup-config",
+                "--cluster-name",
+                "myeks5w",
+                "--nodegroup-name",
+                "gpu",
+                "--scaling-config",
+                "minSize=0,maxSize=2,desiredSize=5",
+            ],
+            "(InvalidParameterException) when calling the UpdateNodegroupConfig operation: desired capacity 5 can't be greater than max size 2",
+        ),
+        (
+            &[
+                "iam",
+                "create-role",
+                "--role-name",
+                "a role",
+                "--assume-role-policy-document",
+                "{}",
+            ],
+            "(ValidationError) when calling the CreateRole operation: 1 validation error detected: Value 'a role' at 'roleName' failed to satisfy constraint: Member must satisfy regular expression pattern: [\\w+=,.@-]+",
+        ),
+    ];
+    for (args, message) in cases {
+        let out = lab.aws(args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !out.status.success() && stderr.contains(message),
+            "aws {}\nexpected {message}\ngot {stderr}",
+            args.join(" ")
+        );
+    }
+    let valid = lab.aws(&[
+        "ec2",
+        "authorize-security-group-ingress",
+        "--group-id",
+        group,
+        "--ip-permissions",
+        "IpProtocol=tcp,FromPort=9000,ToPort=9000,IpRanges=[{CidrIp=10.0.0.0/16}]",
+    ]);
+    assert!(
+        valid.status.success(),
+        "{}",
+        String::from_utf8_lossy(&valid.stderr)
+    );
+}
+
+/// moto_server, a second opinion where it validates: it also refuses a malformed CIDR with
+/// InvalidParameterValue (in its own words), the code the twin and EC2 answer with, and the
+/// runbook primitive surfaces that code from either.
+#[test]
+fn moto_agrees_on_the_code_of_a_malformed_cidr() {
+    let Some(moto) = crate::moto::moto() else {
+        return;
+    };
+    let aws = |args: &[&str]| {
+        let out = Command::new("aws")
+            .args(["--endpoint-url", &moto.url, "--output", "text"])
+            .args(args)
+            .env("AWS_ACCESS_KEY_ID", "testing")
+            .env("AWS_SECRET_ACCESS_KEY", "testing")
+            .env("AWS_DEFAULT_REGION", "ap-northeast-2")
+            .output()
+            .expect("the aws CLI runs");
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    };
+    let vpc = aws(&[
+        "ec2",
+        "create-vpc",
+        "--cidr-block",
+        "10.0.0.0/16",
+        "--query",
+        "Vpc.VpcId",
+    ]);
+    let group = aws(&[
+        "ec2",
+        "create-security-group",
+        "--group-name",
+        "refusals",
+        "--description",
+        "t",
+        "--vpc-id",
+        &vpc,
+        "--query",
+        "GroupId",
+    ]);
+    let script = format!(
+        r#"let code = "accepted"; try {{ ec2::authorize("{group}", #{{ protocol: "tcp", port: 9000, source: "10.0.0.0/33" }}); }} catch (e) {{ code = e.code; }} code"#
+    );
+    let ran = crate::support::Runbook::new()
+        .env("AWS_ACCESS_KEY_ID", "testing")
+        .env("AWS_SECRET_ACCESS_KEY", "testing")
+        .args(["eval", "--aws-endpoint", &moto.url, &script])
+        .run();
+    assert_eq!(
+        ran.stdout().trim(),
+        "InvalidParameterValue",
+        "{}",
+        ran.stderr()
+    );
+}
+
+/// A plan rehearses on the twin, so it stops where EKS would: at the step whose manifest the
+/// API server refuses, in its words, before anything after it (the GPU scale-up) is planned.
+#[test]
+fn a_plan_of_a_broken_manifest_fails_at_that_step_with_the_servers_words() {
+    let ran = crate::support::Runbook::new()
+        .args(["plan", "tests/data/broken-manifest.rhai"])
+        .run();
+    let out = ran.stdout();
+    assert!(
+        out.contains(
+            "k8s::apply apps/v1/Deployment default/probe  [deployment/default/probe, fails]"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.contains(r#"Deployment.apps "probe" is invalid: spec.template.spec.containers[0].imagePullPolicy: Unsupported value: "Sometimes": supported values: "Always", "IfNotPresent", "Never""#),
+        "{out}"
+    );
+    assert!(!out.contains("scale_nodegroup"), "{out}");
+}
