@@ -30,6 +30,7 @@ mod hybrid;
 mod interrupt;
 mod k8s_runbooks;
 mod kubectl;
+mod kubectl_imperative;
 mod lab_auth;
 mod lab_drill;
 mod lab_rbac;

@@ -4,6 +4,19 @@ use serde_json::{Value, json};
 
 use super::resources::ResourceType;
 
+/// A strategy (`spec.strategy`, `spec.updateStrategy`) without a type gets the default one
+/// whole, as the server's defaulting fills an empty one.
+fn default_strategy(object: &mut Value, field: &str, value: Value) {
+    let strategy = &mut object["spec"][field];
+    if strategy.is_null()
+        || strategy
+            .as_object()
+            .is_some_and(|s| !s.contains_key("type"))
+    {
+        *strategy = value;
+    }
+}
+
 fn set_default(object: &mut Value, path: &[&str], value: Value) {
     let mut current = object;
     for key in &path[..path.len() - 1] {
@@ -95,9 +108,9 @@ pub fn apply_defaults(resource: &ResourceType, object: &mut Value) {
             set_default(object, &["spec", "replicas"], json!(1));
             set_default(object, &["spec", "revisionHistoryLimit"], json!(10));
             set_default(object, &["spec", "progressDeadlineSeconds"], json!(600));
-            set_default(
+            default_strategy(
                 object,
-                &["spec", "strategy"],
+                "strategy",
                 json!({"type": "RollingUpdate", "rollingUpdate": {"maxSurge": "25%", "maxUnavailable": "25%"}}),
             );
             pod_spec_defaults(&mut object["spec"]["template"]["spec"]);
@@ -114,18 +127,18 @@ pub fn apply_defaults(resource: &ResourceType, object: &mut Value) {
                 json!("OrderedReady"),
             );
             set_default(object, &["spec", "revisionHistoryLimit"], json!(10));
-            set_default(
+            default_strategy(
                 object,
-                &["spec", "updateStrategy"],
+                "updateStrategy",
                 json!({"type": "RollingUpdate", "rollingUpdate": {"partition": 0}}),
             );
             pod_spec_defaults(&mut object["spec"]["template"]["spec"]);
         }
         ("apps", "DaemonSet") => {
             set_default(object, &["spec", "revisionHistoryLimit"], json!(10));
-            set_default(
+            default_strategy(
                 object,
-                &["spec", "updateStrategy"],
+                "updateStrategy",
                 json!({"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 1, "maxSurge": 0}}),
             );
             pod_spec_defaults(&mut object["spec"]["template"]["spec"]);
@@ -163,8 +176,13 @@ pub fn apply_defaults(resource: &ResourceType, object: &mut Value) {
                 .and_then(Value::as_array_mut);
             for port in ports.into_iter().flatten() {
                 set_default(port, &["protocol"], json!("TCP"));
-                let number = port["port"].clone();
-                set_default(port, &["targetPort"], number);
+                // An unset target port (0 or "") is the port itself.
+                if port["targetPort"].is_null()
+                    || port["targetPort"] == 0
+                    || port["targetPort"] == ""
+                {
+                    port["targetPort"] = port["port"].clone();
+                }
             }
         }
         ("batch", "CronJob") => {

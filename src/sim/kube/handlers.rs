@@ -21,8 +21,8 @@ use super::server::{Body, json_response, text_response};
 use super::state::KubeState;
 use super::status::ApiError;
 use super::{
-    admin, authentication, authorization, discovery, exec, impersonation, logs, openapi,
-    protobuf_bodies, reviews, tables, token_request, watch,
+    admin, authentication, authorization, discovery, exec, impersonation, logs, openapi, protobuf,
+    reviews, tables, token_request, watch,
 };
 use crate::sim::recording::Recorded;
 use crate::sim::request_path;
@@ -258,7 +258,7 @@ async fn serve(
 /// can-i` and `kubectl create token`.
 async fn read_protobuf_or_json(request: Request<Incoming>) -> Result<Value, ApiError> {
     let bytes = body_bytes(request).await?;
-    if let Some(review) = protobuf_bodies::decode(&bytes) {
+    if let Some(review) = protobuf::reviews::decode(&bytes) {
         return Ok(review);
     }
     serde_json::from_slice(&bytes)
@@ -301,15 +301,18 @@ async fn read_body_and_bytes(
     if bytes.is_empty() {
         return Ok((bytes, Value::Null));
     }
-    // Kubernetes' protobuf envelope starts with `k8s\0`; the twin speaks JSON and YAML only.
+    // Kubernetes' protobuf envelope starts with `k8s\0` (client-go's default for built-in
+    // kinds: every imperative `kubectl create`, `run`, `expose`).
     if bytes.starts_with(b"k8s\0") {
-        return Err(ApiError::new(
-            415,
-            "UnsupportedMediaType",
-            "the lab twin reads JSON and YAML request bodies, not protobuf: `kubectl create <kind>` \
-             sends protobuf, so write the object to a file and use `kubectl create -f` or \
-             `kubectl apply -f`",
-        ));
+        return protobuf::objects::decode_object(&bytes)
+            .map(|body| (bytes, body))
+            .ok_or_else(|| {
+                ApiError::new(
+                    415,
+                    "UnsupportedMediaType",
+                    "the body is protobuf of a kind the lab twin has no definition of: send it as JSON or YAML (`kubectl create -f`)",
+                )
+            });
     }
     let text = std::str::from_utf8(&bytes)
         .map_err(|_| ApiError::bad_request("the request body is not UTF-8"))?;

@@ -20,7 +20,7 @@ pub mod openapi;
 pub mod ownership;
 pub mod patch;
 pub mod programs;
-pub mod protobuf_bodies;
+pub mod protobuf;
 pub mod quantity;
 pub mod rbac;
 pub mod request_info;

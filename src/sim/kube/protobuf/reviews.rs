@@ -6,64 +6,7 @@
 
 use serde_json::{Value, json};
 
-/// One protobuf field: a length-delimited one's number and bytes (strings and messages), a
-/// varint's number and value (integers), or another kind, skipped.
-enum Field<'a> {
-    Bytes(u64, &'a [u8]),
-    Varint(u64, u64),
-    Other,
-}
-
-fn varint(bytes: &[u8], at: &mut usize) -> Option<u64> {
-    let mut value = 0u64;
-    for shift in (0..64).step_by(7) {
-        let byte = *bytes.get(*at)?;
-        *at += 1;
-        value |= u64::from(byte & 0x7f) << shift;
-        if byte & 0x80 == 0 {
-            return Some(value);
-        }
-    }
-    None
-}
-
-fn fields(bytes: &[u8]) -> Option<Vec<Field<'_>>> {
-    let mut at = 0;
-    let mut out = Vec::new();
-    while at < bytes.len() {
-        let key = varint(bytes, &mut at)?;
-        let (number, wire) = (key >> 3, key & 7);
-        match wire {
-            0 => {
-                let value = varint(bytes, &mut at)?;
-                out.push(Field::Varint(number, value));
-            }
-            2 => {
-                let len = usize::try_from(varint(bytes, &mut at)?).ok()?;
-                let end = at.checked_add(len).filter(|e| *e <= bytes.len())?;
-                out.push(Field::Bytes(number, &bytes[at..end]));
-                at = end;
-            }
-            1 => {
-                at = at.checked_add(8).filter(|e| *e <= bytes.len())?;
-                out.push(Field::Other);
-            }
-            5 => {
-                at = at.checked_add(4).filter(|e| *e <= bytes.len())?;
-                out.push(Field::Other);
-            }
-            _ => return None,
-        }
-    }
-    Some(out)
-}
-
-fn message(bytes: &[u8], number: u64) -> Option<&[u8]> {
-    fields(bytes)?.into_iter().find_map(|f| match f {
-        Field::Bytes(n, b) if n == number => Some(b),
-        _ => None,
-    })
-}
+use super::wire::{Field, fields, message};
 
 /// The string fields of a message, by name.
 fn strings(bytes: &[u8], names: &[(u64, &str)]) -> Value {
