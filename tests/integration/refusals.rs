@@ -740,3 +740,56 @@ fn a_plan_of_a_broken_manifest_fails_at_that_step_with_the_servers_words() {
     );
     assert!(!out.contains("scale_nodegroup"), "{out}");
 }
+
+/// A deleted namespace is Terminating while its content goes: a create into it is refused
+/// with the API server's 403 (NamespaceLifecycle), then the namespace and all in it are gone.
+#[test]
+fn a_terminating_namespace_refuses_new_content_then_goes_with_its_content() {
+    let Some(binary) = kubectl("1.35") else {
+        return;
+    };
+    // At real speed, so the namespace stays Terminating for the twin's 5 s.
+    let lab = LabServer::start_with("1", &["--scenario", "empty"]);
+    let k = |args: &[&str]| kubectl_run(&binary, &lab, args, "");
+    assert!(k(&["create", "namespace", "demo"]).status.success());
+    assert!(
+        k(&[
+            "create",
+            "configmap",
+            "settings",
+            "-n",
+            "demo",
+            "--from-literal=a=1"
+        ])
+        .status
+        .success()
+    );
+    assert!(
+        k(&["delete", "namespace", "demo", "--wait=false"])
+            .status
+            .success()
+    );
+    let refused = k(&[
+        "create",
+        "configmap",
+        "late",
+        "-n",
+        "demo",
+        "--from-literal=a=1",
+    ]);
+    assert!(
+        stderr_of(&refused).contains(r#"configmaps "late" is forbidden: unable to create new content in namespace demo because it is being terminated"#),
+        "{}",
+        stderr_of(&refused)
+    );
+    let phase = k(&["get", "namespace", "demo", "-o", "jsonpath={.status.phase}"]);
+    assert_eq!(String::from_utf8_lossy(&phase.stdout), "Terminating");
+    let gone = k(&["wait", "--for=delete", "namespace/demo", "--timeout=30s"]);
+    assert!(gone.status.success(), "{}", stderr_of(&gone));
+    let left = k(&["get", "configmaps", "-n", "demo", "-o", "name"]);
+    assert_eq!(
+        String::from_utf8_lossy(&left.stdout).trim(),
+        "",
+        "nothing is left in it"
+    );
+}

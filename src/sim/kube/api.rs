@@ -30,19 +30,43 @@ pub struct ListOptions {
     pub continue_token: Option<String>,
 }
 
-fn check_namespace(state: &KubeState, resource: &ResourceType, namespace: &str) -> ApiResult<()> {
+/// How long a deleted namespace stays Terminating while the namespace controller removes its
+/// content (a few seconds for a namespace of a few objects on EKS; the twin's choice).
+pub const NAMESPACE_TERMINATION: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// The namespace a create goes into exists (404 otherwise) and is not being deleted (403, as
+/// the API server's NamespaceLifecycle admission answers).
+fn check_namespace(
+    state: &KubeState,
+    resource: &ResourceType,
+    namespace: &str,
+    name: &str,
+) -> ApiResult<()> {
     if !resource.namespaced {
         return Ok(());
     }
     let namespaces = state.built_in("namespaces");
-    if state
-        .store
-        .get(&store_key(&namespaces), "", namespace)
-        .is_none()
-    {
-        return Err(ApiError::not_found(&namespaces, namespace));
+    match state.store.get(&store_key(&namespaces), "", namespace) {
+        None => Err(ApiError::not_found(&namespaces, namespace)),
+        Some(ns) if ns["status"]["phase"] == "Terminating" => {
+            let mut error = ApiError::new(
+                403,
+                "Forbidden",
+                format!(
+                    "{} \"{name}\" is forbidden: unable to create new content in namespace {namespace} because it is being terminated",
+                    resource.qualified_plural()
+                ),
+            );
+            error.details = json!({
+                "name": name, "group": resource.group, "kind": resource.plural,
+                "causes": [{"reason": "NamespaceTerminating",
+                            "message": format!("namespace {namespace} is being terminated"),
+                            "field": "metadata.namespace"}],
+            });
+            Err(error)
+        }
+        Some(_) => Ok(()),
     }
-    Ok(())
 }
 
 /// Checks that the body is an object of this resource, and fills namespace and apiVersion.
@@ -96,7 +120,7 @@ pub fn create(
     dry_run: bool,
 ) -> ApiResult {
     let mut body = normalize(resource, namespace, body)?;
-    check_namespace(state, resource, namespace)?;
+    check_namespace(state, resource, namespace, name_of(&body))?;
     if name_of(&body).is_empty() {
         let Some(prefix) = body["metadata"]["generateName"]
             .as_str()
@@ -431,6 +455,27 @@ pub fn patch(
     })
 }
 
+/// A deleted namespace: Terminating now, gone once the namespace controller has removed what
+/// is in it.
+fn terminate_namespace(
+    state: &mut KubeState,
+    resource: &ResourceType,
+    mut namespace: Value,
+) -> Value {
+    if namespace["status"]["phase"] == "Terminating" {
+        return namespace;
+    }
+    let name = name_of(&namespace).to_string();
+    namespace["metadata"]["deletionTimestamp"] = json!(crate::sim::timestamps::rfc3339(state.now));
+    namespace["status"]["phase"] = json!("Terminating");
+    let updated = state.store.update(&store_key(resource), namespace);
+    state.schedule(
+        NAMESPACE_TERMINATION,
+        super::state::Timer::NamespaceFinalize { name },
+    );
+    updated
+}
+
 /// DELETE: removes the object now (the twin has no finalizers); dependents go in the next
 /// garbage collection unless `orphan` is asked for.
 pub fn delete(
@@ -445,6 +490,9 @@ pub fn delete(
     let existing = get(state, resource, namespace, name)?;
     if dry_run {
         return Ok(existing);
+    }
+    if resource.group.is_empty() && resource.kind == "Namespace" {
+        return Ok(terminate_namespace(state, resource, existing));
     }
     let removed = state
         .store

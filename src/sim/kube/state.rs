@@ -38,6 +38,8 @@ pub enum Timer {
     KarpenterRetry { nodeclaim: String },
     /// A Karpenter node has been empty for its pool's `consolidateAfter`.
     KarpenterEmpty { nodeclaim: String },
+    /// A deleted namespace's contents are gone: the namespace controller removes it.
+    NamespaceFinalize { name: String },
     /// A pod's toleration of its unreachable node's NoExecute taint has run out.
     TaintEviction {
         namespace: String,

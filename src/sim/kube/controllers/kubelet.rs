@@ -6,7 +6,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use super::dirty::Dirty;
-use super::{events, job, karpenter, node_lifecycle, shared};
+use super::{events, job, karpenter, namespace, node_lifecycle, shared};
 use crate::sim::kube::state::{KubeState, Timer};
 use crate::sim::timestamps::rfc3339;
 
@@ -80,6 +80,7 @@ pub fn fire_timer(state: &mut KubeState, timer: &Timer) {
         Timer::NodeStatusStale { node } => node_lifecycle::status_stale(state, node),
         Timer::KarpenterRetry { nodeclaim } => karpenter::retry(state, nodeclaim),
         Timer::KarpenterEmpty { nodeclaim } => karpenter::empty_expired(state, nodeclaim),
+        Timer::NamespaceFinalize { name } => namespace::finalize(state, name),
         Timer::TaintEviction {
             namespace,
             name,

@@ -14,6 +14,7 @@ pub mod karpenter;
 mod karpenter_lifecycle;
 mod karpenter_pools;
 mod kubelet;
+mod namespace;
 pub mod node_lifecycle;
 mod placement;
 mod replicaset;
