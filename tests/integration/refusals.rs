@@ -571,7 +571,35 @@ spec:
 fn the_aws_cli_is_refused_with_each_services_words() {
     let lab = LabServer::start("1000");
     let group = runbook::lab::NODE_SG;
-    let cases: [(&[&str], &str); 6] = [
+    let node_group = |extra: &'static [&'static str]| -> Vec<&'static str> {
+        [
+            &[
+                "eks",
+                "create-nodegroup",
+                "--cluster-name",
+                "myeks5w",
+                "--nodegroup-name",
+                "t1",
+                "--subnets",
+                "subnet-0abc9012",
+                "--node-role",
+                "arn:aws:iam::123456789012:role/node",
+            ][..],
+            extra,
+        ]
+        .concat()
+    };
+    let taint = node_group(&["--taints", "key=dedicated,value=gpu,effect=NoSchedule"]);
+    let label = node_group(&["--labels", r#"{"role": "gpu node!"}"#]);
+    let cases: [(&[&str], &str); 8] = [
+        (
+            &taint,
+            "(InvalidParameterException) when calling the CreateNodegroup operation: Invalid taint effect: NoSchedule, must be one of these [NO_SCHEDULE, NO_EXECUTE, PREFER_NO_SCHEDULE]",
+        ),
+        (
+            &label,
+            "(InvalidParameterException) when calling the CreateNodegroup operation: Invalid value: gpu node!: field must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character",
+        ),
         (
             &[
                 "ec2",

@@ -248,9 +248,7 @@ fn taint_effect(effect: &str) -> Result<String, AwsError> {
         "NO_SCHEDULE" => Ok("NoSchedule".into()),
         "NO_EXECUTE" => Ok("NoExecute".into()),
         "PREFER_NO_SCHEDULE" => Ok("PreferNoSchedule".into()),
-        other => Err(AwsError::invalid_parameter(format!(
-            "taint effect {other} is not one of NO_SCHEDULE, NO_EXECUTE, PREFER_NO_SCHEDULE"
-        ))),
+        other => Err(super::parameters::taint_effect(other)),
     }
 }
 
@@ -287,6 +285,7 @@ pub fn create_nodegroup(
         )));
     }
     let launch_template = launch_template_of(state, &body["launchTemplate"])?;
+    super::parameters::node_labels(&body["labels"], &body["taints"])?;
     let labels = body["labels"]
         .as_object()
         .map(|m| {

@@ -8,6 +8,12 @@
 //! - EKS scaling: "desired capacity 2 can't be greater than max size 1" (EKS's
 //!   InvalidParameterException as eksctl prints it); "Minimum capacity 3 can't be greater
 //!   than desired size 2" (the same check, as aws-cdk's EKS module words it after EKS).
+//! - EKS node groups: "Invalid taint effect: NoSchedule, must be one of these [NO_SCHEDULE,
+//!   NO_EXECUTE, PREFER_NO_SCHEDULE]" (awsdocs/amazon-eks-user-guide#617); a label or taint
+//!   key or value EKS does not take: "Invalid value: ...: field must consist of alphanumeric
+//!   characters, '-', '_' or '.', ..." (aws-controllers-k8s/community#2208,
+//!   hashicorp/terraform-provider-aws#25038; an empty value the CLI and SDKs refuse first,
+//!   the API's minimum length being 1).
 //! - IAM names: "1 validation error detected: Value 'a role' at 'roleName' failed to satisfy
 //!   constraint: Member must satisfy regular expression pattern: [\w+=,.@-]+" (IAM's
 //!   ValidationError; pattern and length from the IAM API reference, CreateRole).
@@ -113,6 +119,57 @@ pub fn scaling(min: i64, desired: i64, max: i64) -> Result<(), AwsError> {
     Ok(())
 }
 
+/// A node group's taint effect EKS does not know.
+pub fn taint_effect(effect: &str) -> AwsError {
+    AwsError::invalid_parameter(format!(
+        "Invalid taint effect: {effect}, must be one of these [NO_SCHEDULE, NO_EXECUTE, PREFER_NO_SCHEDULE]"
+    ))
+}
+
+const NAME_PATTERN: &str = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]";
+
+/// Kubernetes' name part: 1-63 alphanumerics, `-`, `_`, `.`, alphanumeric at both ends.
+fn name_part(text: &str) -> bool {
+    let alnum = |c: char| c.is_ascii_alphanumeric();
+    (1..=63).contains(&text.len())
+        && text.starts_with(alnum)
+        && text.ends_with(alnum)
+        && text
+            .chars()
+            .all(|c| alnum(c) || matches!(c, '-' | '_' | '.'))
+}
+
+fn label_problem(value: &str) -> AwsError {
+    AwsError::invalid_parameter(format!(
+        "Invalid value: {value}: field must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '{NAME_PATTERN}')"
+    ))
+}
+
+/// A node group's labels (keys: an optional `prefix/` then a name part; values: a name part)
+/// and taints' keys, as EKS checks them before Kubernetes would.
+pub fn node_labels(labels: &serde_json::Value, taints: &serde_json::Value) -> Result<(), AwsError> {
+    let key_ok = |key: &str| {
+        let name = key.rsplit_once('/').map_or(key, |(_, name)| name);
+        name_part(name)
+    };
+    for (key, value) in labels.as_object().into_iter().flatten() {
+        if !key_ok(key) {
+            return Err(label_problem(key));
+        }
+        let value = value.as_str().unwrap_or_default();
+        if !name_part(value) {
+            return Err(label_problem(value));
+        }
+    }
+    for taint in taints.as_array().into_iter().flatten() {
+        let key = taint["key"].as_str().unwrap_or_default();
+        if !key_ok(key) {
+            return Err(label_problem(key));
+        }
+    }
+    Ok(())
+}
+
 /// An IAM name (`roleName`): 1 to 64 of `[\w+=,.@-]`.
 pub fn iam_name(field: &str, name: &str, limit: usize) -> Result<(), AwsError> {
     let validation = |constraint: String| {
@@ -169,6 +226,26 @@ mod tests {
             "ICMP code (65535) out of range"
         );
         assert!(ports("-1", -1, -1).is_ok());
+    }
+
+    #[test]
+    fn node_group_labels_and_taints() {
+        use serde_json::json;
+        assert!(
+            node_labels(
+                &json!({"nvidia.com/gpu.present": "true"}),
+                &json!([{"key": "nvidia.com/gpu"}])
+            )
+            .is_ok()
+        );
+        assert!(
+            message(node_labels(&json!({"role": ""}), &json!([])))
+                .starts_with("Invalid value: : field must consist")
+        );
+        assert_eq!(
+            taint_effect("NoSchedule").message,
+            "Invalid taint effect: NoSchedule, must be one of these [NO_SCHEDULE, NO_EXECUTE, PREFER_NO_SCHEDULE]"
+        );
     }
 
     #[test]
