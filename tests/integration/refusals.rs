@@ -591,7 +591,11 @@ fn the_aws_cli_is_refused_with_each_services_words() {
     };
     let taint = node_group(&["--taints", "key=dedicated,value=gpu,effect=NoSchedule"]);
     let label = node_group(&["--labels", r#"{"role": "gpu node!"}"#]);
-    let cases: [(&[&str], &str); 8] = [
+    let cases: [(&[&str], &str); 9] = [
+        (
+            &["eks", "describe-cluster", "--name", "my.cluster"],
+            "(InvalidParameterException) when calling the DescribeCluster operation: The name parameter contains invalid characters. It should conform to the regular expression \"^[0-9A-Za-z][A-Za-z0-9-_]*\"In other words, it should start with a number or letter, and can contain numbers, letters, dashes, and underscores.",
+        ),
         (
             &taint,
             "(InvalidParameterException) when calling the CreateNodegroup operation: Invalid taint effect: NoSchedule, must be one of these [NO_SCHEDULE, NO_EXECUTE, PREFER_NO_SCHEDULE]",

@@ -245,6 +245,19 @@ fn serve(
     body: &Value,
 ) -> Result<(u16, Value), AwsError> {
     let segments: Vec<&str> = path.trim_matches('/').split('/').collect();
+    if let ["clusters", name, rest @ ..] = segments.as_slice() {
+        let parameter = if rest.is_empty() {
+            "name"
+        } else {
+            "clusterName"
+        };
+        super::parameters::cluster_name(parameter, name)?;
+    }
+    if let (["clusters"], Some(name)) = (segments.as_slice(), body["name"].as_str())
+        && method == "POST"
+    {
+        super::parameters::cluster_name("name", name)?;
+    }
     if let Some(answer) = access_entries::serve(state, method, &segments, body) {
         return answer;
     }

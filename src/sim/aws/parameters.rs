@@ -14,6 +14,9 @@
 //!   characters, '-', '_' or '.', ..." (aws-controllers-k8s/community#2208,
 //!   hashicorp/terraform-provider-aws#25038; an empty value the CLI and SDKs refuse first,
 //!   the API's minimum length being 1).
+//! - EKS cluster names: "The clusterName parameter contains invalid characters. It should
+//!   conform to the regular expression "^[0-9A-Za-z][A-Za-z0-9-_]*"In other words, ..."
+//!   (surajincloud/kubectl-eks#72, DescribeCluster and ListNodegroups answering so in 2024).
 //! - IAM names: "1 validation error detected: Value 'a role' at 'roleName' failed to satisfy
 //!   constraint: Member must satisfy regular expression pattern: [\w+=,.@-]+" (IAM's
 //!   ValidationError; pattern and length from the IAM API reference, CreateRole).
@@ -117,6 +120,22 @@ pub fn scaling(min: i64, desired: i64, max: i64) -> Result<(), AwsError> {
         )));
     }
     Ok(())
+}
+
+/// An EKS cluster name (the API reference's pattern `^[0-9A-Za-z][A-Za-z0-9\-_]*`), as the
+/// request's `parameter` names it (`name` in CreateCluster and DescribeCluster, `clusterName`
+/// in the calls under a cluster).
+pub fn cluster_name(parameter: &str, name: &str) -> Result<(), AwsError> {
+    let ok = name.starts_with(|c: char| c.is_ascii_alphanumeric())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+    if ok {
+        return Ok(());
+    }
+    Err(AwsError::invalid_parameter(format!(
+        "The {parameter} parameter contains invalid characters. It should conform to the regular expression \"^[0-9A-Za-z][A-Za-z0-9-_]*\"In other words, it should start with a number or letter, and can contain numbers, letters, dashes, and underscores."
+    )))
 }
 
 /// A node group's taint effect EKS does not know.
