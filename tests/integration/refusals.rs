@@ -682,6 +682,33 @@ fn the_aws_cli_is_refused_with_each_services_words() {
             args.join(" ")
         );
     }
+    // EKS takes a node group of a type that does not exist and fails it afterwards.
+    let huge: Vec<&str> = node_group(&["--instance-types", "p5.96xlarge"])
+        .into_iter()
+        .map(|a| if a == "t1" { "huge" } else { a })
+        .collect();
+    let created = lab.aws(&huge);
+    assert!(
+        created.status.success(),
+        "{}",
+        String::from_utf8_lossy(&created.stderr)
+    );
+    let described = lab.aws(&[
+        "eks",
+        "describe-nodegroup",
+        "--cluster-name",
+        "myeks5w",
+        "--nodegroup-name",
+        "huge",
+        "--query",
+        "[nodegroup.status, nodegroup.health.issues[0].code, nodegroup.health.issues[0].message]",
+        "--output",
+        "text",
+    ]);
+    assert_eq!(
+        String::from_utf8_lossy(&described.stdout).trim(),
+        "CREATE_FAILED\tEc2LaunchTemplateInvalidConfiguration\tThe specified instance type p5.96xlarge is not valid"
+    );
     let valid = lab.aws(&[
         "ec2",
         "authorize-security-group-ingress",

@@ -189,6 +189,11 @@ impl AwsClients {
             "version": n.version(),
             "release_version": n.release_version(),
             "created_at": time(n.created_at()),
+            "health": {"issues": n.health().map(|h| h.issues()).unwrap_or_default().iter().map(|i| json!({
+                "code": i.code().map(|c| c.as_str()),
+                "message": i.message(),
+                "resource_ids": i.resource_ids(),
+            })).collect::<Vec<_>>()},
         }))
     }
 

@@ -295,10 +295,25 @@ impl AwsClients {
             EksResource::Nodegroup { cluster, name } => self.nodegroup(cluster, name).await?,
             EksResource::Addon { cluster, name } => self.addon(cluster, name).await?,
         };
-        Ok(described["status"]
-            .as_str()
-            .unwrap_or("UNKNOWN")
-            .to_string())
+        let status = described["status"].as_str().unwrap_or("UNKNOWN");
+        // What EKS says keeps it from ACTIVE (`health.issues`), so a failed wait says why.
+        let issues: Vec<String> = described["health"]["issues"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|i| {
+                format!(
+                    "{}: {}",
+                    i["code"].as_str().unwrap_or_default(),
+                    i["message"].as_str().unwrap_or_default()
+                )
+            })
+            .collect();
+        Ok(if issues.is_empty() {
+            status.to_string()
+        } else {
+            format!("{status} ({})", issues.join("; "))
+        })
     }
 
     /// Waits on `clock` until the resource is ACTIVE; a state it will not leave is WaiterFailed.

@@ -74,9 +74,11 @@ where
 
 /// A status string against the states that end a wait.
 pub(super) fn classify(status: &str, done: &[&str], failed: &[&str]) -> Probe {
-    if done.contains(&status) {
+    // A status may carry why after it (`CREATE_FAILED (code: message)`).
+    let word = status.split(' ').next().unwrap_or(status);
+    if done.contains(&word) {
         Probe::Done(status.into())
-    } else if failed.contains(&status) {
+    } else if failed.contains(&word) {
         Probe::Failed(status.into())
     } else {
         Probe::Pending(status.into())

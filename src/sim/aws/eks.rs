@@ -135,7 +135,10 @@ pub(super) fn nodegroup_json(ng: &Nodegroup) -> Value {
         "taints": taints,
         "resources": {"autoScalingGroups": [{"name": format!("eks-{}-{}", ng.name, ng.uuid)}]},
         "diskSize": 20,
-        "health": {"issues": []},
+        "health": {"issues": ng.health_issues.iter().map(|(code, message)| json!({
+            "code": code, "message": message,
+            "resourceIds": [format!("eks-{}-{}", ng.name, ng.uuid)],
+        })).collect::<Vec<_>>()},
         "updateConfig": {"maxUnavailable": 1},
         "tags": {},
     });

@@ -330,7 +330,17 @@ pub fn create_nodegroup(
         created_at: state.now,
         modified_at: state.now,
         launch_template,
+        health_issues: Vec::new(),
     };
+    // EKS takes any name here; the launch template it makes then fails (`CREATE_FAILED`,
+    // `Ec2LaunchTemplateInvalidConfiguration`), as a type that does not exist does on AWS.
+    if let Some(unknown) = super::parameters::unknown_instance_type(&nodegroup.instance_type) {
+        let mut failed = nodegroup;
+        failed.status = "CREATE_FAILED".into();
+        failed.health_issues = vec![("Ec2LaunchTemplateInvalidConfiguration".into(), unknown)];
+        state.nodegroups.insert(key, failed.clone());
+        return Ok(failed);
+    }
     state.nodegroups.insert(key, nodegroup.clone());
     let joined = nodegroups::launch(state, &nodegroup, 0, desired as usize);
     let ready_after = if desired == 0 {

@@ -17,6 +17,9 @@
 //! - EKS cluster names: "The clusterName parameter contains invalid characters. It should
 //!   conform to the regular expression "^[0-9A-Za-z][A-Za-z0-9-_]*"In other words, ..."
 //!   (surajincloud/kubectl-eks#72, DescribeCluster and ListNodegroups answering so in 2024).
+//! - Instance types: EKS accepts a node group of any type and fails it afterwards, CREATE_FAILED
+//!   with `Ec2LaunchTemplateInvalidConfiguration: The specified instance type m8i.large is
+//!   not valid` (terraform-aws-modules/terraform-aws-eks#3648, eksctl-io/eksctl#4544).
 //! - IAM names: "1 validation error detected: Value 'a role' at 'roleName' failed to satisfy
 //!   constraint: Member must satisfy regular expression pattern: [\w+=,.@-]+" (IAM's
 //!   ValidationError; pattern and length from the IAM API reference, CreateRole).
@@ -136,6 +139,37 @@ pub fn cluster_name(parameter: &str, name: &str) -> Result<(), AwsError> {
     Err(AwsError::invalid_parameter(format!(
         "The {parameter} parameter contains invalid characters. It should conform to the regular expression \"^[0-9A-Za-z][A-Za-z0-9-_]*\"In other words, it should start with a number or letter, and can contain numbers, letters, dashes, and underscores."
     )))
+}
+
+/// Why an instance type does not exist, when the twin knows it does not: a name without
+/// `family.size`, or a size the GPU catalog's family does not have (`p5.96xlarge`). Types of
+/// families outside the catalog (`m5.large`) are taken as given.
+pub fn unknown_instance_type(instance_type: &str) -> Option<String> {
+    let invalid = Some(format!(
+        "The specified instance type {instance_type} is not valid"
+    ));
+    let Some((family, size)) = instance_type.split_once('.') else {
+        return invalid;
+    };
+    let shaped = |part: &str| {
+        !part.is_empty()
+            && part
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+    };
+    if !shaped(family) || !shaped(size) {
+        return invalid;
+    }
+    let catalog = crate::lab::gpu_catalog::INSTANCE_TYPES;
+    let family_known = catalog.iter().any(|row| {
+        row.instance_type
+            .split_once('.')
+            .is_some_and(|(f, _)| f == family)
+    });
+    if family_known && crate::lab::gpu_catalog::find(instance_type).is_none() {
+        return invalid;
+    }
+    None
 }
 
 /// A node group's taint effect EKS does not know.
@@ -265,6 +299,18 @@ mod tests {
             taint_effect("NoSchedule").message,
             "Invalid taint effect: NoSchedule, must be one of these [NO_SCHEDULE, NO_EXECUTE, PREFER_NO_SCHEDULE]"
         );
+    }
+
+    #[test]
+    fn instance_types_the_twin_knows_do_not_exist() {
+        assert_eq!(
+            unknown_instance_type("p5.96xlarge").as_deref(),
+            Some("The specified instance type p5.96xlarge is not valid")
+        );
+        assert!(unknown_instance_type("p5.48xlarge").is_none());
+        assert!(unknown_instance_type("m5.large").is_none());
+        assert!(unknown_instance_type("t3.medium").is_none());
+        assert!(unknown_instance_type("bogus").is_some());
     }
 
     #[test]

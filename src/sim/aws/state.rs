@@ -133,6 +133,8 @@ pub struct Nodegroup {
     pub modified_at: Duration,
     /// The launch template its instances start from (`launchTemplate`), when given.
     pub launch_template: Option<NodegroupTemplate>,
+    /// `health.issues`: (code, message) of what keeps it from being ACTIVE.
+    pub health_issues: Vec<(String, String)>,
 }
 
 /// One network interface of a launch template.

@@ -178,6 +178,7 @@ pub(super) fn deployed(state: &mut AwsState) {
                 created_at: Duration::ZERO,
                 modified_at: Duration::ZERO,
                 launch_template: None,
+                health_issues: Vec::new(),
             },
         );
     }

@@ -130,6 +130,7 @@ fn aws(state: &mut AwsState, capture: &format::AwsState, at: Duration) {
                 created_at: time(&nodegroup.created_at, at),
                 modified_at: time(&nodegroup.created_at, at),
                 launch_template: nodegroup.launch_template.as_ref().cloned(),
+                health_issues: Vec::new(),
             },
         );
     }
