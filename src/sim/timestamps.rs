@@ -10,7 +10,11 @@ pub const EPOCH_UNIX_SECONDS: i64 = crate::clock::calendar::VIRTUAL_EPOCH_UNIX_S
 
 /// RFC 3339 (`2026-01-01T00:09:24Z`) of a virtual instant.
 pub fn rfc3339(virtual_time: Duration) -> String {
-    let secs = EPOCH_UNIX_SECONDS + i64::try_from(virtual_time.as_secs()).unwrap_or(0);
+    rfc3339_unix(EPOCH_UNIX_SECONDS + i64::try_from(virtual_time.as_secs()).unwrap_or(0))
+}
+
+/// RFC 3339 of Unix seconds.
+pub fn rfc3339_unix(secs: i64) -> String {
     let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
     let (year, month, day) = civil_from_days(days);
     format!(

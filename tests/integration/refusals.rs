@@ -6,7 +6,7 @@
 use std::io::Write;
 use std::process::{Command, Output};
 
-use crate::support::{LabServer, kubectl, repo_root};
+use crate::support::{LabServer, kubectl};
 
 /// One broken object: applied as is it is refused with `message`; with `bad` replaced by
 /// `good` it is accepted.
@@ -332,23 +332,7 @@ fn broken(case: &Case) -> String {
 }
 
 fn kubectl_apply(binary: &std::path::Path, lab: &LabServer, manifest: &str) -> Output {
-    let mut child = Command::new(binary)
-        .arg("--kubeconfig")
-        .arg(&lab.kubeconfig)
-        .args(["apply", "-f", "-"])
-        .current_dir(repo_root())
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("kubectl runs");
-    child
-        .stdin
-        .take()
-        .expect("piped")
-        .write_all(manifest.as_bytes())
-        .expect("kubectl reads the manifest");
-    child.wait_with_output().expect("kubectl finishes")
+    kubectl_run(binary, lab, &["apply", "-f", "-"], manifest)
 }
 
 #[test]

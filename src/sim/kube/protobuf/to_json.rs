@@ -9,7 +9,7 @@ use serde_json::{Map, Value, json};
 
 use super::descriptors::{FieldDescriptor, Kind, message};
 use super::wire::{Field, fields, varint};
-use crate::clock::calendar::civil_from_days;
+use crate::sim::timestamps::rfc3339_unix as rfc3339;
 
 /// Fields that are Go structs embedded `json:",inline"`: their fields belong to the parent in
 /// JSON (a volume's `emptyDir`, an ingress rule's `http`, a key selector's `name`).
@@ -74,18 +74,6 @@ fn is_zero(value: &Value) -> bool {
         Value::Number(n) => n.as_f64() == Some(0.0),
         _ => false,
     }
-}
-
-/// RFC 3339 of Unix seconds (`metav1.Time` is seconds since the Unix epoch).
-fn rfc3339(unix: i64) -> String {
-    let (days, rem) = (unix.div_euclid(86_400), unix.rem_euclid(86_400));
-    let (year, month, day) = civil_from_days(days);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    )
 }
 
 fn scalar(kind: &str, field: &Field<'_>) -> Value {
