@@ -666,6 +666,39 @@ fn the_aws_cli_is_refused_with_each_services_words() {
             args.join(" ")
         );
     }
+    // Names, counts and lengths EKS's API bounds.
+    let long_name = "g".repeat(64);
+    let taints: Vec<String> = (0..51)
+        .map(|i| format!(r#"{{"key": "k{i}", "value": "v", "effect": "NO_SCHEDULE"}}"#))
+        .collect();
+    let taints = format!("[{}]", taints.join(", "));
+    let tags = format!(r#"{{"{}": "x"}}"#, "k".repeat(129));
+    let bounded: [(Vec<&str>, &str); 3] = [
+        (
+            node_group(&[])
+                .into_iter()
+                .map(|a| if a == "t1" { long_name.as_str() } else { a })
+                .collect(),
+            "(InvalidParameterException) when calling the CreateNodegroup operation: nodeGroupName can't be longer than 63 characters!",
+        ),
+        (
+            [node_group(&[]), vec!["--taints", &taints]].concat(),
+            "(InvalidParameterException) when calling the CreateNodegroup operation: 1 validation error detected: Value '[51 taints]' at 'taints' failed to satisfy constraint: Member must have length less than or equal to 50",
+        ),
+        (
+            [node_group(&[]), vec!["--tags", &tags]].concat(),
+            "at 'tags' failed to satisfy constraint: Map keys must satisfy constraint: [Member must have length less than or equal to 128, Member must have length greater than or equal to 1]",
+        ),
+    ];
+    for (args, message) in bounded {
+        let out = lab.aws(&args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !out.status.success() && stderr.contains(message),
+            "aws {}\nexpected {message}\ngot {stderr}",
+            args.join(" ")
+        );
+    }
     // EKS takes a node group of a type that does not exist and fails it afterwards.
     let huge: Vec<&str> = node_group(&["--instance-types", "p5.96xlarge"])
         .into_iter()

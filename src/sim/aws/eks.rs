@@ -344,6 +344,12 @@ fn serve(
             {
                 return Err(AwsError::invalid_parameter("No changes needed"));
             }
+            let (labels, taints) = (&body["labels"], &body["taints"]);
+            super::parameters::node_labels(
+                &labels["addOrUpdateLabels"],
+                &taints["addOrUpdateTaints"],
+            )?;
+            super::parameters::taint_count(&taints["addOrUpdateTaints"])?;
             let update = nodegroups::update_config(state, name, ng, desired, min, max)?;
             Ok((200, json!({"update": update_json(&update)})))
         }

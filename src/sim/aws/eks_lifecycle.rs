@@ -96,6 +96,7 @@ pub fn create_cluster(
     body: &Value,
 ) -> Result<Cluster, AwsError> {
     let name = text(body, "name")?;
+    super::parameters::tags(&body["tags"])?;
     if state.clusters.contains_key(&name) {
         return Err(AwsError::new(
             409,
@@ -259,6 +260,7 @@ pub fn create_nodegroup(
 ) -> Result<Nodegroup, AwsError> {
     active_cluster(state, cluster)?;
     let name = text(body, "nodegroupName")?;
+    super::parameters::nodegroup_name(&name)?;
     let key = (cluster.to_string(), name.clone());
     if state.nodegroups.contains_key(&key) {
         return Err(AwsError::new(
@@ -286,6 +288,8 @@ pub fn create_nodegroup(
     }
     let launch_template = launch_template_of(state, &body["launchTemplate"])?;
     super::parameters::node_labels(&body["labels"], &body["taints"])?;
+    super::parameters::taint_count(&body["taints"])?;
+    super::parameters::tags(&body["tags"])?;
     let labels = body["labels"]
         .as_object()
         .map(|m| {

@@ -20,6 +20,12 @@
 //! - Instance types: EKS accepts a node group of any type and fails it afterwards, CREATE_FAILED
 //!   with `Ec2LaunchTemplateInvalidConfiguration: The specified instance type m8i.large is
 //!   not valid` (terraform-aws-modules/terraform-aws-eks#3648, eksctl-io/eksctl#4544).
+//! - EKS node group names: "nodeGroupName can't be longer than 63 characters!"
+//!   (terraform-aws-modules/terraform-aws-eks#1713).
+//! - Counts and lengths the EKS API reference sets (50 taints; 1-50 tags, keys 1-128, values
+//!   up to 256): EKS's own text for these has not been seen; they are answered in AWS's
+//!   request-validation shape ("1 validation error detected: Value ... at 'tags' failed to
+//!   satisfy constraint: ...", SWO-GS/auto-tag#77).
 //! - IAM names: "1 validation error detected: Value 'a role' at 'roleName' failed to satisfy
 //!   constraint: Member must satisfy regular expression pattern: [\w+=,.@-]+" (IAM's
 //!   ValidationError; pattern and length from the IAM API reference, CreateRole).
@@ -170,6 +176,81 @@ pub fn unknown_instance_type(instance_type: &str) -> Option<String> {
         return invalid;
     }
     None
+}
+
+/// A node group's name: at most 63 characters (EKS's own words, terraform-aws-modules/
+/// terraform-aws-eks#1713), of the cluster names' pattern (the EKS user guide: letters,
+/// digits, hyphens and underscores, starting with a letter or digit; the twin answers in the
+/// words EKS uses for that pattern on a cluster's name).
+pub fn nodegroup_name(name: &str) -> Result<(), AwsError> {
+    if name.chars().count() > 63 {
+        return Err(AwsError::invalid_parameter(
+            "nodeGroupName can't be longer than 63 characters!",
+        ));
+    }
+    cluster_name("nodegroupName", name)
+}
+
+/// AWS's request-validation answer for a value outside its API model's constraint.
+fn constraint(value: &str, field: &str, constraint: &str) -> AwsError {
+    AwsError::invalid_parameter(format!(
+        "1 validation error detected: Value '{value}' at '{field}' failed to satisfy constraint: {constraint}"
+    ))
+}
+
+/// At most 50 taints per node group (the EKS API reference, CreateNodegroup and
+/// UpdateNodegroupConfig: "Maximum number of 50 items").
+pub fn taint_count(taints: &serde_json::Value) -> Result<(), AwsError> {
+    let count = taints.as_array().map_or(0, Vec::len);
+    if count > 50 {
+        return Err(constraint(
+            &format!("[{count} taints]"),
+            "taints",
+            "Member must have length less than or equal to 50",
+        ));
+    }
+    Ok(())
+}
+
+/// A resource's tags as the EKS API reference bounds them: 1 to 50 entries, keys of 1 to 128
+/// characters, values of at most 256 (worded as AWS's validation says of a map, as in
+/// SWO-GS/auto-tag#77).
+pub fn tags(tags: &serde_json::Value) -> Result<(), AwsError> {
+    let Some(map) = tags.as_object() else {
+        return Ok(());
+    };
+    let shown = || {
+        let pairs: Vec<String> = map
+            .iter()
+            .map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or_default()))
+            .collect();
+        format!("{{{}}}", pairs.join(", "))
+    };
+    if map.is_empty() || map.len() > 50 {
+        return Err(constraint(
+            &shown(),
+            "tags",
+            "Member must have length less than or equal to 50, Member must have length greater than or equal to 1",
+        ));
+    }
+    if map.keys().any(|k| k.is_empty() || k.chars().count() > 128) {
+        return Err(constraint(
+            &shown(),
+            "tags",
+            "Map keys must satisfy constraint: [Member must have length less than or equal to 128, Member must have length greater than or equal to 1]",
+        ));
+    }
+    if map
+        .values()
+        .any(|v| v.as_str().unwrap_or_default().chars().count() > 256)
+    {
+        return Err(constraint(
+            &shown(),
+            "tags",
+            "Map value must satisfy constraint: [Member must have length less than or equal to 256, Member must have length greater than or equal to 0]",
+        ));
+    }
+    Ok(())
 }
 
 /// A node group's taint effect EKS does not know.
@@ -325,5 +406,47 @@ mod tests {
         );
         assert!(iam_name("roleName", "eks-node_role.1", 64).is_ok());
         assert!(message(iam_name("roleName", "a role", 64)).contains("regular expression pattern"));
+        assert!(nodegroup_name("gpu_nodes-2").is_ok());
+        assert_eq!(
+            message(nodegroup_name(&"g".repeat(64))),
+            "nodeGroupName can't be longer than 63 characters!"
+        );
+        assert!(
+            message(nodegroup_name("gpu.nodes"))
+                .starts_with("The nodegroupName parameter contains invalid characters.")
+        );
+    }
+
+    #[test]
+    fn taint_and_tag_counts_and_lengths() {
+        let taints = |n: usize| {
+            serde_json::Value::Array(
+                (0..n)
+                    .map(|i| serde_json::json!({"key": format!("k{i}"), "effect": "NO_SCHEDULE"}))
+                    .collect(),
+            )
+        };
+        assert!(taint_count(&taints(50)).is_ok());
+        assert!(message(taint_count(&taints(51))).ends_with("at 'taints' failed to satisfy constraint: Member must have length less than or equal to 50"));
+        let tags = |pairs: Vec<(String, String)>| {
+            serde_json::Value::Object(pairs.into_iter().map(|(k, v)| (k, v.into())).collect())
+        };
+        assert!(super::tags(&serde_json::Value::Null).is_ok());
+        assert!(super::tags(&tags(vec![("team".into(), "gpu".into())])).is_ok());
+        let many = (0..51).map(|i| (format!("k{i}"), String::new())).collect();
+        assert!(
+            message(super::tags(&tags(many)))
+                .contains("Member must have length less than or equal to 50")
+        );
+        let long_key = vec![("k".repeat(129), "v".into())];
+        assert!(message(super::tags(&tags(long_key))).contains("Map keys must satisfy constraint"));
+        let long_value = vec![("k".into(), "v".repeat(257))];
+        assert_eq!(
+            message(super::tags(&tags(long_value))),
+            format!(
+                "1 validation error detected: Value '{{k={}}}' at 'tags' failed to satisfy constraint: Map value must satisfy constraint: [Member must have length less than or equal to 256, Member must have length greater than or equal to 0]",
+                "v".repeat(257)
+            )
+        );
     }
 }
