@@ -84,6 +84,8 @@ fn show(args: &HistoryShowArgs, dir: &std::path::Path) -> AppResult {
     let context = crate::report::SummaryContext {
         history_run: Some(args.run),
         trends,
+        target: Some(row.target.clone()),
+        commit: row.commit.clone(),
     };
     crate::sandbox::write_private(path, crate::report::to_html(&report, &context).as_bytes())
         .map_err(|source| Error::Write {

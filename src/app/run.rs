@@ -389,9 +389,11 @@ impl Outputs {
         }
         let mut context = SummaryContext::default();
         if let Some(history) = &self.history {
+            context.target = Some(history.target().to_string());
             match history.keep(report, finished) {
-                Ok(number) => {
+                Ok((number, commit)) => {
                     context.history_run = Some(number);
+                    context.commit = commit;
                     context.trends = history.trends(report);
                 }
                 // The run itself is over and reported; a history that missed it is said, not

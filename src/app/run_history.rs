@@ -59,8 +59,17 @@ impl RunHistory {
         })
     }
 
-    /// Keeps the finished run; answers its number in the history.
-    pub(crate) fn keep(&self, report: &Report, finished: f64) -> Result<u64, Error> {
+    /// What the run ran against, as the history keys it.
+    pub(crate) fn target(&self) -> &str {
+        &self.target
+    }
+
+    /// Keeps the finished run; answers its number in the history and the commit it came from.
+    pub(crate) fn keep(
+        &self,
+        report: &Report,
+        finished: f64,
+    ) -> Result<(u64, Option<String>), Error> {
         let key = history::run_key(&self.runbook_file, &self.target, &report.parameters);
         let started = self
             .commit
@@ -84,6 +93,7 @@ impl RunHistory {
                 finished,
                 commit: commit.as_deref(),
             })
+            .map(|number| (number, commit))
             .map_err(Error::History)
     }
 }

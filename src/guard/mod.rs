@@ -10,4 +10,4 @@ mod spend;
 pub use change::Change;
 pub use guards::{GuardRefusal, Guards};
 pub use pattern::ResourcePattern;
-pub use spend::{Runs, Spend};
+pub use spend::{Runs, Spend, SpendRate};

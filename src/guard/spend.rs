@@ -45,10 +45,23 @@ impl Track {
     }
 }
 
+/// From when a resource the run started costs what per hour (the rate after a change): the
+/// steps of the run's spend, for a chart of it over the run.
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
+pub struct SpendRate {
+    pub resource: String,
+    /// The price table's kind (`g5.xlarge`, `eks-cluster`).
+    pub kind: String,
+    /// On the run's clock, from its start.
+    pub from_ms: u64,
+    pub usd_per_hour: f64,
+}
+
 /// The run's spend by resource.
 #[derive(Debug, Clone, Default)]
 pub struct Spend {
     resources: BTreeMap<String, Track>,
+    rates: Vec<SpendRate>,
 }
 
 impl Spend {
@@ -57,8 +70,44 @@ impl Spend {
         price(kind).is_some()
     }
 
+    /// Each change of a resource's rate, in order (`from` is the run's start on its clock).
+    pub fn rates(&self, from: Duration) -> Vec<SpendRate> {
+        self.rates
+            .iter()
+            .map(|r| SpendRate {
+                from_ms: r
+                    .from_ms
+                    .saturating_sub(u64::try_from(from.as_millis()).unwrap_or(0)),
+                ..r.clone()
+            })
+            .collect()
+    }
+
     /// `resource` runs `runs.count` from `now` on.
     pub fn record(&mut self, resource: &str, runs: &Runs, now: Duration) {
+        self.record_track(resource, runs, now);
+        if let Some(track) = self.resources.get(resource) {
+            let usd_per_hour = track.usd_per_hour();
+            // Only changes are steps of the chart: a rate said again, or a first rate of
+            // nothing, adds no step.
+            let before = self.rates.iter().rev().find(|r| r.resource == resource);
+            let unchanged = match before {
+                Some(r) => r.usd_per_hour == usd_per_hour && r.kind == track.kind,
+                None => usd_per_hour == 0.0,
+            };
+            if unchanged {
+                return;
+            }
+            self.rates.push(SpendRate {
+                resource: resource.to_string(),
+                kind: track.kind.clone(),
+                from_ms: u64::try_from(now.as_millis()).unwrap_or(u64::MAX),
+                usd_per_hour,
+            });
+        }
+    }
+
+    fn record_track(&mut self, resource: &str, runs: &Runs, now: Duration) {
         match self.resources.get_mut(resource) {
             Some(track) => {
                 track.spent_usd = track.spent(now);
@@ -149,5 +198,20 @@ mod tests {
         );
         assert!(Spend::prices("g5.xlarge") && Spend::prices("p5.48xlarge"));
         assert!(!Spend::prices("p5e.48xlarge") && !Spend::prices("trn1.32xlarge"));
+    }
+
+    #[test]
+    fn the_rates_are_the_changes_on_the_runs_clock() {
+        let mut spend = Spend::default();
+        let minute = Duration::from_secs(60);
+        // Nothing started yet, then two, then the same two said again, then none.
+        spend.record("nodegroup/c/gpu", &runs(0, 0), minute);
+        spend.record("nodegroup/c/gpu", &runs(2, 0), minute * 2);
+        spend.record("nodegroup/c/gpu", &runs(2, 0), minute * 3);
+        spend.record("nodegroup/c/gpu", &runs(0, 2), minute * 4);
+        spend.record("nodegroup/c/gpu", &runs(0, 0), minute * 5);
+        let rates = spend.rates(minute);
+        let steps: Vec<(u64, f64)> = rates.iter().map(|r| (r.from_ms, r.usd_per_hour)).collect();
+        assert_eq!(steps, vec![(60_000, 2.012), (180_000, 0.0)]);
     }
 }

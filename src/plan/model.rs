@@ -181,6 +181,8 @@ mod tests {
             evidence: vec![],
             error: None,
             error_detail: vec![],
+            error_at: None,
+            spend: Vec::new(),
             virtual_ms: 60_000,
             wall_ms: 0,
         };

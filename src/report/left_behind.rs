@@ -54,6 +54,8 @@ mod tests {
             evidence: vec![],
             error: None,
             error_detail: vec![],
+            error_at: None,
+            spend: Vec::new(),
             virtual_ms: 0,
             wall_ms: 0,
         }

@@ -24,8 +24,8 @@ pub use metric::{
     label_key, runs_named, shown_number,
 };
 pub use model::{
-    ChangeOutcome, ChangeRecord, DeferRecord, DeferStatus, Evidence, Outcome, Report, RunStatus,
-    SnapshotOutcome, SnapshotRecord, StepRecord, clock_name,
+    ChangeOutcome, ChangeRecord, DeferRecord, DeferStatus, ErrorAt, Evidence, Outcome, Report,
+    RunStatus, SnapshotOutcome, SnapshotRecord, StepRecord, clock_name,
 };
 pub use plain::{PlainSink, PrintSink};
 pub use prometheus::{RESERVED_LABELS, for_pushgateway, is_label_name, to_prometheus_text};

@@ -162,6 +162,9 @@ pub struct Report {
     #[serde(default)]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub spent_usd: Option<f64>,
+    /// When each resource the run started cost what per hour: its spend over the run.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub spend: Vec<crate::guard::SpendRate>,
     /// NCCL tables and GPU health verdicts, in the order they were measured.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub evidence: Vec<Evidence>,
@@ -177,8 +180,24 @@ pub struct Report {
     #[serde(default)]
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub error_detail: Vec<String>,
+    /// Where the error was raised: the file, line and column, the source line, and the
+    /// calls that led there (innermost last).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_at: Option<ErrorAt>,
     pub virtual_ms: u64,
     pub wall_ms: u64,
+}
+
+/// A script position of the run's error, with its source line.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ErrorAt {
+    pub file: String,
+    pub line: usize,
+    pub column: usize,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub called_from: Vec<String>,
 }
 
 impl StepRecord {

@@ -297,6 +297,8 @@ mod tests {
             evidence: vec![],
             error: Some("token s3cr3t-value refused".into()),
             error_detail: vec!["HTTP 401 for s3cr3t-value".into()],
+            error_at: None,
+            spend: Vec::new(),
             virtual_ms: 0,
             wall_ms: 0,
         }

@@ -20,6 +20,10 @@ pub struct SummaryContext {
     /// For each of the report's metrics (same order), its values in the runs before this one
     /// and this one, oldest first.
     pub trends: Vec<Vec<f64>>,
+    /// What the run ran against (`lab twin (deployed)`, a cluster), when known.
+    pub target: Option<String>,
+    /// The commit the runbook came from, when known.
+    pub commit: Option<String>,
 }
 
 pub fn to_markdown_summary(report: &Report, context: &SummaryContext) -> String {

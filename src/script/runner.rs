@@ -9,7 +9,7 @@ use rhai::{AST, Dynamic, Engine, EvalAltResult, Scope};
 use super::diagnostic::{Diagnostic, FaultKind};
 use super::engine::{Extension, build_engine};
 use super::host::{Host, millis};
-use crate::report::{DeferRecord, DeferStatus, Event, Report, RunStatus, SnapshotOutcome};
+use crate::report::{DeferRecord, DeferStatus, ErrorAt, Event, Report, RunStatus, SnapshotOutcome};
 
 pub struct RunOptions {
     /// The script's text and the name errors use for it.
@@ -296,6 +296,17 @@ pub fn report(host: &Host, diagnostic: Option<&Diagnostic>) -> Report {
         evidence: recorded.evidence,
         error: diagnostic.map(Diagnostic::one_line),
         error_detail: diagnostic.map(|d| d.causes.clone()).unwrap_or_default(),
+        error_at: diagnostic.and_then(|d| {
+            let at = d.location.as_ref()?;
+            Some(ErrorAt {
+                file: at.source.clone(),
+                line: at.line,
+                column: at.column,
+                source: host.sources.line(&at.source, at.line),
+                called_from: d.callers.iter().map(ToString::to_string).collect(),
+            })
+        }),
+        spend: host.spend_rates(),
         virtual_ms: millis(host.virtual_elapsed()),
         wall_ms: millis(host.wall_elapsed()),
     };

@@ -216,6 +216,34 @@ fn the_drill_and_a_failed_drill_read_in_a_real_browser() {
         .sum();
     assert!(nccl_rows > 0, "the drill's all-reduce has rows");
     assert_eq!(count(&html, "<tr class=\"nccl-row\">"), nccl_rows);
+    // The versions the evidence names, beside runbook's own.
+    let nccl = report["evidence"]
+        .as_array()
+        .expect("evidence")
+        .iter()
+        .find(|e| e["kind"] == "nccl")
+        .expect("an all-reduce");
+    let versions = format!(
+        "<tr><th>versions</th><td>runbook {}, NCCL {}, nccl-tests {}</td></tr>",
+        env!("CARGO_PKG_VERSION"),
+        nccl["data"]["nccl_version"]
+            .as_str()
+            .expect("NCCL's version"),
+        nccl["data"]["tests_version"]
+            .as_str()
+            .expect("nccl-tests' version"),
+    );
+    assert!(html.contains(&versions), "{versions}");
+    // What the GPUs the drill started cost, stacked per resource, with its table.
+    let resources: std::collections::BTreeSet<&str> = report["spend"]
+        .as_array()
+        .expect("the drill's spend")
+        .iter()
+        .filter_map(|r| r["resource"].as_str())
+        .collect();
+    assert!(resources.contains("nodegroup/myeks5w/gpu"), "{resources:?}");
+    assert!(html.contains("id=\"spend-chart\""));
+    assert_eq!(count(&html, "<polygon "), resources.len());
 
     let (report, html) = drill(
         dir.path(),
@@ -227,6 +255,20 @@ fn the_drill_and_a_failed_drill_read_in_a_real_browser() {
     assert!(
         html.contains("<h2 id=\"what-went-wrong\">"),
         "what went wrong is said"
+    );
+    // Where: the file, the line and a caret under the column, as the terminal shows it.
+    let at = &report["error_at"];
+    let line = at["line"].as_u64().expect("a line");
+    let column = at["column"].as_u64().expect("a column") as usize;
+    let source = at["source"].as_str().expect("its source line");
+    let gutter = " ".repeat(line.to_string().len());
+    assert!(
+        html.contains(&format!(
+            "{line} | {}\n{gutter} | {}^</pre>",
+            source.replace('"', "&quot;"),
+            " ".repeat(column - 1)
+        )),
+        "the caret sits under column {column} of {source}"
     );
     assert!(
         html.contains("cleanup GPU node group back to 0: eks::scale_nodegroup myeks5w gpu to 0"),
@@ -326,4 +368,10 @@ fn a_health_run_shows_each_nodes_verdict_with_what_did_not_pass() {
         html.contains("Xid 79"),
         "the finding that did not pass is named"
     );
+    // The fleet's driver, once for its four nodes, from the nodes' verdicts.
+    let versions = html
+        .lines()
+        .find(|l| l.starts_with("<tr><th>versions</th>"))
+        .expect("a versions row");
+    assert_eq!(versions.matches("NVIDIA driver ").count(), 1, "{versions}");
 }

@@ -167,6 +167,7 @@ impl Extension for GpuBindings {
                         "status": result["status"], "summary": result["summary"],
                         "network": result["network"], "avg_busbw": result["avg_busbw"],
                         "peak_busbw": result["peak_busbw"], "rows": result["rows"],
+                        "nccl_version": result["nccl_version"], "tests_version": result["tests_version"],
                     }));
                     Ok(from_json(&result))
                 })

@@ -7,6 +7,7 @@ mod escape;
 mod evidence;
 mod metrics;
 mod page;
+mod spend;
 mod timeline;
 
 pub use page::to_html;

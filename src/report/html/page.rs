@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 
 use super::escape::html;
-use super::{changes, evidence, metrics, timeline};
+use super::{changes, evidence, metrics, spend, timeline};
 use crate::report::{DeferStatus, Outcome, Report, RunStatus, SummaryContext, readable_millis};
 
 const STYLE: &str = r#"
@@ -106,6 +106,34 @@ fn what_went_wrong(report: &Report) -> String {
             html(step.error.as_deref().unwrap_or("interrupted"))
         );
     }
+    // Where it was raised: the file and line, the line itself with a caret under the column.
+    if let Some(at) = &report.error_at {
+        let _ = write!(
+            out,
+            "<div class=\"problem source\" id=\"error-at\"><code>{}:{}:{}</code>",
+            html(&at.file),
+            at.line,
+            at.column
+        );
+        if let Some(source) = &at.source {
+            let gutter = at.line.to_string();
+            let caret: String = source
+                .chars()
+                .take(at.column.saturating_sub(1))
+                .map(|c| if c == '\t' { '\t' } else { ' ' })
+                .collect();
+            let _ = write!(
+                out,
+                "<pre class=\"source-line\">{gutter} | {}\n{} | {caret}^</pre>",
+                html(source),
+                " ".repeat(gutter.len())
+            );
+        }
+        for caller in at.called_from.iter().rev() {
+            let _ = write!(out, "<div class=\"tag\">called from {}</div>", html(caller));
+        }
+        out.push_str("</div>\n");
+    }
     // The run's own error, where it says more than the failing step already did.
     let said = |e: &str| failed.iter().any(|(_, s)| s.error.as_deref() == Some(e));
     if let Some(error) = report.error.as_deref().filter(|e| !said(e)) {
@@ -146,18 +174,51 @@ fn steps_table(report: &Report) -> String {
     out
 }
 
+/// runbook's own version and those the run's evidence names: NCCL and nccl-tests from each
+/// all-reduce, the NVIDIA driver and CUDA from each GPU node's health (each distinct one once,
+/// so a fleet of two drivers shows both).
+fn versions(report: &Report) -> String {
+    let mut seen: Vec<(&str, String)> = Vec::new();
+    let fields: [(&str, &str, &str); 4] = [
+        ("nccl", "nccl_version", "NCCL"),
+        ("nccl", "tests_version", "nccl-tests"),
+        ("gpu_health", "driver_version", "NVIDIA driver"),
+        ("gpu_health", "cuda_version", "CUDA"),
+    ];
+    for (kind, field, name) in fields {
+        for evidence in report.evidence.iter().filter(|e| e.kind == kind) {
+            if let Some(version) = evidence.data[field].as_str()
+                && !seen.iter().any(|(n, v)| *n == name && v == version)
+            {
+                seen.push((name, version.to_string()));
+            }
+        }
+    }
+    let mut out = format!("runbook {}", env!("CARGO_PKG_VERSION"));
+    for (name, version) in seen {
+        let _ = write!(out, ", {name} {version}");
+    }
+    out
+}
+
 /// Parameters (secrets already masked in the report), guards, and where the run came from.
 fn about(report: &Report, context: &SummaryContext) -> String {
     let mut rows = vec![
         ("runbook", report.runbook.clone()),
         ("clock", report.clock.to_string()),
-        ("runbook version", env!("CARGO_PKG_VERSION").to_string()),
+        ("versions", versions(report)),
     ];
     if let Some(id) = &report.run_id {
         rows.push(("run id", id.clone()));
     }
     if let Some(number) = context.history_run {
         rows.push(("history run", number.to_string()));
+    }
+    if let Some(target) = &context.target {
+        rows.push(("target", target.clone()));
+    }
+    if let Some(commit) = &context.commit {
+        rows.push(("commit", commit.clone()));
     }
     if !report.guards.is_empty() {
         rows.push((
@@ -223,6 +284,10 @@ pub fn to_html(report: &Report, context: &SummaryContext) -> String {
     out.push_str("<h2 id=\"metrics\">Metrics</h2>\n");
     out.push_str(&metrics::metrics(report, context));
     out.push_str(&evidence::evidence(report));
+    if !report.spend.is_empty() {
+        out.push_str("<h2 id=\"spend\">Spend</h2>\n");
+        out.push_str(&spend::spend(report));
+    }
     out.push_str("<h2>Steps</h2>\n");
     out.push_str(&steps_table(report));
     out.push_str("<h2 id=\"about\">Run</h2>\n");

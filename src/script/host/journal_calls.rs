@@ -78,6 +78,14 @@ impl Host {
         Some((spent * 10_000.0).round() / 10_000.0)
     }
 
+    /// When each resource the run started cost what per hour, from the run's start.
+    pub fn spend_rates(&self) -> Vec<crate::guard::SpendRate> {
+        self.spend
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .rates(self.virtual_start)
+    }
+
     /// Why the run must stop now, when what it started has cost more than `--max-cost-usd`
     /// (never while its cleanups run).
     pub fn over_budget(&self) -> Option<String> {
