@@ -673,7 +673,24 @@ fn the_aws_cli_is_refused_with_each_services_words() {
         .collect();
     let taints = format!("[{}]", taints.join(", "));
     let tags = format!(r#"{{"{}": "x"}}"#, "k".repeat(129));
-    let bounded: [(Vec<&str>, &str); 3] = [
+    let long_cluster = "c".repeat(101);
+    let long_cluster_refused = format!(
+        "(InvalidParameterException) when calling the CreateCluster operation: 1 validation error detected: Value '{long_cluster}' at 'name' failed to satisfy constraint: Member must have length less than or equal to 100"
+    );
+    let bounded: [(Vec<&str>, &str); 4] = [
+        (
+            vec![
+                "eks",
+                "create-cluster",
+                "--name",
+                &long_cluster,
+                "--role-arn",
+                "arn:aws:iam::123456789012:role/eks",
+                "--resources-vpc-config",
+                "subnetIds=subnet-0abc9012,subnet-0def3456",
+            ],
+            &long_cluster_refused,
+        ),
         (
             node_group(&[])
                 .into_iter()

@@ -260,6 +260,7 @@ fn serve(
         && method == "POST"
     {
         super::parameters::cluster_name("name", name)?;
+        super::parameters::cluster_name_length(name)?;
     }
     if let Some(answer) = access_entries::serve(state, method, &segments, body) {
         return answer;

@@ -22,8 +22,8 @@
 //!   not valid` (terraform-aws-modules/terraform-aws-eks#3648, eksctl-io/eksctl#4544).
 //! - EKS node group names: "nodeGroupName can't be longer than 63 characters!"
 //!   (terraform-aws-modules/terraform-aws-eks#1713).
-//! - Counts and lengths the EKS API reference sets (50 taints; 1-50 tags, keys 1-128, values
-//!   up to 256): EKS's own text for these has not been seen; they are answered in AWS's
+//! - Counts and lengths the EKS API reference sets (cluster names up to 100; 50 taints; 1-50
+//!   tags, keys 1-128, values up to 256): EKS's own text for these has not been seen; they are answered in AWS's
 //!   request-validation shape ("1 validation error detected: Value ... at 'tags' failed to
 //!   satisfy constraint: ...", SWO-GS/auto-tag#77).
 //! - IAM names: "1 validation error detected: Value 'a role' at 'roleName' failed to satisfy
@@ -176,6 +176,18 @@ pub fn unknown_instance_type(instance_type: &str) -> Option<String> {
         return invalid;
     }
     None
+}
+
+/// A new cluster's name: 1 to 100 characters (the EKS API reference, CreateCluster).
+pub fn cluster_name_length(name: &str) -> Result<(), AwsError> {
+    if name.chars().count() > 100 {
+        return Err(constraint(
+            name,
+            "name",
+            "Member must have length less than or equal to 100",
+        ));
+    }
+    Ok(())
 }
 
 /// A node group's name: at most 63 characters (EKS's own words, terraform-aws-modules/
@@ -407,6 +419,8 @@ mod tests {
         assert!(iam_name("roleName", "eks-node_role.1", 64).is_ok());
         assert!(message(iam_name("roleName", "a role", 64)).contains("regular expression pattern"));
         assert!(nodegroup_name("gpu_nodes-2").is_ok());
+        assert!(cluster_name_length(&"c".repeat(100)).is_ok());
+        assert!(message(cluster_name_length(&"c".repeat(101))).ends_with("at 'name' failed to satisfy constraint: Member must have length less than or equal to 100"));
         assert_eq!(
             message(nodegroup_name(&"g".repeat(64))),
             "nodeGroupName can't be longer than 63 characters!"
