@@ -4,6 +4,7 @@
 //! Pure: the clients gather the outputs, this judges them.
 
 pub mod breaker;
+pub mod device_checks;
 pub mod memory_rules;
 pub mod node_check;
 pub mod pair_sweep;

@@ -6,6 +6,7 @@
 use serde::Serialize;
 use serde_json::{Map, Value};
 
+use super::device_checks::{device_findings, widest_links};
 use super::memory_rules::memory_findings;
 use super::thresholds::Thresholds;
 use super::verdict::{Finding, Verdict, worst};
@@ -33,6 +34,19 @@ pub const QUERY_FIELDS: &[&str] = &[
     "clocks_event_reasons.hw_thermal_slowdown",
     "clocks_event_reasons.hw_power_brake_slowdown",
     "clocks_event_reasons.sw_thermal_slowdown",
+    // What device_checks reads. Older drivers do not know some of these (gpu_recovery_action,
+    // fabric.*): the collector drops a field nvidia-smi names as unknown and asks again, so
+    // the other checks still run.
+    "uuid",
+    "pcie.link.width.current",
+    "pcie.link.width.max",
+    "power.limit",
+    "power.default_limit",
+    "clocks.applications.graphics",
+    "clocks.default_applications.graphics",
+    "gpu_recovery_action",
+    "fabric.state",
+    "fabric.status",
 ];
 
 /// Clock event reasons that mean the hardware is holding the GPU back (DCGM's
@@ -79,6 +93,8 @@ pub struct Fleet {
     pub driver_version: Option<String>,
     pub cuda_version: Option<String>,
     pub nodes: usize,
+    /// The widest current PCIe link among the run's GPUs, by model.
+    pub pcie_widest: std::collections::BTreeMap<String, f64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -106,6 +122,7 @@ pub fn fleet_of(nodes: &[NodeEvidence]) -> Fleet {
         driver_version: most_common(&drivers),
         cuda_version: most_common(&cudas),
         nodes: nodes.len(),
+        pcie_widest: widest_links(nodes.iter().flat_map(|n| n.gpus.iter().flatten())),
     }
 }
 
@@ -159,6 +176,8 @@ pub fn check_node(
                 .into_iter()
                 .map(|f| f.on_gpu(label.clone())),
         );
+        let widest = text(row, "name").and_then(|name| fleet.pcie_widest.get(&name).copied());
+        findings.extend(device_findings(row, label.clone(), widest));
         throttling(row, label, &mut findings);
     }
     if let Some(log) = &evidence.kernel_log {

@@ -7,7 +7,11 @@
 //! and `subnet-ips-exhausted=on` make EC2 refuse the instances an autoscaler starts. A GPU node's hardware: `gpu-xid=NODE:CODE` (the
 //! driver reports that Xid; 79 takes the GPU off the bus), `gpu-row-remap-pending=NODE`,
 //! `gpu-ecc-uncorrectable=NODE:COUNT`, `gpu-missing=NODE`, `nvlink-down=NODE` (every NVLink of
-//! the GPU down) and `nic-slow=NODE:SHARE` (the node gets that share of its NIC's bandwidth),
+//! the GPU down), `gpu-recovery-action=NODE:gpu-reset` (or node-reboot, drain-p2p,
+//! drain-and-reset: what the driver asks for), `gpu-power-capped=NODE:WATTS`,
+//! `gpu-pcie-degraded=NODE:WIDTH` (the link trained that narrow), `fabric-down=NODE` (the
+//! NVSwitch fabric never registered the node's GPUs) and `nic-slow=NODE:SHARE` (the node gets
+//! that share of its NIC's bandwidth),
 //! NODE being a node name or `gpuN`, and `NODE/3` GPU 3 of it (GPU 0 without one); and
 //! `nccl-busbw=SHARE` (the network between GPU nodes delivers that share of its bandwidth).
 //! `NAME=off` (or `heal=NAME`) turns one off.
@@ -18,7 +22,7 @@ use super::kube::state::KubeState;
 use super::twin::Twin;
 use crate::clock::parse_duration;
 
-pub const NAMES: &str = "check=NAME, nodegroup-never-joins=NAME, aws-throttle=RATE, aws-5xx=RATE, aws-latency=DURATION, aws-deny=ACTION, aws-expired-token=on, kube-latency=DURATION, link-down=onprem|NODE, ec2-vcpu-quota=on, subnet-ips-exhausted=on, gpu-xid=NODE:CODE, gpu-row-remap-pending=NODE, gpu-ecc-uncorrectable=NODE:COUNT, gpu-missing=NODE, nvlink-down=NODE, nic-slow=NODE:SHARE, nccl-busbw=SHARE (NODE/GPU names one GPU of a node: gpu0/3)";
+pub const NAMES: &str = "check=NAME, nodegroup-never-joins=NAME, aws-throttle=RATE, aws-5xx=RATE, aws-latency=DURATION, aws-deny=ACTION, aws-expired-token=on, kube-latency=DURATION, link-down=onprem|NODE, ec2-vcpu-quota=on, subnet-ips-exhausted=on, gpu-xid=NODE:CODE, gpu-row-remap-pending=NODE, gpu-ecc-uncorrectable=NODE:COUNT, gpu-missing=NODE, nvlink-down=NODE, gpu-recovery-action=NODE:gpu-reset|node-reboot|drain-p2p|drain-and-reset, gpu-power-capped=NODE:WATTS, gpu-pcie-degraded=NODE:WIDTH, fabric-down=NODE, nic-slow=NODE:SHARE, nccl-busbw=SHARE (NODE/GPU names one GPU of a node: gpu0/3)";
 
 fn rate(name: &str, value: &str) -> Result<f64, String> {
     if value == "off" {
@@ -127,6 +131,10 @@ fn set_hardware(state: &mut KubeState, name: &str, value: &str) -> Result<(), St
         gpu_exists(state, name, &target)?;
     }
     let node: &mut NodeFaults = state.hardware.entry(target.node);
+    if name == "fabric-down" {
+        node.fabric_down = !off;
+        return Ok(());
+    }
     if name == "nic-slow" {
         let share = needs(name, "share", rest)?;
         node.nic_share = if off {
@@ -160,6 +168,34 @@ fn set_hardware(state: &mut KubeState, name: &str, value: &str) -> Result<(), St
         "gpu-row-remap-pending" => faults.row_remap_pending = (!off).then_some(now),
         "gpu-missing" => faults.missing = !off,
         "nvlink-down" => faults.nvlink_down = !off,
+        "gpu-recovery-action" => {
+            let action = needs(name, "action", rest)?;
+            faults.recovery_action = if off {
+                None
+            } else {
+                Some(recovery_action(&action)?.to_string())
+            };
+        }
+        "gpu-power-capped" | "gpu-pcie-degraded" => {
+            let what = if name == "gpu-power-capped" {
+                "watts"
+            } else {
+                "width"
+            };
+            let given = needs(name, what, rest)?;
+            let number = if off {
+                None
+            } else {
+                Some(given.parse::<u32>().ok().filter(|n| *n > 0).ok_or_else(|| {
+                    format!("fault {name}: the {what} is a positive number (150, 4, ...), got `{given}`")
+                })?)
+            };
+            if name == "gpu-power-capped" {
+                faults.power_cap_w = number;
+            } else {
+                faults.pcie_width = number;
+            }
+        }
         "gpu-ecc-uncorrectable" => {
             let count = needs(name, "count", rest)?;
             faults.ecc_uncorrectable = if off {
@@ -176,6 +212,23 @@ fn set_hardware(state: &mut KubeState, name: &str, value: &str) -> Result<(), St
         other => return Err(format!("`{other}` is not a hardware fault")),
     }
     Ok(())
+}
+
+/// The recovery action nvidia-smi prints for a fault's word (`gpu-reset` -> `GPU Reset`).
+fn recovery_action(word: &str) -> Result<&'static str, String> {
+    const ACTIONS: [(&str, &str); 4] = [
+        ("gpu-reset", "GPU Reset"),
+        ("node-reboot", "Node Reboot"),
+        ("drain-p2p", "Drain P2P"),
+        ("drain-and-reset", "Drain and Reset"),
+    ];
+    ACTIONS
+        .iter()
+        .find(|(w, _)| *w == word)
+        .map(|(_, printed)| *printed)
+        .ok_or_else(|| {
+            format!("fault gpu-recovery-action: the action is gpu-reset, node-reboot, drain-p2p or drain-and-reset, got `{word}`")
+        })
 }
 
 /// The device plugin looks again at every GPU node (a fault may name one by position).
@@ -214,7 +267,11 @@ pub fn apply(twin: &Twin, spec: &str) -> Result<String, String> {
         | "gpu-ecc-uncorrectable"
         | "gpu-missing"
         | "nvlink-down"
-        | "nic-slow" => {
+        | "nic-slow"
+        | "gpu-recovery-action"
+        | "gpu-power-capped"
+        | "gpu-pcie-degraded"
+        | "fabric-down" => {
             twin.kube(|s| hardware(s, name, value))?;
         }
         "nodegroup-never-joins" => {

@@ -270,3 +270,31 @@ k8s::nodes(#{{ tier: "p5" }}).len()"#,
     );
     assert_eq!(seen, "8 32\n8 32\n");
 }
+
+#[test]
+fn a_p5_node_whose_nvswitch_fabric_never_registered_is_rebooted_and_its_peer_passes() {
+    if !helm_available() {
+        return;
+    }
+    // The p5 nodes are gpu0 and gpu1 (the lab's own GPU group is at 0).
+    let script = format!(
+        r#"{TWO_P5_NODES}
+let verdicts = gpu::health(#{{ nodes: #{{ tier: "p5" }}, level: 0, instance_type: "p5.48xlarge" }});
+verdicts.map(|v| #{{ verdict: v.verdict, reasons: v.reasons,
+    fabric: v.findings.filter(|f| f.check == "nvswitch_fabric").map(|f| f.observed) }})"#
+    );
+    let out = Runbook::new()
+        .args(["eval", "--json", "--fault", "fabric-down=gpu0"])
+        .arg(&script)
+        .run()
+        .expect_code(0);
+    let seen: serde_json::Value = serde_json::from_str(&out.stdout()).expect("JSON");
+    assert_eq!(seen[0]["verdict"], "REBOOT", "{seen}");
+    assert_eq!(
+        seen[0]["reasons"][0], "REBOOT (GPU 0): nvswitch_fabric: fabric Not Started, status N/A",
+        "{seen}"
+    );
+    assert_eq!(seen[0]["fabric"].as_array().map(Vec::len), Some(8));
+    assert_eq!(seen[1]["verdict"], "HEALTHY", "{seen}");
+    assert_eq!(seen[1]["fabric"][7], "fabric Completed, status Success");
+}

@@ -101,24 +101,84 @@ fn a_real_healthy_h100_is_healthy_and_unknown_instance_types_are_refused() {
 }
 
 /// A GPU host's tools as stand-ins on PATH: an nvidia-smi that answers the health query for 8
-/// H200s (the real H200's row, as captured, once per GPU) and a dmesg with `kernel_log`; no
-/// dcgmi, as on a host without DCGM.
-fn local_tools(kernel_log: &str) -> tempfile::TempDir {
+/// H200s (the real H200's values as captured, once per GPU) and a dmesg with `kernel_log`; no
+/// dcgmi, as on a host without DCGM. An nvidia-smi of an older driver refuses the fields in
+/// `unknown` as the real one does, by name, and answers the others.
+fn local_tools(kernel_log: &str, unknown: &[&str]) -> tempfile::TempDir {
     use std::os::unix::fs::PermissionsExt;
     let dir = tempfile::tempdir().expect("temp dir");
+    // The health query's fields in nvml::health_fields() order, with the H200's values
+    // (nvidia_smi_query_gpu_health_fields_h200_580.159_vm.csv, _pcie_clocks_power_, -q).
+    let cells = |gpu: usize| -> Vec<(&'static str, String)> {
+        vec![
+            ("index", gpu.to_string()),
+            ("name", "NVIDIA H200".into()),
+            ("pci.bus_id", format!("00000000:{:02X}:00.0", 0x18 + gpu)),
+            ("driver_version", "580.159.04".into()),
+            ("ecc.mode.current", "Enabled".into()),
+            ("ecc.errors.uncorrected.volatile.total", "0".into()),
+            (
+                "ecc.errors.uncorrected.aggregate.sram.thresholdExceeded",
+                "No".into(),
+            ),
+            ("retired_pages.single_bit_ecc.count", "[N/A]".into()),
+            ("retired_pages.double_bit.count", "[N/A]".into()),
+            ("retired_pages.pending", "[N/A]".into()),
+            ("remapped_rows.uncorrectable", "0".into()),
+            ("remapped_rows.pending", "No".into()),
+            ("remapped_rows.failure", "No".into()),
+            ("clocks_event_reasons.hw_slowdown", "Not Active".into()),
+            (
+                "clocks_event_reasons.hw_thermal_slowdown",
+                "Not Active".into(),
+            ),
+            (
+                "clocks_event_reasons.hw_power_brake_slowdown",
+                "Not Active".into(),
+            ),
+            (
+                "clocks_event_reasons.sw_thermal_slowdown",
+                "Not Active".into(),
+            ),
+            (
+                "uuid",
+                format!("GPU-ab74e90a-e9eb-5eb4-eee0-15b41e839cf{gpu}"),
+            ),
+            ("pcie.link.width.current", "16".into()),
+            ("pcie.link.width.max", "16".into()),
+            ("power.limit", "700.00".into()),
+            ("power.default_limit", "700.00".into()),
+            ("clocks.applications.graphics", "1980".into()),
+            ("clocks.default_applications.graphics", "1980".into()),
+            ("gpu_recovery_action", "None".into()),
+            ("fabric.state", "N/A".into()),
+            ("fabric.status", "N/A".into()),
+        ]
+    };
     let mut rows = String::new();
     for gpu in 0..8 {
-        rows.push_str(&format!(
-            "{gpu}, NVIDIA H200, 00000000:{:02X}:00.0, 580.159.04, Enabled, 0, No, [N/A], [N/A], [N/A], 0, No, No, Not Active, Not Active, Not Active, Not Active\n",
-            0x18 + gpu
-        ));
+        let row: Vec<String> = cells(gpu)
+            .into_iter()
+            .filter(|(field, _)| !unknown.contains(field))
+            .map(|(_, value)| value)
+            .collect();
+        rows.push_str(&row.join(", "));
+        rows.push('\n');
     }
-    let tools = [("nvidia-smi", rows), ("dmesg", kernel_log.to_string())];
-    for (name, output) in tools {
+    let refusals: String = unknown
+        .iter()
+        .map(|f| format!("case \"$*\" in *{f}*) printf 'Field \"{f}\" is not a valid field to query.\\n\\n'; exit 2;; esac\n"))
+        .collect();
+    let tools = [
+        ("nvidia-smi", rows, refusals),
+        ("dmesg", kernel_log.to_string(), String::new()),
+    ];
+    for (name, output, refusals) in tools {
         let data = dir.path().join(format!("{name}.out"));
         std::fs::write(&data, output).expect("write");
         let script = dir.path().join(name);
-        std::fs::write(&script, format!("#!/bin/sh\ncat '{}'\n", data.display())).expect("write");
+        let body = format!("#!/bin/sh\n{refusals}cat '{}'\n", data.display());
+        std::fs::write(&script, body).expect("write");
         std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).expect("chmod");
     }
     dir
@@ -150,9 +210,10 @@ fn run_local(tools: &tempfile::TempDir, code: i32) -> String {
 #[test]
 fn the_health_runbook_judges_this_machine_alone_with_its_own_tools() {
     let healthy = "[    0.685912] NVRM: loading NVIDIA UNIX Open Kernel Module for x86_64  580.159.04  Release Build  (nixbld@)\n";
-    let tools = local_tools(healthy);
+    let tools = local_tools(healthy, &[]);
     let out = run_local(&tools, 0);
     assert!(out.contains(": HEALTHY"), "{out}");
+    assert!(!out.contains("not asked"), "{out}");
     assert!(
         !out.contains("[step] GPU nodes"),
         "no cluster is touched: {out}"
@@ -166,8 +227,21 @@ fn the_health_runbook_judges_this_machine_alone_with_its_own_tools() {
     let fallen = format!(
         "{healthy}[ 1234.5678] NVRM: Xid (PCI:0000:1b:00): 79, pid=0, GPU has fallen off the bus.\n"
     );
-    let tools = local_tools(&fallen);
+    let tools = local_tools(&fallen, &[]);
     let out = run_local(&tools, 1);
     assert!(out.contains("Xid 79"), "{out}");
     assert!(out.contains("worse than the allowed MONITOR"), "{out}");
+
+    // An older driver that knows neither the recovery action nor the fabric fields: asked
+    // again without them, judged on the rest, and said so.
+    let tools = local_tools(
+        healthy,
+        &["gpu_recovery_action", "fabric.state", "fabric.status"],
+    );
+    let out = run_local(&tools, 0);
+    assert!(out.contains(": HEALTHY"), "{out}");
+    assert!(
+        out.contains(r#"not asked (its driver does not know them): ["gpu_recovery_action", "fabric.state", "fabric.status"]"#),
+        "{out}"
+    );
 }

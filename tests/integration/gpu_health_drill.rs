@@ -62,6 +62,12 @@ fn each_fault_is_found_on_exactly_its_node_with_its_verdict() {
         ),
         ("gpu-missing=gpu3", 3, "REBOOT", "gpu-health-gpu-missing"),
         ("nic-slow=gpu1:0.3", 1, "ISOLATE", "gpu-health-nic-slow"),
+        (
+            "gpu-recovery-action=gpu2:node-reboot",
+            2,
+            "REBOOT",
+            "gpu-health-recovery-action",
+        ),
     ] {
         let out = drill(Some(fault), 1);
         let faulty = NODES[node];
@@ -86,6 +92,50 @@ fn each_fault_is_found_on_exactly_its_node_with_its_verdict() {
         );
         with_snapshots!({ insta::assert_snapshot!(name, out) });
     }
+}
+
+#[test]
+fn a_power_cap_and_a_narrow_pcie_link_are_monitored_on_their_gpus_and_pass() {
+    if !helm_available() {
+        return;
+    }
+    let ran = Runbook::new()
+        .args(["run", "runbooks/gpu-health.rhai", "--progress", "never"])
+        .args(["--fault", "gpu-power-capped=gpu0:150"])
+        .args(["--fault", "gpu-pcie-degraded=gpu3:4"])
+        .run()
+        .expect_code(0);
+    let out = ran.stdout();
+    let said = |node: usize, verdict: &str, reason: &str| {
+        assert!(
+            out.contains(&format!(
+                "[log] {}: {verdict}\n[log]   {reason}",
+                NODES[node]
+            )),
+            "{} {verdict} {reason}\n{out}",
+            NODES[node]
+        );
+    };
+    said(
+        0,
+        "MONITOR",
+        "MONITOR (GPU 0): power_limit: power limit 150 W of the default 300 W",
+    );
+    said(
+        3,
+        "MONITOR",
+        "MONITOR (GPU 0): pcie_link_width: PCIe x4 (the GPU's maximum x16)",
+    );
+    for node in [1, 2] {
+        assert!(
+            out.contains(&format!("[log] {}: HEALTHY", NODES[node])),
+            "{out}"
+        );
+    }
+    assert!(
+        !out.contains(": isolated as "),
+        "MONITOR isolates nothing: {out}"
+    );
 }
 
 #[test]

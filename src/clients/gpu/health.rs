@@ -50,6 +50,9 @@ pub struct NodeOutputs {
     /// The text of `dcgmi diag -j`.
     pub dcgm: Option<String>,
     pub errors: Vec<String>,
+    /// Query fields this node's driver does not know (an older driver): asked again without
+    /// them, so their checks did not run there.
+    pub unknown_fields: Vec<String>,
 }
 
 fn argv(parts: &[&str]) -> Vec<String> {
@@ -66,6 +69,20 @@ fn query_command(fields: &[String]) -> Vec<String> {
         format!("--query-gpu={}", fields.join(",")),
         "--format=csv,noheader,nounits".to_string(),
     ]
+}
+
+/// The field nvidia-smi refused by name (`Field "X" is not a valid field to query.`), when it
+/// is one of `fields` and others remain to ask.
+fn refused_field(ran: &Ran, fields: &[String]) -> Option<String> {
+    let out = ran.as_ref().ok()?;
+    if out.exit_code == 0 || fields.len() < 2 {
+        return None;
+    }
+    let said = format!("{}{}", out.stdout, out.stderr);
+    let rest = said.split_once("Field \"")?.1;
+    let (field, tail) = rest.split_once('"')?;
+    (tail.trim_start().starts_with("is not a valid field") && fields.iter().any(|f| f == field))
+        .then(|| field.to_string())
 }
 
 /// The GPUs' rows from nvidia-smi's answer; what went wrong in `errors`.
@@ -147,6 +164,7 @@ async fn one(kube: &KubeClient, node: &str, spec: &HealthSpec, clock: &dyn Clock
         kernel_log: None,
         dcgm: None,
         errors: Vec::new(),
+        unknown_fields: Vec::new(),
     };
     let pod = match probe::start(kube, &probe, node, spec.timeout, clock).await {
         Ok(pod) => pod,
@@ -155,9 +173,16 @@ async fn one(kube: &KubeClient, node: &str, spec: &HealthSpec, clock: &dyn Clock
             return outputs;
         }
     };
-    let (namespace, errors) = (&spec.namespace, &mut outputs.errors);
-    let ran = exec_in(kube, namespace, &pod, &query_command(&spec.fields)).await;
-    outputs.gpus = gpus(ran, &spec.fields, errors);
+    let namespace = &spec.namespace;
+    let mut fields = spec.fields.clone();
+    let mut ran = exec_in(kube, namespace, &pod, &query_command(&fields)).await;
+    while let Some(field) = refused_field(&ran, &fields) {
+        fields.retain(|f| *f != field);
+        outputs.unknown_fields.push(field);
+        ran = exec_in(kube, namespace, &pod, &query_command(&fields)).await;
+    }
+    let errors = &mut outputs.errors;
+    outputs.gpus = gpus(ran, &fields, errors);
     let ran = exec_in(kube, namespace, &pod, &argv(&["dmesg"])).await;
     outputs.kernel_log = text_of(ran, &["dmesg"], errors);
     if spec.level > 0 {
@@ -210,13 +235,17 @@ pub async fn collect_local(fields: &[String], level: u32, timeout: Duration) -> 
         kernel_log: None,
         dcgm: None,
         errors: Vec::new(),
+        unknown_fields: Vec::new(),
     };
+    let mut fields = fields.to_vec();
+    let mut ran = run_here(&query_command(&fields), timeout).await;
+    while let Some(field) = refused_field(&ran, &fields) {
+        fields.retain(|f| *f != field);
+        outputs.unknown_fields.push(field);
+        ran = run_here(&query_command(&fields), timeout).await;
+    }
     let errors = &mut outputs.errors;
-    outputs.gpus = gpus(
-        run_here(&query_command(fields), timeout).await,
-        fields,
-        errors,
-    );
+    outputs.gpus = gpus(ran, &fields, errors);
     outputs.kernel_log = text_of(
         run_here(&argv(&["dmesg"]), timeout).await,
         &["dmesg"],
@@ -256,4 +285,36 @@ pub async fn collect(
 /// Deletes the probe pods a cut-short collection left behind.
 pub async fn remove_health_probes(kube: &KubeClient, namespace: &str) -> Result<(), KubeError> {
     probe::remove_all(kube, namespace, PROBE_KIND).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn answered(stdout: &str, exit_code: i64) -> Ran {
+        Ok(ExecOutput {
+            stdout: stdout.into(),
+            stderr: String::new(),
+            exit_code,
+        })
+    }
+
+    #[test]
+    fn a_field_the_driver_does_not_know_is_named_by_nvidia_smi() {
+        let fields: Vec<String> = ["index", "gpu_recovery_action"].map(String::from).to_vec();
+        // nvidia-smi 580's own words (shared/fixtures/real/nvidia_smi_error_invalid_field_580.159.txt).
+        let refused = answered(
+            "Field \"gpu_recovery_action\" is not a valid field to query.\n\n",
+            2,
+        );
+        assert_eq!(
+            refused_field(&refused, &fields).as_deref(),
+            Some("gpu_recovery_action")
+        );
+        // Not one we asked for, the last field left, or a success: nothing to drop.
+        let other = answered("Field \"bogus.field\" is not a valid field to query.\n", 2);
+        assert_eq!(refused_field(&other, &fields), None);
+        assert_eq!(refused_field(&refused, &fields[1..]), None);
+        assert_eq!(refused_field(&answered("0, None\n", 0), &fields), None);
+    }
 }

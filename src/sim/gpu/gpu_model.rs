@@ -117,6 +117,13 @@ pub struct GpuDevice {
     pub nvlinks: u32,
     pub nvlink_speed: String,
     pub nvlink_down: bool,
+    /// The PCIe link's current width (x8 on every board today; a fault narrows it).
+    pub pcie_width: u32,
+    /// What the driver asks for to recover (`None`, `GPU Reset`, `Node Reboot`, ...).
+    pub recovery_action: String,
+    /// The NVSwitch fabric's registration (`fabric.state`, `fabric.status`) on 8-GPU NVLink
+    /// boards; `None` elsewhere (nvidia-smi prints N/A).
+    pub fabric: Option<(&'static str, &'static str)>,
 }
 
 impl GpuDevice {
@@ -198,6 +205,9 @@ impl GpuDevice {
             nvlinks: 0,
             nvlink_speed: String::new(),
             nvlink_down: false,
+            pcie_width: 8,
+            recovery_action: "None".to_owned(),
+            fabric: None,
         }
     }
 
@@ -286,6 +296,11 @@ impl GpuHost {
                 let mut gpu = GpuDevice::idle(board, index, slot, &mut seeds);
                 gpu.nvlinks = interconnect.nvlinks;
                 gpu.nvlink_speed = interconnect.nvlink_speed.to_owned();
+                // Eight NVLink GPUs sit on an NVSwitch baseboard, registered with its fabric
+                // (the real H100 HGX capture: Completed, Success).
+                if row.gpus == 8 && interconnect.nvlinks > 0 {
+                    gpu.fabric = Some(("Completed", "Success"));
+                }
                 gpu
             })
             .collect();

@@ -1,7 +1,9 @@
 //! Hardware faults of GPU nodes in the twin (`--fault gpu-xid=NODE:79` or `NODE/3:79` for GPU 3,
-//! `gpu-row-remap-pending`, `gpu-ecc-uncorrectable`, `gpu-missing`, `nvlink-down`, `nic-slow`):
-//! what the driver reported, what the memory counters say, whether a GPU answers, whether its
-//! NVLinks are up, and how much of its NIC a node gets. Every
+//! `gpu-row-remap-pending`, `gpu-ecc-uncorrectable`, `gpu-missing`, `nvlink-down`, `nic-slow`,
+//! `gpu-recovery-action`, `gpu-power-capped`, `gpu-pcie-degraded`, `fabric-down`): what the
+//! driver reported, what the memory counters say, whether a GPU answers, whether its NVLinks
+//! are up, what it asks for to recover, its power cap and PCIe link, whether the NVSwitch
+//! fabric registered it, and how much of its NIC a node gets. Every
 //! tool that runs on the node (nvidia-smi, dmesg, dcgmi, nccl-tests) and the device plugin read
 //! them from here, so one fault changes every output a real one would.
 
@@ -30,6 +32,12 @@ pub struct GpuFaults {
     /// Every NVLink of the GPU is down (a bad NVSwitch port or cable tray): its peers reach it
     /// over PCIe only.
     pub nvlink_down: bool,
+    /// The driver asks for this recovery action (`GPU Reset`, `Node Reboot`, ...).
+    pub recovery_action: Option<String>,
+    /// Someone capped the GPU's power at this many watts (`nvidia-smi -pl`).
+    pub power_cap_w: Option<u32>,
+    /// The GPU's PCIe link trained at this width (lanes lost to a bad riser or slot).
+    pub pcie_width: Option<u32>,
 }
 
 impl GpuFaults {
@@ -59,11 +67,13 @@ pub struct NodeFaults {
     pub gpus: BTreeMap<u32, GpuFaults>,
     /// The share of its NIC's bandwidth the node gets (a bad cable, a flapping link).
     pub nic_share: Option<f64>,
+    /// The NVSwitch fabric never registered the node's GPUs (Fabric Manager not running).
+    pub fabric_down: bool,
 }
 
 impl NodeFaults {
     pub fn is_empty(&self) -> bool {
-        self.gpus.values().all(GpuFaults::is_empty) && self.nic_share.is_none()
+        self.gpus.values().all(GpuFaults::is_empty) && self.nic_share.is_none() && !self.fabric_down
     }
 
     /// The faults of GPU `index`, if it has any.
@@ -143,6 +153,19 @@ impl NodeFaults {
             if gpu.nvlink_down {
                 on.push(format!("nvlink-down={at}"));
             }
+            if let Some(action) = &gpu.recovery_action {
+                let word = action.to_lowercase().replace(' ', "-");
+                on.push(format!("gpu-recovery-action={at}:{word}"));
+            }
+            if let Some(watts) = gpu.power_cap_w {
+                on.push(format!("gpu-power-capped={at}:{watts}"));
+            }
+            if let Some(width) = gpu.pcie_width {
+                on.push(format!("gpu-pcie-degraded={at}:{width}"));
+            }
+        }
+        if self.fabric_down {
+            on.push(format!("fabric-down={node}"));
         }
         if let Some(share) = self.nic_share {
             on.push(format!("nic-slow={node}:{share}"));

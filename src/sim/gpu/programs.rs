@@ -143,6 +143,20 @@ fn gpu_host(node: &Value, now: Duration, faults: Option<&NodeFaults>) -> GpuHost
             gpu.remapped_rows_uncorrectable += 1;
         }
         gpu.nvlink_down = on_gpu.nvlink_down;
+        if let Some(action) = &on_gpu.recovery_action {
+            gpu.recovery_action.clone_from(action);
+        }
+        if let Some(watts) = on_gpu.power_cap_w {
+            gpu.power_cap_w = watts;
+        }
+        if let Some(width) = on_gpu.pcie_width {
+            gpu.pcie_width = width;
+        }
+    }
+    if faults.fabric_down {
+        for gpu in host.gpus.iter_mut().filter(|g| g.fabric.is_some()) {
+            gpu.fabric = Some(("Not Started", "N/A"));
+        }
     }
     host.gpus
         .retain(|gpu| !faults.gpu(gpu.index).is_some_and(|f| f.missing));

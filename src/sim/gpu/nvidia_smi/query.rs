@@ -121,7 +121,7 @@ pub const FIELDS: &[Field] = &[
         text(if g.performance_state == 8 { 1 } else { 4 })
     }),
     field("pcie.link.gen.max", |_, _| text(4)),
-    field("pcie.link.width.current", |_, _| text(8)),
+    field("pcie.link.width.current", |_, g| text(g.pcie_width)),
     field("pcie.link.width.max", |_, _| text(16)),
     field("index", |_, g| text(g.index)),
     field("display_mode", |_, _| text("Disabled")),
@@ -133,6 +133,7 @@ pub const FIELDS: &[Field] = &[
     field("driver_model.pending", |_, _| Cell::NotAvailable),
     field("vbios_version", |_, g| text(&g.vbios_version)),
     field("inforom.img", |_, g| text(&g.inforom_image)).or(&["inforom.image"]),
+    field("gpu_recovery_action", |_, g| text(&g.recovery_action)),
     field("gom.current", |_, _| Cell::NotAvailable).or(&["gpu_operation_mode.current"]),
     field("gom.pending", |_, _| Cell::NotAvailable).or(&["gpu_operation_mode.pending"]),
     measured("fan.speed", "%", |_, g| {
@@ -225,6 +226,15 @@ pub const FIELDS: &[Field] = &[
     measured("clocks.current.sm", "MHz", |_, g| mhz(g.clock_sm_mhz)).or(&["clocks.sm"]),
     measured("clocks.current.memory", "MHz", |_, g| mhz(g.clock_mem_mhz)).or(&["clocks.mem"]),
     measured("clocks.current.video", "MHz", |_, g| mhz(g.clock_video_mhz)).or(&["clocks.video"]),
+    // Application clocks at their defaults, the boards' maximum (the A10G capture: 1710 MHz).
+    measured("clocks.applications.graphics", "MHz", |_, g| {
+        mhz(g.max_clock_graphics_mhz)
+    })
+    .or(&["clocks.applications.gr"]),
+    measured("clocks.default_applications.graphics", "MHz", |_, g| {
+        mhz(g.max_clock_graphics_mhz)
+    })
+    .or(&["clocks.default_applications.gr"]),
     measured("clocks.max.graphics", "MHz", |_, g| {
         mhz(g.max_clock_graphics_mhz)
     })
@@ -233,6 +243,12 @@ pub const FIELDS: &[Field] = &[
     measured("clocks.max.memory", "MHz", |_, g| mhz(g.max_clock_mem_mhz)).or(&["clocks.max.mem"]),
     field("mig.mode.current", |_, g| mig(g)),
     field("mig.mode.pending", |_, g| mig(g)),
+    field("fabric.state", |_, g| {
+        g.fabric.map_or(text("N/A"), |(state, _)| text(state))
+    }),
+    field("fabric.status", |_, g| {
+        g.fabric.map_or(text("N/A"), |(_, status)| text(status))
+    }),
 ];
 
 /// `--query-remapped-rows`: a row per GPU, its flags as `0`/`1` (the scripts that read it sum
