@@ -8,6 +8,8 @@ pub mod device_checks;
 pub mod memory_rules;
 pub mod node_check;
 pub mod pair_sweep;
+pub mod policy;
+pub mod policy_form;
 pub mod thresholds;
 pub mod verdict;
 pub mod xid_actions;

@@ -8,9 +8,10 @@ use serde_json::{Map, Value};
 
 use super::device_checks::{device_findings, widest_links};
 use super::memory_rules::memory_findings;
+use super::policy::Policy;
 use super::thresholds::Thresholds;
 use super::verdict::{Finding, Verdict, worst};
-use super::xid_actions::{self, xid_action};
+use super::xid_actions;
 use crate::gpu::dcgm_diag::{DiagReport, DiagStatus};
 use crate::gpu::nvidia_smi::memory_errors_from_csv;
 use crate::gpu::xid::KernelLogErrors;
@@ -161,6 +162,7 @@ pub fn check_node(
     evidence: &NodeEvidence,
     expected: Option<&Thresholds>,
     fleet: &Fleet,
+    policy: &Policy,
 ) -> NodeHealth {
     let mut findings = Vec::new();
     let rows = evidence.gpus.as_deref();
@@ -181,7 +183,7 @@ pub fn check_node(
         throttling(row, label, &mut findings);
     }
     if let Some(log) = &evidence.kernel_log {
-        kernel_log(log, evidence, &mut findings);
+        kernel_log(log, evidence, policy, &mut findings);
     }
     if let Some(diag) = &evidence.diag {
         dcgm(diag, &mut findings);
@@ -327,7 +329,12 @@ fn throttling(row: &Map<String, Value>, gpu: Option<String>, findings: &mut Vec<
     );
 }
 
-fn kernel_log(log: &KernelLogErrors, evidence: &NodeEvidence, findings: &mut Vec<Finding>) {
+fn kernel_log(
+    log: &KernelLogErrors,
+    evidence: &NodeEvidence,
+    policy: &Policy,
+    findings: &mut Vec<Finding>,
+) {
     let product = evidence.gpus.iter().flatten().find_map(|g| text(g, "name"));
     let mut judged: Vec<u32> = Vec::new();
     for event in &log.xids {
@@ -340,7 +347,7 @@ fn kernel_log(log: &KernelLogErrors, evidence: &NodeEvidence, findings: &mut Vec
             continue;
         }
         judged.push(code);
-        let (verdict, meaning) = xid_action(code, product.as_deref(), &event.message);
+        let (verdict, meaning) = policy.action(code, product.as_deref(), &event.message);
         let when = event
             .timestamp
             .as_deref()
@@ -360,6 +367,7 @@ fn kernel_log(log: &KernelLogErrors, evidence: &NodeEvidence, findings: &mut Vec
             .on_gpu(Some(event.pci.clone())),
         );
     }
+    findings.extend(policy.escalations(&log.xids, product.as_deref()));
     for block in &log.fallen_off_bus {
         findings.push(
             Finding {

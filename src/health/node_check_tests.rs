@@ -34,7 +34,7 @@ fn node(name: &str) -> NodeEvidence {
 fn judge(evidence: &NodeEvidence) -> NodeHealth {
     let g5 = for_instance_type("g5.xlarge").unwrap();
     let fleet = fleet_of(&[node("a"), node("b"), evidence.clone()]);
-    check_node(evidence, Some(&g5), &fleet)
+    check_node(evidence, Some(&g5), &fleet, &Policy::default())
 }
 
 #[test]
@@ -155,7 +155,12 @@ fn a_failed_dcgm_test_takes_dcgms_severity() {
 fn outputs_not_collected_are_not_judged() {
     let mut log_only = node("ip-8");
     log_only.gpus = None;
-    let health = check_node(&log_only, None, &fleet_of(std::slice::from_ref(&log_only)));
+    let health = check_node(
+        &log_only,
+        None,
+        &fleet_of(std::slice::from_ref(&log_only)),
+        &Policy::default(),
+    );
     assert_eq!(health.verdict, Verdict::Healthy, "{:?}", health.reasons);
     assert_eq!(health.gpus, None);
     let checks: Vec<&str> = health.findings.iter().map(|f| f.check).collect();

@@ -50,6 +50,14 @@ const APPLICATION: &[(u32, &str)] = &[
     (94, "contained memory error"),
 ];
 
+/// The table as a policy holds it: code -> action (the A100 exceptions and Xid 154 apart).
+pub fn default_actions() -> std::collections::BTreeMap<u32, Verdict> {
+    ACTIONS
+        .iter()
+        .map(|(code, verdict, _)| (*code, *verdict))
+        .collect()
+}
+
 /// What an Xid calls for on a GPU of `product` (`NVIDIA A100-SXM4-80GB`), with its meaning.
 /// `message` is the rest of the line (Xid 154 says there what the GPU needs).
 pub fn xid_action(code: u32, product: Option<&str>, message: &str) -> (Verdict, &'static str) {

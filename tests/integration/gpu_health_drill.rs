@@ -139,6 +139,68 @@ fn a_power_cap_and_a_narrow_pcie_link_are_monitored_on_their_gpus_and_pass() {
 }
 
 #[test]
+fn a_runbooks_own_policy_turns_an_application_xid_into_a_reboot() {
+    if !helm_available() {
+        return;
+    }
+    // By the default table Xid 31 is the application's: the node stays in service.
+    let out = drill(Some("gpu-xid=gpu1:31"), 0);
+    assert!(
+        out.contains(&format!("[log] {}: MONITOR", NODES[1])),
+        "{out}"
+    );
+    // A fleet that wants it out after one: its own rule, from a file.
+    let dir = tempfile::tempdir().expect("temp dir");
+    let policy = dir.path().join("policy.json");
+    std::fs::write(
+        &policy,
+        r#"{"rules": [{"name": "no-page-faults", "xid": [31], "count": 1, "window": "1h", "scope": "same_gpu", "action": "REBOOT"}]}"#,
+    )
+    .expect("write");
+    let ran = Runbook::new()
+        .args(["run", "runbooks/gpu-health.rhai", "--progress", "never"])
+        .args(["--fault", "gpu-xid=gpu1:31", "--allow-read"])
+        .arg(dir.path())
+        .arg("--set")
+        .arg(format!("policy=@{}", policy.display()))
+        .run()
+        .expect_code(1);
+    let out = ran.stdout();
+    assert!(
+        out.contains("REBOOT (GPU 0000:00:1e): xid_repeated: Xid 31 1 times on the same GPU within 1h (no-page-faults)"),
+        "{out}"
+    );
+    assert!(
+        out.contains(&format!("[log] {}: isolated as REBOOT until ", NODES[1])),
+        "{out}"
+    );
+    // A policy with a wrong key is refused with where and what it takes.
+    std::fs::write(
+        &policy,
+        r#"{"rules": [{"xid": 31, "action": "REBOOT", "windw": "1h"}]}"#,
+    )
+    .expect("write");
+    let refused = Runbook::new()
+        .args([
+            "run",
+            "runbooks/gpu-health.rhai",
+            "--progress",
+            "never",
+            "--allow-read",
+        ])
+        .arg(dir.path())
+        .arg("--set")
+        .arg(format!("policy=@{}", policy.display()))
+        .run()
+        .expect_code(1);
+    let said = format!("{}{}", refused.stdout(), refused.stderr());
+    assert!(
+        said.contains("nvml::judge: policy.rules[0]: unknown key `windw`; a rule has name, xid, count, window, burst, scope, action, source"),
+        "{said}"
+    );
+}
+
+#[test]
 fn the_slow_nic_is_named_by_the_pair_sweep_not_the_health_check() {
     if !helm_available() {
         return;

@@ -11,6 +11,8 @@ use crate::gpu::dcgm_diag::parse_diag_json;
 use crate::gpu::nvidia_smi::{self, memory_errors, memory_errors_from_csv};
 use crate::gpu::xid::parse_kernel_log;
 use crate::health::node_check::{NodeEvidence, QUERY_FIELDS, check_node, fleet_of};
+use crate::health::policy::Policy;
+use crate::health::policy_form;
 use crate::health::thresholds::{Thresholds, for_instance_type, known_instance_types};
 use crate::script::Host;
 use crate::script::documented as doc;
@@ -133,6 +135,22 @@ fn evidence_of(value: &Dynamic, position: Position) -> Result<NodeEvidence> {
     })
 }
 
+/// The `policy` option (the default's shape, `nvml::policy()`), or the default.
+fn policy_of(options: &Map, position: Position) -> Result<Policy> {
+    let Some(given) = options.get("policy").filter(|v| !v.is_unit()) else {
+        return Ok(Policy::default());
+    };
+    let json = rhai::serde::from_dynamic::<serde_json::Value>(given).map_err(|e| {
+        error(
+            "nvml::judge",
+            "InvalidArgument",
+            format!("policy: {e}"),
+            position,
+        )
+    })?;
+    policy_form::from_json(&json).map_err(|e| error("nvml::judge", "InvalidArgument", e, position))
+}
+
 fn thresholds_of(options: &Map, position: Position) -> Result<Option<Thresholds>> {
     let Some(kind) = options.get("instance_type").filter(|v| !v.is_unit()) else {
         return Ok(None);
@@ -192,14 +210,17 @@ pub(super) fn install_health_parsers(nvml: &mut Module, host: &Arc<Host>) {
             .map(|f| Dynamic::from(f.to_string()))
             .collect()
     });
+    doc("policy", &["Map"], "The remediation policy nvml::judge and gpu::health use unless given one: #{ actions: #{ \"79\":\n\"REBOOT\", ... } (AWS's Xid table), product_actions: #{ A100: #{ \"64\": \"REBOOT\" } }, rules: [#{ name,\nxid: [31] or \"fatal\", count, window: \"1d\", burst: \"3m\", scope: same_gpu | different_gpus | node,\naction, source }] (NVSentinel's repeated-Xid rules) }. Change or extend it and pass it as `policy`.")
+        .set_into_module(nvml, || -> Dynamic { encode(&policy_form::to_json(&Policy::default())) });
     let h = host.clone();
-    doc("judge", &["nodes: Array", "options: Map", "Array"], "A verdict per node (HEALTHY, MONITOR, RESET, REBOOT, ISOLATE) from what its tools printed:\neach node #{ node, gpus (csv of nvml::health_fields(), or parsed rows), cuda_version, kernel_log,\ndcgm }. Options: instance_type (its GPU count and model), gpus, gpu_name. Answers #{ node,\nverdict, reasons, findings: [#{ check, verdict, gpu, observed, threshold, source }] } per node.")
+    doc("judge", &["nodes: Array", "options: Map", "Array"], "A verdict per node (HEALTHY, MONITOR, RESET, REBOOT, ISOLATE) from what its tools printed:\neach node #{ node, gpus (csv of nvml::health_fields(), or parsed rows), cuda_version, kernel_log,\ndcgm }. Options: instance_type (its GPU count and model), gpus, gpu_name, policy (nvml::policy()'s shape). Answers #{ node,\nverdict, reasons, findings: [#{ check, verdict, gpu, observed, threshold, source }] } per node.")
         .set_into_module(nvml, move |ctx: NativeCallContext, nodes: Array, options: Map| -> Result {
             let position = ctx.call_position();
             let evidence = nodes.iter().map(|n| evidence_of(n, position)).collect::<Result<Vec<_>>>()?;
             let expected = thresholds_of(&options, position)?;
             let fleet = fleet_of(&evidence);
-            let verdicts: Vec<_> = evidence.iter().map(|e| check_node(e, expected.as_ref(), &fleet)).collect();
+            let policy = policy_of(&options, position)?;
+            let verdicts: Vec<_> = evidence.iter().map(|e| check_node(e, expected.as_ref(), &fleet, &policy)).collect();
             for verdict in &verdicts {
                 h.record_evidence("gpu_health", serde_json::to_value(verdict).unwrap_or_default());
             }
