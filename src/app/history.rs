@@ -5,8 +5,8 @@ use super::AppResult;
 use super::run_history::history_dir;
 use super::stdout::out;
 use crate::cli::{
-    HistoryCheckArgs, HistoryCommandArgs, HistoryDiffArgs, HistoryListArgs, HistoryShowArgs,
-    HistorySubcommand, HistoryTrendArgs,
+    HistoryCheckArgs, HistoryCommandArgs, HistoryDiffArgs, HistoryGpuArgs, HistoryListArgs,
+    HistoryShowArgs, HistorySubcommand, HistoryTrendArgs,
 };
 use crate::clock::calendar::{parse_rfc3339_utc, rfc3339_utc};
 use crate::error::{Error, Exit};
@@ -26,7 +26,38 @@ pub(crate) fn execute(args: &HistoryCommandArgs) -> AppResult {
         Some(HistorySubcommand::Diff(diff_args)) => diff(diff_args, &dir),
         Some(HistorySubcommand::Trend(trend_args)) => trend(trend_args, &dir),
         Some(HistorySubcommand::Show(show_args)) => show(show_args, &dir),
+        Some(HistorySubcommand::Gpu(gpu_args)) => gpu(gpu_args, &dir),
     }
+}
+
+/// A GPU node's record: its verdicts run by run, newest first.
+fn gpu(args: &HistoryGpuArgs, dir: &std::path::Path) -> AppResult {
+    let history = existing(dir)?;
+    let since = super::run_history::unix_now() - args.days as f64 * 86_400.0;
+    let record = history
+        .gpu_record(&args.node, since)
+        .map_err(Error::History)?;
+    if args.json {
+        let rows: Vec<serde_json::Value> = record
+            .iter()
+            .map(|p| {
+                serde_json::json!({
+                    "run": p.run, "finished": rfc3339_utc(p.finished as i64), "node": p.node,
+                    "machine": p.machine, "verdict": p.verdict, "health": p.health,
+                })
+            })
+            .collect();
+        out!(
+            "{}",
+            serde_json::to_string_pretty(&rows).unwrap_or_default()
+        );
+    } else {
+        out!(
+            "{}",
+            history::gpu_record_table(&args.node, &record).trim_end()
+        );
+    }
+    Ok(Exit::Passed)
 }
 
 /// A kept run: its report as JSON, or its page. The page's metric charts are each metric's

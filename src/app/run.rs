@@ -137,6 +137,7 @@ pub(crate) fn execute(args: RunArgs) -> AppResult {
     host.attach_guards(config.guards.clone());
     if let Some(history) = &history {
         host.attach_metric_history(Arc::new(history.clone()));
+        host.attach_gpu_record(Arc::new(history.clone()));
     }
     let outputs = Outputs {
         json: config.report.clone(),

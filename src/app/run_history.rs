@@ -11,7 +11,7 @@ use crate::history::{self, History, MetricId, NewRun};
 use crate::report::{
     BaselineResult, BaselineSpec, Better, MetricRecord, Report, to_prometheus_text,
 };
-use crate::script::MetricHistory;
+use crate::script::{GpuRecord, MetricHistory};
 
 /// The folder `--history` names: the state directory when absent, none for `off`.
 pub(crate) fn history_dir(args: &HistoryArgs, state_dir: &Path) -> Option<PathBuf> {
@@ -156,6 +156,33 @@ impl MetricHistory for RunHistory {
                     .to_string()
             })?;
         Ok(history::judge(record.value, better, spec, &past))
+    }
+}
+
+impl GpuRecord for RunHistory {
+    fn past(
+        &self,
+        who: &str,
+        window: std::time::Duration,
+    ) -> Result<Vec<(f64, serde_json::Value)>, String> {
+        let now = unix_now();
+        let history = self
+            .history
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let record = history
+            .gpu_record(who, now - window.as_secs_f64())
+            .map_err(|e| {
+                crate::error::Error::History(e)
+                    .render()
+                    .trim_end()
+                    .trim_start_matches("error: ")
+                    .to_string()
+            })?;
+        Ok(record
+            .into_iter()
+            .map(|past| ((now - past.finished).max(0.0), past.health))
+            .collect())
     }
 }
 

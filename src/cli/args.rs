@@ -193,6 +193,22 @@ pub enum HistorySubcommand {
     /// runs up to it).
     #[command(after_help = "Example: runbook history show 42 --html run-42.html")]
     Show(HistoryShowArgs),
+    /// A GPU node's health verdicts run by run, newest first, with what did not pass: by its
+    /// machine (instance id) or node name.
+    #[command(after_help = "Example: runbook history gpu i-0f0000000000000a1 --days 30")]
+    Gpu(HistoryGpuArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct HistoryGpuArgs {
+    /// The machine (`i-0f...`, which EKS does not reuse) or the node's name.
+    pub node: String,
+    /// How many days back.
+    #[arg(long, default_value_t = 90, value_parser = clap::value_parser!(u64).range(1..=36_500))]
+    pub days: u64,
+    /// Print the record as JSON.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Args)]

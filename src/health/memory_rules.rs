@@ -36,6 +36,7 @@ pub fn memory_findings(gpu: &MemoryErrors) -> Vec<Finding> {
                 check,
                 verdict,
                 gpu: None,
+                gpu_uuid: None,
                 observed,
                 threshold: threshold.to_string(),
                 source,

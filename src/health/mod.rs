@@ -5,6 +5,7 @@
 
 pub mod breaker;
 pub mod device_checks;
+pub mod memory;
 pub mod memory_rules;
 pub mod node_check;
 pub mod pair_sweep;

@@ -80,6 +80,8 @@ const DCGM_THROTTLE: &str =
 #[derive(Debug, Clone, Default)]
 pub struct NodeEvidence {
     pub node: String,
+    /// The machine (`i-0f...`), where the caller knows it: EKS reuses node names.
+    pub instance: Option<String>,
     /// Rows of `nvidia-smi --query-gpu=<QUERY_FIELDS> --format=csv`, parsed; `None` when that
     /// output was not collected (its checks are then not run, rather than failed).
     pub gpus: Option<Vec<Map<String, Value>>>,
@@ -101,6 +103,8 @@ pub struct Fleet {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct NodeHealth {
     pub node: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub instance: Option<String>,
     pub verdict: Verdict,
     /// GPUs nvidia-smi listed; `None` when its output was not collected.
     pub gpus: Option<usize>,
@@ -188,23 +192,72 @@ pub fn check_node(
     if let Some(diag) = &evidence.diag {
         dcgm(diag, &mut findings);
     }
-    findings.sort_by_key(|f| std::cmp::Reverse(f.verdict));
-    let reasons = findings
-        .iter()
-        .filter(|f| f.verdict != Verdict::Healthy)
-        .map(|f| match &f.gpu {
-            Some(gpu) => format!("{} (GPU {gpu}): {}: {}", f.verdict, f.check, f.observed),
-            None => format!("{}: {}: {}", f.verdict, f.check, f.observed),
-        })
-        .collect();
-    NodeHealth {
+    if let Some(rows) = rows {
+        name_gpus(rows, &mut findings);
+    }
+    let mut health = NodeHealth {
         node: evidence.node.clone(),
-        verdict: worst(&findings),
+        instance: evidence.instance.clone(),
+        verdict: Verdict::Healthy,
         gpus: evidence.gpus.as_ref().map(Vec::len),
         driver_version: driver_of(evidence),
         cuda_version: evidence.cuda_version.clone(),
-        findings,
-        reasons,
+        findings: Vec::new(),
+        reasons: Vec::new(),
+    };
+    health.add(findings);
+    health
+}
+
+impl NodeHealth {
+    /// Adds findings (the record's escalations too): the verdict is the worst, the reasons
+    /// those that did not pass, worst first.
+    pub fn add(&mut self, findings: Vec<Finding>) {
+        self.findings.extend(findings);
+        self.findings.sort_by_key(|f| std::cmp::Reverse(f.verdict));
+        self.verdict = worst(&self.findings);
+        self.reasons = self
+            .findings
+            .iter()
+            .filter(|f| f.verdict != Verdict::Healthy)
+            .map(|f| match &f.gpu {
+                Some(gpu) => format!("{} (GPU {gpu}): {}: {}", f.verdict, f.check, f.observed),
+                None => format!("{}: {}: {}", f.verdict, f.check, f.observed),
+            })
+            .collect();
+    }
+}
+
+/// `18:00` of a bus id as nvidia-smi (`00000000:18:00.0`) or the driver's Xid line
+/// (`0000:18:00`) prints it.
+fn bus_and_device(id: &str) -> Option<String> {
+    let mut parts = id.rsplit(':');
+    let device = parts.next()?.split('.').next()?;
+    let bus = parts.next()?;
+    Some(format!("{bus}:{device}").to_ascii_lowercase())
+}
+
+/// Each finding about a GPU gets that GPU's UUID, matched by index or by bus id.
+fn name_gpus(rows: &[Map<String, Value>], findings: &mut [Finding]) {
+    let mut uuids: Vec<(String, String)> = Vec::new();
+    for row in rows {
+        let Some(uuid) = text(row, "uuid").filter(|u| u.starts_with("GPU-")) else {
+            continue;
+        };
+        if let Some(index) = text(row, "index") {
+            uuids.push((index, uuid.clone()));
+        }
+        if let Some(bus) = text(row, "pci.bus_id").as_deref().and_then(bus_and_device) {
+            uuids.push((bus, uuid));
+        }
+    }
+    for finding in findings.iter_mut() {
+        let Some(gpu) = &finding.gpu else { continue };
+        let bus = bus_and_device(gpu);
+        finding.gpu_uuid = uuids
+            .iter()
+            .find(|(key, _)| key == gpu || Some(key) == bus.as_ref())
+            .map(|(_, uuid)| uuid.clone());
     }
 }
 

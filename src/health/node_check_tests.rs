@@ -24,6 +24,7 @@ fn a10g(index: u32) -> Map<String, Value> {
 fn node(name: &str) -> NodeEvidence {
     NodeEvidence {
         node: name.into(),
+        instance: None,
         gpus: Some(vec![a10g(0)]),
         cuda_version: Some("13.0".into()),
         kernel_log: Some(parse_kernel_log("")),

@@ -2,12 +2,14 @@
 //! and the rules that escalate on repetition, each with a count, a window, a burst and a scope
 //! (the same GPU, different GPUs, the node), as NVSentinel's health-events analyzer has them.
 //! A runbook reads the default (`nvml::policy()`), changes or extends it, and judges with it.
+//! `memory` says what the record of earlier runs escalates (src/health/memory.rs).
 
 use std::collections::BTreeMap;
 use std::time::Duration;
 
 use serde::Serialize;
 
+use super::memory::Memory;
 use super::verdict::{Finding, Verdict};
 use super::xid_actions::{self, default_actions};
 use crate::gpu::xid::XidEvent;
@@ -77,6 +79,8 @@ pub struct Policy {
     /// Per GPU model (a part of nvidia-smi's name, `A100`), codes whose action differs there.
     pub product_actions: BTreeMap<String, BTreeMap<u32, Verdict>>,
     pub rules: Vec<Rule>,
+    /// What the record of earlier runs escalates.
+    pub memory: Memory,
 }
 
 const DAY: Duration = Duration::from_secs(24 * 3600);
@@ -148,6 +152,7 @@ impl Default for Policy {
                     Verdict::Monitor,
                 ),
             ],
+            memory: Memory::default(),
         }
     }
 }
@@ -228,6 +233,7 @@ impl Policy {
                 findings.push(Finding {
                     verdict: rule.action,
                     gpu,
+                    gpu_uuid: None,
                     observed: format!("{codes} {seen}{} ({})", window_words(rule.window), rule.name),
                     threshold,
                     source: "the policy's rule (nvml::policy(); defaults from NVSentinel's health-events analyzer)",

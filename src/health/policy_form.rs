@@ -1,7 +1,8 @@
 //! The policy as a runbook writes it (JSON, or a Rhai map through JSON), and back:
 //! `#{ actions: #{ "79": "REBOOT" }, product_actions: #{ A100: #{ "64": "REBOOT" } },
 //! rules: [#{ name, xid: [31] or "fatal", count, window: "24h", burst: "3m",
-//! scope: "same_gpu", action: "RESET", source }] }`. Every key is checked; a wrong one is named
+//! scope: "same_gpu", action: "RESET", source }], memory: #{ reboots: 2, window: "7d",
+//! remediations: 5, remediation_window: "7d" } }`. Every key is checked; a wrong one is named
 //! with what it takes.
 
 use std::collections::BTreeMap;
@@ -9,6 +10,7 @@ use std::time::Duration;
 
 use serde_json::{Map, Value, json};
 
+use super::memory::Memory;
 use super::policy::{Policy, Rule, Scope, XidSet};
 use super::verdict::Verdict;
 use crate::clock::{format_duration, parse_duration};
@@ -40,7 +42,14 @@ pub fn to_json(policy: &Policy) -> Value {
             })
         })
         .collect();
+    let memory = &policy.memory;
     json!({
+        "memory": {
+            "reboots": memory.reboots,
+            "window": format_duration(memory.window),
+            "remediations": memory.remediations,
+            "remediation_window": format_duration(memory.remediation_window),
+        },
         "actions": codes(&policy.actions),
         "product_actions": policy.product_actions.iter()
             .map(|(part, map)| (part.clone(), codes(map)))
@@ -161,9 +170,44 @@ fn rule(value: &Value, at: &str) -> Result<Rule, String> {
     })
 }
 
+fn memory_of(value: &Value, mut memory: Memory) -> Result<Memory, String> {
+    const KEYS: [&str; 4] = ["reboots", "window", "remediations", "remediation_window"];
+    let map = value.as_object().ok_or_else(|| {
+        format!(
+            "policy.memory is a map with {}, got {value}",
+            KEYS.join(", ")
+        )
+    })?;
+    if let Some(unknown) = map.keys().find(|k| !KEYS.contains(&k.as_str())) {
+        return Err(format!(
+            "policy.memory: unknown key `{unknown}`; it has {}",
+            KEYS.join(", ")
+        ));
+    }
+    let count = |key: &str, default: usize| -> Result<usize, String> {
+        map.get(key).map_or(Ok(default), |v| {
+            v.as_u64()
+                .and_then(|n| usize::try_from(n).ok())
+                .filter(|n| *n >= 1)
+                .ok_or_else(|| format!("policy.memory.{key} is a whole number from 1, got {v}"))
+        })
+    };
+    let window = |key: &str, default: Duration| -> Result<Duration, String> {
+        map.get(key).map_or(Ok(default), |v| {
+            duration(v, &format!("policy.memory.{key}"))?
+                .ok_or_else(|| format!("policy.memory.{key} is a duration (\"7d\"), got {v}"))
+        })
+    };
+    memory.reboots = count("reboots", memory.reboots)?;
+    memory.remediations = count("remediations", memory.remediations)?;
+    memory.window = window("window", memory.window)?;
+    memory.remediation_window = window("remediation_window", memory.remediation_window)?;
+    Ok(memory)
+}
+
 /// A policy from its written form; keys left out keep the default's.
 pub fn from_json(value: &Value) -> Result<Policy, String> {
-    const KEYS: [&str; 3] = ["actions", "product_actions", "rules"];
+    const KEYS: [&str; 4] = ["actions", "product_actions", "rules", "memory"];
     let map = value
         .as_object()
         .ok_or_else(|| format!("a policy is a map with {}, got {value}", KEYS.join(", ")))?;
@@ -190,6 +234,9 @@ pub fn from_json(value: &Value) -> Result<Policy, String> {
                 ))
             })
             .collect::<Result<_, String>>()?;
+    }
+    if let Some(memory) = map.get("memory") {
+        policy.memory = memory_of(memory, policy.memory)?;
     }
     if let Some(rules) = map.get("rules") {
         let rules = rules

@@ -55,6 +55,9 @@ pub struct Finding {
     pub verdict: Verdict,
     /// The GPU it is about (its index or bus id), when it is about one.
     pub gpu: Option<String>,
+    /// That GPU's UUID, where nvidia-smi named it: a GPU's record across runs follows it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gpu_uuid: Option<String>,
     /// What was read, in words: `Xid 79 at [6781741.548779]: GPU has fallen off the bus.`
     pub observed: String,
     /// The rule applied: `> 0`, `== 1 (g5.xlarge)`.
@@ -74,6 +77,7 @@ impl Finding {
             check,
             verdict: Verdict::Healthy,
             gpu: None,
+            gpu_uuid: None,
             observed,
             threshold,
             source,

@@ -4,6 +4,7 @@
 mod baseline;
 mod diff;
 mod error;
+mod gpu_record;
 mod key;
 mod store;
 mod table;
@@ -12,6 +13,7 @@ mod trend;
 pub use baseline::judge;
 pub use diff::diff_text;
 pub use error::HistoryError;
+pub use gpu_record::{PastVerdict, gpu_record_table};
 pub use key::{absolute, run_key};
 pub use store::{FILE_NAME, FlakyStep, History, MetricId, NewRun, RunKey, RunRow};
 pub use table::{flaky_lines, runs_table};

@@ -119,6 +119,16 @@ CREATE TABLE IF NOT EXISTS steps (
     virtual_ms INTEGER NOT NULL
 );
 CREATE INDEX IF NOT EXISTS steps_by_run ON steps (run);
+CREATE TABLE IF NOT EXISTS gpu_verdicts (
+    run      INTEGER NOT NULL REFERENCES runs (number) ON DELETE CASCADE,
+    finished REAL NOT NULL,
+    node     TEXT NOT NULL,
+    machine  TEXT NOT NULL,
+    verdict  TEXT NOT NULL,
+    health   TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS gpu_verdicts_by_machine ON gpu_verdicts (machine, finished);
+CREATE INDEX IF NOT EXISTS gpu_verdicts_by_node ON gpu_verdicts (node, finished);
 ";
 
 /// Where the stamp of the last check or write is kept: beside the database.
@@ -179,6 +189,11 @@ impl History {
 
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// The database, for the history's other tables (the GPU record).
+    pub(super) fn connection(&self) -> &Connection {
+        &self.conn
     }
 
     /// SQLite's `quick_check` over every page: a history with garbled pages is found before a
@@ -294,6 +309,7 @@ impl History {
                 ])?;
             }
         }
+        super::gpu_record::keep_verdicts(&tx, row, run.finished, report)?;
         tx.commit()?;
         // Into the main file now (as closing would), so the stamp holds what was written; a
         // checkpoint a reader holds up leaves no stamp, and the next run checks every page.

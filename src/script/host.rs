@@ -3,9 +3,11 @@
 mod branches;
 
 pub(crate) use branches::BranchRecords;
+mod gpu_record;
 mod journal_calls;
 mod metric_history;
 
+pub use gpu_record::GpuRecord;
 pub use metric_history::MetricHistory;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -160,6 +162,7 @@ pub struct Host {
     /// What the resources the run started have cost so far (`--max-cost-usd`).
     spend: Mutex<crate::guard::Spend>,
     metric_history: std::sync::OnceLock<Arc<dyn MetricHistory>>,
+    gpu_record: std::sync::OnceLock<Arc<dyn GpuRecord>>,
     /// A test hook: the process exits right after this many mutating calls have been answered
     /// (before the journal hears of it), as a run killed with SIGKILL would
     /// (`RUNBOOK_CRASH_AFTER_MUTATION`).
@@ -195,6 +198,7 @@ impl Host {
             guards: std::sync::OnceLock::new(),
             spend: Mutex::new(crate::guard::Spend::default()),
             metric_history: std::sync::OnceLock::new(),
+            gpu_record: std::sync::OnceLock::new(),
             crash_after: std::env::var("RUNBOOK_CRASH_AFTER_MUTATION")
                 .ok()
                 .and_then(|n| n.parse().ok()),

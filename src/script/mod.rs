@@ -25,7 +25,7 @@ pub use diagnostic::{Diagnostic, FaultKind, Location, elide_long_lines};
 pub use docs::{FunctionDoc, definition_files, function_docs};
 pub use engine::{Extension, build_engine, documented};
 pub use error::{failure as failure_error, usage_error};
-pub use host::{Host, HostConfig, MetricHistory};
+pub use host::{GpuRecord, Host, HostConfig, MetricHistory};
 pub use interrupt::{Interrupt, SIGHUP, SIGINT, SIGTERM};
 pub use memory::{CountingAllocator, MAX_DATA_BYTES, large_bytes};
 pub use outline::{Lint, lint_text, param_keys};

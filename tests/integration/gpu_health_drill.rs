@@ -201,6 +201,78 @@ fn a_runbooks_own_policy_turns_an_application_xid_into_a_reboot() {
 }
 
 #[test]
+fn an_xid_79_that_comes_back_after_two_reboots_isolates_its_machine() {
+    if !helm_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("temp dir");
+    let history = dir.path().join("history");
+    let run = || {
+        let ran = Runbook::new()
+            .args(["run", "runbooks/gpu-health.rhai", "--progress", "never"])
+            .args(["--fault", "gpu-xid=gpu1:79", "--history"])
+            .arg(&history)
+            .run()
+            .expect_code(1);
+        ran.stdout()
+    };
+    for _ in 0..2 {
+        let out = run();
+        assert!(
+            out.contains(&format!("[log] {}: isolated as REBOOT until ", NODES[1])),
+            "{out}"
+        );
+    }
+    // The third time the same Xid on the same GPU of the same machine: the reboots did not
+    // clear it.
+    let out = run();
+    assert!(
+        out.contains("ISOLATE (GPU 0000:00:1e): recurring: xid called for REBOOT again: 2 earlier REBOOTs within 168h did not clear it"),
+        "{out}"
+    );
+    assert!(
+        out.contains(&format!("[log] {}: isolated as ISOLATE until ", NODES[1])),
+        "{out}"
+    );
+    // The record, by the node's name and by its machine.
+    let record = Runbook::new()
+        .args(["history", "gpu", NODES[1], "--json", "--history"])
+        .arg(&history)
+        .run()
+        .expect_code(0)
+        .stdout();
+    let rows: serde_json::Value = serde_json::from_str(&record).expect("JSON");
+    let verdicts: Vec<&str> = rows
+        .as_array()
+        .expect("rows")
+        .iter()
+        .filter_map(|r| r["verdict"].as_str())
+        .collect();
+    assert_eq!(verdicts, ["ISOLATE", "REBOOT", "REBOOT"], "{record}");
+    let machine = rows[0]["machine"].as_str().expect("machine");
+    assert!(machine.starts_with("i-"), "{machine}");
+    let table = Runbook::new()
+        .args(["history", "gpu", machine, "--history"])
+        .arg(&history)
+        .run()
+        .expect_code(0)
+        .stdout();
+    assert_eq!(table.lines().count(), 4, "{table}");
+    assert!(
+        table.lines().nth(1).is_some_and(|l| l.contains("ISOLATE")),
+        "{table}"
+    );
+    // A healthy node has a record of HEALTHY runs.
+    let healthy = Runbook::new()
+        .args(["history", "gpu", NODES[0], "--history"])
+        .arg(&history)
+        .run()
+        .expect_code(0)
+        .stdout();
+    assert_eq!(healthy.matches("HEALTHY").count(), 3, "{healthy}");
+}
+
+#[test]
 fn the_slow_nic_is_named_by_the_pair_sweep_not_the_health_check() {
     if !helm_available() {
         return;

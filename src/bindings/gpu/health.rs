@@ -10,6 +10,7 @@ use crate::bindings::shared::args::encode;
 use crate::gpu::dcgm_diag::parse_diag_json;
 use crate::gpu::nvidia_smi::{self, memory_errors, memory_errors_from_csv};
 use crate::gpu::xid::parse_kernel_log;
+use crate::health::memory::escalations;
 use crate::health::node_check::{NodeEvidence, QUERY_FIELDS, check_node, fleet_of};
 use crate::health::policy::Policy;
 use crate::health::policy_form;
@@ -91,12 +92,21 @@ fn evidence_of(value: &Dynamic, position: Position) -> Result<NodeEvidence> {
         )
     })?;
     for key in map.keys() {
-        if !["node", "gpus", "cuda_version", "kernel_log", "dcgm"].contains(&key.as_str()) {
+        if ![
+            "node",
+            "instance",
+            "gpus",
+            "cuda_version",
+            "kernel_log",
+            "dcgm",
+        ]
+        .contains(&key.as_str())
+        {
             return Err(error(
                 function,
                 "InvalidArgument",
                 format!(
-                    "unknown key `{key}`; a node has node, gpus, cuda_version, kernel_log, dcgm"
+                    "unknown key `{key}`; a node has node, instance, gpus, cuda_version, kernel_log, dcgm"
                 ),
                 position,
             ));
@@ -128,6 +138,7 @@ fn evidence_of(value: &Dynamic, position: Position) -> Result<NodeEvidence> {
     };
     Ok(NodeEvidence {
         node,
+        instance: text_field(&map, "instance", position)?.filter(|i| !i.is_empty()),
         gpus,
         cuda_version: text_field(&map, "cuda_version", position)?,
         kernel_log,
@@ -213,14 +224,22 @@ pub(super) fn install_health_parsers(nvml: &mut Module, host: &Arc<Host>) {
     doc("policy", &["Map"], "The remediation policy nvml::judge and gpu::health use unless given one: #{ actions: #{ \"79\":\n\"REBOOT\", ... } (AWS's Xid table), product_actions: #{ A100: #{ \"64\": \"REBOOT\" } }, rules: [#{ name,\nxid: [31] or \"fatal\", count, window: \"1d\", burst: \"3m\", scope: same_gpu | different_gpus | node,\naction, source }] (NVSentinel's repeated-Xid rules) }. Change or extend it and pass it as `policy`.")
         .set_into_module(nvml, || -> Dynamic { encode(&policy_form::to_json(&Policy::default())) });
     let h = host.clone();
-    doc("judge", &["nodes: Array", "options: Map", "Array"], "A verdict per node (HEALTHY, MONITOR, RESET, REBOOT, ISOLATE) from what its tools printed:\neach node #{ node, gpus (csv of nvml::health_fields(), or parsed rows), cuda_version, kernel_log,\ndcgm }. Options: instance_type (its GPU count and model), gpus, gpu_name, policy (nvml::policy()'s shape). Answers #{ node,\nverdict, reasons, findings: [#{ check, verdict, gpu, observed, threshold, source }] } per node.")
+    doc("judge", &["nodes: Array", "options: Map", "Array"], "A verdict per node (HEALTHY, MONITOR, RESET, REBOOT, ISOLATE) from what its tools printed:\neach node #{ node, gpus (csv of nvml::health_fields(), or parsed rows), cuda_version, kernel_log,\ndcgm, instance (the machine: its record across runs) }. Options: instance_type (its GPU count and model),\ngpus, gpu_name, policy (nvml::policy()'s shape). With a run history, a verdict the record says\ncame back after the policy's memory.reboots REBOOTs, or a node remediated memory.remediations times,\nis ISOLATE. Answers #{ node,\nverdict, reasons, findings: [#{ check, verdict, gpu, observed, threshold, source }] } per node.")
         .set_into_module(nvml, move |ctx: NativeCallContext, nodes: Array, options: Map| -> Result {
             let position = ctx.call_position();
             let evidence = nodes.iter().map(|n| evidence_of(n, position)).collect::<Result<Vec<_>>>()?;
             let expected = thresholds_of(&options, position)?;
             let fleet = fleet_of(&evidence);
             let policy = policy_of(&options, position)?;
-            let verdicts: Vec<_> = evidence.iter().map(|e| check_node(e, expected.as_ref(), &fleet, &policy)).collect();
+            let mut verdicts: Vec<_> = evidence.iter().map(|e| check_node(e, expected.as_ref(), &fleet, &policy)).collect();
+            if let Some(record) = h.gpu_record() {
+                let window = policy.memory.window.max(policy.memory.remediation_window);
+                for verdict in &mut verdicts {
+                    let who = verdict.instance.clone().unwrap_or_else(|| verdict.node.clone());
+                    let past = record.past(&who, window).map_err(|e| error("nvml::judge", "HistoryError", e, position))?;
+                    verdict.add(escalations(&policy.memory, verdict, &past));
+                }
+            }
             for verdict in &verdicts {
                 h.record_evidence("gpu_health", serde_json::to_value(verdict).unwrap_or_default());
             }

@@ -395,7 +395,7 @@ impl Extension for KubeBindings {
         );
 
         let (client, host) = clone!();
-        doc("nodes", &["Array"], "Every node: #{ name, status, ready, version, internal_ip, zone, instance_type, nodegroup, labels, taints, capacity, allocatable }.")
+        doc("nodes", &["Array"], "Every node: #{ name, status, ready, version, internal_ip, zone, instance_type, nodegroup, instance_id, labels, taints, capacity, allocatable }.")
             .set_into_module(&mut m, move |ctx: NativeCallContext| -> Result {
                 let nodes = call(&host, ctx.call_position(), client.list("Node", &ListOptions::default()))?;
                 Ok(encode(&nodes.iter().map(NodeSummary::from_object).collect::<Vec<_>>()))

@@ -15,6 +15,9 @@ pub struct NodeSummary {
     pub zone: String,
     pub instance_type: String,
     pub nodegroup: String,
+    /// The cloud's id of the machine (`i-0f...` from `spec.providerID`; a hybrid node's name):
+    /// EKS reuses node names, the instance id names one machine.
+    pub instance_id: String,
     pub labels: Value,
     pub taints: Vec<Value>,
     pub capacity: Value,
@@ -60,6 +63,11 @@ impl NodeSummary {
             zone: label("topology.kubernetes.io/zone"),
             instance_type: label("node.kubernetes.io/instance-type"),
             nodegroup: label("eks.amazonaws.com/nodegroup"),
+            instance_id: node["spec"]["providerID"]
+                .as_str()
+                .and_then(|id| id.rsplit('/').next())
+                .unwrap_or_default()
+                .to_string(),
             taints: node["spec"]["taints"]
                 .as_array()
                 .cloned()
