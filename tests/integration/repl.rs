@@ -106,7 +106,9 @@ fn nodes_print_as_a_table() {
         "a table header: {table}"
     );
     assert!(
-        table.contains("ip-192-168-13-45.ap-northeast-2.compute.internal  t3.medium"),
+        table.contains(
+            "ip-192-168-13-45.ap-northeast-2.compute.internal  i-0a1b2c3d4e5f60001  t3.medium"
+        ),
         "a row per node: {table}"
     );
 }
