@@ -80,10 +80,7 @@ impl RunHistory {
             Some(status) => status.join().ok().flatten(),
             None => commit_of(&self.runbook_file),
         };
-        let mut history = self
-            .history
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut history = self.locked();
         history
             .record(&NewRun {
                 key: &key,
@@ -104,10 +101,7 @@ impl RunHistory {
     pub(crate) fn trends(&self, report: &Report) -> Vec<Vec<f64>> {
         const TREND_RUNS: usize = 20;
         let key = history::run_key(&self.runbook_file, &self.target, &report.parameters);
-        let history = self
-            .history
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let history = self.locked();
         report
             .metrics
             .iter()
@@ -142,21 +136,31 @@ impl MetricHistory for RunHistory {
             labels: &labels,
             step: &step,
         };
-        let history = self
-            .history
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let history = self.locked();
         let past = history
             .passing_values(&key, &metric, spec.runs)
-            .map_err(|e| {
-                crate::error::Error::History(e)
-                    .render()
-                    .trim_end()
-                    .trim_start_matches("error: ")
-                    .to_string()
-            })?;
+            .map_err(in_words)?;
         Ok(history::judge(record.value, better, spec, &past))
     }
+}
+
+impl RunHistory {
+    /// The history, whatever a thread that panicked holding it left (each write is one
+    /// SQLite transaction, so nothing half-done is seen).
+    fn locked(&self) -> std::sync::MutexGuard<'_, History> {
+        self.history
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+/// A history error as a script sees it: the top-level error's words, without its `error: `.
+fn in_words(error: history::HistoryError) -> String {
+    Error::History(error)
+        .render()
+        .trim_end()
+        .trim_start_matches("error: ")
+        .to_string()
 }
 
 impl GpuRecord for RunHistory {
@@ -166,19 +170,10 @@ impl GpuRecord for RunHistory {
         window: std::time::Duration,
     ) -> Result<Vec<(f64, serde_json::Value)>, String> {
         let now = unix_now();
-        let history = self
-            .history
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let history = self.locked();
         let record = history
             .gpu_record(who, now - window.as_secs_f64())
-            .map_err(|e| {
-                crate::error::Error::History(e)
-                    .render()
-                    .trim_end()
-                    .trim_start_matches("error: ")
-                    .to_string()
-            })?;
+            .map_err(in_words)?;
         Ok(record
             .into_iter()
             .map(|past| ((now - past.finished).max(0.0), past.health))
