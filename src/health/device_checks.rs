@@ -79,37 +79,43 @@ pub fn device_findings(
             RECOVERY,
         );
     }
-    if let (Some(limit), Some(default)) = (
-        number(row, "power.limit"),
-        number(row, "power.default_limit"),
-    ) {
-        let capped = limit < default;
-        add(
+    // A setting someone lowered below its default: (check, set, default, what, unit, threshold).
+    let below_default = [
+        (
             "power_limit",
-            if capped {
-                Verdict::Monitor
-            } else {
-                Verdict::Healthy
-            },
-            format!("power limit {limit:.0} W of the default {default:.0} W"),
+            "power.limit",
+            "power.default_limit",
+            "power limit",
+            "W",
             ">= the default limit",
             POWER,
-        );
-    }
-    if let (Some(set), Some(default)) = (
-        number(row, "clocks.applications.graphics"),
-        number(row, "clocks.default_applications.graphics"),
-    ) {
-        add(
+        ),
+        (
             "application_clocks",
-            if set < default {
-                Verdict::Monitor
-            } else {
-                Verdict::Healthy
-            },
-            format!("application graphics clock {set:.0} MHz of the default {default:.0} MHz"),
+            "clocks.applications.graphics",
+            "clocks.default_applications.graphics",
+            "application graphics clock",
+            "MHz",
             ">= the default",
             CLOCKS,
+        ),
+    ];
+    for (check, set_field, default_field, what, unit, threshold, source) in below_default {
+        let (Some(set), Some(default)) = (number(row, set_field), number(row, default_field))
+        else {
+            continue;
+        };
+        let verdict = if set < default {
+            Verdict::Monitor
+        } else {
+            Verdict::Healthy
+        };
+        add(
+            check,
+            verdict,
+            format!("{what} {set:.0} {unit} of the default {default:.0} {unit}"),
+            threshold,
+            source,
         );
     }
     if let Some(state) = reported(row, "fabric.state") {
