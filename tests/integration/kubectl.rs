@@ -220,7 +220,19 @@ fn workloads(k: &Kubectl) {
     k.ok(&["taint", "node", node, "dedicated=gpu:NoSchedule"]);
     let taints = k.ok(&["get", "node", node, "-o", "jsonpath={.spec.taints[0].key}={.spec.taints[0].value}:{.spec.taints[0].effect} {.metadata.labels.drill}"]);
     assert_eq!(taints, "dedicated=gpu:NoSchedule nccl");
+    // The agent's pod already on the tainted node stays (NoSchedule) but is no longer one of
+    // the desired: the rollout still reads complete, as the DaemonSet controller counts it.
     k.ok(&["taint", "node", node, "dedicated=gpu:NoSchedule-"]);
+    k.ok(&["apply", "-f", &data("node-agent.yaml")]);
+    k.ok(&["rollout", "status", "ds/node-agent", "--timeout=30s"]);
+    k.ok(&["taint", "node", node, "dedicated=gpu:NoSchedule"]);
+    k.ok(&["rollout", "status", "ds/node-agent", "--timeout=10s"]);
+    let counts = k.ok(&["get", "ds", "node-agent", "-o", "jsonpath={.status.desiredNumberScheduled} {.status.updatedNumberScheduled} {.status.numberMisscheduled}"]);
+    let counts: Vec<&str> = counts.split(' ').collect();
+    assert_eq!(counts[0], counts[1], "desired = updated: {counts:?}");
+    assert_eq!(counts[2], "1", "the tainted node's pod is misscheduled");
+    k.ok(&["taint", "node", node, "dedicated=gpu:NoSchedule-"]);
+    k.ok(&["delete", "ds", "node-agent"]);
     k.ok(&["scale", "deploy/web", "--replicas=3"]);
     k.ok(&["rollout", "status", "deploy/web", "--timeout=60s"]);
     assert_eq!(

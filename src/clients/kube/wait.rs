@@ -274,8 +274,10 @@ fn rollout_progress(object: &Value) -> (bool, String) {
                 int(&status["updatedNumberScheduled"]),
                 int(&status["numberAvailable"]),
             );
+            // kubectl's own test: at least the desired count updated and available (a pod
+            // left on a node that now refuses new ones is counted apart, as misscheduled).
             (
-                observed && updated == desired && available == desired,
+                observed && updated >= desired && available >= desired,
                 format!("{available} of {desired} updated pods are available"),
             )
         }

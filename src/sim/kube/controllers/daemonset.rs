@@ -93,19 +93,28 @@ fn reconcile(state: &mut KubeState, mut ds: Value) {
     for pod in &misplaced {
         shared::remove(state, "pods", pod);
     }
-    let (count, ready) = state
-        .store
-        .owned_by(&pods_key, &uid)
-        .fold((0, 0), |(count, ready), p| {
-            (count + 1, ready + usize::from(shared::pod_ready(p)))
-        });
+    // Counted per node as the DaemonSet controller does: a pod kept on a node its taints now
+    // refuse (NoSchedule, running already) is misscheduled, not one more of the desired.
+    let eligible: HashSet<&str> = eligible.iter().map(String::as_str).collect();
+    let (mut count, mut ready, mut misscheduled) = (0, 0, 0);
+    for pod in state.store.owned_by(&pods_key, &uid) {
+        if pod["spec"]["nodeName"]
+            .as_str()
+            .is_some_and(|n| eligible.contains(n))
+        {
+            count += 1;
+            ready += usize::from(shared::pod_ready(pod));
+        } else {
+            misscheduled += 1;
+        }
+    }
     ds["status"] = json!({
         "desiredNumberScheduled": eligible.len(),
         "currentNumberScheduled": count,
         "updatedNumberScheduled": count,
         "numberReady": ready,
         "numberAvailable": ready,
-        "numberMisscheduled": 0,
+        "numberMisscheduled": misscheduled,
         "observedGeneration": ds["metadata"]["generation"],
     });
     if count > ready {
