@@ -11,6 +11,7 @@ pub mod node_check;
 pub mod pair_sweep;
 pub mod policy;
 pub mod policy_form;
+pub mod release;
 pub mod thresholds;
 pub mod verdict;
 pub mod xid_actions;

@@ -3,7 +3,7 @@
 //! the documented table gives, isolates it, fails, and still scales back to 0. What a user
 //! sees is a snapshot per fault.
 
-use crate::support::{Runbook, helm_available, redact_wall_text};
+use crate::support::{LabServer, Runbook, helm_available, kubectl, kubectl_run, redact_wall_text};
 use crate::with_snapshots;
 
 /// The twin's GPU nodes in name order: `gpuN` of a fault names the N-th.
@@ -392,5 +392,120 @@ fn the_breaker_refuses_the_third_of_four_nodes_and_observe_mode_acts_on_nothing(
         quarantines, 0,
         "observe mode changes nothing: {}",
         report["changes"]
+    );
+}
+
+/// The drill against one lab twin (lab serve) run after run with one history, as a scheduled
+/// drill runs it: a node isolated for an Xid stays out while its streak of passing checks is
+/// short, goes back after `release_after` of them, and kubectl then sees it as it was.
+#[test]
+fn an_isolated_node_is_released_after_two_passing_checks_and_kubectl_sees_it_clean() {
+    if !helm_available() {
+        return;
+    }
+    let Some(binary) = kubectl("1.35") else {
+        return;
+    };
+    let lab = LabServer::start_with("600", &["--fault", "gpu-xid=gpu1:79"]);
+    let endpoint = lab.aws_endpoint();
+    let dir = tempfile::tempdir().expect("temp dir");
+    let history = dir.path().join("history");
+    // The GPU nodes up before the drill runs, so that it neither scales them nor puts them back.
+    Runbook::new()
+        .lab_env(&lab)
+        .args(["eval", "--aws-endpoint", &endpoint, "--kubeconfig"])
+        .arg(&lab.kubeconfig)
+        .arg(r#"eks::scale_nodegroup("myeks5w", "gpu", 2); k8s::wait_nodes(#{ labels: #{ tier: "gpu" }, count: 2, timeout: "15m" }).len()"#)
+        .run()
+        .expect_code(0);
+    let drill = |code: i32| {
+        let ran = Runbook::new()
+            .lab_env(&lab)
+            .args([
+                "run",
+                "--yes",
+                "runbooks/gpu-health.rhai",
+                "--progress",
+                "never",
+            ])
+            .args(["--aws-endpoint", &endpoint, "--kubeconfig"])
+            .arg(&lab.kubeconfig)
+            .args([
+                "--set",
+                "gpu_nodes=2",
+                "--set",
+                "release_after=2",
+                "--history",
+            ])
+            .arg(&history)
+            .run()
+            .expect_code(code);
+        format!("{}{}", ran.stdout(), ran.stderr())
+    };
+    let out = drill(1);
+    // The second of the two GPU nodes in name order (the fault's gpu1).
+    let sick = out
+        .lines()
+        .find_map(|l| l.strip_prefix("[log] ")?.strip_suffix(": REBOOT"))
+        .unwrap_or_else(|| panic!("a REBOOT node: {out}"))
+        .to_string();
+    let sick = sick.as_str();
+    let node_state = || {
+        let (code, out, err) = kubectl_run(
+            &binary,
+            &lab,
+            &[
+                "get",
+                "node",
+                sick,
+                "-o",
+                "jsonpath={.spec.unschedulable}|{.spec.taints[*].key}|{.metadata.labels.runbook\\.dev/gpu-health}",
+            ],
+        );
+        assert_eq!(code, 0, "{err}");
+        out
+    };
+    assert!(
+        out.contains(&format!("[log] {sick}: isolated as REBOOT until ")),
+        "{out}"
+    );
+    assert_eq!(
+        node_state(),
+        "true|nvidia.com/gpu runbook.dev/gpu-health|REBOOT"
+    );
+
+    lab.admin("faults?heal=gpu1");
+    let out = drill(0);
+    assert!(
+        out.contains(&format!(
+            "[log] {sick}: stays isolated, 1 of 2 passing checks in a row"
+        )),
+        "{out}"
+    );
+    assert!(
+        out.contains("1 node(s) passed the health check: too few to pair"),
+        "{out}"
+    );
+    assert_eq!(
+        node_state(),
+        "true|nvidia.com/gpu runbook.dev/gpu-health|REBOOT"
+    );
+
+    let out = drill(0);
+    assert!(
+        out.contains(&format!(
+            "[log] {sick}: released after 2 passing checks in a row"
+        )),
+        "{out}"
+    );
+    // Back in service: the pair sweep runs with it in the same run.
+    assert!(
+        out.contains("1 pairs, all ok") || out.contains("1 pair, all ok"),
+        "{out}"
+    );
+    assert_eq!(
+        node_state(),
+        "|nvidia.com/gpu|",
+        "kubectl sees the node as it was"
     );
 }

@@ -1,9 +1,7 @@
 //! The twin's GPU nodes through real kubectl: `kubectl exec -- nvidia-smi` in every format the
 //! parsers read, answered as the real tool does on a g5.xlarge, and read back by `nvml::`.
 
-use std::process::Command;
-
-use crate::support::{LabServer, Runbook, kubectl};
+use crate::support::{LabServer, Runbook, kubectl, kubectl_run};
 
 const POD: &str = r#"{"apiVersion": "v1", "kind": "Pod",
  "metadata": {"name": "smi", "namespace": "default"},
@@ -12,20 +10,6 @@ const POD: &str = r#"{"apiVersion": "v1", "kind": "Pod",
           "containers": [{"name": "cuda", "image": "nvcr.io/nvidia/cuda:13.0.1-base-ubuntu24.04",
                           "command": ["sleep", "infinity"],
                           "env": [{"name": "NVIDIA_VISIBLE_DEVICES", "value": "all"}]}]}}"#;
-
-fn kubectl_run(binary: &std::path::Path, lab: &LabServer, args: &[&str]) -> (i32, String, String) {
-    let output = Command::new(binary)
-        .arg("--kubeconfig")
-        .arg(&lab.kubeconfig)
-        .args(args)
-        .output()
-        .expect("kubectl runs");
-    (
-        output.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&output.stdout).into_owned(),
-        String::from_utf8_lossy(&output.stderr).into_owned(),
-    )
-}
 
 #[test]
 fn kubectl_exec_nvidia_smi_on_a_gpu_node() {

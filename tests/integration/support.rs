@@ -392,6 +392,25 @@ pub fn kubectl(version: &str) -> Option<PathBuf> {
     None
 }
 
+/// Runs `binary` (a kubectl) against `lab`: its exit code, stdout and stderr.
+pub fn kubectl_run(
+    binary: &std::path::Path,
+    lab: &LabServer,
+    args: &[&str],
+) -> (i32, String, String) {
+    let output = Command::new(binary)
+        .arg("--kubeconfig")
+        .arg(&lab.kubeconfig)
+        .args(args)
+        .output()
+        .expect("kubectl runs");
+    (
+        output.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
 /// Runs a runbook with `--report`, expects an exit code, and returns the report with wall times
 /// masked.
 pub fn report_of(runbook: &str, code: i32) -> serde_json::Value {

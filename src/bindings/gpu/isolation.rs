@@ -1,5 +1,7 @@
 //! `nvml::may_isolate`: whether the safety limits let one more GPU node be taken out of
-//! service (src/health/breaker.rs), judged on the nodes as the cluster has them now.
+//! service (src/health/breaker.rs), judged on the nodes as the cluster has them now; and
+//! `nvml::passing_streak`: how many checks in a row a node has passed, which decides its
+//! release (src/health/release.rs).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -10,8 +12,12 @@ use crate::bindings::shared::args::{encode, kube_error, selector};
 use crate::bindings::shared::options::Spec;
 use crate::clients::kube::{KubeClient, ListOptions};
 use crate::health::breaker::{Limits, decide};
+use crate::health::release::passing_streak;
+use crate::health::verdict::Verdict;
 use crate::script::documented as doc;
 use crate::script::{Host, duration_value};
+
+use super::health::error;
 
 type Result<T = Dynamic> = std::result::Result<T, Box<EvalAltResult>>;
 
@@ -58,4 +64,27 @@ pub(super) fn install_isolation(nvml: &mut Module, kube: &Arc<KubeClient>, host:
             let limits = Limits { share, window_seconds, per_run };
             Ok(encode(&decide(nodes.len(), recent, this_run, limits)))
         });
+    let h = host.clone();
+    doc("passing_streak", &["verdict: Map", "i64"], "How many checks in a row the node of `verdict` (one of nvml::judge's or gpu::health's answers)\nhas passed (HEALTHY or MONITOR): this one, then the run history's record of its machine, newest\nfirst, up to the first that did not pass. Without a history only this check counts.")
+        .set_into_module(nvml, move |ctx: NativeCallContext, verdict: Map| -> Result<i64> {
+            let position = ctx.call_position();
+            let function = "nvml::passing_streak";
+            let text = |key: &str| verdict.get(key).filter(|v| v.is_string()).map(|v| v.to_string());
+            let current = text("verdict")
+                .and_then(|v| Verdict::parse(&v))
+                .ok_or_else(|| error(function, "InvalidArgument", "`verdict` is one of nvml::judge's answers: #{ node, instance, verdict: \"HEALTHY\" .. \"ISOLATE\" }", position))?;
+            let who = text("instance").or_else(|| text("node")).ok_or_else(|| {
+                error(function, "InvalidArgument", "the verdict names no node or instance", position)
+            })?;
+            let past = match h.gpu_record() {
+                None => Vec::new(),
+                Some(record) => record
+                    .past(&who, RECORD_WINDOW)
+                    .map_err(|e| error(function, "HistoryError", e, position))?,
+            };
+            Ok(i64::try_from(passing_streak(current, &past)).unwrap_or(i64::MAX))
+        });
 }
+
+/// How far back a streak is read: longer than any gap between health checks worth counting.
+const RECORD_WINDOW: Duration = Duration::from_secs(90 * 24 * 3600);

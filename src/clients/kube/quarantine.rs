@@ -74,7 +74,9 @@ fn quarantine_patch(node: &Value, q: &Quarantine<'_>) -> Vec<Value> {
         "valid_until": q.valid_until,
         "cordoned": cordoned_by_us,
         "evidence": q.evidence,
-        "since": q.since,
+        // A node isolated again stays isolated since the first time: the breaker counts nodes
+        // newly taken out of service, and this one was out already.
+        "since": earlier.as_ref().and_then(|e| e["since"].as_i64()).unwrap_or(q.since),
     });
     let mut ops = vec![
         json!({"op": "test", "path": "/metadata/resourceVersion", "value": version}),
@@ -243,10 +245,18 @@ mod tests {
     }
 
     #[test]
-    fn a_second_quarantine_keeps_the_first_record_of_the_cordon() {
+    fn a_second_quarantine_keeps_the_first_record_of_the_cordon_and_its_time() {
         let before = node(false);
         let once = applied(&before, quarantine_patch(&before, &q()));
-        let twice = applied(&once, quarantine_patch(&once, &q()));
+        let later = Quarantine {
+            since: q().since + 3600,
+            ..q()
+        };
+        let twice = applied(&once, quarantine_patch(&once, &later));
+        let record: Value =
+            serde_json::from_str(twice["metadata"]["annotations"][q().key].as_str().unwrap())
+                .unwrap();
+        assert_eq!(record["since"], q().since, "isolated since the first time");
         let released = applied(&twice, release_patch(&twice, q().key).unwrap());
         assert!(released["spec"]["unschedulable"].is_null());
     }
