@@ -11,10 +11,19 @@ under 1 s wall; the per-node cost should stay about that of 2 nodes.
 Then benches/p5-health.rhai: gpu::health over 64 p5.48xlarge nodes (512 H100s) against 2 in the
 same run (issue #36: under 2 s wall), and the peak memory of that whole run (under 300 MB).
 
+Then the health of 64 nodes with a 90-day GPU record (issue #38: under 1 s wall): one real run
+of the drill gives each machine's verdict, which is kept again for every hour of the 90 days
+before it (2,160 runs, 138,240 verdicts; the record a fleet checked hourly would have), and the
+drill's `health` step (which reads each machine's record to escalate) is timed against the same
+drill with an empty record. benches/policy-eval.rhai then times nvml::judge per node (under 1 ms)
+with no record and with that 90-day one.
+
 Usage: scripts/bench-gpu-health.py [RUNS] (default 3; median of RUNS runs per size).
 """
 import json
 import os
+import shutil
+import sqlite3
 import statistics
 import subprocess
 import sys
@@ -27,12 +36,14 @@ STEPS = ["health", "NCCL pair sweep"]
 TARGETS = {("NCCL pair sweep", 16): 2000, ("health", 64): 1000}
 
 
-def run_once(nodes):
+def run_once(nodes, history=None):
     """Wall ms of the whole run and of each step in STEPS, read from the JSON report."""
     with tempfile.TemporaryDirectory() as scratch:
         report = os.path.join(scratch, "report.json")
         args = [BINARY, "run", "runbooks/gpu-health.rhai", "--progress", "never", "--report", report,
                 "--set", f"gpu_nodes={nodes}", "--set", f"gpu_max={max(nodes, 2)}"]
+        if history:
+            args += ["--history", history]
         start = time.perf_counter()
         done = subprocess.run(args, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         wall = (time.perf_counter() - start) * 1000
@@ -68,6 +79,67 @@ def main():
         print(f"{nodes:9} {wall:8.0f} {medians['health']:10.0f} {per[0]:6.1f} "
               f"{medians['NCCL pair sweep']:9.0f} {per[1]:6.1f}  {'; '.join(notes)}")
     p5_health()
+    long_record(runs)
+
+
+HISTORY_FILE = "history.sqlite3"
+
+
+def keep_hourly_back(history, days):
+    """Keeps every machine's verdict of the one run in `history` again for each hour of the
+    `days` before it: a run row per hour (the record's rows belong to runs) and a verdict per
+    machine per run, as the drill's own write does."""
+    db = sqlite3.connect(os.path.join(history, HISTORY_FILE))
+    run = db.execute("SELECT * FROM runs ORDER BY number DESC LIMIT 1").fetchone()
+    columns = [c[1] for c in db.execute("PRAGMA table_info(runs)")]
+    verdicts = db.execute("SELECT node, machine, verdict, health FROM gpu_verdicts WHERE run = ?",
+                          (run[0],)).fetchall()
+    finished = run[columns.index("finished")]
+    with db:
+        for hour in range(1, days * 24 + 1):
+            at = finished - hour * 3600
+            row = dict(zip(columns, run))
+            row.update(number=None, started=at - 1, finished=at, run_id=f"{row['run_id']}-h{hour}")
+            number = db.execute(f"INSERT INTO runs ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})",
+                                [row[c] for c in columns]).lastrowid
+            db.executemany("INSERT INTO gpu_verdicts (run, finished, node, machine, verdict, health) "
+                           "VALUES (?, ?, ?, ?, ?, ?)", [(number, at, *v) for v in verdicts])
+    count = db.execute("SELECT count(*) FROM gpu_verdicts").fetchone()[0]
+    db.close()
+    return count
+
+
+def judge_per_node(history=None):
+    """benches/policy-eval.rhai's line: nvml::judge's median per node over 64 nodes."""
+    args = [BINARY, "run", "benches/policy-eval.rhai", "--progress", "never"]
+    if history:
+        args += ["--history", history]
+    done = subprocess.run(args, cwd=ROOT, capture_output=True, text=True)
+    if done.returncode != 0:
+        sys.exit(f"benches/policy-eval.rhai failed: {(done.stdout + done.stderr)[-2000:]}")
+    return next((l.split("] ", 1)[-1] for l in done.stdout.splitlines() if "nvml::judge median" in l), done.stdout)
+
+
+def long_record(runs, nodes=64, days=90):
+    """The drill's health step over `nodes` with a `days` record against an empty one."""
+    with tempfile.TemporaryDirectory() as scratch:
+        empty = []
+        for i in range(runs):
+            fresh = os.path.join(scratch, f"empty{i}")
+            empty.append(run_once(nodes, fresh)[1]["health"])
+        history = os.path.join(scratch, "long")
+        run_once(nodes, history)
+        kept = keep_hourly_back(history, days)
+        size = os.path.getsize(os.path.join(history, HISTORY_FILE)) / 1e6
+        long = [run_once(nodes, history)[1]["health"] for _ in range(runs)]
+        base, with_record = statistics.median(empty), statistics.median(long)
+        print(f"health of {nodes} nodes with a {days}-day record ({kept} verdicts, {size:.0f} MB): "
+              f"{with_record:.0f} ms against {base:.0f} ms with none, {with_record / base:.2f}x; "
+              f"target < 1000 ms: {'met' if with_record < 1000 else 'NOT met'}")
+        copy = os.path.join(scratch, "copy")
+        shutil.copytree(history, copy)
+        print(f"no record: {judge_per_node()}")
+        print(f"{days}-day record: {judge_per_node(copy)}")
 
 
 def p5_health():

@@ -24,9 +24,9 @@ helm::apply(gpu::render_gpu_operator(#{ chart: "charts/gpu-operator", chart_vers
 wait_until(#{ timeout: "5m", interval: "5s", what: "the device plugin on each p5 node" },
     || k8s::nodes(#{ tier: "p5" }).all(|n| n.allocatable["nvidia.com/gpu"] != ()));
 let run = |efa| nccl::all_reduce(#{ selector: "tier=p5", nodes: 2, gpus_per_node: 8, efa_per_node: efa,
-    min_bytes: "1G", max_bytes: "16G", timeout: "15m" });
+    min_bytes: "1G", max_bytes: "16G", timeout: "15m", algorithm: "Ring" });
 let brief = |r| #{ status: r.status, network: r.network, peak: r.peak_busbw, ranks: r.ranks.len(),
-    summary: r.summary, errors: r.errors, warnings: r.warnings };
+    summary: r.summary, errors: r.errors, warnings: r.warnings, ofi: r.ofi_version, algorithm: r.algorithm };
 "#;
 
 /// The EFA device plugin as eks-charts' aws-efa-k8s-device-plugin chart deploys it (release
@@ -145,6 +145,10 @@ let blocked = brief.call(run.call(32));
     let efa_peak = run("efa")["peak"].as_f64().unwrap_or_default();
     assert!((440.0..500.0).contains(&efa_peak), "{efa_peak}");
     assert!(efa_peak > 40.0 * socket_peak);
+    // The release a baseline is kept by, and the ring every rank was asked for, as NCCL's and
+    // aws-ofi-nccl's INFO lines say them.
+    assert_eq!(run("efa")["ofi"], "1.13.2-aws");
+    assert_eq!(run("efa")["algorithm"], "Ring");
     // Taking the egress self rule away breaks it again, even with egress 0.0.0.0/0 in place.
     assert_ne!(run("blocked")["status"], "ok");
     assert!(run("blocked").to_string().contains("4126"));

@@ -147,7 +147,7 @@ fn a_network_that_slows_from_run_8_fails_the_baseline_from_run_8() {
     );
     assert!(diff.contains("\n  teardown: passed -> not run\n"), "{diff}");
     assert!(
-        diff.contains("\n  nccl_avg_busbw [NCCL all-reduce]: 0.506 GB/s -> 0.275 GB/s (-4"),
+        diff.contains("\n  nccl_avg_busbw{instance_type=g5.xlarge,nccl=2.27.3,ofi=none} [NCCL all-reduce]: 0.506 GB/s -> 0.275 GB/s (-4"),
         "{diff}"
     );
     // The series, run by run (no sparkline: this is not a terminal).
@@ -164,7 +164,7 @@ fn a_network_that_slows_from_run_8_fails_the_baseline_from_run_8() {
         .expect_code(0)
         .stdout();
     let series = trend
-        .split("nccl_avg_busbw (GB/s) in ")
+        .split("nccl_avg_busbw {instance_type=g5.xlarge,nccl=2.27.3,ofi=none} (GB/s) in ")
         .find(|s| s.starts_with("runbooks/gpu-lab.rhai, step NCCL all-reduce\n"))
         .unwrap_or_else(|| panic!("the NCCL step's series in:\n{trend}"));
     assert_eq!(series.lines().count(), 11, "{series}");
@@ -210,7 +210,7 @@ fn the_metrics_textfile_holds_the_run_its_steps_and_its_metrics() {
         .expect("the NCCL step's test case");
     let case = &xml[case..case + xml[case..].find("</testcase>").expect("closed")];
     assert!(
-        case.contains("<property name=\"nccl_avg_busbw\" value=\"0.506 GB/s\"/>"),
+        case.contains("<property name=\"nccl_avg_busbw{instance_type=g5.xlarge,nccl=2.27.3,ofi=none}\" value=\"0.506 GB/s\"/>"),
         "{case}"
     );
     let text = std::fs::read_to_string(&file).expect("the textfile was written");
@@ -364,7 +364,7 @@ fn the_summary_names_the_drop_with_its_baseline_and_trend() {
         "appended, not replaced"
     );
     assert!(
-        markdown.contains("| nccl_avg_busbw | NCCL all-reduce | 0.275 GB/s ❌ |  | median 0.506 of runs 1-3, limit 0.405, -46% | ███▁ |"),
+        markdown.contains("| nccl_avg_busbw `{instance_type=g5.xlarge,nccl=2.27.3,ofi=none}` | NCCL all-reduce | 0.275 GB/s ❌ |  | median 0.506 of runs 1-3, limit 0.405, -46% | ███▁ |"),
         "{markdown}"
     );
     with_snapshots!({
@@ -669,4 +669,50 @@ fn a_step_that_passes_and_fails_on_one_commit_and_target_is_marked_flaky() {
         "one failure on its own commit is not flaky"
     );
     assert_eq!(runs[1]["flaky_steps"], serde_json::json!(["check > flip"]));
+}
+
+/// A bandwidth metric kept by the NCCL release it was measured with, as gpu::all_reduce_ok
+/// keeps it; what was measured comes from a file beside it, so that every run has one key.
+const BUSBW_BY_VERSION: &str = r#"
+let m = parse_json(read_text("measured.json"));
+step("NCCL all-reduce", || {
+    metric("nccl_avg_busbw", m.busbw, #{ unit: "GB/s", better: "higher",
+        labels: #{ instance_type: "g5.xlarge", nccl: m.nccl, ofi: "none" }, baseline: #{ runs: 20, drop: 0.2 } });
+});
+"#;
+
+#[test]
+fn the_bandwidth_baseline_is_kept_by_instance_type_nccl_and_aws_ofi_nccl() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    drill(dir.path(), &[]).expect_code(0);
+    let runs = history_json(dir.path());
+    let labels = &avg_busbw(&runs[0])["labels"];
+    assert_eq!(labels["instance_type"], "g5.xlarge", "{labels}");
+    assert_eq!(
+        labels["nccl"], "2.27.3",
+        "read from NCCL's own version line: {labels}"
+    );
+    assert!(labels["ofi"].is_string(), "{labels}");
+
+    // Three runs on one release make its baseline; half the bandwidth on it fails, the same
+    // figure on the next release starts that release's baseline.
+    let script = dir.path().join("busbw.rhai");
+    std::fs::write(&script, BUSBW_BY_VERSION).expect("write");
+    let history = dir.path().join("versions");
+    let run = |busbw: f64, nccl: &str| {
+        let measured = serde_json::json!({ "busbw": busbw, "nccl": nccl });
+        std::fs::write(dir.path().join("measured.json"), measured.to_string()).expect("write");
+        Runbook::new()
+            .arg("run")
+            .arg(&script)
+            .args(["--progress", "never", "--history"])
+            .arg(&history)
+            .run()
+    };
+    for _ in 0..3 {
+        run(0.5, "2.27.3").expect_code(0);
+    }
+    let slower = run(0.25, "2.27.3").expect_code(1).stderr();
+    assert!(slower.contains("is worse than its baseline"), "{slower}");
+    run(0.25, "2.28.3").expect_code(0);
 }

@@ -11,8 +11,8 @@ use crate::bindings::shared::args::{encode, kube_error, selector, timeout_of};
 use crate::bindings::shared::journaled::journaled;
 use crate::bindings::shared::options::Spec;
 use crate::clients::gpu::{
-    AllReduceSpec, HealthSpec, PROBE_KIND, SweepSpec, collect, collect_local, probe_selector,
-    remove_health_probes, remove_sweep, sweep,
+    AllReduceSpec, HealthSpec, PROBE_KIND, SweepSpec, check_algorithm, collect, collect_local,
+    probe_selector, remove_health_probes, remove_sweep, sweep,
 };
 use crate::clients::kube::{KubeClient, ListOptions, NodeSummary};
 use crate::guard::Change;
@@ -56,6 +56,13 @@ pub(super) fn all_reduce_spec(
             .string("image")?
             .unwrap_or_else(|| "public.ecr.aws/hpc-cloud/nccl-tests:latest".into()),
         namespace: s.string("namespace")?.unwrap_or_else(|| "default".into()),
+        algorithm: match s.string("algorithm")? {
+            Some(value) => {
+                check_algorithm(&value).map_err(|e| s.error(e))?;
+                Some(value)
+            }
+            None => None,
+        },
     })
 }
 
@@ -149,7 +156,7 @@ pub(super) fn install_fleet(
         .set_into_module(nccl, move |ctx: NativeCallContext, options: Map| -> Result {
             let position = ctx.call_position();
             let function = "nccl::sweep";
-            let s = Spec::new(&options, function, &["nodes", "pairs", "floor", "instance_type", "concurrency", "selector", "gpus_per_node", "efa_per_node", "min_bytes", "max_bytes", "step_factor", "iters", "timeout", "image", "namespace"], position)?;
+            let s = Spec::new(&options, function, &["nodes", "pairs", "floor", "instance_type", "concurrency", "selector", "gpus_per_node", "efa_per_node", "min_bytes", "max_bytes", "step_factor", "iters", "timeout", "image", "namespace", "algorithm"], position)?;
             let pairs_text = s.string("pairs")?.unwrap_or_else(|| "ring".into());
             let pairs = Pairs::parse(&pairs_text).ok_or_else(|| s.error(format!("`pairs` is \"ring\" or \"all\", got `{pairs_text}`")))?;
             let floor = match (s.number("floor")?, s.string("instance_type")?) {

@@ -12,7 +12,7 @@ mod sweep;
 pub use health::{
     HealthSpec, NodeOutputs, PROBE_KIND, collect, collect_local, remove_health_probes,
 };
-pub use nccl::{AllReduce, AllReduceSpec};
+pub use nccl::{AllReduce, AllReduceSpec, check_algorithm};
 pub use nvml::{DEFAULT_FIELDS, NodeGpus, QuerySpec, query, query_local, remove_probes};
 pub use probe::probe_selector;
 pub use sweep::{SweepSpec, remove_sweep, sweep};

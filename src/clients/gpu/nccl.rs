@@ -34,6 +34,43 @@ pub struct AllReduceSpec {
     pub timeout: Duration,
     pub image: String,
     pub namespace: String,
+    /// `NCCL_ALGO` for every rank (`Ring`: the network's bandwidth between two nodes, which a
+    /// tree's figure overstates, NVIDIA/nccl-tests#196); None lets NCCL choose.
+    pub algorithm: Option<String>,
+}
+
+/// NCCL's algorithm names (src/include/device.h, ncclAlgoStr), which `NCCL_ALGO` lists.
+const ALGORITHMS: [&str; 7] = [
+    "Tree",
+    "Ring",
+    "CollNetDirect",
+    "CollNetChain",
+    "NVLS",
+    "NVLSTree",
+    "PAT",
+];
+
+/// Checks an `NCCL_ALGO` value as NCCL parses it: names from [`ALGORITHMS`] in any case,
+/// comma-separated, `^` first to exclude them, and since NCCL 2.24 `func:list` parts joined by
+/// `;`. NCCL refuses an unknown name only when the communicator starts; this says so first.
+pub fn check_algorithm(value: &str) -> Result<(), String> {
+    let names = value.strip_prefix('^').unwrap_or(value);
+    for part in names.split(';') {
+        let list = part.split_once(':').map_or(part, |(_, list)| list);
+        let list = list.strip_prefix('^').unwrap_or(list);
+        for name in list.split(',') {
+            if !ALGORITHMS
+                .iter()
+                .any(|a| a.eq_ignore_ascii_case(name.trim()))
+            {
+                return Err(format!(
+                    "`{name}` in NCCL_ALGO `{value}` is not an NCCL algorithm: one of {}, comma-separated (`^` first excludes them)",
+                    ALGORITHMS.join(", ")
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The objects of one run.
@@ -43,6 +80,45 @@ pub struct AllReduce {
     /// `runbook/nccl-group`: the runs of one sweep, for one cleanup of them all.
     group: Option<String>,
     workers: Vec<String>,
+}
+
+/// mpirun's command line: every rank gets NCCL's INFO log (what the report reads), the
+/// interfaces to avoid, and the algorithm when one is asked for.
+fn launcher_command(spec: &AllReduceSpec, ranks: &str, hosts: &str) -> Vec<String> {
+    let mut command: Vec<String> = [
+        "mpirun",
+        "--allow-run-as-root",
+        "-np",
+        ranks,
+        "--host",
+        hosts,
+        "--mca",
+        "plm_rsh_args",
+        "-p 2222",
+        "-x",
+        "NCCL_DEBUG=INFO",
+        "-x",
+        "NCCL_SOCKET_IFNAME=^lo,docker",
+    ]
+    .map(str::to_string)
+    .to_vec();
+    if let Some(algorithm) = &spec.algorithm {
+        command.extend(["-x".to_string(), format!("NCCL_ALGO={algorithm}")]);
+    }
+    command.extend([
+        "/opt/nccl-tests/build/all_reduce_perf".to_string(),
+        "-b".to_string(),
+        spec.min_bytes.clone(),
+        "-e".to_string(),
+        spec.max_bytes.clone(),
+        "-f".to_string(),
+        spec.step_factor.to_string(),
+        "-g".to_string(),
+        "1".to_string(),
+        "-n".to_string(),
+        spec.iters.to_string(),
+    ]);
+    command
 }
 
 fn labels(name: &str, role: &str, group: Option<&str>) -> Value {
@@ -242,12 +318,7 @@ impl AllReduce {
                 "containers": [{
                     "name": "launcher",
                     "image": spec.image,
-                    "command": [
-                        "mpirun", "--allow-run-as-root", "-np", ranks, "--host", hosts.join(","),
-                        "--mca", "plm_rsh_args", "-p 2222", "-x", "NCCL_DEBUG=INFO", "-x", "NCCL_SOCKET_IFNAME=^lo,docker",
-                        "/opt/nccl-tests/build/all_reduce_perf", "-b", spec.min_bytes, "-e", spec.max_bytes,
-                        "-f", spec.step_factor.to_string(), "-g", "1", "-n", spec.iters.to_string(),
-                    ],
+                    "command": launcher_command(spec, &ranks, &hosts.join(",")),
                 }],
             },
         });
@@ -323,5 +394,29 @@ impl AllReduce {
             Err(KubeError::Api { code: 404, .. }) | Ok(()) => Ok(()),
             Err(e) => Err(e),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nccl_algo_values_are_checked_as_nccl_parses_them() {
+        for ok in [
+            "Ring",
+            "ring,tree",
+            "^NVLS",
+            "allreduce:tree;broadcast:ring",
+            "PAT",
+        ] {
+            assert_eq!(check_algorithm(ok), Ok(()), "{ok}");
+        }
+        let refused = check_algorithm("Ring,Butterfly").unwrap_err();
+        assert!(
+            refused.starts_with("`Butterfly` in NCCL_ALGO `Ring,Butterfly`"),
+            "{refused}"
+        );
+        assert!(check_algorithm("").is_err());
     }
 }

@@ -75,6 +75,14 @@ pub(super) fn parse_json(text: &str) -> Option<NcclReport> {
             _ => None,
         },
         network: None,
+        ofi_version: None,
+        // The one entry of `env` read (it holds the whole environment, secrets included).
+        algorithm: document["env"].as_array().and_then(|env| {
+            env.iter()
+                .filter_map(|e| e.as_str()?.strip_prefix("NCCL_ALGO="))
+                .next()
+                .map(str::to_string)
+        }),
         warnings: Vec::new(),
         causes: errors.clone(),
         errors,

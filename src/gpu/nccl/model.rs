@@ -55,6 +55,12 @@ pub struct NcclReport {
     /// `NCCL_DEBUG=INFO`): `Socket`, `IB`, `Libfabric` (aws-ofi-nccl over EFA; `AWS Libfabric`
     /// with plugins before 1.13). A run meant for EFA that says `Socket` fell back.
     pub network: Option<String>,
+    /// The aws-ofi-nccl plugin's release, from `NET/OFI Initializing aws-ofi-nccl 1.13.2-aws`
+    /// (its first INFO line): with the NCCL version, what a bandwidth baseline is kept by.
+    pub ofi_version: Option<String>,
+    /// `NCCL_ALGO` as NCCL acknowledged it (`NCCL_ALGO set by environment to Ring`): the
+    /// algorithms the figures were measured with; None when NCCL chose.
+    pub algorithm: Option<String>,
     /// Lines containing `NCCL WARN`.
     pub warnings: Vec<String>,
     /// Failure lines (`Test failure`, `NCCL failure`, `Caught ...`, errors).

@@ -64,6 +64,8 @@ struct Scan {
     out_of_bounds: Option<u64>,
     out_of_bounds_ok: Option<bool>,
     network: Option<String>,
+    ofi_version: Option<String>,
+    algorithm: Option<String>,
     warnings: Vec<String>,
     errors: Vec<String>,
     causes: Vec<String>,
@@ -90,6 +92,13 @@ impl Scan {
         if level == Some(LogLevel::Info) {
             if let Some((_, name)) = line.split_once("NCCL INFO Using network ") {
                 self.network.get_or_insert_with(|| name.trim().to_string());
+            }
+            if let Some(version) = word_after(line, "NET/OFI Initializing aws-ofi-nccl ") {
+                self.ofi_version.get_or_insert_with(|| version.to_string());
+            }
+            if let Some((_, algorithm)) = line.split_once("NCCL_ALGO set by environment to ") {
+                self.algorithm
+                    .get_or_insert_with(|| algorithm.trim().to_string());
             }
             if let Some(n) = word_after(line, " nranks ").and_then(|w| w.parse().ok()) {
                 self.log_nranks = self.log_nranks.max(Some(n));
@@ -245,6 +254,8 @@ impl Scan {
             out_of_bounds: self.out_of_bounds,
             out_of_bounds_ok: self.out_of_bounds_ok,
             network: self.network,
+            ofi_version: self.ofi_version,
+            algorithm: self.algorithm,
             warnings: self.warnings,
             errors: self.errors,
             causes: self.causes,

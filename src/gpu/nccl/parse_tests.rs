@@ -492,3 +492,27 @@ node1:1234:1240 [0] misc/group.cu:351 NCCL WARN another\n";
     );
     assert_eq!(report.hosts, vec!["node1".to_string()]);
 }
+
+#[test]
+fn the_ofi_plugins_release_and_a_forced_algorithm_are_read_from_the_info_lines() {
+    // Lines as public p5 logs print them (NCCL 2.26.2 with aws-ofi-nccl 1.14.0; NCCL 2.28
+    // acknowledging NCCL_ALGO, src/graph/tuning.cc), and a build from git.
+    let log = "\
+2: p5-dy-gpu-3:60823:61204 [2] NCCL INFO NET/OFI Initializing aws-ofi-nccl 1.14.0
+2: p5-dy-gpu-3:60823:61204 [2] NCCL INFO NET/OFI Using Libfabric version 1.22
+gpu-dev-7d5e8186:1795:1795 [0] NCCL INFO NCCL_ALGO set by environment to ring,tree
+";
+    let report = parse(log);
+    assert_eq!(report.ofi_version.as_deref(), Some("1.14.0"));
+    assert_eq!(report.algorithm.as_deref(), Some("ring,tree"));
+    let git = parse("x:1:1 [0] NCCL INFO NET/OFI Initializing aws-ofi-nccl git-6e504db\n");
+    assert_eq!(git.ofi_version.as_deref(), Some("git-6e504db"));
+    // The real H200 run forced RING but logged only INIT and TUNING: NCCL did not say so, and
+    // neither does the report; it used no plugin.
+    if let Some(text) =
+        fixture("nccl_all_reduce_perf_h200_ring_debug_init_tuning_nccltests2.19.6.txt")
+    {
+        let real = parse(&text);
+        assert_eq!((real.ofi_version, real.algorithm), (None, None));
+    }
+}

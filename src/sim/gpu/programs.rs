@@ -342,17 +342,23 @@ fn hosts_of(mpirun_args: &[String]) -> Vec<(String, usize)> {
     .unwrap_or_default()
 }
 
-fn debug_level(argv: &[String], container: &Value) -> NcclDebug {
+/// An NCCL variable as the ranks see it: mpirun's `-x NAME=VALUE`, else the container's env.
+fn nccl_env(argv: &[String], container: &Value, name: &str) -> Option<String> {
     let from_env = container["env"]
         .as_array()
         .into_iter()
         .flatten()
-        .find(|e| e["name"] == "NCCL_DEBUG")
+        .find(|e| e["name"] == name)
         .and_then(|e| e["value"].as_str().map(str::to_string));
+    let prefix = format!("{name}=");
     let from_mpirun = argv
         .iter()
-        .find_map(|a| a.strip_prefix("NCCL_DEBUG=").map(str::to_string));
-    match from_mpirun.or(from_env).as_deref() {
+        .find_map(|a| a.strip_prefix(&prefix).map(str::to_string));
+    from_mpirun.or(from_env)
+}
+
+fn debug_level(argv: &[String], container: &Value) -> NcclDebug {
+    match nccl_env(argv, container, "NCCL_DEBUG").as_deref() {
         Some("INFO" | "TRACE") => NcclDebug::Info,
         Some("WARN") => NcclDebug::Warn,
         _ => NcclDebug::Off,
@@ -413,6 +419,7 @@ fn all_reduce(
         Err(message) => return fail(format!("{message}\n")),
     };
     run.debug = debug_level(&argv[..test_at], container);
+    run.algorithm = nccl_env(&argv[..test_at], container, "NCCL_ALGO");
     let mut hosts = Vec::new();
     for (index, (worker, node, slots)) in placements.iter().enumerate() {
         let faults = faults_of(state, node_name(node));

@@ -141,6 +141,9 @@ pub struct NcclRun {
     /// The image carries aws-ofi-nccl (AWS's NCCL images do): it logs its search for EFA
     /// even when the pod got none and NCCL falls back to sockets.
     pub aws_ofi_nccl: bool,
+    /// `NCCL_ALGO` as the environment set it: NCCL acknowledges it in its INFO log (the
+    /// twin's figures do not depend on it).
+    pub algorithm: Option<String>,
     pub outcome: Outcome,
 }
 
@@ -163,6 +166,7 @@ impl NcclRun {
             network: Network::Socket,
             local: LocalPath::Shm,
             aws_ofi_nccl: false,
+            algorithm: None,
             outcome: Outcome::Ok,
         }
     }

@@ -271,6 +271,11 @@ pub fn init_complete(run: &NcclRun, ids: &Ids) -> String {
         ));
         lines.push("P2P Chunksize set to 131072".to_owned());
         lines.push("PROFILER/Plugin: Could not find: libnccl-profiler.so. ".to_owned());
+        // src/graph/tuning.cc, while it sets up the tuning, just before the channel counts:
+        // INFO(NCCL_ENV, "NCCL_ALGO set by environment to %s", algoStr).
+        if let Some(algorithm) = &run.algorithm {
+            lines.push(format!("NCCL_ALGO set by environment to {algorithm}"));
+        }
         lines.push(
             "2 coll channels, 2 collnet channels, 0 nvls channels, 2 p2p channels, \
              2 p2p channels per peer"
