@@ -109,11 +109,9 @@ def keep_hourly_back(history, days):
     return count
 
 
-def judge_per_node(history=None):
+def judge_per_node(history):
     """benches/policy-eval.rhai's line: nvml::judge's median per node over 64 nodes."""
-    args = [BINARY, "run", "benches/policy-eval.rhai", "--progress", "never"]
-    if history:
-        args += ["--history", history]
+    args = [BINARY, "run", "benches/policy-eval.rhai", "--progress", "never", "--history", history]
     done = subprocess.run(args, cwd=ROOT, capture_output=True, text=True)
     if done.returncode != 0:
         sys.exit(f"benches/policy-eval.rhai failed: {(done.stdout + done.stderr)[-2000:]}")
@@ -138,7 +136,7 @@ def long_record(runs, nodes=64, days=90):
               f"target < 1000 ms: {'met' if with_record < 1000 else 'NOT met'}")
         copy = os.path.join(scratch, "copy")
         shutil.copytree(history, copy)
-        print(f"no record: {judge_per_node()}")
+        print(f"no record: {judge_per_node(os.path.join(scratch, 'none'))}")
         print(f"{days}-day record: {judge_per_node(copy)}")
 
 

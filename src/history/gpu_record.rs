@@ -41,10 +41,22 @@ pub(super) fn keep_verdicts(
             node,
             machine,
             health["verdict"].as_str().unwrap_or_default(),
-            health.to_string(),
+            kept_health(health).to_string(),
         ])?;
     }
     Ok(())
+}
+
+/// What of a judged health the record keeps: all of it but the checks that passed, which are
+/// most of its size (a HEALTHY g5 node's health is about 10 KB, 30 passed checks with their
+/// sources) and which nothing reads back: escalation looks for findings at REBOOT or worse,
+/// the record's table prints the reasons.
+fn kept_health(health: &serde_json::Value) -> serde_json::Value {
+    let mut kept = health.clone();
+    if let Some(findings) = kept["findings"].as_array_mut() {
+        findings.retain(|f| f["verdict"] != "HEALTHY");
+    }
+    kept
 }
 
 impl History {
@@ -102,4 +114,28 @@ pub fn gpu_record_table(who: &str, record: &[PastVerdict]) -> String {
         ));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn the_record_keeps_what_did_not_pass() {
+        let health = json!({"node": "n", "verdict": "REBOOT", "reasons": ["REBOOT: xid"],
+            "findings": [
+                {"check": "xid", "verdict": "REBOOT", "gpu_uuid": "GPU-a"},
+                {"check": "ecc", "verdict": "HEALTHY", "gpu_uuid": "GPU-a"},
+                {"check": "power", "verdict": "MONITOR", "gpu_uuid": "GPU-a"}]});
+        let kept = kept_health(&health);
+        let checks: Vec<&str> = kept["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|f| f["check"].as_str())
+            .collect();
+        assert_eq!(checks, ["xid", "power"]);
+        assert_eq!(kept["reasons"], health["reasons"]);
+    }
 }
