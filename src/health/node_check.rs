@@ -88,6 +88,8 @@ pub struct NodeEvidence {
     pub cuda_version: Option<String>,
     pub kernel_log: Option<KernelLogErrors>,
     pub diag: Option<DiagReport>,
+    /// The watchdog's words when `dcgmi diag` never answered.
+    pub dcgm_hung: Option<String>,
 }
 
 /// The versions most nodes of the run have: a node that differs is out of line.
@@ -161,6 +163,11 @@ fn gpu_label(row: &Map<String, Value>) -> Option<String> {
     text(row, "index").or_else(|| text(row, "pci.bus_id"))
 }
 
+/// The check a hung `dcgmi diag` is reported under.
+pub const DCGM_WATCHDOG: &str = "dcgm_watchdog";
+
+const DCGM_HUNG_SOURCE: &str = "runbook's choice: a diagnostic that hangs is a DCGM fault, not a GPU's (aws/containers-roadmap#2555: a transient DCGM outage got healthy nodes replaced), and not a pass either: MONITOR, the node not fully examined";
+
 /// Judges one node.
 pub fn check_node(
     evidence: &NodeEvidence,
@@ -191,6 +198,19 @@ pub fn check_node(
     }
     if let Some(diag) = &evidence.diag {
         dcgm(diag, &mut findings);
+    }
+    if let Some(why) = &evidence.dcgm_hung {
+        findings.push(Finding {
+            verdict: Verdict::Monitor,
+            observed: why.clone(),
+            threshold: "an answer within the watchdog".into(),
+            ..Finding::passed(
+                DCGM_WATCHDOG,
+                String::new(),
+                String::new(),
+                DCGM_HUNG_SOURCE,
+            )
+        });
     }
     if let Some(rows) = rows {
         name_gpus(rows, &mut findings);

@@ -29,6 +29,7 @@ fn node(name: &str) -> NodeEvidence {
         cuda_version: Some("13.0".into()),
         kernel_log: Some(parse_kernel_log("")),
         diag: None,
+        dcgm_hung: None,
     }
 }
 
@@ -166,4 +167,17 @@ fn outputs_not_collected_are_not_judged() {
     assert_eq!(health.gpus, None);
     let checks: Vec<&str> = health.findings.iter().map(|f| f.check).collect();
     assert_eq!(checks, ["cuda_version", "xid"]);
+}
+
+#[test]
+fn a_hung_dcgm_is_its_own_monitor_finding_not_a_pass() {
+    let mut hung = node("c");
+    hung.dcgm_hung = Some("dcgmi diag -r 1 gave no answer within 5m (the DCGM watchdog)".into());
+    let health = judge(&hung);
+    assert_eq!(health.verdict, Verdict::Monitor);
+    assert_eq!(
+        health.reasons,
+        ["MONITOR: dcgm_watchdog: dcgmi diag -r 1 gave no answer within 5m (the DCGM watchdog)"]
+    );
+    assert_eq!(judge(&node("c")).verdict, Verdict::Healthy);
 }

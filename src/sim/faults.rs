@@ -10,7 +10,8 @@
 //! the GPU down), `gpu-recovery-action=NODE:gpu-reset` (or node-reboot, drain-p2p,
 //! drain-and-reset: what the driver asks for), `gpu-power-capped=NODE:WATTS`,
 //! `gpu-pcie-degraded=NODE:WIDTH` (the link trained that narrow), `fabric-down=NODE` (the
-//! NVSwitch fabric never registered the node's GPUs) and `nic-slow=NODE:SHARE` (the node gets
+//! NVSwitch fabric never registered the node's GPUs), `dcgm-hang=NODE` (its host engine stops
+//! answering: `dcgmi diag` never returns) and `nic-slow=NODE:SHARE` (the node gets
 //! that share of its NIC's bandwidth),
 //! NODE being a node name or `gpuN`, and `NODE/3` GPU 3 of it (GPU 0 without one); and
 //! `nccl-busbw=SHARE` (the network between GPU nodes delivers that share of its bandwidth).
@@ -22,7 +23,7 @@ use super::kube::state::KubeState;
 use super::twin::Twin;
 use crate::clock::parse_duration;
 
-pub const NAMES: &str = "check=NAME, nodegroup-never-joins=NAME, aws-throttle=RATE, aws-5xx=RATE, aws-latency=DURATION, aws-deny=ACTION, aws-expired-token=on, kube-latency=DURATION, link-down=onprem|NODE, ec2-vcpu-quota=on, subnet-ips-exhausted=on, gpu-xid=NODE:CODE, gpu-row-remap-pending=NODE, gpu-ecc-uncorrectable=NODE:COUNT, gpu-missing=NODE, nvlink-down=NODE, gpu-recovery-action=NODE:gpu-reset|node-reboot|drain-p2p|drain-and-reset, gpu-power-capped=NODE:WATTS, gpu-pcie-degraded=NODE:WIDTH, fabric-down=NODE, nic-slow=NODE:SHARE, nccl-busbw=SHARE (NODE/GPU names one GPU of a node: gpu0/3)";
+pub const NAMES: &str = "check=NAME, nodegroup-never-joins=NAME, aws-throttle=RATE, aws-5xx=RATE, aws-latency=DURATION, aws-deny=ACTION, aws-expired-token=on, kube-latency=DURATION, link-down=onprem|NODE, ec2-vcpu-quota=on, subnet-ips-exhausted=on, gpu-xid=NODE:CODE, gpu-row-remap-pending=NODE, gpu-ecc-uncorrectable=NODE:COUNT, gpu-missing=NODE, nvlink-down=NODE, gpu-recovery-action=NODE:gpu-reset|node-reboot|drain-p2p|drain-and-reset, gpu-power-capped=NODE:WATTS, gpu-pcie-degraded=NODE:WIDTH, fabric-down=NODE, dcgm-hang=NODE, nic-slow=NODE:SHARE, nccl-busbw=SHARE (NODE/GPU names one GPU of a node: gpu0/3)";
 
 fn rate(name: &str, value: &str) -> Result<f64, String> {
     if value == "off" {
@@ -133,6 +134,10 @@ fn set_hardware(state: &mut KubeState, name: &str, value: &str) -> Result<(), St
     let node: &mut NodeFaults = state.hardware.entry(target.node);
     if name == "fabric-down" {
         node.fabric_down = !off;
+        return Ok(());
+    }
+    if name == "dcgm-hang" {
+        node.dcgm_hung = !off;
         return Ok(());
     }
     if name == "nic-slow" {
@@ -271,7 +276,8 @@ pub fn apply(twin: &Twin, spec: &str) -> Result<String, String> {
         | "gpu-recovery-action"
         | "gpu-power-capped"
         | "gpu-pcie-degraded"
-        | "fabric-down" => {
+        | "fabric-down"
+        | "dcgm-hang" => {
             twin.kube(|s| hardware(s, name, value))?;
         }
         "nodegroup-never-joins" => {

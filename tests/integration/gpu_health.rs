@@ -185,6 +185,10 @@ fn local_tools(kernel_log: &str, unknown: &[&str]) -> tempfile::TempDir {
 }
 
 fn run_local(tools: &tempfile::TempDir, code: i32) -> String {
+    run_local_with(tools, &[], code)
+}
+
+fn run_local_with(tools: &tempfile::TempDir, extra: &[&str], code: i32) -> String {
     let path = format!(
         "{}:{}",
         tools.path().display(),
@@ -202,6 +206,7 @@ fn run_local(tools: &tempfile::TempDir, code: i32) -> String {
             "--set",
             "instance_type=p5e.48xlarge",
         ])
+        .args(extra)
         .run()
         .expect_code(code)
         .stdout()
@@ -242,6 +247,22 @@ fn the_health_runbook_judges_this_machine_alone_with_its_own_tools() {
     assert!(out.contains(": HEALTHY"), "{out}");
     assert!(
         out.contains(r#"not asked (its driver does not know them): ["gpu_recovery_action", "fabric.state", "fabric.status"]"#),
+        "{out}"
+    );
+
+    // A DCGM whose diagnostic never returns: the watchdog names it, the run is not passed.
+    let tools = local_tools(healthy, &[]);
+    let dcgmi = tools.path().join("dcgmi");
+    std::fs::write(&dcgmi, "#!/bin/sh\nexec sleep 30\n").expect("write");
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&dcgmi, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    }
+    let out = run_local_with(&tools, &["--set", "dcgm_timeout=1s"], 1);
+    assert!(
+        out.contains(
+            "MONITOR: dcgm_watchdog: dcgmi diag -r 1 gave no answer within 1s (the DCGM watchdog)"
+        ),
         "{out}"
     );
 }

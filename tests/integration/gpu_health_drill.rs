@@ -509,3 +509,33 @@ fn an_isolated_node_is_released_after_two_passing_checks_and_kubectl_sees_it_cle
         "kubectl sees the node as it was"
     );
 }
+
+#[test]
+fn a_dcgm_that_hangs_is_named_by_its_watchdog_not_passed_as_healthy() {
+    if !helm_available() {
+        return;
+    }
+    let (out, report) = drill_with(
+        &["--fault", "dcgm-hang=gpu2", "--set", "dcgm_timeout=2s"],
+        1,
+    );
+    let hung = NODES[2];
+    assert!(out.contains(&format!("[log] {hung}: MONITOR")), "{out}");
+    assert!(
+        out.contains(
+            "MONITOR: dcgm_watchdog: dcgmi diag -r 1 gave no answer within 2s (the DCGM watchdog)"
+        ),
+        "{out}"
+    );
+    for node in [NODES[0], NODES[1], NODES[3]] {
+        assert!(out.contains(&format!("[log] {node}: HEALTHY")), "{out}");
+    }
+    // Not a sick GPU: nothing is isolated; not a pass either: the run says what was not examined.
+    assert_eq!(metric(&report, "gpu_nodes_isolated"), Some(0.0));
+    assert!(
+        out.contains(&format!(
+            "1 GPU node(s) not fully examined: [\"{hung}: dcgmi diag -r 1 gave no answer within 2s"
+        )),
+        "{out}"
+    );
+}

@@ -12,7 +12,7 @@ use crate::bindings::shared::journaled::journaled;
 use crate::bindings::shared::options::Spec;
 use crate::clients::gpu::{
     AllReduceSpec, HealthSpec, PROBE_KIND, SweepSpec, check_algorithm, collect, collect_local,
-    probe_selector, remove_health_probes, remove_sweep, sweep,
+    dcgm_watchdog, probe_selector, remove_health_probes, remove_sweep, sweep,
 };
 use crate::clients::kube::{KubeClient, ListOptions, NodeSummary};
 use crate::guard::Change;
@@ -20,8 +20,8 @@ use crate::health::node_check::QUERY_FIELDS;
 use crate::health::pair_sweep::{PairRun, Pairs, findings, plan};
 use crate::health::thresholds::for_instance_type;
 use crate::journal::Undo;
-use crate::script::Host;
 use crate::script::documented as doc;
+use crate::script::{Host, duration_value};
 
 type Result<T = Dynamic> = std::result::Result<T, Box<EvalAltResult>>;
 
@@ -110,19 +110,23 @@ pub(super) fn install_fleet(
     host: &Arc<Host>,
 ) {
     let (k, h) = (kube.clone(), host.clone());
-    doc("collect", &["options: Map", "Array"], "What a GPU health check reads, from every node `nodes` names (an array of names or a selector),\nthrough one privileged DCGM probe pod per node (deleted after): the nvml::health_fields() query,\nthe kernel log, and `dcgmi diag -r level -j` (level 0-3, 1 by default; 0 runs none). One\n#{ node, via, gpus, kernel_log, dcgm, errors } per node; what could not be read is () with why in\nerrors. Options: level, image, namespace, concurrency (16), timeout (\"5m\" per node); local: true\nreads this machine instead (its nvidia-smi, dmesg, and dcgmi where DCGM is installed; no cluster),\none answer with via \"local\".")
+    doc("collect", &["options: Map", "Array"], "What a GPU health check reads, from every node `nodes` names (an array of names or a selector),\nthrough one privileged DCGM probe pod per node (deleted after): the nvml::health_fields() query,\nthe kernel log, and `dcgmi diag -r level -j` (level 0-3, 1 by default; 0 runs none). One\n#{ node, via, gpus, kernel_log, dcgm, errors, dcgm_hung } per node; what could not be read is () with why in\nerrors. Options: level, image, namespace, concurrency (16), timeout (\"5m\" per node), dcgm_timeout\n(the watchdog on dcgmi diag: 5m at level 1, 10m at 2, 45m at 3; past it dcgm_hung says so); local: true\nreads this machine instead (its nvidia-smi, dmesg, and dcgmi where DCGM is installed; no cluster),\none answer with via \"local\".")
         .set_into_module(nvml, move |ctx: NativeCallContext, options: Map| -> Result {
             let position = ctx.call_position();
             let function = "nvml::collect";
-            let s = Spec::new(&options, function, &["nodes", "level", "image", "namespace", "concurrency", "timeout", "local"], position)?;
+            let s = Spec::new(&options, function, &["nodes", "level", "image", "namespace", "concurrency", "timeout", "local", "dcgm_timeout"], position)?;
             let level = s.int("level")?.unwrap_or(1);
             if !(0..=3).contains(&level) {
                 return Err(s.error(format!("`level` is a dcgmi diag run level, 0 (none) to 3, got {level}")));
             }
+            let dcgm_timeout = match options.get("dcgm_timeout").filter(|v| !v.is_unit()) {
+                None => dcgm_watchdog(level as u32),
+                Some(v) => duration_value(v, &format!("{function}: `dcgm_timeout`"), position)?,
+            };
             if options.get("local").is_some_and(|v| v.as_bool() == Ok(true)) {
                 let fields: Vec<String> = QUERY_FIELDS.iter().map(|f| (*f).to_string()).collect();
                 let timeout = timeout_of(&options, function, Duration::from_secs(300), position)?;
-                let answer = h.block_on(position, collect_local(&fields, level as u32, timeout))?;
+                let answer = h.block_on(position, collect_local(&fields, level as u32, timeout, dcgm_timeout))?;
                 return Ok(encode(&vec![answer]));
             }
             let (selector, names) = node_choice(&options, &s, function, position)?;
@@ -135,6 +139,7 @@ pub(super) fn install_fleet(
                 namespace: s.string("namespace")?.unwrap_or_else(|| "default".into()),
                 concurrency: s.int("concurrency")?.map_or(16, |c| c.max(1) as usize),
                 timeout: timeout_of(&options, function, Duration::from_secs(300), position)?,
+                dcgm_timeout,
             };
             let undo = Undo::DeleteLabeled {
                 kinds: vec!["Pod".into()],

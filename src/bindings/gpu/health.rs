@@ -99,6 +99,7 @@ fn evidence_of(value: &Dynamic, position: Position) -> Result<NodeEvidence> {
             "cuda_version",
             "kernel_log",
             "dcgm",
+            "dcgm_hung",
         ]
         .contains(&key.as_str())
         {
@@ -106,7 +107,7 @@ fn evidence_of(value: &Dynamic, position: Position) -> Result<NodeEvidence> {
                 function,
                 "InvalidArgument",
                 format!(
-                    "unknown key `{key}`; a node has node, instance, gpus, cuda_version, kernel_log, dcgm"
+                    "unknown key `{key}`; a node has node, instance, gpus, cuda_version, kernel_log, dcgm, dcgm_hung"
                 ),
                 position,
             ));
@@ -143,6 +144,7 @@ fn evidence_of(value: &Dynamic, position: Position) -> Result<NodeEvidence> {
         cuda_version: text_field(&map, "cuda_version", position)?,
         kernel_log,
         diag,
+        dcgm_hung: text_field(&map, "dcgm_hung", position)?,
     })
 }
 

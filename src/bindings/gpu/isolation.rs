@@ -70,7 +70,7 @@ pub(super) fn install_isolation(nvml: &mut Module, kube: &Arc<KubeClient>, host:
             let position = ctx.call_position();
             let function = "nvml::passing_streak";
             let text = |key: &str| verdict.get(key).filter(|v| v.is_string()).map(|v| v.to_string());
-            let current = text("verdict")
+            text("verdict")
                 .and_then(|v| Verdict::parse(&v))
                 .ok_or_else(|| error(function, "InvalidArgument", "`verdict` is one of nvml::judge's answers: #{ node, instance, verdict: \"HEALTHY\" .. \"ISOLATE\" }", position))?;
             let who = text("instance").or_else(|| text("node")).ok_or_else(|| {
@@ -82,7 +82,8 @@ pub(super) fn install_isolation(nvml: &mut Module, kube: &Arc<KubeClient>, host:
                     .past(&who, RECORD_WINDOW)
                     .map_err(|e| error(function, "HistoryError", e, position))?,
             };
-            Ok(i64::try_from(passing_streak(current, &past)).unwrap_or(i64::MAX))
+            let current = crate::script::to_json(&Dynamic::from_map(verdict.clone()));
+            Ok(i64::try_from(passing_streak(&current, &past)).unwrap_or(i64::MAX))
         });
 }
 

@@ -36,6 +36,27 @@ pub struct HealthSpec {
     pub concurrency: usize,
     /// For one node, probe start included.
     pub timeout: Duration,
+    /// The watchdog on `dcgmi diag`: past it the diagnostic hung (see [`dcgm_watchdog`]).
+    pub dcgm_timeout: Duration,
+}
+
+/// How long `dcgmi diag -r LEVEL` may take before it is called hung: several times what
+/// DCGM's documentation gives its levels (1 "quick", seconds; 2 "medium", about 2 minutes;
+/// 3 "long", about 15 minutes), so that a slow run is not a hang.
+pub fn dcgm_watchdog(level: u32) -> Duration {
+    Duration::from_secs(match level {
+        0 | 1 => 5 * 60,
+        2 => 10 * 60,
+        _ => 45 * 60,
+    })
+}
+
+/// The words for a diagnostic the watchdog stopped waiting for.
+fn hung(level: &str, waited: Duration) -> String {
+    format!(
+        "dcgmi diag -r {level} gave no answer within {} (the DCGM watchdog)",
+        crate::clock::format_duration(waited)
+    )
 }
 
 /// One node's outputs, each `None` when it was not collected (with the reason in `errors`).
@@ -53,6 +74,9 @@ pub struct NodeOutputs {
     /// Query fields this node's driver does not know (an older driver): asked again without
     /// them, so their checks did not run there.
     pub unknown_fields: Vec<String>,
+    /// The watchdog's words when `dcgmi diag` never answered: a verdict of its own, so that a
+    /// hung DCGM is neither a healthy node nor a sick GPU.
+    pub dcgm_hung: Option<String>,
 }
 
 fn argv(parts: &[&str]) -> Vec<String> {
@@ -165,6 +189,7 @@ async fn one(kube: &KubeClient, node: &str, spec: &HealthSpec, clock: &dyn Clock
         dcgm: None,
         errors: Vec::new(),
         unknown_fields: Vec::new(),
+        dcgm_hung: None,
     };
     let pod = match probe::start(kube, &probe, node, spec.timeout, clock).await {
         Ok(pod) => pod,
@@ -188,8 +213,16 @@ async fn one(kube: &KubeClient, node: &str, spec: &HealthSpec, clock: &dyn Clock
     if spec.level > 0 {
         let level = spec.level.to_string();
         let command = ["dcgmi", "diag", "-r", level.as_str(), "-j"];
-        let ran = exec_in(kube, namespace, &pod, &argv(&command)).await;
-        outputs.dcgm = text_of(ran, &command, errors);
+        let diag = argv(&command);
+        let running = exec_in(kube, namespace, &pod, &diag);
+        match tokio::time::timeout(spec.dcgm_timeout, running).await {
+            Ok(ran) => outputs.dcgm = text_of(ran, &command, errors),
+            Err(_) => {
+                let why = hung(&level, spec.dcgm_timeout);
+                errors.push(why.clone());
+                outputs.dcgm_hung = Some(why);
+            }
+        }
     }
     probe::stop(kube, &spec.namespace, &pod).await;
     outputs
@@ -218,7 +251,12 @@ async fn run_here(command: &[String], timeout: Duration) -> Ran {
 /// The same outputs read on this machine (a GPU host: a hybrid node, a Slurm prolog, a
 /// DaemonSet's pod): its nvidia-smi, its kernel log, and `dcgmi diag` where DCGM is installed
 /// (none is run, and none is asked for, where it is not). Each command gets `timeout`.
-pub async fn collect_local(fields: &[String], level: u32, timeout: Duration) -> NodeOutputs {
+pub async fn collect_local(
+    fields: &[String],
+    level: u32,
+    timeout: Duration,
+    dcgm_timeout: Duration,
+) -> NodeOutputs {
     let host = std::env::var("HOSTNAME")
         .ok()
         .filter(|h| !h.is_empty())
@@ -236,6 +274,7 @@ pub async fn collect_local(fields: &[String], level: u32, timeout: Duration) -> 
         dcgm: None,
         errors: Vec::new(),
         unknown_fields: Vec::new(),
+        dcgm_hung: None,
     };
     let mut fields = fields.to_vec();
     let mut ran = run_here(&query_command(&fields), timeout).await;
@@ -254,9 +293,15 @@ pub async fn collect_local(fields: &[String], level: u32, timeout: Duration) -> 
     if level > 0 {
         let level = level.to_string();
         let command = ["dcgmi", "diag", "-r", level.as_str(), "-j"];
-        let ran = run_here(&argv(&command), timeout).await;
+        let ran = run_here(&argv(&command), dcgm_timeout).await;
         outputs.dcgm = match ran {
             Err(why) if why.starts_with("not found") => None,
+            Err(why) if why.starts_with("no answer within") => {
+                let why = hung(&level, dcgm_timeout);
+                errors.push(why.clone());
+                outputs.dcgm_hung = Some(why);
+                None
+            }
             ran => text_of(ran, &command, errors),
         };
     }

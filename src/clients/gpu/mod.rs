@@ -10,7 +10,8 @@ mod probe;
 mod sweep;
 
 pub use health::{
-    HealthSpec, NodeOutputs, PROBE_KIND, collect, collect_local, remove_health_probes,
+    HealthSpec, NodeOutputs, PROBE_KIND, collect, collect_local, dcgm_watchdog,
+    remove_health_probes,
 };
 pub use nccl::{AllReduce, AllReduceSpec, check_algorithm};
 pub use nvml::{DEFAULT_FIELDS, NodeGpus, QuerySpec, query, query_local, remove_probes};

@@ -69,11 +69,16 @@ pub struct NodeFaults {
     pub nic_share: Option<f64>,
     /// The NVSwitch fabric never registered the node's GPUs (Fabric Manager not running).
     pub fabric_down: bool,
+    /// The node's DCGM host engine stopped answering: `dcgmi diag` never returns.
+    pub dcgm_hung: bool,
 }
 
 impl NodeFaults {
     pub fn is_empty(&self) -> bool {
-        self.gpus.values().all(GpuFaults::is_empty) && self.nic_share.is_none() && !self.fabric_down
+        self.gpus.values().all(GpuFaults::is_empty)
+            && self.nic_share.is_none()
+            && !self.fabric_down
+            && !self.dcgm_hung
     }
 
     /// The faults of GPU `index`, if it has any.
@@ -166,6 +171,9 @@ impl NodeFaults {
         }
         if self.fabric_down {
             on.push(format!("fabric-down={node}"));
+        }
+        if self.dcgm_hung {
+            on.push(format!("dcgm-hang={node}"));
         }
         if let Some(share) = self.nic_share {
             on.push(format!("nic-slow={node}:{share}"));

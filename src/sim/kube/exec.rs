@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use futures::SinkExt;
+use futures::{SinkExt, StreamExt};
 use http::{Request, Response};
 use hyper::body::Incoming;
 use hyper_util::rt::TokioIo;
@@ -94,6 +94,15 @@ pub fn handle(
         let Ok(upgraded) = upgrade.await else { return };
         let mut socket =
             WebSocketStream::from_raw_socket(TokioIo::new(upgraded), Role::Server, None).await;
+        if output.duration.is_none() {
+            // A command that never ends answers nothing until its caller gives up and hangs up.
+            while let Some(Ok(message)) = socket.next().await {
+                if message.is_close() {
+                    break;
+                }
+            }
+            return;
+        }
         let mut frames = Vec::new();
         for (channel, data) in [
             (1u8, output.stdout.as_bytes()),
