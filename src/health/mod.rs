@@ -8,6 +8,7 @@ pub mod device_checks;
 pub mod memory;
 pub mod memory_rules;
 pub mod node_check;
+pub mod nvlink_check;
 pub mod pair_sweep;
 pub mod policy;
 pub mod policy_form;

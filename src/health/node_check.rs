@@ -8,6 +8,7 @@ use serde_json::{Map, Value};
 
 use super::device_checks::{device_findings, widest_links};
 use super::memory_rules::memory_findings;
+use super::nvlink_check::nvlink_findings;
 use super::policy::Policy;
 use super::thresholds::Thresholds;
 use super::verdict::{Finding, Verdict, worst};
@@ -90,6 +91,8 @@ pub struct NodeEvidence {
     pub diag: Option<DiagReport>,
     /// The watchdog's words when `dcgmi diag` never answered.
     pub dcgm_hung: Option<String>,
+    /// `nvidia-smi nvlink -s`, parsed; `None` when it was not collected.
+    pub nvlink: Option<Vec<crate::gpu::nvidia_smi::nvlink::NvlinkGpu>>,
 }
 
 /// The versions most nodes of the run have: a node that differs is out of line.
@@ -195,6 +198,9 @@ pub fn check_node(
     }
     if let Some(log) = &evidence.kernel_log {
         kernel_log(log, evidence, policy, &mut findings);
+    }
+    if let Some(nvlink) = &evidence.nvlink {
+        findings.extend(nvlink_findings(nvlink, expected.map(|e| e.nvlinks)));
     }
     if let Some(diag) = &evidence.diag {
         dcgm(diag, &mut findings);

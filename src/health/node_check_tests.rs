@@ -30,6 +30,7 @@ fn node(name: &str) -> NodeEvidence {
         kernel_log: Some(parse_kernel_log("")),
         diag: None,
         dcgm_hung: None,
+        nvlink: None,
     }
 }
 

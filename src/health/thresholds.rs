@@ -10,6 +10,8 @@ pub struct Thresholds {
     pub gpus: u32,
     /// The product name nvidia-smi prints for them.
     pub gpu_name: String,
+    /// NVLinks per GPU (0 on PCIe-only types), from the GPU catalog.
+    pub nvlinks: u32,
     /// The peak all-reduce bus bandwidth (GB/s) below which a two-node pair is slow; `None`
     /// where no public measurement backs a figure (the drill must then give one).
     pub pair_busbw_gbps: Option<f64>,
@@ -35,6 +37,7 @@ pub fn for_instance_type(instance_type: &str) -> Option<Thresholds> {
         instance_type: row.instance_type.to_string(),
         gpus: row.gpus,
         gpu_name: row.gpu.smi_name.to_string(),
+        nvlinks: row.gpu.interconnect.nvlinks,
         pair_busbw_gbps: floor.map(|(_, floor, _)| *floor),
         source: match floor {
             Some((.., floor_source)) => format!("GPU catalog: {}; {floor_source}", row.source),

@@ -174,6 +174,8 @@ let verdicts = gpu::health(#{{ nodes: #{{ tier: "p5" }}, instance_type: "p5.48xl
             "gpu-missing=gpu0/5",
             "--fault",
             "gpu-xid=gpu1/3:79",
+            "--fault",
+            "nvlink-down=gpu0/2",
         ])
         .arg(&script)
         .run()
@@ -192,6 +194,11 @@ let verdicts = gpu::health(#{{ nodes: #{{ tier: "p5" }}, instance_type: "p5.48xl
         "the missing GPU is counted: {said}"
     );
     assert!(said.contains("79"), "the Xid 79 is named: {said}");
+    // GPU 2's NVLinks, read from nvidia-smi nvlink -s against the catalog's 18 per H100.
+    assert!(
+        said.contains("RESET (GPU 2): nvlink: 0 of 18 NVLinks active (inactive: 0, 1, 2"),
+        "the links down are named: {said}"
+    );
 }
 
 #[test]

@@ -169,6 +169,21 @@ fn local_tools(kernel_log: &str, unknown: &[&str]) -> tempfile::TempDir {
         .iter()
         .map(|f| format!("case \"$*\" in *{f}*) printf 'Field \"{f}\" is not a valid field to query.\\n\\n'; exit 2;; esac\n"))
         .collect();
+    // `nvidia-smi nvlink -s` of a p5e: 18 links of 26.562 GB/s on each H200.
+    let mut links = String::new();
+    for gpu in 0..8 {
+        links.push_str(&format!(
+            "GPU {gpu}: NVIDIA H200 (UUID: GPU-ab74e90a-e9eb-5eb4-eee0-15b41e839cf{gpu})\n"
+        ));
+        for link in 0..18 {
+            links.push_str(&format!("\t Link {link}: 26.562 GB/s\n"));
+        }
+    }
+    std::fs::write(dir.path().join("nvlink.out"), links).expect("write");
+    let refusals = format!(
+        "case \"$1\" in nvlink) cat '{}'; exit 0;; esac\n{refusals}",
+        dir.path().join("nvlink.out").display()
+    );
     let tools = [
         ("nvidia-smi", rows, refusals),
         ("dmesg", kernel_log.to_string(), String::new()),

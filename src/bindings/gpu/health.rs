@@ -100,6 +100,7 @@ fn evidence_of(value: &Dynamic, position: Position) -> Result<NodeEvidence> {
             "kernel_log",
             "dcgm",
             "dcgm_hung",
+            "nvlink",
         ]
         .contains(&key.as_str())
         {
@@ -107,7 +108,7 @@ fn evidence_of(value: &Dynamic, position: Position) -> Result<NodeEvidence> {
                 function,
                 "InvalidArgument",
                 format!(
-                    "unknown key `{key}`; a node has node, instance, gpus, cuda_version, kernel_log, dcgm, dcgm_hung"
+                    "unknown key `{key}`; a node has node, instance, gpus, cuda_version, kernel_log, dcgm, dcgm_hung, nvlink"
                 ),
                 position,
             ));
@@ -137,6 +138,13 @@ fn evidence_of(value: &Dynamic, position: Position) -> Result<NodeEvidence> {
         ),
         None => None,
     };
+    let nvlink = match text_field(&map, "nvlink", position)? {
+        Some(text) => Some(
+            nvidia_smi::nvlink::parse_nvlink_status(&text)
+                .map_err(|e| parse_failed(function, format!("{node}: nvlink -s: {e}"), position))?,
+        ),
+        None => None,
+    };
     Ok(NodeEvidence {
         node,
         instance: text_field(&map, "instance", position)?.filter(|i| !i.is_empty()),
@@ -145,6 +153,7 @@ fn evidence_of(value: &Dynamic, position: Position) -> Result<NodeEvidence> {
         kernel_log,
         diag,
         dcgm_hung: text_field(&map, "dcgm_hung", position)?,
+        nvlink,
     })
 }
 
@@ -226,7 +235,7 @@ pub(super) fn install_health_parsers(nvml: &mut Module, host: &Arc<Host>) {
     doc("policy", &["Map"], "The remediation policy nvml::judge and gpu::health use unless given one: #{ actions: #{ \"79\":\n\"REBOOT\", ... } (AWS's Xid table), product_actions: #{ A100: #{ \"64\": \"REBOOT\" } }, rules: [#{ name,\nxid: [31] or \"fatal\", count, window: \"1d\", burst: \"3m\", scope: same_gpu | different_gpus | node,\naction, source }] (NVSentinel's repeated-Xid rules) }. Change or extend it and pass it as `policy`.")
         .set_into_module(nvml, || -> Dynamic { encode(&policy_form::to_json(&Policy::default())) });
     let h = host.clone();
-    doc("judge", &["nodes: Array", "options: Map", "Array"], "A verdict per node (HEALTHY, MONITOR, RESET, REBOOT, ISOLATE) from what its tools printed:\neach node #{ node, gpus (csv of nvml::health_fields(), or parsed rows), cuda_version, kernel_log,\ndcgm, instance (the machine: its record across runs) }. Options: instance_type (its GPU count and model),\ngpus, gpu_name, policy (nvml::policy()'s shape). With a run history, a verdict the record says\ncame back after the policy's memory.reboots REBOOTs, or a node remediated memory.remediations times,\nis ISOLATE. Answers #{ node,\nverdict, reasons, findings: [#{ check, verdict, gpu, observed, threshold, source }] } per node.")
+    doc("judge", &["nodes: Array", "options: Map", "Array"], "A verdict per node (HEALTHY, MONITOR, RESET, REBOOT, ISOLATE) from what its tools printed:\neach node #{ node, gpus (csv of nvml::health_fields(), or parsed rows), cuda_version, kernel_log,\ndcgm, dcgm_hung (the watchdog's words), nvlink (nvidia-smi nvlink -s), instance (the machine: its record across runs) }. Options: instance_type (its GPU count and model),\ngpus, gpu_name, policy (nvml::policy()'s shape). With a run history, a verdict the record says\ncame back after the policy's memory.reboots REBOOTs, or a node remediated memory.remediations times,\nis ISOLATE. Answers #{ node,\nverdict, reasons, findings: [#{ check, verdict, gpu, observed, threshold, source }] } per node.")
         .set_into_module(nvml, move |ctx: NativeCallContext, nodes: Array, options: Map| -> Result {
             let position = ctx.call_position();
             let evidence = nodes.iter().map(|n| evidence_of(n, position)).collect::<Result<Vec<_>>>()?;

@@ -18,6 +18,9 @@ use crate::gpu::nvidia_smi::parse_csv;
 /// The probe pods' kind label: `runbook/probe=gpu-health`.
 pub const PROBE_KIND: &str = "gpu-health";
 
+/// Each GPU's NVLinks and their state.
+const NVLINK: [&str; 3] = ["nvidia-smi", "nvlink", "-s"];
+
 /// nvidia-smi's exit statuses that still tell the GPU count: no GPU found (6), a GPU lost (15).
 const NO_DEVICES: i64 = 6;
 const GPU_LOST: i64 = 15;
@@ -70,6 +73,8 @@ pub struct NodeOutputs {
     pub kernel_log: Option<String>,
     /// The text of `dcgmi diag -j`.
     pub dcgm: Option<String>,
+    /// The text of `nvidia-smi nvlink -s` (each GPU's links; only `GPU n:` lines on PCIe).
+    pub nvlink: Option<String>,
     pub errors: Vec<String>,
     /// Query fields this node's driver does not know (an older driver): asked again without
     /// them, so their checks did not run there.
@@ -187,6 +192,7 @@ async fn one(kube: &KubeClient, node: &str, spec: &HealthSpec, clock: &dyn Clock
         gpus: None,
         kernel_log: None,
         dcgm: None,
+        nvlink: None,
         errors: Vec::new(),
         unknown_fields: Vec::new(),
         dcgm_hung: None,
@@ -208,6 +214,8 @@ async fn one(kube: &KubeClient, node: &str, spec: &HealthSpec, clock: &dyn Clock
     }
     let errors = &mut outputs.errors;
     outputs.gpus = gpus(ran, &fields, errors);
+    let ran = exec_in(kube, namespace, &pod, &argv(&NVLINK)).await;
+    outputs.nvlink = text_of(ran, &NVLINK, errors);
     let ran = exec_in(kube, namespace, &pod, &argv(&["dmesg"])).await;
     outputs.kernel_log = text_of(ran, &["dmesg"], errors);
     if spec.level > 0 {
@@ -272,6 +280,7 @@ pub async fn collect_local(
         gpus: None,
         kernel_log: None,
         dcgm: None,
+        nvlink: None,
         errors: Vec::new(),
         unknown_fields: Vec::new(),
         dcgm_hung: None,
@@ -285,6 +294,7 @@ pub async fn collect_local(
     }
     let errors = &mut outputs.errors;
     outputs.gpus = gpus(ran, &fields, errors);
+    outputs.nvlink = text_of(run_here(&argv(&NVLINK), timeout).await, &NVLINK, errors);
     outputs.kernel_log = text_of(
         run_here(&argv(&["dmesg"]), timeout).await,
         &["dmesg"],
