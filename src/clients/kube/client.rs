@@ -211,6 +211,22 @@ impl KubeClient {
         Ok(Self::with_client(client, endpoint))
     }
 
+    /// A client that is never meant to be called: the bindings over it list their docs and
+    /// signatures (`check`, `docs`). It makes no TLS setup (with no CA given, kube would load
+    /// the machine's whole trust store, 150 files here, on every `check`), and each request
+    /// fails saying so.
+    pub fn unconnected() -> Self {
+        let service = tower::service_fn(|_request: Request<kube::client::Body>| async {
+            Err::<http::Response<kube::client::Body>, _>(std::io::Error::other(
+                "this Kubernetes client only lists the bindings; it reaches no cluster",
+            ))
+        });
+        Self::with_client(
+            kube::Client::new(service, "default"),
+            "(no cluster)".to_string(),
+        )
+    }
+
     fn with_client(client: kube::Client, endpoint: String) -> Self {
         Self {
             client,
