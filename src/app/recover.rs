@@ -153,7 +153,7 @@ fn list(state_dir: &std::path::Path) -> AppResult {
             run.target,
             crate::clock::calendar::rfc3339_utc(i64::try_from(run.started_at).unwrap_or(i64::MAX)),
             run.state(),
-            run.mutations
+            run.mutations.unwrap_or_default()
         );
         for step in &run.to_undo {
             out!("    would undo: {step}");

@@ -38,12 +38,42 @@ fn parse_records(text: &str) -> Vec<Record> {
         .collect()
 }
 
+/// How much of a journal's end is read to find its last line: an End record is a few dozen
+/// bytes, so a whole line always fits.
+const TAIL: u64 = 4096;
+
+/// A journal's first line and the last whole line of its end, read without reading what lies
+/// between (every run start and end lists the runs: 50 journals of a few hundred KB each).
+fn first_and_last_lines(journal: &Path) -> Option<(String, String)> {
+    use std::io::{BufRead, Read, Seek, SeekFrom};
+    let file = std::fs::File::open(journal).ok()?;
+    let length = file
+        .metadata()
+        .ok()
+        .filter(std::fs::Metadata::is_file)?
+        .len();
+    let mut reader = std::io::BufReader::new(file);
+    let mut first = String::new();
+    reader.read_line(&mut first).ok()?;
+    reader
+        .seek(SeekFrom::Start(length.saturating_sub(TAIL)))
+        .ok()?;
+    let mut tail = Vec::new();
+    reader.take(TAIL).read_to_end(&mut tail).ok()?;
+    let tail = String::from_utf8_lossy(&tail);
+    let last = tail
+        .split_inclusive('\n')
+        .rfind(|l| l.ends_with('\n'))?
+        .to_string();
+    first.ends_with('\n').then_some((first, last))
+}
+
 /// A journal whose last whole line is its End record, read from its first and last lines
-/// only: every run start and end lists the runs, and a finished run has nothing to undo.
-fn ended_run(text: &str, journal: &Path) -> Option<RunInfo> {
-    let mut lines = text.split_inclusive('\n').filter(|l| l.ends_with('\n'));
-    let first: Record = serde_json::from_str(lines.next()?.trim_end()).ok()?;
-    let last: Record = serde_json::from_str(lines.next_back()?.trim_end()).ok()?;
+/// only: a finished run has nothing to undo.
+fn ended_run(journal: &Path) -> Option<RunInfo> {
+    let (first, last) = first_and_last_lines(journal)?;
+    let first: Record = serde_json::from_str(first.trim_end()).ok()?;
+    let last: Record = serde_json::from_str(last.trim_end()).ok()?;
     let (
         Record::Start {
             run_id,
@@ -66,7 +96,7 @@ fn ended_run(text: &str, journal: &Path) -> Option<RunInfo> {
         started_at,
         ended: true,
         recovered: false,
-        mutations: text.matches("\"type\":\"mutation\"").count(),
+        mutations: None,
         to_undo: Vec::new(),
         cleanups_failed: 0,
         cleanups_unfinished: 0,
@@ -85,8 +115,9 @@ pub struct RunInfo {
     /// It ended by itself (its cleanups ran).
     pub ended: bool,
     pub recovered: bool,
-    /// Mutations it made.
-    pub mutations: usize,
+    /// Mutations it made, counted for a run that did not end (what `recover` lists); an
+    /// ended run's journal is not read through.
+    pub mutations: Option<usize>,
     /// What a recover would do, in words.
     pub to_undo: Vec<String>,
     /// Cleanups that ran and failed.
@@ -136,11 +167,11 @@ pub fn list_runs(state_dir: &Path) -> Vec<RunInfo> {
         .filter_map(Result::ok)
         .filter_map(|entry| {
             let journal = entry.path().join("journal.jsonl");
-            let text =
-                crate::sandbox::read_text_file(&journal, crate::sandbox::DATA_FILE_LIMIT).ok()?;
-            if let Some(info) = ended_run(&text, &journal) {
+            if let Some(info) = ended_run(&journal) {
                 return Some(info);
             }
+            let text =
+                crate::sandbox::read_text_file(&journal, crate::sandbox::DATA_FILE_LIMIT).ok()?;
             let records = parse_records(&text);
             let Some(Record::Start {
                 run_id,
@@ -162,10 +193,12 @@ pub fn list_runs(state_dir: &Path) -> Vec<RunInfo> {
                 started_at,
                 ended: records.iter().any(|r| matches!(r, Record::End { .. })),
                 recovered: the_plan.already_recovered,
-                mutations: records
-                    .iter()
-                    .filter(|r| matches!(r, Record::Mutation { .. }))
-                    .count(),
+                mutations: Some(
+                    records
+                        .iter()
+                        .filter(|r| matches!(r, Record::Mutation { .. }))
+                        .count(),
+                ),
                 to_undo: the_plan.steps.iter().map(|u| u.describe()).collect(),
                 cleanups_failed: records
                     .iter()
@@ -319,5 +352,46 @@ mod tests {
                 name: "x".into()
             }]
         );
+    }
+
+    #[test]
+    fn a_long_journal_is_read_from_its_ends_and_a_torn_tail_is_not_its_last_line() {
+        let state = tempfile::tempdir().unwrap();
+        let folder = state.path().join("runs").join("long");
+        let journal = Journal::create(&folder, false).unwrap();
+        journal
+            .append(&Record::Start {
+                run_id: "long".into(),
+                runbook: "d.rhai".into(),
+                target: "t".into(),
+                pid: 0,
+                started_at: 1,
+            })
+            .unwrap();
+        for n in 0..200 {
+            journal
+                .append(&Record::DeferRegistered {
+                    id: n,
+                    name: "a cleanup with a name long enough to fill the journal".into(),
+                })
+                .unwrap();
+        }
+        let path = folder.join("journal.jsonl");
+        assert!(std::fs::metadata(&path).unwrap().len() > 2 * TAIL);
+        // Not ended: read through, its 200 cleanups unfinished.
+        assert_eq!(list_runs(state.path())[0].cleanups_unfinished, 200);
+        journal
+            .append(&Record::End {
+                status: "passed".into(),
+            })
+            .unwrap();
+        use std::io::Write;
+        let mut file = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .unwrap();
+        file.write_all(b"{\"type\":\"mutat").unwrap();
+        let run = &list_runs(state.path())[0];
+        assert!(run.ended && run.mutations.is_none(), "{run:?}");
     }
 }
