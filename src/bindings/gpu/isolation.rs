@@ -65,7 +65,7 @@ pub(super) fn install_isolation(nvml: &mut Module, kube: &Arc<KubeClient>, host:
             Ok(encode(&decide(nodes.len(), recent, this_run, limits)))
         });
     let h = host.clone();
-    doc("passing_streak", &["verdict: Map", "i64"], "How many checks in a row the node of `verdict` (one of nvml::judge's or gpu::health's answers)\nhas passed (HEALTHY or MONITOR): this one, then the run history's record of its machine, newest\nfirst, up to the first that did not pass. Without a history only this check counts.")
+    doc("passing_streak", &["verdict: Map", "i64"], "How many checks in a row the node of `verdict` (one of nvml::judge's or gpu::health's answers)\nhas passed (HEALTHY or MONITOR, its DCGM diagnostic having answered): this one, then the run history's\nrecord of its machine, newest first, up to the first that did not pass. Without a history only this\ncheck counts.")
         .set_into_module(nvml, move |ctx: NativeCallContext, verdict: Map| -> Result<i64> {
             let position = ctx.call_position();
             let function = "nvml::passing_streak";
