@@ -171,6 +171,11 @@ pub(crate) fn execute(args: RunArgs) -> AppResult {
         )
     })?;
     signals::yield_to_abort(&host);
+    let mut outcome = outcome;
+    outcome.report.connections = target.clients.connections();
+    if config.target.verbose {
+        eprintln!("{}", target::connections_line(&outcome.report.connections));
+    }
     if let Some(diagnostic) = &outcome.diagnostic {
         eprint!(
             "{}",

@@ -23,6 +23,39 @@ pub(crate) struct TargetClients {
     pub(crate) kube: Arc<KubeClient>,
 }
 
+impl TargetClients {
+    /// The TCP connections the clients opened so far, by API, for the run's report (those
+    /// with none left out).
+    pub(crate) fn connections(&self) -> std::collections::BTreeMap<String, u64> {
+        let kube = self.kube.connections();
+        [
+            ("kubernetes", kube.requests()),
+            ("kubernetes_exec", kube.upgrades()),
+            ("aws", self.aws.connections()),
+        ]
+        .into_iter()
+        .filter(|(_, opened)| *opened > 0)
+        .map(|(api, opened)| (api.to_string(), opened))
+        .collect()
+    }
+}
+
+/// `connections opened: Kubernetes 1, Kubernetes exec 3, AWS 2`, for `--verbose`.
+pub(crate) fn connections_line(connections: &std::collections::BTreeMap<String, u64>) -> String {
+    let mut parts: Vec<String> = [
+        ("kubernetes", "Kubernetes"),
+        ("kubernetes_exec", "Kubernetes exec"),
+        ("aws", "AWS"),
+    ]
+    .iter()
+    .filter_map(|(api, name)| connections.get(*api).map(|n| format!("{name} {n}")))
+    .collect();
+    if parts.is_empty() {
+        parts.push("none".into());
+    }
+    format!("connections opened: {}", parts.join(", "))
+}
+
 pub(crate) struct Target {
     pub(crate) clock: Arc<dyn Clock>,
     /// What names this target in journals and locks: the Kubernetes API and the AWS endpoint.

@@ -183,6 +183,7 @@ mod tests {
             error_detail: vec![],
             error_at: None,
             spend: Vec::new(),
+            connections: Default::default(),
             virtual_ms: 60_000,
             wall_ms: 0,
         };

@@ -56,6 +56,7 @@ mod tests {
             error_detail: vec![],
             error_at: None,
             spend: Vec::new(),
+            connections: Default::default(),
             virtual_ms: 0,
             wall_ms: 0,
         }

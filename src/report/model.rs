@@ -168,6 +168,10 @@ pub struct Report {
     /// NCCL tables and GPU health verdicts, in the order they were measured.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub evidence: Vec<Evidence>,
+    /// TCP connections the run opened to each API: `kubernetes` (requests), `kubernetes_exec`
+    /// (exec's upgrades, a connection each), `aws` (every service and the credential chain).
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub connections: std::collections::BTreeMap<String, u64>,
     /// Every mutating call, made or refused, in order.
     #[serde(default)]
     #[serde(skip_serializing_if = "Vec::is_empty")]

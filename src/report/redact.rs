@@ -299,6 +299,7 @@ mod tests {
             error_detail: vec!["HTTP 401 for s3cr3t-value".into()],
             error_at: None,
             spend: Vec::new(),
+            connections: Default::default(),
             virtual_ms: 0,
             wall_ms: 0,
         }

@@ -307,6 +307,8 @@ pub fn report(host: &Host, diagnostic: Option<&Diagnostic>) -> Report {
             })
         }),
         spend: host.spend_rates(),
+        // Filled in by whoever made the clients (`runbook run`).
+        connections: Default::default(),
         virtual_ms: millis(host.virtual_elapsed()),
         wall_ms: millis(host.wall_elapsed()),
     };

@@ -68,8 +68,9 @@ impl LabTls {
             .with_safe_default_protocol_versions()?
             .with_no_client_auth()
             .with_single_cert(chain, key)?;
-        // HTTP/1.1 only: the twin's server (and its exec upgrades) speak nothing else.
-        config.alpn_protocols = vec![b"http/1.1".to_vec()];
+        // As kube-apiserver offers them: HTTP/2 for clients that take it (kubectl, runbook's
+        // requests), HTTP/1.1 for the rest and for upgrades (exec's WebSocket).
+        config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
         Ok(Self {
             ca_pem: ca.pem(),
             ca_der: CertificateDer::from(ca.der().to_vec()).to_vec(),

@@ -45,3 +45,4 @@ mod snapshots;
 mod support;
 mod target_errors;
 mod trust;
+mod wire;

@@ -7,8 +7,11 @@ use aws_config::{BehaviorVersion, Region, SdkConfig};
 use aws_credential_types::Credentials;
 use aws_sdk_eks::config::SharedHttpClient;
 use aws_sdk_eks::config::retry::{RetryPartition, TokenBucket};
+use aws_smithy_http_client::pool::{self, ConnectionEvent};
 use aws_smithy_http_client::proxy::ProxyConfig;
 use aws_smithy_http_client::{Builder, ConnectorBuilder, tls};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use tokio::sync::OnceCell;
 
 use crate::auth::secret::Secret;
@@ -71,6 +74,8 @@ pub struct AwsClients {
     pub endpoint: String,
     /// The lab twin's admin token, for its cost meter (`/twin/usage`).
     lab_token: Option<Secret>,
+    /// Connections the shared HTTP client opened, to any AWS endpoint.
+    connections: Arc<AtomicU64>,
 }
 
 impl AwsClients {
@@ -87,6 +92,7 @@ impl AwsClients {
             sdk: OnceCell::new(),
             endpoint: url.into(),
             lab_token: None,
+            connections: Arc::default(),
         }
     }
 
@@ -126,6 +132,7 @@ impl AwsClients {
             sdk: OnceCell::new(),
             endpoint,
             lab_token: None,
+            connections: Arc::default(),
         }
     }
 
@@ -164,6 +171,17 @@ impl AwsClients {
         AwsError::from_sdk(operation, error, &to)
     }
 
+    /// TCP connections opened to AWS so far (every service, and the credential chain's calls;
+    /// on the lab twin, its cost meter's too).
+    pub fn connections(&self) -> u64 {
+        self.connections.load(Ordering::Relaxed)
+    }
+
+    /// One more connection made outside the SDK's pool (the twin's cost meter).
+    pub(super) fn count_connection(&self) {
+        self.connections.fetch_add(1, Ordering::Relaxed);
+    }
+
     /// The endpoint URL when calls go to one (the lab twin, an emulator), not to AWS.
     pub fn endpoint_url(&self) -> Option<&str> {
         match &self.recipe {
@@ -176,7 +194,7 @@ impl AwsClients {
         self.sdk
             .get_or_init(|| async {
                 let mut loader = aws_config::defaults(BehaviorVersion::latest())
-                    .http_client(shared_https_client())
+                    .http_client(shared_https_client(&self.connections))
                     .retry_config(self.retry.retry_config());
                 if let Some(sleep) = self.retry.sleep() {
                     // Backoffs move the virtual clock. Timeouts and stalled-stream checks
@@ -224,20 +242,39 @@ impl AwsClients {
     }
 }
 
-/// The SDK's default HTTPS client (rustls, proxies from the environment), made once for all the
+/// The SDK's HTTPS client (rustls, proxies from the environment), made once for all the
 /// services: left to themselves, each service client makes its own, with a pool of its own.
-fn shared_https_client() -> SharedHttpClient {
-    Builder::new().build_with_connector_fn(|settings, components| {
-        let mut connector = ConnectorBuilder::default().tls_provider(tls::Provider::Rustls(
+/// It is the SDK's connection pool, which offers HTTP/2 by ALPN (an endpoint that takes it
+/// carries every request on one connection) and says when it opens a connection, counted here.
+fn shared_https_client(connections: &Arc<AtomicU64>) -> SharedHttpClient {
+    let counter = connections.clone();
+    let pool = pool::Builder::default()
+        .proxy_config(ProxyConfig::from_env())
+        .event_listener(move |event: &ConnectionEvent<'_>| {
+            if matches!(event, ConnectionEvent::Opened(_)) {
+                counter.fetch_add(1, Ordering::Relaxed);
+            }
+        })
+        .tls_provider(tls::Provider::Rustls(
             tls::rustls_provider::CryptoMode::AwsLc,
-        ));
-        connector.set_connector_settings(settings.cloned());
-        if let Some(components) = components {
-            connector.set_sleep_impl(components.sleep_impl());
-        }
-        connector.set_proxy_config(Some(ProxyConfig::from_env()));
-        connector.build()
-    })
+        ))
+        .build_https();
+    match pool.map(|pool| pool::Client::new(&pool)) {
+        Ok(Ok(client)) => SharedHttpClient::new(client),
+        // Neither fails for a pool without partitions; should one, the SDK's own client
+        // still works, only without a count.
+        _ => Builder::new().build_with_connector_fn(|settings, components| {
+            let mut connector = ConnectorBuilder::default().tls_provider(tls::Provider::Rustls(
+                tls::rustls_provider::CryptoMode::AwsLc,
+            ));
+            connector.set_connector_settings(settings.cloned());
+            if let Some(components) = components {
+                connector.set_sleep_impl(components.sleep_impl());
+            }
+            connector.set_proxy_config(Some(ProxyConfig::from_env()));
+            connector.build()
+        }),
+    }
 }
 
 /// One drill is one caller making its calls in turn, each bounded by the attempt budget. The

@@ -42,6 +42,7 @@ impl AwsClients {
         let stream = tokio::net::TcpStream::connect(&authority)
             .await
             .map_err(|e| failed(format!("cannot reach {authority}: {e}")))?;
+        self.count_connection();
         let (mut sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
             .await
             .map_err(|e| failed(format!("{authority}: {e}")))?;

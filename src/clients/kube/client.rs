@@ -19,6 +19,7 @@ use super::kinds::{self, Kind};
 use super::kubeconfig_error;
 use super::list_items::parse_items;
 use super::stalled_body::StalledBodyLayer;
+use super::transport::{self, Connections, Traffic};
 use super::unreachable::{Destination, name_endpoint};
 
 /// The field manager of everything runbooks apply.
@@ -33,6 +34,10 @@ pub struct ListOptions {
 
 pub struct KubeClient {
     client: kube::Client,
+    /// Exec's client (HTTP/1.1, for its upgrade), made on first use from the recipe.
+    upgrades: tokio::sync::OnceCell<kube::Client>,
+    recipe: Option<Recipe>,
+    connections: Arc<Connections>,
     discovery: Mutex<Option<Discovery>>,
     /// Kinds already resolved, by what the runbook called them.
     resolved: std::sync::Mutex<std::collections::HashMap<String, Kind>>,
@@ -40,34 +45,46 @@ pub struct KubeClient {
     pub endpoint: String,
 }
 
-/// kube's client for `config`, whose errors name `endpoint`; with `answer_within`, a request
-/// whose answer has not started by then fails (a blackholed server), while an answer that has
-/// started (an exec stream quiet for minutes, a log) is not cut.
-fn client_for(
+/// How a client for `config` is made, kept for the exec client, which is made on first use
+/// (a kubeconfig's credential plugin runs as a client is made: once is enough for a run that
+/// never execs).
+#[derive(Clone)]
+struct Recipe {
     config: kube::Config,
-    endpoint: &str,
+    endpoint: String,
     answer_within: Option<std::time::Duration>,
     bearer: Option<Arc<dyn TokenSource>>,
-) -> Result<kube::Client, KubeError> {
-    let config_connect_timeout = config.connect_timeout;
-    let builder = kube::client::ClientBuilder::try_from(config)
-        .map_err(|e| KubeError::Config(format!("cannot make a client for {endpoint}: {e}")))?;
-    let endpoint = endpoint.trim_end_matches('/');
-    let name = name_endpoint(Destination {
-        endpoint: endpoint.to_string(),
-        connect_within: config_connect_timeout,
-        answer_within,
-    });
-    let bearer = tower::util::option_layer(bearer.map(BearerLayer));
-    Ok(match answer_within {
-        Some(limit) => builder
-            .with_layer(&tower::timeout::TimeoutLayer::new(limit))
-            .with_layer(&StalledBodyLayer::new(limit, endpoint))
-            .with_layer(&bearer)
-            .with_layer(&name)
-            .build(),
-        None => builder.with_layer(&bearer).with_layer(&name).build(),
-    })
+}
+
+impl Recipe {
+    /// kube's client for `config`, whose errors name `endpoint`; with `answer_within`, a
+    /// request whose answer has not started by then fails (a blackholed server), while an
+    /// answer that has started (an exec stream quiet for minutes, a log) is not cut.
+    fn client(
+        &self,
+        traffic: Traffic,
+        connections: &Arc<Connections>,
+    ) -> Result<kube::Client, KubeError> {
+        let builder = transport::stack(&self.config, traffic, connections).map_err(|e| {
+            KubeError::Config(format!("cannot make a client for {}: {e}", self.endpoint))
+        })?;
+        let endpoint = self.endpoint.trim_end_matches('/');
+        let name = name_endpoint(Destination {
+            endpoint: endpoint.to_string(),
+            connect_within: self.config.connect_timeout,
+            answer_within: self.answer_within,
+        });
+        let bearer = tower::util::option_layer(self.bearer.clone().map(BearerLayer));
+        Ok(match self.answer_within {
+            Some(limit) => builder
+                .with_layer(&tower::timeout::TimeoutLayer::new(limit))
+                .with_layer(&StalledBodyLayer::new(limit, endpoint))
+                .with_layer(&bearer)
+                .with_layer(&name)
+                .build(),
+            None => builder.with_layer(&bearer).with_layer(&name).build(),
+        })
+    }
 }
 
 /// The DER certificates of a base64 PEM bundle (an EKS cluster's `certificateAuthority.data`).
@@ -111,8 +128,12 @@ impl KubeClient {
             .map_err(|e| KubeError::Config(format!("`{url}` is not a Kubernetes API URL: {e}")))?;
         let mut config = kube::Config::new(uri);
         config.root_cert = ca.map(|der| vec![der]);
-        let client = client_for(config, url, None, bearer)?;
-        Ok(Self::with_client(client, url.to_string()))
+        Self::from_recipe(Recipe {
+            config,
+            endpoint: url.to_string(),
+            answer_within: None,
+            bearer,
+        })
     }
 
     /// A client for an EKS API server at `url`, trusting the cluster's CA (DescribeCluster's
@@ -132,8 +153,12 @@ impl KubeClient {
             config.root_cert = Some(certificates(ca)?);
         }
         config.connect_timeout = Some(connect_timeout);
-        let client = client_for(config, url, Some(request_timeout), Some(tokens))?;
-        Ok(Self::with_client(client, url.to_string()))
+        Self::from_recipe(Recipe {
+            config,
+            endpoint: url.to_string(),
+            answer_within: Some(request_timeout),
+            bearer: Some(tokens),
+        })
     }
 
     /// A client from a kubeconfig file (or the default chain when `path` is None) and context.
@@ -185,17 +210,19 @@ impl KubeClient {
         config.connect_timeout = Some(connect_timeout);
         let endpoint = config.cluster_url.to_string();
         // kube starts a credential plugin (`exec:`) as the client is made.
-        let client =
-            client_for(config, &endpoint, Some(request_timeout), None).map_err(|e| {
-                match (&e, &file) {
-                    (KubeError::Config(text), Some((path, kubeconfig))) => {
-                        kubeconfig_error::plugin_failure(path, kubeconfig, context, text)
-                            .map_or(e, KubeError::Config)
-                    }
-                    _ => e,
-                }
-            })?;
-        Ok(Self::with_client(client, endpoint))
+        let recipe = Recipe {
+            config,
+            endpoint,
+            answer_within: Some(request_timeout),
+            bearer: None,
+        };
+        Self::from_recipe(recipe).map_err(|e| match (&e, &file) {
+            (KubeError::Config(text), Some((path, kubeconfig))) => {
+                kubeconfig_error::plugin_failure(path, kubeconfig, context, text)
+                    .map_or(e, KubeError::Config)
+            }
+            _ => e,
+        })
     }
 
     /// A client for a configuration made here (in-cluster), with the same timeouts as one from
@@ -207,8 +234,12 @@ impl KubeClient {
     ) -> Result<Self, KubeError> {
         config.connect_timeout = Some(connect_timeout);
         let endpoint = config.cluster_url.to_string();
-        let client = client_for(config, &endpoint, Some(request_timeout), None)?;
-        Ok(Self::with_client(client, endpoint))
+        Self::from_recipe(Recipe {
+            config,
+            endpoint,
+            answer_within: Some(request_timeout),
+            bearer: None,
+        })
     }
 
     /// A client that is never meant to be called: the bindings over it list their docs and
@@ -227,9 +258,22 @@ impl KubeClient {
         )
     }
 
+    fn from_recipe(recipe: Recipe) -> Result<Self, KubeError> {
+        let connections = Arc::new(Connections::default());
+        let client = recipe.client(Traffic::Requests, &connections)?;
+        let endpoint = recipe.endpoint.clone();
+        let mut made = Self::with_client(client, endpoint);
+        made.recipe = Some(recipe);
+        made.connections = connections;
+        Ok(made)
+    }
+
     fn with_client(client: kube::Client, endpoint: String) -> Self {
         Self {
             client,
+            upgrades: tokio::sync::OnceCell::new(),
+            recipe: None,
+            connections: Arc::default(),
             discovery: Mutex::new(None),
             resolved: Default::default(),
             endpoint,
@@ -283,8 +327,19 @@ impl KubeClient {
         }
     }
 
-    pub(super) fn raw(&self) -> &kube::Client {
-        &self.client
+    /// The client for exec: HTTP/1.1, since exec's WebSocket is an upgrade of it.
+    pub(super) async fn for_upgrades(&self) -> Result<&kube::Client, KubeError> {
+        let Some(recipe) = &self.recipe else {
+            return Ok(&self.client);
+        };
+        self.upgrades
+            .get_or_try_init(|| async { recipe.client(Traffic::Upgrades, &self.connections) })
+            .await
+    }
+
+    /// TCP connections this client has opened to the API server so far.
+    pub fn connections(&self) -> &Connections {
+        &self.connections
     }
 
     /// A response body as it came, without the copy and UTF-8 pass `request_text` makes; an

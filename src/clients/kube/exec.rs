@@ -37,7 +37,10 @@ impl KubeClient {
                 "exec needs a command, e.g. [\"nvidia-smi\", \"-L\"]".into(),
             ));
         }
-        let api: Api<Pod> = Api::namespaced(self.raw().clone(), namespace.unwrap_or("default"));
+        let api: Api<Pod> = Api::namespaced(
+            self.for_upgrades().await?.clone(),
+            namespace.unwrap_or("default"),
+        );
         let mut params = AttachParams::default()
             .stdin(false)
             .stdout(true)

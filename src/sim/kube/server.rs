@@ -1,4 +1,4 @@
-//! The Kubernetes API over HTTPS (HTTP/1.1) on loopback, for kube-rs, kubectl and the twin's own tests.
+//! The Kubernetes API over HTTPS (HTTP/2 or HTTP/1.1, by ALPN) on loopback, for kube-rs, kubectl and the twin's own tests.
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -9,9 +9,9 @@ use http::{Request, Response, StatusCode};
 use http_body_util::combinators::BoxBody;
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
-use hyper::server::conn::http1;
+use hyper::server::conn::{http1, http2};
 use hyper::service::service_fn;
-use hyper_util::rt::TokioIo;
+use hyper_util::rt::{TokioExecutor, TokioIo};
 use serde_json::Value;
 use tokio::net::TcpListener;
 use tokio_rustls::TlsAcceptor;
@@ -72,11 +72,18 @@ pub async fn serve(twin: Arc<Twin>, listener: TcpListener, acceptor: TlsAcceptor
                     Ok::<_, Infallible>(handlers::handle(twin, request).await)
                 }
             });
+            let h2 = stream.get_ref().1.alpn_protocol() == Some(b"h2");
             // A client that hangs up mid-request is its own business.
-            let _ = http1::Builder::new()
-                .serve_connection(TokioIo::new(stream), service)
-                .with_upgrades()
-                .await;
+            if h2 {
+                let _ = http2::Builder::new(TokioExecutor::new())
+                    .serve_connection(TokioIo::new(stream), service)
+                    .await;
+            } else {
+                let _ = http1::Builder::new()
+                    .serve_connection(TokioIo::new(stream), service)
+                    .with_upgrades()
+                    .await;
+            }
         });
     }
 }
