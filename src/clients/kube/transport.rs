@@ -82,8 +82,8 @@ pub(super) fn stack(
     traffic: Traffic,
     connections: &Arc<Connections>,
 ) -> Result<ClientBuilder<Stack>, KubeError> {
-    let failed =
-        |e: kube::Error| KubeError::Config(format!("cannot make a Kubernetes client: {e}"));
+    // The caller says which client this was for.
+    let failed = |e: kube::Error| KubeError::Config(e.to_string());
     let mut tcp = HttpConnector::new();
     tcp.enforce_http(false);
     tcp.set_nodelay(true);
