@@ -23,37 +23,40 @@ pub(crate) struct TargetClients {
     pub(crate) kube: Arc<KubeClient>,
 }
 
+/// The APIs a run's connections are counted for: the report's key, and its name in words.
+const COUNTED_APIS: [(&str, &str); 3] = [
+    ("kubernetes", "Kubernetes"),
+    ("kubernetes_exec", "Kubernetes exec"),
+    ("aws", "AWS"),
+];
+
 impl TargetClients {
     /// The TCP connections the clients opened so far, by API, for the run's report (those
     /// with none left out).
     pub(crate) fn connections(&self) -> std::collections::BTreeMap<String, u64> {
         let kube = self.kube.connections();
-        [
-            ("kubernetes", kube.requests()),
-            ("kubernetes_exec", kube.upgrades()),
-            ("aws", self.aws.connections()),
-        ]
-        .into_iter()
-        .filter(|(_, opened)| *opened > 0)
-        .map(|(api, opened)| (api.to_string(), opened))
-        .collect()
+        let opened = [kube.requests(), kube.upgrades(), self.aws.connections()];
+        COUNTED_APIS
+            .iter()
+            .zip(opened)
+            .filter(|(_, opened)| *opened > 0)
+            .map(|((api, _), opened)| (api.to_string(), opened))
+            .collect()
     }
 }
 
 /// `connections opened: Kubernetes 1, Kubernetes exec 3, AWS 2`, for `--verbose`.
 pub(crate) fn connections_line(connections: &std::collections::BTreeMap<String, u64>) -> String {
-    let mut parts: Vec<String> = [
-        ("kubernetes", "Kubernetes"),
-        ("kubernetes_exec", "Kubernetes exec"),
-        ("aws", "AWS"),
-    ]
-    .iter()
-    .filter_map(|(api, name)| connections.get(*api).map(|n| format!("{name} {n}")))
-    .collect();
-    if parts.is_empty() {
-        parts.push("none".into());
-    }
-    format!("connections opened: {}", parts.join(", "))
+    let parts: Vec<String> = COUNTED_APIS
+        .iter()
+        .filter_map(|(api, name)| connections.get(*api).map(|n| format!("{name} {n}")))
+        .collect();
+    let parts = if parts.is_empty() {
+        "none".to_string()
+    } else {
+        parts.join(", ")
+    };
+    format!("connections opened: {parts}")
 }
 
 pub(crate) struct Target {

@@ -9,7 +9,7 @@ use aws_sdk_eks::config::SharedHttpClient;
 use aws_sdk_eks::config::retry::{RetryPartition, TokenBucket};
 use aws_smithy_http_client::pool::{self, ConnectionEvent};
 use aws_smithy_http_client::proxy::ProxyConfig;
-use aws_smithy_http_client::{Builder, ConnectorBuilder, tls};
+use aws_smithy_http_client::{Builder, tls};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use tokio::sync::OnceCell;
@@ -263,17 +263,11 @@ fn shared_https_client(connections: &Arc<AtomicU64>) -> SharedHttpClient {
         Ok(Ok(client)) => SharedHttpClient::new(client),
         // Neither fails for a pool without partitions; should one, the SDK's own client
         // still works, only without a count.
-        _ => Builder::new().build_with_connector_fn(|settings, components| {
-            let mut connector = ConnectorBuilder::default().tls_provider(tls::Provider::Rustls(
+        _ => Builder::new()
+            .tls_provider(tls::Provider::Rustls(
                 tls::rustls_provider::CryptoMode::AwsLc,
-            ));
-            connector.set_connector_settings(settings.cloned());
-            if let Some(components) = components {
-                connector.set_sleep_impl(components.sleep_impl());
-            }
-            connector.set_proxy_config(Some(ProxyConfig::from_env()));
-            connector.build()
-        }),
+            ))
+            .build_https(),
     }
 }
 

@@ -37,7 +37,7 @@ pub struct KubeClient {
     /// Exec's client (HTTP/1.1, for its upgrade), made on first use from the recipe.
     upgrades: tokio::sync::OnceCell<kube::Client>,
     recipe: Option<Recipe>,
-    connections: Arc<Connections>,
+    connections: Connections,
     discovery: Mutex<Option<Discovery>>,
     /// Kinds already resolved, by what the runbook called them.
     resolved: std::sync::Mutex<std::collections::HashMap<String, Kind>>,
@@ -63,7 +63,7 @@ impl Recipe {
     fn client(
         &self,
         traffic: Traffic,
-        connections: &Arc<Connections>,
+        connections: &Connections,
     ) -> Result<kube::Client, KubeError> {
         let builder = transport::stack(&self.config, traffic, connections).map_err(|e| {
             KubeError::Config(format!("cannot make a client for {}: {e}", self.endpoint))
@@ -259,7 +259,7 @@ impl KubeClient {
     }
 
     fn from_recipe(recipe: Recipe) -> Result<Self, KubeError> {
-        let connections = Arc::new(Connections::default());
+        let connections = Connections::default();
         let client = recipe.client(Traffic::Requests, &connections)?;
         let endpoint = recipe.endpoint.clone();
         let mut made = Self::with_client(client, endpoint);
@@ -273,7 +273,7 @@ impl KubeClient {
             client,
             upgrades: tokio::sync::OnceCell::new(),
             recipe: None,
-            connections: Arc::default(),
+            connections: Connections::default(),
             discovery: Mutex::new(None),
             resolved: Default::default(),
             endpoint,

@@ -38,8 +38,8 @@ pub(super) enum Traffic {
 /// TCP connections opened to the API server, by traffic.
 #[derive(Debug, Default)]
 pub struct Connections {
-    pub(super) requests: AtomicU64,
-    pub(super) upgrades: AtomicU64,
+    requests: Arc<AtomicU64>,
+    upgrades: Arc<AtomicU64>,
 }
 
 impl Connections {
@@ -51,27 +51,12 @@ impl Connections {
         self.upgrades.load(Ordering::Relaxed)
     }
 
-    fn counter(self: &Arc<Self>, traffic: Traffic) -> Counter {
-        Counter {
-            connections: self.clone(),
-            traffic,
+    /// The count a client carrying `traffic` adds to.
+    fn of(&self, traffic: Traffic) -> Arc<AtomicU64> {
+        match traffic {
+            Traffic::Requests => self.requests.clone(),
+            Traffic::Upgrades => self.upgrades.clone(),
         }
-    }
-}
-
-#[derive(Clone)]
-struct Counter {
-    connections: Arc<Connections>,
-    traffic: Traffic,
-}
-
-impl Counter {
-    fn add(&self) {
-        match self.traffic {
-            Traffic::Requests => &self.connections.requests,
-            Traffic::Upgrades => &self.connections.upgrades,
-        }
-        .fetch_add(1, Ordering::Relaxed);
     }
 }
 
@@ -80,7 +65,7 @@ impl Counter {
 pub(super) fn stack(
     config: &kube::Config,
     traffic: Traffic,
-    connections: &Arc<Connections>,
+    connections: &Connections,
 ) -> Result<ClientBuilder<Stack>, KubeError> {
     // The caller says which client this was for.
     let failed = |e: kube::Error| KubeError::Config(e.to_string());
@@ -89,7 +74,7 @@ pub(super) fn stack(
     tcp.set_nodelay(true);
     let tcp = Counting {
         inner: tcp,
-        counter: connections.counter(traffic),
+        opened: connections.of(traffic),
     };
     let tls = config.rustls_client_config().map_err(failed)?;
     let https = hyper_rustls::HttpsConnectorBuilder::new()
@@ -140,7 +125,7 @@ pub(super) fn stack(
 #[derive(Clone)]
 struct Counting {
     inner: HttpConnector,
-    counter: Counter,
+    opened: Arc<AtomicU64>,
 }
 
 impl tower::Service<Uri> for Counting {
@@ -155,10 +140,10 @@ impl tower::Service<Uri> for Counting {
 
     fn call(&mut self, uri: Uri) -> Self::Future {
         let connecting = self.inner.call(uri);
-        let counter = self.counter.clone();
+        let opened = self.opened.clone();
         Box::pin(async move {
             let stream = connecting.await?;
-            counter.add();
+            opened.fetch_add(1, Ordering::Relaxed);
             Ok(stream)
         })
     }
