@@ -80,7 +80,7 @@ pub(crate) fn write_kubeconfig(
         "contexts": [{"name": ENTRY, "context": {"cluster": ENTRY, "user": ENTRY}}],
         "users": [{"name": ENTRY, "user": {"token": token.expose()}}],
     });
-    refuse_foreign(path, "--write-kubeconfig")?;
+    refuse_foreign(path, "--write-kubeconfig", HOLDS_TOKEN)?;
     let original = match crate::sandbox::read_text_file(path, crate::sandbox::TEXT_FILE_LIMIT) {
         Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -117,12 +117,51 @@ pub(crate) struct LabEnv<'a> {
     pub(crate) aws_endpoint: &'a str,
     pub(crate) kube_server: &'a str,
     pub(crate) secrets: &'a LabSecrets,
+    /// The lab's CA file (AWS_CA_BUNDLE): its AWS endpoint is HTTPS with the lab's own CA.
+    pub(crate) ca_bundle: &'a Path,
+}
+
+/// Where the lab's CA goes beside an env file: `aws.env` -> `aws.env.ca.pem`, absolute, so
+/// that the env file works sourced from any directory.
+pub(crate) fn ca_path_beside(env: &Path) -> PathBuf {
+    let mut name = env.file_name().unwrap_or_default().to_os_string();
+    name.push(".ca.pem");
+    let path = env.with_file_name(name);
+    if path.is_absolute() {
+        path
+    } else {
+        std::env::current_dir().map_or(path.clone(), |dir| dir.join(path))
+    }
+}
+
+/// The lab's CA certificate, for the aws CLI and runbook (AWS_CA_BUNDLE). A file that is not a
+/// certificate, or that others could swap for a CA of theirs, is refused.
+pub(crate) fn write_ca(path: &Path, ca_pem: &str) -> Result<Written, Error> {
+    refuse_foreign(
+        path,
+        "--write-env (its CA file)",
+        "a CA put in it would be trusted for the lab's AWS calls",
+    )?;
+    if path.exists()
+        && !crate::sandbox::read_text_file(path, crate::sandbox::TEXT_FILE_LIMIT)
+            .is_ok_and(|text| text.starts_with("-----BEGIN CERTIFICATE-----"))
+    {
+        return Err(Error::Usage(format!(
+            "--write-env: the lab's CA goes to {}, which exists and is not a certificate runbook lab serve wrote; remove it or name another env file",
+            path.display()
+        )));
+    }
+    write_private(path, ca_pem, "the lab's CA file")?;
+    Ok(Written::Created {
+        path: path.to_path_buf(),
+        text: ca_pem.to_string(),
+    })
 }
 
 /// The env file for the aws CLI and `runbook --cluster`; refuses a file that `lab serve` did
 /// not write.
 pub(crate) fn write_env(path: &Path, lab: &LabEnv<'_>) -> Result<Written, Error> {
-    refuse_foreign(path, "--write-env")?;
+    refuse_foreign(path, "--write-env", HOLDS_TOKEN)?;
     if let Ok(existing) = crate::sandbox::read_text_file(path, crate::sandbox::TEXT_FILE_LIMIT)
         && !existing.starts_with(ENV_MARKER)
     {
@@ -139,13 +178,14 @@ pub(crate) fn write_env(path: &Path, lab: &LabEnv<'_>) -> Result<Written, Error>
         )));
     }
     let text = format!(
-        "{ENV_MARKER}\nAWS_ENDPOINT_URL={endpoint}\nAWS_REGION={region}\nAWS_DEFAULT_REGION={region}\nAWS_ACCESS_KEY_ID={key}\nAWS_SECRET_ACCESS_KEY={secret}\nAWS_EC2_METADATA_DISABLED=true\nNO_PROXY=127.0.0.1,localhost\nRUNBOOK_KUBE_SERVER={kube}\nRUNBOOK_LAB_TOKEN={token}\n",
+        "{ENV_MARKER}\nAWS_ENDPOINT_URL={endpoint}\nAWS_REGION={region}\nAWS_DEFAULT_REGION={region}\nAWS_ACCESS_KEY_ID={key}\nAWS_SECRET_ACCESS_KEY={secret}\nAWS_CA_BUNDLE={ca}\nAWS_EC2_METADATA_DISABLED=true\nNO_PROXY=127.0.0.1,localhost\nRUNBOOK_KUBE_SERVER={kube}\nRUNBOOK_LAB_TOKEN={token}\n",
         endpoint = lab.aws_endpoint,
         region = crate::lab::REGION,
         key = lab.secrets.access_key_id,
         secret = lab.secrets.secret_access_key.expose(),
         kube = lab.kube_server,
         token = lab.secrets.admin_token.expose(),
+        ca = lab.ca_bundle.display(),
     );
     write_private(path, &text, "the env file")?;
     Ok(Written::Created {
@@ -160,9 +200,12 @@ fn own_uid() -> Option<u32> {
     std::fs::metadata("/proc/self").ok().map(|m| m.uid())
 }
 
+const HOLDS_TOKEN: &str = "it would hold the lab's admin token";
+
 /// Refuses an existing file (or a symlink, or what it points to) that another user owns or
-/// that others may write: the lab's admin token written into it would be theirs to read.
-fn refuse_foreign(path: &Path, flag: &str) -> Result<(), Error> {
+/// that others may write: the lab's admin token written into it would be theirs to read, a CA
+/// they put in it trusted.
+fn refuse_foreign(path: &Path, flag: &str, holds: &str) -> Result<(), Error> {
     use std::os::unix::fs::MetadataExt;
     let me = own_uid();
     let link = std::fs::symlink_metadata(path).ok();
@@ -187,7 +230,7 @@ fn refuse_foreign(path: &Path, flag: &str) -> Result<(), Error> {
         };
         if let Some(refusal) = refusal {
             return Err(Error::Usage(format!(
-                "{flag} {}: {refusal}, and it would hold the lab's admin token; name a file of your own (e.g. under $HOME), or remove this one",
+                "{flag} {}: {refusal}, and {holds}; name a file of your own (e.g. under $HOME), or remove this one",
                 path.display()
             )));
         }
@@ -260,6 +303,7 @@ mod tests {
             aws_endpoint,
             kube_server: "http://127.0.0.1:9",
             secrets: Box::leak(Box::new(LabSecrets::generate())),
+            ca_bundle: Path::new("/tmp/aws.env.ca.pem"),
         }
     }
 
@@ -312,6 +356,26 @@ mod tests {
         assert_eq!(mode, 0o600);
         written.undo().unwrap();
         assert!(!path.exists());
+    }
+
+    #[test]
+    fn the_ca_goes_beside_the_env_file_and_never_over_a_file_that_is_not_a_certificate() {
+        let dir = tempfile::tempdir().unwrap();
+        let ca = ca_path_beside(&dir.path().join("lab.env"));
+        assert_eq!(ca, dir.path().join("lab.env.ca.pem"));
+        let pem = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n";
+        let written = write_ca(&ca, pem).unwrap();
+        assert_eq!(std::fs::read_to_string(&ca).unwrap(), pem);
+        write_ca(&ca, pem).expect("a CA a lab left behind is ours to replace");
+        written.undo().unwrap();
+        assert!(!ca.exists());
+        std::fs::write(&ca, "my notes\n").unwrap();
+        let error = write_ca(&ca, pem).unwrap_err().to_string();
+        assert!(
+            error.contains("lab.env.ca.pem") && error.contains("not a certificate"),
+            "{error}"
+        );
+        assert_eq!(std::fs::read_to_string(&ca).unwrap(), "my notes\n");
     }
 
     #[test]

@@ -39,22 +39,35 @@ pub(crate) fn execute(args: &ServeArgs) -> AppResult {
         })?;
     let server = served.url.clone();
     let aws_address = runtime
-        .block_on(crate::sim::aws::server::start(twin.clone(), args.aws_port))
+        .block_on(crate::sim::aws::server::start(
+            twin.clone(),
+            args.aws_port,
+            served.acceptor.clone(),
+        ))
         .map_err(|source| {
             Error::Usage(format!(
                 "cannot listen on 127.0.0.1:{}: {source}",
                 args.aws_port
             ))
         })?;
-    let aws = format!("http://{aws_address}");
+    let aws = format!("https://{aws_address}");
     let mut written = Vec::new();
     if let Some(path) = &args.write_env {
+        let ca_bundle = lab_files::ca_path_beside(path);
+        written.push(lab_files::write_ca(&ca_bundle, &served.ca_pem)?);
         let env = lab_files::LabEnv {
             aws_endpoint: &aws,
             kube_server: &server,
             secrets: &twin.secrets,
+            ca_bundle: &ca_bundle,
         };
-        written.push(lab_files::write_env(path, &env)?);
+        match lab_files::write_env(path, &env) {
+            Ok(file) => written.push(file),
+            Err(error) => {
+                undo_all(&written);
+                return Err(error);
+            }
+        }
     }
     if let Some(path) = &args.write_kubeconfig {
         match lab_files::write_kubeconfig(path, &server, &served.ca_pem, &twin.secrets.admin_token)

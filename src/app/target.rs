@@ -9,7 +9,7 @@ use super::scenario_arg;
 use crate::auth::secret::Secret;
 use crate::bindings::{AwsBindings, GpuBindings, HelmBindings, KubeBindings};
 use crate::cli::{ClockKind, TargetArgs};
-use crate::clients::aws::{AwsClients, RetryPolicy, Timeouts};
+use crate::clients::aws::{AwsClients, RetryPolicy, Timeouts, TrustedCa};
 use crate::clients::kube::{Fixed, KubeClient, SERVICE_ACCOUNT_DIR};
 use crate::clock::{Clock, RealClock, VirtualClock};
 use crate::error::Error;
@@ -111,6 +111,8 @@ pub(crate) fn connect(
             "a real cluster runs on the real clock; drop --clock virtual".into(),
         ));
     }
+    // As the aws CLI does: a TLS-inspecting proxy's CA, or `lab serve`'s CA file.
+    let trusted_ca = TrustedCa::from_environment().map_err(Error::Usage)?;
     let aws = Arc::new(
         match &args.aws_endpoint {
             Some(endpoint) => AwsClients::for_endpoint(
@@ -124,7 +126,8 @@ pub(crate) fn connect(
             virtual_clock: None,
         })
         .with_timeouts(timeouts(args))
-        .with_lab_token(args.lab_token.clone().map(Secret::new)),
+        .with_lab_token(args.lab_token.clone().map(Secret::new))
+        .with_trusted_ca(trusted_ca),
     );
     let (kube, description) = match (&args.kubeconfig, &args.cluster) {
         _ if args.in_cluster => {
@@ -231,7 +234,11 @@ fn embedded_twin(
     )
     .map_err(|e| Error::Usage(e.to_string()))?;
     let aws_address = runtime
-        .block_on(crate::sim::aws::server::start(twin.clone(), 0))
+        .block_on(crate::sim::aws::server::start(
+            twin.clone(),
+            0,
+            served.acceptor.clone(),
+        ))
         .map_err(|e| {
             Error::Usage(format!(
                 "cannot start the lab twin's AWS endpoint on 127.0.0.1: {e}"
@@ -247,14 +254,16 @@ fn embedded_twin(
     };
     let aws = match &args.aws_endpoint {
         // AWS elsewhere (an emulator): its keys come from the credential chain.
-        Some(endpoint) => AwsClients::for_endpoint(endpoint, crate::lab::REGION),
+        Some(endpoint) => AwsClients::for_endpoint(endpoint, crate::lab::REGION)
+            .with_trusted_ca(TrustedCa::from_environment().map_err(Error::Usage)?),
         None => AwsClients::for_endpoint_with_keys(
-            &format!("http://{aws_address}"),
+            &format!("https://{aws_address}"),
             crate::lab::REGION,
             &twin.secrets.access_key_id,
             twin.secrets.secret_access_key.clone(),
         )
-        .with_lab_token(Some(admin)),
+        .with_lab_token(Some(admin))
+        .with_trusted_ca(Some(TrustedCa::lab(&served.ca_pem))),
     }
     .with_retry(RetryPolicy {
         max_attempts: args.aws_max_attempts,

@@ -155,7 +155,11 @@ fn every_way_to_miss_a_target_says_what_where_why_and_what_to_do_in_one_line() {
         ("aws: a server that answers HTML", message(aws(&html))),
         (
             "aws: https to a plain HTTP port",
-            message(aws(&format!("https://127.0.0.1:{aws_port}"))),
+            message(aws(&html.replacen("http://", "https://", 1))),
+        ),
+        (
+            "aws: http to lab serve's AWS port, which is HTTPS",
+            message(aws(&format!("http://127.0.0.1:{aws_port}"))),
         ),
         (
             "aws: a host name that does not resolve",
@@ -505,4 +509,33 @@ fn verbose_shows_each_layer_under_the_one_line_and_the_report_keeps_them() {
         "{}",
         caught.stdout()
     );
+}
+
+#[test]
+fn a_ca_bundle_that_cannot_be_used_stops_the_run_before_its_first_step_naming_the_file() {
+    let lab = LabServer::start("60");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let not_pem = dir.path().join("not-a-ca.pem");
+    std::fs::write(&not_pem, "# no certificate here\n").expect("writable");
+    for (bundle, why) in [
+        (
+            dir.path().join("missing-ca.pem"),
+            "cannot read the CA bundle",
+        ),
+        (not_pem, "holds no PEM certificate"),
+    ] {
+        let ran = Runbook::new()
+            .lab_env(&lab)
+            .env("AWS_CA_BUNDLE", &bundle)
+            .args(["run", "runbooks/verify.rhai", "--cluster", "myeks5w"])
+            .args(["--read-only", "--progress", "never"])
+            .run()
+            .expect_code(2);
+        let said = ran.stderr();
+        assert!(
+            said.contains(&format!("AWS_CA_BUNDLE={}", bundle.display())) && said.contains(why),
+            "{said}"
+        );
+        assert!(!said.contains("[pass]"), "no step ran: {said}");
+    }
 }

@@ -19,6 +19,7 @@ use crate::auth::secret::Secret;
 use super::error::AwsError;
 use super::failure::Destination;
 use super::retry::RetryPolicy;
+use super::trust::TrustedCa;
 use super::unreachable::Unreachable;
 
 pub(super) struct Sdk {
@@ -76,6 +77,8 @@ pub struct AwsClients {
     lab_token: Option<Secret>,
     /// Connections the shared HTTP client opened, to any AWS endpoint.
     connections: Arc<AtomicU64>,
+    /// Trusted instead of the system's roots (the lab twin's CA, AWS_CA_BUNDLE's file).
+    trusted_ca: Option<TrustedCa>,
 }
 
 impl AwsClients {
@@ -93,6 +96,7 @@ impl AwsClients {
             endpoint: url.into(),
             lab_token: None,
             connections: Arc::default(),
+            trusted_ca: None,
         }
     }
 
@@ -120,6 +124,16 @@ impl AwsClients {
         self.lab_token.as_ref()
     }
 
+    /// Trusts these certificates instead of the system's roots (None: the system's).
+    pub fn with_trusted_ca(mut self, trusted: Option<TrustedCa>) -> Self {
+        self.trusted_ca = trusted;
+        self
+    }
+
+    pub(super) fn trusted_ca(&self) -> Option<&TrustedCa> {
+        self.trusted_ca.as_ref()
+    }
+
     pub fn from_environment(profile: Option<&str>, region: Option<&str>) -> Self {
         let endpoint = format!("AWS ({})", region.unwrap_or("the profile's region"));
         Self {
@@ -133,6 +147,7 @@ impl AwsClients {
             endpoint,
             lab_token: None,
             connections: Arc::default(),
+            trusted_ca: None,
         }
     }
 
@@ -194,7 +209,10 @@ impl AwsClients {
         self.sdk
             .get_or_init(|| async {
                 let mut loader = aws_config::defaults(BehaviorVersion::latest())
-                    .http_client(shared_https_client(&self.connections))
+                    .http_client(shared_https_client(
+                        &self.connections,
+                        self.trusted_ca.as_ref(),
+                    ))
                     .retry_config(self.retry.retry_config());
                 if let Some(sleep) = self.retry.sleep() {
                     // Backoffs move the virtual clock. Timeouts and stalled-stream checks
@@ -246,28 +264,42 @@ impl AwsClients {
 /// services: left to themselves, each service client makes its own, with a pool of its own.
 /// It is the SDK's connection pool, which offers HTTP/2 by ALPN (an endpoint that takes it
 /// carries every request on one connection) and says when it opens a connection, counted here.
-fn shared_https_client(connections: &Arc<AtomicU64>) -> SharedHttpClient {
+fn shared_https_client(
+    connections: &Arc<AtomicU64>,
+    trusted: Option<&TrustedCa>,
+) -> SharedHttpClient {
+    let provider = || tls::Provider::Rustls(tls::rustls_provider::CryptoMode::AwsLc);
+    // Only the given CAs: the system's roots are not even loaded for the lab twin.
+    let context = trusted.and_then(|trusted| {
+        let store = tls::TrustStore::empty().with_pem_certificate(trusted.pem().as_bytes());
+        tls::TlsContext::builder()
+            .with_trust_store(store)
+            .build()
+            .ok()
+    });
     let counter = connections.clone();
-    let pool = pool::Builder::default()
+    let mut pool = pool::Builder::default()
         .proxy_config(ProxyConfig::from_env())
         .event_listener(move |event: &ConnectionEvent<'_>| {
             if matches!(event, ConnectionEvent::Opened(_)) {
                 counter.fetch_add(1, Ordering::Relaxed);
             }
         })
-        .tls_provider(tls::Provider::Rustls(
-            tls::rustls_provider::CryptoMode::AwsLc,
-        ))
-        .build_https();
-    match pool.map(|pool| pool::Client::new(&pool)) {
+        .tls_provider(provider());
+    if let Some(context) = &context {
+        pool = pool.tls_context(context.clone());
+    }
+    match pool.build_https().map(|pool| pool::Client::new(&pool)) {
         Ok(Ok(client)) => SharedHttpClient::new(client),
         // Neither fails for a pool without partitions; should one, the SDK's own client
         // still works, only without a count.
-        _ => Builder::new()
-            .tls_provider(tls::Provider::Rustls(
-                tls::rustls_provider::CryptoMode::AwsLc,
-            ))
-            .build_https(),
+        _ => {
+            let builder = Builder::new().tls_provider(provider());
+            match context {
+                Some(context) => builder.tls_context(context).build_https(),
+                None => builder.build_https(),
+            }
+        }
     }
 }
 

@@ -5,8 +5,11 @@ use http_body_util::{BodyExt, Empty};
 use hyper_util::rt::TokioIo;
 use serde::Deserialize;
 
+use std::sync::Arc;
+
 use super::client::AwsClients;
 use super::error::AwsError;
+use super::trust::CA_BUNDLE_VARIABLE;
 use crate::lab::cost::{CostReport, Usage, report};
 
 #[derive(Deserialize)]
@@ -43,10 +46,12 @@ impl AwsClients {
             .await
             .map_err(|e| failed(format!("cannot reach {authority}: {e}")))?;
         self.count_connection();
-        let (mut sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
-            .await
-            .map_err(|e| failed(format!("{authority}: {e}")))?;
-        tokio::spawn(connection);
+        let mut sender = if uri.scheme_str() == Some("https") {
+            let stream = self.tls_to(&authority, stream).await?;
+            handshake(TokioIo::new(stream), &authority).await?
+        } else {
+            handshake(TokioIo::new(stream), &authority).await?
+        };
         let mut request = http::Request::get(uri.path()).header("host", &authority);
         if let Some(token) = self.lab_token() {
             request = request.header("authorization", format!("Bearer {}", token.expose()));
@@ -79,4 +84,50 @@ impl AwsClients {
             .map_err(|e| failed(format!("{url}/twin/usage is not the twin's meter: {e}")))?;
         Ok(report(&meter.records, meter.now_s))
     }
+
+    /// TLS to the twin's endpoint, trusting the CA its calls trust (the lab's, AWS_CA_BUNDLE's).
+    async fn tls_to(
+        &self,
+        authority: &str,
+        stream: tokio::net::TcpStream,
+    ) -> Result<tokio_rustls::client::TlsStream<tokio::net::TcpStream>, AwsError> {
+        let mut roots = rustls::RootCertStore::empty();
+        if let Some(trusted) = self.trusted_ca() {
+            roots.add_parsable_certificates(trusted.certificates());
+        }
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let config = rustls::ClientConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .map_err(|e| failed(e.to_string()))?
+            .with_root_certificates(roots)
+            .with_no_client_auth();
+        let host = authority
+            .rsplit_once(':')
+            .map_or(authority, |(host, _)| host);
+        let name = rustls::pki_types::ServerName::try_from(host.to_string())
+            .map_err(|e| failed(format!("{authority}: {e}")))?;
+        tokio_rustls::TlsConnector::from(Arc::new(config))
+            .connect(name, stream)
+            .await
+            .map_err(|e| {
+                failed(format!(
+                    "cannot verify {authority} over TLS ({e}); its CA is the lab's: set {CA_BUNDLE_VARIABLE} to the CA file `lab serve --write-env` wrote"
+                ))
+            })
+    }
+}
+
+/// An HTTP/1.1 connection for the one meter read, driven in the background.
+async fn handshake<T>(
+    io: TokioIo<T>,
+    authority: &str,
+) -> Result<hyper::client::conn::http1::SendRequest<Empty<bytes::Bytes>>, AwsError>
+where
+    T: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
+    let (sender, connection) = hyper::client::conn::http1::handshake(io)
+        .await
+        .map_err(|e| failed(format!("{authority}: {e}")))?;
+    tokio::spawn(connection);
+    Ok(sender)
 }

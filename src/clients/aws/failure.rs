@@ -101,8 +101,17 @@ fn dispatch_failure(
         ),
         Cause::Tls => (
             format!("the TLS handshake failed ({innermost})"),
-            "is it an http:// endpoint given as https://, or a certificate this machine does not trust?".to_string(),
+            "is it an http:// endpoint given as https://, or a certificate this machine does not trust? (a private CA: set AWS_CA_BUNDLE to its PEM file, as `lab serve`'s env file does)".to_string(),
         ),
+        // A TLS server's alert read as an HTTP response.
+        Cause::Other
+            if innermost.contains("invalid HTTP version") && to.endpoint.starts_with("http://") =>
+        {
+            (
+                "it did not answer in HTTP".to_string(),
+                "is it an https:// endpoint given as http://? (`lab serve`'s AWS endpoint is https, as AWS_ENDPOINT_URL in its env file says)".to_string(),
+            )
+        }
         Cause::Other if texts.join(" ").to_lowercase().contains("region") => {
             return region_failure(&innermost);
         }

@@ -24,6 +24,7 @@ mod path_values;
 mod pod_identity;
 mod reachability;
 mod retry;
+mod trust;
 mod unreachable;
 mod waiter;
 
@@ -37,3 +38,4 @@ pub use error::AwsError;
 pub use identity::principal_of;
 pub use launch_templates::LaunchTemplateSpec;
 pub use retry::{Backoff, DEFAULT_MAX_ATTEMPTS, RetryPolicy, is_transient, until_deadline};
+pub use trust::{CA_BUNDLE_VARIABLE, TrustedCa};

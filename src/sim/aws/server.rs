@@ -1,4 +1,4 @@
-//! The AWS endpoint on loopback: one port for EKS (rest-json), EC2 and IAM (query/XML), KMS
+//! The AWS endpoint on loopback, over HTTPS: one port for EKS (rest-json), EC2 and IAM (query/XML), KMS
 //! (JSON with X-Amz-Target), routed
 //! by the service in the SigV4 credential scope, as the aws CLI and the SDKs sign requests.
 
@@ -10,18 +10,17 @@ use std::sync::Arc;
 use http::{Request, Response};
 use http_body_util::BodyExt;
 use hyper::body::Incoming;
-use hyper::server::conn::http1;
 use hyper::service::service_fn;
-use hyper_util::rt::TokioIo;
 use serde_json::{Value, json};
 use tokio::net::TcpListener;
+use tokio_rustls::TlsAcceptor;
 
 use super::error::AwsError;
 use super::faults::{Injected, Refusal};
 use super::wire::{Xml, escape, form};
 use super::{actions, ec2, eks, iam, kms, signature, sts};
 use crate::auth::sigv4::{Claim, Sent};
-use crate::sim::accept::next_connection;
+use crate::sim::accept::{next_connection, serve_tls};
 use crate::sim::kube::server::{Body, full};
 use crate::sim::recording::Recorded;
 use crate::sim::request_path;
@@ -123,7 +122,14 @@ fn wall_clock_seconds() -> i64 {
 }
 
 async fn handle(twin: Arc<Twin>, request: Request<Incoming>) -> Response<Body> {
-    let (parts, body) = request.into_parts();
+    let (mut parts, body) = request.into_parts();
+    // Over HTTP/2 the host travels as `:authority` (RFC 9113 8.3.1); SigV4 signs it as `host`.
+    if !parts.headers.contains_key(http::header::HOST)
+        && let Some(authority) = parts.uri.authority()
+        && let Ok(host) = http::HeaderValue::from_str(authority.as_str())
+    {
+        parts.headers.insert(http::header::HOST, host);
+    }
     let method = parts.method.to_string();
     let path = parts.uri.path().to_string();
     let raw_query = parts.uri.query().unwrap_or_default().to_string();
@@ -466,8 +472,15 @@ fn ec2_error(error: &AwsError) -> String {
     )
 }
 
-/// Binds 127.0.0.1 (port 0: an ephemeral port) and serves in the background.
-pub async fn start(twin: Arc<Twin>, port: u16) -> std::io::Result<SocketAddr> {
+/// Binds 127.0.0.1 (port 0: an ephemeral port) and serves HTTPS in the background with the
+/// lab's TLS identity (the Kubernetes API's: one CA for the lab), as AWS endpoints take
+/// nothing but HTTPS. It offers HTTP/2 by ALPN beside HTTP/1.1: which protocol a real endpoint
+/// speaks varies by service, and the SDKs take either.
+pub async fn start(
+    twin: Arc<Twin>,
+    port: u16,
+    acceptor: TlsAcceptor,
+) -> std::io::Result<SocketAddr> {
     let listener = TcpListener::bind(("127.0.0.1", port)).await?;
     let address = listener.local_addr()?;
     let _ = twin.aws_authority.set(address.to_string());
@@ -478,18 +491,14 @@ pub async fn start(twin: Arc<Twin>, port: u16) -> std::io::Result<SocketAddr> {
             };
             twin.requests.count_aws_connection();
             let twin = twin.clone();
-            tokio::spawn(async move {
-                let service = service_fn(move |request| {
-                    let twin = twin.clone();
-                    async move {
-                        twin.requests.count_aws();
-                        Ok::<_, Infallible>(handle(twin, request).await)
-                    }
-                });
-                let _ = http1::Builder::new()
-                    .serve_connection(TokioIo::new(stream), service)
-                    .await;
+            let service = service_fn(move |request| {
+                let twin = twin.clone();
+                async move {
+                    twin.requests.count_aws();
+                    Ok::<_, Infallible>(handle(twin, request).await)
+                }
             });
+            tokio::spawn(serve_tls(stream, acceptor.clone(), service));
         }
     });
     Ok(address)

@@ -134,9 +134,9 @@ fn service_account_user(twin: &Twin, token: &str) -> Result<User, String> {
 fn eks_user(twin: &Twin, token: &str) -> Result<User, String> {
     let now = SystemTime::now();
     let own_sts = twin.aws_authority.get().cloned();
+    // As aws-iam-authenticator: HTTPS to STS only, here the lab's own endpoint besides.
     let url = eks_token::read(token, now, |scheme, host| {
-        (scheme == "https" && eks_token::is_sts_host(host))
-            || (scheme == "http" && own_sts.as_deref() == Some(host))
+        scheme == "https" && (eks_token::is_sts_host(host) || own_sts.as_deref() == Some(host))
     })
     .map_err(|e| format!("EKS token refused: {e}"))?;
     if url.claim.service != "sts" {
@@ -316,6 +316,27 @@ mod tests {
         }
         let why = authenticate(&twin, Some("Basic dXNlcg==")).expect_err("refused");
         assert!(why.contains("scheme `Basic`"), "{why}");
+    }
+
+    #[test]
+    fn a_token_for_the_labs_own_sts_is_taken_over_https_only() {
+        let twin = lab();
+        twin.aws_authority.set("127.0.0.1:4566".into()).unwrap();
+        let own = token(
+            &twin,
+            lab::CLUSTER_NAME,
+            Some("https://127.0.0.1:4566"),
+            Duration::ZERO,
+        );
+        authenticate(&twin, Some(&bearer(&own))).expect("the lab's own endpoint signs tokens");
+        let plain = token(
+            &twin,
+            lab::CLUSTER_NAME,
+            Some("http://127.0.0.1:4566"),
+            Duration::ZERO,
+        );
+        let refused = authenticate(&twin, Some(&bearer(&plain))).expect_err("not over http");
+        assert!(refused.contains("unexpected scheme \"http\""), "{refused}");
     }
 
     #[test]

@@ -9,15 +9,13 @@ use http::{Request, Response, StatusCode};
 use http_body_util::combinators::BoxBody;
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
-use hyper::server::conn::{http1, http2};
 use hyper::service::service_fn;
-use hyper_util::rt::{TokioExecutor, TokioIo};
 use serde_json::Value;
 use tokio::net::TcpListener;
 use tokio_rustls::TlsAcceptor;
 
 use super::handlers;
-use crate::sim::accept::next_connection;
+use crate::sim::accept::{next_connection, serve_tls};
 use crate::sim::tls::LabTls;
 use crate::sim::twin::Twin;
 
@@ -55,36 +53,18 @@ pub async fn serve(twin: Arc<Twin>, listener: TcpListener, acceptor: TlsAcceptor
         };
         twin.requests.count_kube_connection();
         let twin = twin.clone();
-        let acceptor = acceptor.clone();
-        tokio::spawn(async move {
-            // A client that fails the handshake (plain http, an untrusted CA) is its own business.
-            let Ok(stream) = acceptor.accept(stream).await else {
-                return;
-            };
-            let service = service_fn(move |request: Request<Incoming>| {
-                let twin = twin.clone();
-                async move {
-                    twin.requests.count_kube();
-                    let latency = twin.read_kube(|s| s.latency);
-                    if !latency.is_zero() {
-                        tokio::time::sleep(latency).await;
-                    }
-                    Ok::<_, Infallible>(handlers::handle(twin, request).await)
+        let service = service_fn(move |request: Request<Incoming>| {
+            let twin = twin.clone();
+            async move {
+                twin.requests.count_kube();
+                let latency = twin.read_kube(|s| s.latency);
+                if !latency.is_zero() {
+                    tokio::time::sleep(latency).await;
                 }
-            });
-            let h2 = stream.get_ref().1.alpn_protocol() == Some(b"h2");
-            // A client that hangs up mid-request is its own business.
-            if h2 {
-                let _ = http2::Builder::new(TokioExecutor::new())
-                    .serve_connection(TokioIo::new(stream), service)
-                    .await;
-            } else {
-                let _ = http1::Builder::new()
-                    .serve_connection(TokioIo::new(stream), service)
-                    .with_upgrades()
-                    .await;
+                Ok::<_, Infallible>(handlers::handle(twin, request).await)
             }
         });
+        tokio::spawn(serve_tls(stream, acceptor.clone(), service));
     }
 }
 
@@ -95,6 +75,8 @@ pub struct Served {
     pub url: String,
     pub ca_pem: String,
     pub ca_der: Vec<u8>,
+    /// The same identity, for the twin's AWS endpoint: one CA for the whole lab.
+    pub acceptor: TlsAcceptor,
 }
 
 /// Binds 127.0.0.1 (port 0: an ephemeral port) with a fresh TLS identity and serves in the
@@ -110,5 +92,6 @@ pub async fn start(twin: Arc<Twin>, port: u16) -> std::io::Result<Served> {
         url: format!("https://{address}"),
         ca_pem: tls.ca_pem,
         ca_der: tls.ca_der,
+        acceptor: tls.acceptor,
     })
 }

@@ -1,0 +1,109 @@
+//! The certificate authorities the AWS clients trust instead of the system's roots: the lab
+//! twin's own CA, or the bundle `AWS_CA_BUNDLE` names, which the aws CLI reads the same way (a
+//! TLS-inspecting proxy's CA; the CA file `lab serve --write-env` writes beside its env file).
+
+use std::path::Path;
+
+use rustls::pki_types::CertificateDer;
+use rustls::pki_types::pem::PemObject;
+
+/// The variable the aws CLI and runbook read a CA bundle's path from.
+pub const CA_BUNDLE_VARIABLE: &str = "AWS_CA_BUNDLE";
+
+/// PEM certificates trusted in place of the system's roots.
+#[derive(Debug, Clone)]
+pub struct TrustedCa {
+    pem: String,
+    /// Where they came from, for messages.
+    pub origin: String,
+}
+
+impl TrustedCa {
+    /// The lab twin's CA, given by the process that started the twin.
+    pub fn lab(pem: &str) -> Self {
+        Self {
+            pem: pem.to_string(),
+            origin: "the lab twin's CA".into(),
+        }
+    }
+
+    /// The bundle `AWS_CA_BUNDLE` names, when it names one. An unreadable file, or one without
+    /// a certificate, is an error naming it: every call would otherwise fail its handshake.
+    pub fn from_environment() -> Result<Option<Self>, String> {
+        match std::env::var_os(CA_BUNDLE_VARIABLE) {
+            Some(path) if !path.is_empty() => Self::from_file(Path::new(&path)).map(Some),
+            _ => Ok(None),
+        }
+    }
+
+    pub fn from_file(path: &Path) -> Result<Self, String> {
+        let pem = crate::sandbox::read_text_file(path, crate::sandbox::TEXT_FILE_LIMIT)
+            .map_err(|e| {
+                format!(
+                    "{CA_BUNDLE_VARIABLE}={}: cannot read the CA bundle: {e}; name a PEM file of certificates, or unset it to trust the system's roots",
+                    path.display()
+                )
+            })?;
+        let trusted = Self {
+            pem,
+            origin: format!("{CA_BUNDLE_VARIABLE}={}", path.display()),
+        };
+        if trusted.certificates().is_empty() {
+            return Err(format!(
+                "{CA_BUNDLE_VARIABLE}={}: the file holds no PEM certificate (-----BEGIN CERTIFICATE-----); name a CA bundle, or unset it to trust the system's roots",
+                path.display()
+            ));
+        }
+        Ok(trusted)
+    }
+
+    pub(super) fn pem(&self) -> &str {
+        &self.pem
+    }
+
+    /// The certificates, for a connection made outside the SDK (the twin's cost meter).
+    pub(super) fn certificates(&self) -> Vec<CertificateDer<'static>> {
+        CertificateDer::pem_slice_iter(self.pem.as_bytes())
+            .filter_map(Result::ok)
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_bundle_is_read_with_every_certificate_in_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let certificate = |name: &str| {
+            rcgen::generate_simple_self_signed(vec![name.to_string()])
+                .unwrap()
+                .cert
+                .pem()
+        };
+        let (ca, other) = (certificate("one"), certificate("two"));
+        let path = dir.path().join("bundle.pem");
+        std::fs::write(&path, format!("{ca}{other}")).unwrap();
+        let trusted = TrustedCa::from_file(&path).expect("a bundle of two");
+        assert_eq!(trusted.certificates().len(), 2);
+        assert!(trusted.origin.contains("bundle.pem"), "{}", trusted.origin);
+    }
+
+    #[test]
+    fn a_file_without_certificates_or_no_file_is_refused_by_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("empty.pem");
+        std::fs::write(&path, "not a certificate\n").unwrap();
+        let error = TrustedCa::from_file(&path).unwrap_err();
+        assert!(
+            error.contains("empty.pem") && error.contains("no PEM certificate"),
+            "{error}"
+        );
+        let error = TrustedCa::from_file(&dir.path().join("missing.pem")).unwrap_err();
+        assert!(
+            error.contains("missing.pem") && error.contains("cannot read"),
+            "{error}"
+        );
+    }
+}
