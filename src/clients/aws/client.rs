@@ -205,6 +205,24 @@ impl AwsClients {
         }
     }
 
+    /// The TLS crypto for this target. Real AWS keeps the SDK's default, aws-lc, with its
+    /// post-quantum key exchange. An endpoint given to runbook (the lab twin, an emulator) gets
+    /// ring, which the rest of runbook's TLS uses: aws-lc seeds its random generator from CPU
+    /// jitter on first use, about 20 ms of a run that is otherwise a few ms against the twin.
+    fn crypto(&self) -> tls::rustls_provider::CryptoMode {
+        let custom = match &self.recipe {
+            Recipe::Endpoint { .. } => true,
+            Recipe::Environment { .. } => {
+                std::env::var_os("AWS_ENDPOINT_URL").is_some_and(|url| !url.is_empty())
+            }
+        };
+        if custom {
+            tls::rustls_provider::CryptoMode::Ring
+        } else {
+            tls::rustls_provider::CryptoMode::AwsLc
+        }
+    }
+
     pub(super) async fn sdk(&self) -> &Sdk {
         self.sdk
             .get_or_init(|| async {
@@ -212,6 +230,7 @@ impl AwsClients {
                     .http_client(shared_https_client(
                         &self.connections,
                         self.trusted_ca.as_ref(),
+                        self.crypto(),
                     ))
                     .retry_config(self.retry.retry_config());
                 if let Some(sleep) = self.retry.sleep() {
@@ -267,8 +286,9 @@ impl AwsClients {
 fn shared_https_client(
     connections: &Arc<AtomicU64>,
     trusted: Option<&TrustedCa>,
+    crypto: tls::rustls_provider::CryptoMode,
 ) -> SharedHttpClient {
-    let provider = || tls::Provider::Rustls(tls::rustls_provider::CryptoMode::AwsLc);
+    let provider = || tls::Provider::Rustls(crypto.clone());
     // Only the given CAs: the system's roots are not even loaded for the lab twin.
     let context = trusted.and_then(|trusted| {
         let store = tls::TrustStore::empty().with_pem_certificate(trusted.pem().as_bytes());

@@ -44,17 +44,34 @@ impl TrustedCa {
                     path.display()
                 )
             })?;
-        let trusted = Self {
-            pem,
-            origin: format!("{CA_BUNDLE_VARIABLE}={}", path.display()),
-        };
-        if trusted.certificates().is_empty() {
-            return Err(format!(
-                "{CA_BUNDLE_VARIABLE}={}: the file holds no PEM certificate (-----BEGIN CERTIFICATE-----); name a CA bundle, or unset it to trust the system's roots",
+        let refuse = |why: String| {
+            format!(
+                "{CA_BUNDLE_VARIABLE}={}: {why}; name a PEM bundle of CA certificates, or unset it to trust the system's roots",
                 path.display()
+            )
+        };
+        // Checked here as the SDK will read it, which panics on what it cannot parse.
+        let certificates = CertificateDer::pem_slice_iter(pem.as_bytes())
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| refuse(format!("a certificate in it cannot be read ({e})")))?;
+        if certificates.is_empty() {
+            return Err(refuse(
+                "the file holds no PEM certificate (-----BEGIN CERTIFICATE-----)".into(),
             ));
         }
-        Ok(trusted)
+        let mut roots = rustls::RootCertStore::empty();
+        for (n, certificate) in certificates.into_iter().enumerate() {
+            roots.add(certificate).map_err(|e| {
+                refuse(format!(
+                    "certificate {} is not one a CA can be ({e})",
+                    n + 1
+                ))
+            })?;
+        }
+        Ok(Self {
+            pem,
+            origin: format!("{CA_BUNDLE_VARIABLE}={}", path.display()),
+        })
     }
 
     pub(super) fn pem(&self) -> &str {
@@ -91,13 +108,35 @@ mod tests {
     }
 
     #[test]
-    fn a_file_without_certificates_or_no_file_is_refused_by_name() {
+    fn a_file_without_usable_certificates_or_no_file_is_refused_by_name() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("empty.pem");
         std::fs::write(&path, "not a certificate\n").unwrap();
         let error = TrustedCa::from_file(&path).unwrap_err();
         assert!(
             error.contains("empty.pem") && error.contains("no PEM certificate"),
+            "{error}"
+        );
+        let broken = dir.path().join("broken.pem");
+        std::fs::write(
+            &broken,
+            "-----BEGIN CERTIFICATE-----\nnot base64!\n-----END CERTIFICATE-----\n",
+        )
+        .unwrap();
+        let error = TrustedCa::from_file(&broken).unwrap_err();
+        assert!(
+            error.contains("broken.pem") && error.contains("cannot be read"),
+            "{error}"
+        );
+        let garbage = dir.path().join("garbage.pem");
+        std::fs::write(
+            &garbage,
+            "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n",
+        )
+        .unwrap();
+        let error = TrustedCa::from_file(&garbage).unwrap_err();
+        assert!(
+            error.contains("garbage.pem") && error.contains("certificate 1"),
             "{error}"
         );
         let error = TrustedCa::from_file(&dir.path().join("missing.pem")).unwrap_err();
