@@ -366,3 +366,18 @@ fn sdk_clients(config: &SdkConfig) -> Sdk {
         ),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_endpoint_given_to_runbook_gets_ring_and_real_aws_the_sdks_default() {
+        let twin = AwsClients::for_endpoint("https://127.0.0.1:1", "ap-northeast-2");
+        assert_eq!(format!("{:?}", twin.crypto()), "Ring");
+        if std::env::var_os("AWS_ENDPOINT_URL").is_none() {
+            let real = AwsClients::from_environment(None, Some("ap-northeast-2"));
+            assert_eq!(format!("{:?}", real.crypto()), "AwsLc");
+        }
+    }
+}
