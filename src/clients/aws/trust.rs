@@ -110,39 +110,26 @@ mod tests {
     #[test]
     fn a_file_without_usable_certificates_or_no_file_is_refused_by_name() {
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("empty.pem");
-        std::fs::write(&path, "not a certificate\n").unwrap();
-        let error = TrustedCa::from_file(&path).unwrap_err();
-        assert!(
-            error.contains("empty.pem") && error.contains("no PEM certificate"),
-            "{error}"
-        );
-        let broken = dir.path().join("broken.pem");
-        std::fs::write(
-            &broken,
-            "-----BEGIN CERTIFICATE-----\nnot base64!\n-----END CERTIFICATE-----\n",
-        )
-        .unwrap();
-        let error = TrustedCa::from_file(&broken).unwrap_err();
-        assert!(
-            error.contains("broken.pem") && error.contains("cannot be read"),
-            "{error}"
-        );
-        let garbage = dir.path().join("garbage.pem");
-        std::fs::write(
-            &garbage,
-            "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n",
-        )
-        .unwrap();
-        let error = TrustedCa::from_file(&garbage).unwrap_err();
-        assert!(
-            error.contains("garbage.pem") && error.contains("certificate 1"),
-            "{error}"
-        );
-        let error = TrustedCa::from_file(&dir.path().join("missing.pem")).unwrap_err();
-        assert!(
-            error.contains("missing.pem") && error.contains("cannot read"),
-            "{error}"
-        );
+        let pem = |body: &str| {
+            format!("-----BEGIN CERTIFICATE-----\n{body}\n-----END CERTIFICATE-----\n")
+        };
+        let cases = [
+            (
+                "empty.pem",
+                Some("not a certificate\n".to_string()),
+                "no PEM certificate",
+            ),
+            ("broken.pem", Some(pem("not base64!")), "cannot be read"),
+            ("garbage.pem", Some(pem("AAAA")), "certificate 1"),
+            ("missing.pem", None, "cannot read"),
+        ];
+        for (name, text, why) in cases {
+            let path = dir.path().join(name);
+            if let Some(text) = text {
+                std::fs::write(&path, text).unwrap();
+            }
+            let error = TrustedCa::from_file(&path).unwrap_err();
+            assert!(error.contains(name) && error.contains(why), "{error}");
+        }
     }
 }
