@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds runbook as deploy/container/Dockerfile does (release, x86_64-unknown-linux-musl) and
-# proves the binary is what the image needs: statically linked (no program interpreter, no
+# proves the binary is what the image needs: without the tests' hooks, statically linked (no program interpreter, no
 # shared libraries) and able to run the whole lab drill as an unprivileged user in an empty
 # environment. Needs the musl target (rustup target add x86_64-unknown-linux-musl) and
 # musl-tools; CARGO_TARGET_DIR as usual.
@@ -19,6 +19,14 @@ if readelf -d "$binary" 2>/dev/null | grep -q NEEDED; then
     readelf -d "$binary" | grep NEEDED >&2
     exit 1
 fi
+# The test hooks (a crash or panic on purpose, a run without a journal) are for test builds
+# only: a shipped binary must not even hold their names.
+for hook in RUNBOOK_CRASH_AFTER_MUTATION RUNBOOK_PANIC_AFTER_MUTATION RUNBOOK_JOURNAL; do
+    if grep -qa "$hook" "$binary"; then
+        echo "FAIL: $binary holds the test hook $hook (built with --features test-hooks?)" >&2
+        exit 1
+    fi
+done
 repo=$(pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

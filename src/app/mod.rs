@@ -9,6 +9,7 @@ mod doctor_access;
 mod eks_cluster;
 mod eval;
 mod history;
+mod journal_undo;
 mod lab_files;
 mod lab_serve;
 mod new_runbook;

@@ -102,17 +102,16 @@ pub(crate) fn execute(args: RunArgs) -> AppResult {
             earlier.id, earlier.runbook, earlier.id
         );
     }
-    // `RUNBOOK_JOURNAL=off` is the benchmarks' baseline (scripts/bench-lab.py): a run that
-    // nothing can recover.
-    let run_journal = match std::env::var("RUNBOOK_JOURNAL").as_deref() {
-        Ok("off") => None,
-        _ => Some(start_journal(
+    let run_journal = if crate::script::journal_off() {
+        None
+    } else {
+        Some(start_journal(
             &state_dir,
             &run_id,
             &runbook,
             &target.key,
             target.outside().is_some(),
-        )?),
+        )?)
     };
     let host = Host::new(
         HostConfig {
@@ -153,10 +152,15 @@ pub(crate) fn execute(args: RunArgs) -> AppResult {
         }),
     };
     let on_abort = outputs.clone();
-    signals::watch(&runtime, host.clone(), move |report| {
-        // Best effort on abort: the process is about to exit either way.
-        let _ = on_abort.write(report);
-    });
+    signals::watch(
+        &runtime,
+        host.clone(),
+        target.outside().cloned(),
+        move |report| {
+            // Best effort on abort: the process is about to exit either way.
+            let _ = on_abort.write(report);
+        },
+    );
 
     let script_host = host.clone();
     let extensions = target.extensions.clone();
@@ -384,11 +388,14 @@ impl Outputs {
             )?;
         }
         if let Some(path) = &self.junit {
-            std::fs::write(path, to_junit_xml(report)).map_err(|source| Error::Write {
-                path: path.clone(),
-                what: "the JUnit report",
-                source,
-            })?;
+            // Private like the JSON report: its failure messages name the run's resources.
+            crate::sandbox::write_private(path, to_junit_xml(report).as_bytes()).map_err(
+                |source| Error::Write {
+                    path: path.clone(),
+                    what: "the JUnit report",
+                    source,
+                },
+            )?;
         }
         if let Some(path) = &self.metrics_file {
             write_metrics_file(report, finished, path)?;
@@ -444,11 +451,15 @@ impl Outputs {
 /// The summary to `--summary PATH`, and appended to `$GITHUB_STEP_SUMMARY` (a job's page shows
 /// what every step appended there).
 fn write_summary(markdown: &str, path: Option<&Path>) -> Result<(), Error> {
+    // `--summary`'s file is private like the reports; $GITHUB_STEP_SUMMARY is the runner's own
+    // file, appended to as it is.
     if let Some(path) = path {
-        std::fs::write(path, markdown).map_err(|source| Error::Write {
-            path: path.to_path_buf(),
-            what: "the summary",
-            source,
+        crate::sandbox::write_private(path, markdown.as_bytes()).map_err(|source| {
+            Error::Write {
+                path: path.to_path_buf(),
+                what: "the summary",
+                source,
+            }
         })?;
     }
     if let Some(step_summary) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|p| !p.is_empty()) {

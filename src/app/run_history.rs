@@ -224,6 +224,8 @@ pub(crate) fn write_metrics_file(report: &Report, finished: f64, path: &Path) ->
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| "metrics.prom".into());
     let temporary = path.with_file_name(format!(".{name}.{}.tmp", std::process::id()));
+    // World-readable (0644 by the usual umask), unlike the reports: node_exporter's textfile
+    // collector reads it as a user of its own. It holds metric names, labels and numbers.
     let written = std::fs::write(&temporary, to_prometheus_text(report, finished))
         .and_then(|()| std::fs::rename(&temporary, path));
     written.map_err(|source| {

@@ -136,6 +136,31 @@ impl Guards {
         })
     }
 
+    /// `--read-only` for a call that is no change to a resource but can make one: a command run
+    /// in a pod (`k8s::exec`, with `argv`), a lab twin fault (`twin::fault`, no `argv`). Only the
+    /// GPU probes' own queries run in a read-only run.
+    pub fn check_read_only(
+        &self,
+        action: &str,
+        argv: Option<&[String]>,
+    ) -> Result<(), GuardRefusal> {
+        if !self.read_only || argv.is_some_and(super::reads_only) {
+            return Ok(());
+        }
+        let reason = match argv {
+            Some(_) => format!(
+                "the run is --read-only and a command in a pod can change anything the pod reaches; only the GPU probes' queries run ({})",
+                super::exec::READ_ONLY_COMMANDS_TEXT
+            ),
+            None => "the run is --read-only, and a lab twin fault changes the lab for every client until it is switched off".into(),
+        };
+        Err(GuardRefusal {
+            action: action.to_string(),
+            guard: "--read-only",
+            reason,
+        })
+    }
+
     pub fn check(&self, change: &Change) -> Result<(), GuardRefusal> {
         let refuse = |guard: &'static str, reason: String| GuardRefusal {
             action: change.action.clone(),

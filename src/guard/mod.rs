@@ -3,11 +3,13 @@
 //! and what the run has spent in the resources it started. Pure: no I/O.
 
 mod change;
+mod exec;
 mod guards;
 mod pattern;
 mod spend;
 
 pub use change::Change;
+pub use exec::reads_only;
 pub use guards::{GuardRefusal, Guards};
 pub use pattern::ResourcePattern;
 pub use spend::{Runs, Spend, SpendRate};

@@ -52,8 +52,8 @@ pub fn to_summary(plan: &Plan) -> String {
         let _ = write!(
             out,
             "; cost while it runs ${:.2}, ${:.2} in what it starts{}",
-            plan.cost_usd,
-            plan.started_usd,
+            usd(plan.cost_usd),
+            usd(plan.started_usd),
             budget(plan)
         );
     }
@@ -62,6 +62,12 @@ pub fn to_summary(plan: &Plan) -> String {
         let _ = writeln!(out, "  where: {error}");
     }
     out
+}
+
+/// A cost to print: never below zero, and never negative zero (a float sum of rates that
+/// cancel out is `-0.0`, which `{:.2}` prints as `-0.00`).
+fn usd(dollars: f64) -> f64 {
+    dollars.max(0.0) + 0.0
 }
 
 /// ` (--max-cost-usd 5.00)` when the run has one.
@@ -111,8 +117,8 @@ pub fn to_text(plan: &Plan) -> String {
         let _ = writeln!(
             out,
             "cost while it runs: ${:.2}, of which ${:.2} in what it starts{}",
-            plan.cost_usd,
-            plan.started_usd,
+            usd(plan.cost_usd),
+            usd(plan.started_usd),
             budget(plan)
         );
         // Columns as wide as their longest entry (a hybrid node's kind is `eks-hybrid-node/32vcpu`).
@@ -137,7 +143,7 @@ pub fn to_text(plan: &Plan) -> String {
                 line.resource,
                 line.kind,
                 line.hours,
-                line.usd,
+                usd(line.usd),
                 if line.started {
                     "  (started by the run)"
                 } else {
@@ -175,5 +181,18 @@ fn section(out: &mut String, title: &str, steps: &[PlannedStep]) {
             }
             let _ = writeln!(out, "    {}  [{}]", record.change.action, notes.join(", "));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cost_that_sums_to_negative_zero_prints_as_zero() {
+        assert_eq!(format!("${:.2}", usd(-0.0)), "$0.00");
+        assert_eq!(format!("${:.2}", usd(-0.001)), "$0.00");
+        assert_eq!(format!("${:.2}", usd(1.005 - 1.005)), "$0.00");
+        assert_eq!(format!("${:.2}", usd(12.5)), "$12.50");
     }
 }

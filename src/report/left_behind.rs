@@ -39,26 +39,8 @@ mod tests {
 
     fn report(defers: Vec<DeferRecord>) -> Report {
         Report {
-            runbook: "r.rhai".into(),
-            run_id: None,
-            status: RunStatus::Interrupted,
-            clock: "virtual",
-            parameters: serde_json::json!({}),
-            steps: vec![],
             defers,
-            snapshots: vec![],
-            metrics: vec![],
-            guards: crate::guard::Guards::default(),
-            spent_usd: None,
-            changes: vec![],
-            evidence: vec![],
-            error: None,
-            error_detail: vec![],
-            error_at: None,
-            spend: Vec::new(),
-            connections: Default::default(),
-            virtual_ms: 0,
-            wall_ms: 0,
+            ..Report::empty(RunStatus::Interrupted)
         }
     }
 

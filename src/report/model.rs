@@ -253,3 +253,32 @@ fn virtual_clock() -> &'static str {
 pub fn clock_name(written: &str) -> &'static str {
     if written == "real" { "real" } else { "virtual" }
 }
+
+#[cfg(test)]
+impl Report {
+    /// A report of `r.rhai` with nothing in it, for the renderers' tests to fill in.
+    pub(crate) fn empty(status: RunStatus) -> Self {
+        Self {
+            runbook: "r.rhai".into(),
+            run_id: None,
+            status,
+            clock: "virtual",
+            parameters: serde_json::json!({}),
+            steps: vec![],
+            defers: vec![],
+            snapshots: vec![],
+            metrics: vec![],
+            guards: crate::guard::Guards::default(),
+            spent_usd: None,
+            changes: vec![],
+            evidence: vec![],
+            error: None,
+            error_detail: vec![],
+            error_at: None,
+            spend: Vec::new(),
+            connections: Default::default(),
+            virtual_ms: 0,
+            wall_ms: 0,
+        }
+    }
+}

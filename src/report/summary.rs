@@ -34,7 +34,7 @@ pub fn to_markdown_summary(report: &Report, context: &SummaryContext) -> String 
         RunStatus::Error => "stopped on a script error",
         RunStatus::Interrupted => "was interrupted",
     };
-    let _ = writeln!(out, "### `{}` {verdict}\n", escape(&report.runbook));
+    let _ = writeln!(out, "### `{}` {verdict}\n", code(&report.runbook));
     let steps = report.flat_steps();
     let mut facts = vec![
         format!("{} wall", readable_millis(report.wall_ms)),
@@ -220,12 +220,35 @@ fn first_line(text: &str) -> &str {
     text.lines().next().unwrap_or_default()
 }
 
-/// Text safe in a Markdown table cell: pipes escaped, no line breaks, at most 300 characters.
+/// Text for a Markdown table cell or list item: one line, no column break, and no HTML: a step
+/// name, an error or a label that holds markup shows as text (GitHub renders the entities), so
+/// a runbook's strings cannot add tags or comments to a CI job's page.
 fn escape(text: &str) -> String {
-    let one_line: String = text.replace('|', "\\|").replace(['\n', '\r'], " ");
-    if one_line.chars().count() > 300 {
-        one_line.chars().take(299).collect::<String>() + "…"
+    let mut out = String::with_capacity(text.len());
+    for c in shortened(text).chars() {
+        match c {
+            '|' => out.push_str("\\|"),
+            '\n' | '\r' => out.push(' '),
+            '&' => out.push_str("&amp;"),
+            // No tag or comment can open without `<`; `>` stays, as the steps' `a > b` reads.
+            '<' => out.push_str("&lt;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Text inside a code span: HTML is inert there and entities would show as typed, so only the
+/// backticks that would close the span early go, and the line breaks.
+fn code(text: &str) -> String {
+    shortened(text).replace('`', "'").replace(['\n', '\r'], " ")
+}
+
+/// At most 300 characters of `text`.
+fn shortened(text: &str) -> std::borrow::Cow<'_, str> {
+    if text.chars().count() > 300 {
+        (text.chars().take(299).collect::<String>() + "…").into()
     } else {
-        one_line
+        text.into()
     }
 }

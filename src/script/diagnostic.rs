@@ -299,7 +299,12 @@ fn classify(error: &EvalAltResult) -> (FaultKind, String, Option<Missing>) {
             ),
             None,
         ),
-        E::ErrorTerminated(..) => (FaultKind::Interrupted, "interrupted by Ctrl-C".into(), None),
+        // The host's token names the signal (`interrupted by SIGTERM`).
+        E::ErrorTerminated(token, _) => {
+            let said = token.to_string();
+            let message = if said.starts_with("interrupted by ") { said } else { "interrupted by Ctrl-C".into() };
+            (FaultKind::Interrupted, message, None)
+        }
         E::ErrorFunctionNotFound(signature, _) => (
             FaultKind::Script,
             format!("unknown function: {signature}"),

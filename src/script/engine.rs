@@ -62,7 +62,7 @@ pub fn build_engine(host: &Arc<Host>, extensions: &[Arc<dyn Extension>]) -> Engi
     let h = host.clone();
     engine.on_progress(move |_| {
         if h.should_stop() {
-            Some("interrupted".into())
+            Some(h.interrupted_token())
         } else if super::memory::over_limit() {
             Some(MEMORY_EXHAUSTED.into())
         } else {

@@ -6,9 +6,11 @@ pub(crate) use branches::BranchRecords;
 mod gpu_record;
 mod journal_calls;
 mod metric_history;
+mod test_hooks;
 
 pub use gpu_record::GpuRecord;
 pub use metric_history::MetricHistory;
+pub(crate) use test_hooks::journal_off;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
@@ -16,7 +18,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use rhai::{EvalAltResult, FnPtr, Position};
+use rhai::{Dynamic, EvalAltResult, FnPtr, Position};
 
 use super::interrupt::Interrupt;
 use super::sources::SourceMap;
@@ -163,15 +165,12 @@ pub struct Host {
     spend: Mutex<crate::guard::Spend>,
     metric_history: std::sync::OnceLock<Arc<dyn MetricHistory>>,
     gpu_record: std::sync::OnceLock<Arc<dyn GpuRecord>>,
-    /// A test hook: the process exits right after this many mutating calls have been answered
-    /// (before the journal hears of it), as a run killed with SIGKILL would
-    /// (`RUNBOOK_CRASH_AFTER_MUTATION`).
-    crash_after: Option<u64>,
-    /// A test hook standing in for a bug: a panic right after this many mutating calls have
-    /// been answered (`RUNBOOK_PANIC_AFTER_MUTATION`), to prove the cleanups still run.
-    pub(crate) panic_after: Option<u64>,
+    /// What the crash-safety tests asked of this run (nothing, in a release build).
+    pub(crate) hooks: test_hooks::TestHooks,
     answered_calls: std::sync::atomic::AtomicU64,
     cleaning_up: AtomicBool,
+    /// Why no more mutations may be sent: the run is being undone from its journal.
+    closed: std::sync::OnceLock<String>,
     wall_start: Instant,
     virtual_start: Duration,
     state: Mutex<RunState>,
@@ -199,14 +198,10 @@ impl Host {
             spend: Mutex::new(crate::guard::Spend::default()),
             metric_history: std::sync::OnceLock::new(),
             gpu_record: std::sync::OnceLock::new(),
-            crash_after: std::env::var("RUNBOOK_CRASH_AFTER_MUTATION")
-                .ok()
-                .and_then(|n| n.parse().ok()),
-            panic_after: std::env::var("RUNBOOK_PANIC_AFTER_MUTATION")
-                .ok()
-                .and_then(|n| n.parse().ok()),
+            hooks: test_hooks::TestHooks::from_env(),
             answered_calls: std::sync::atomic::AtomicU64::new(0),
             cleaning_up: AtomicBool::new(false),
+            closed: std::sync::OnceLock::new(),
             wall_start: Instant::now(),
             virtual_start,
             state: Mutex::new(RunState::default()),
@@ -270,6 +265,17 @@ impl Host {
         self.cleaning_up.load(Ordering::Relaxed)
     }
 
+    /// From now on every mutation is refused with `why` before it is journaled or sent: the
+    /// run is being undone from its journal, and the script's thread must not race that.
+    pub fn close_mutations(&self, why: &str) {
+        let _ = self.closed.set(why.to_string());
+    }
+
+    /// Whether the run is being undone from its journal (see [`Host::close_mutations`]).
+    pub fn mutations_closed(&self) -> bool {
+        self.closed.get().is_some()
+    }
+
     pub(crate) fn start_cleanup(&self) {
         self.cleaning_up.store(true, Ordering::Relaxed);
     }
@@ -280,7 +286,12 @@ impl Host {
     }
 
     pub(crate) fn interrupted_error(&self, position: Position) -> Box<EvalAltResult> {
-        EvalAltResult::ErrorTerminated("interrupted".into(), position).into()
+        EvalAltResult::ErrorTerminated(self.interrupted_token(), position).into()
+    }
+
+    /// What a script stopped by a signal ends with: `interrupted by SIGTERM`.
+    pub(crate) fn interrupted_token(&self) -> Dynamic {
+        format!("interrupted by {}", self.interrupt.first_signal_name()).into()
     }
 
     /// Blocks the script on a call to the target, giving up when Ctrl-C asks the run to stop.

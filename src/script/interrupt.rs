@@ -54,6 +54,15 @@ impl Interrupt {
         Some(self.first.load(Ordering::SeqCst)).filter(|n| *n != 0)
     }
 
+    /// How the first stop request came, as a message names it: "Ctrl-C", "SIGTERM", "SIGHUP".
+    pub fn first_signal_name(&self) -> &'static str {
+        match self.first_signal() {
+            Some(SIGTERM) => "SIGTERM",
+            Some(SIGHUP) => "SIGHUP",
+            _ => "Ctrl-C",
+        }
+    }
+
     pub fn count(&self) -> u32 {
         *self.signals.borrow()
     }

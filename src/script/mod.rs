@@ -25,6 +25,7 @@ pub use diagnostic::{Diagnostic, FaultKind, Location, elide_long_lines};
 pub use docs::{FunctionDoc, definition_files, function_docs};
 pub use engine::{Extension, build_engine, documented};
 pub use error::{failure as failure_error, usage_error};
+pub(crate) use host::journal_off;
 pub use host::{GpuRecord, Host, HostConfig, MetricHistory};
 pub use interrupt::{Interrupt, SIGHUP, SIGINT, SIGTERM};
 pub use memory::{CountingAllocator, MAX_DATA_BYTES, large_bytes};

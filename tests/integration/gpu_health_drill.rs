@@ -195,7 +195,7 @@ fn a_runbooks_own_policy_turns_an_application_xid_into_a_reboot() {
         .expect_code(1);
     let said = format!("{}{}", refused.stdout(), refused.stderr());
     assert!(
-        said.contains("nvml::judge: policy.rules[0]: unknown key `windw`; a rule has name, xid, count, window, burst, scope, action, source"),
+        said.contains("nvml::policy: policy.rules[0]: unknown key `windw`; a rule has name, xid, count, window, burst, scope, action, source"),
         "{said}"
     );
 }

@@ -101,7 +101,7 @@ fn second_ctrl_c_aborts_and_names_the_skipped_cleanups_with_exit_3() {
     assert_eq!(code, 3, "a cleanup did not finish: {stderr}");
     assert!(
         stderr.contains(
-            "aborted\ncleanup did not finish: something may be left behind (exit 3)\n  - restore the security group: did not run"
+            "aborted: a second signal came before the cleanups finished\ncleanup did not finish: something may be left behind (exit 3)\n  - restore the security group: did not run"
         ),
         "{stderr}"
     );

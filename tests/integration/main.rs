@@ -45,4 +45,5 @@ mod snapshots;
 mod support;
 mod target_errors;
 mod trust;
+mod trust_limits;
 mod wire;

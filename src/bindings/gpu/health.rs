@@ -158,19 +158,13 @@ fn evidence_of(value: &Dynamic, position: Position) -> Result<NodeEvidence> {
 }
 
 /// The `policy` option (the default's shape, `nvml::policy()`), or the default.
-fn policy_of(options: &Map, position: Position) -> Result<Policy> {
+fn policy_of(options: &Map, call: &str, position: Position) -> Result<Policy> {
     let Some(given) = options.get("policy").filter(|v| !v.is_unit()) else {
         return Ok(Policy::default());
     };
-    let json = rhai::serde::from_dynamic::<serde_json::Value>(given).map_err(|e| {
-        error(
-            "nvml::judge",
-            "InvalidArgument",
-            format!("policy: {e}"),
-            position,
-        )
-    })?;
-    policy_form::from_json(&json).map_err(|e| error("nvml::judge", "InvalidArgument", e, position))
+    let json = rhai::serde::from_dynamic::<serde_json::Value>(given)
+        .map_err(|e| error(call, "InvalidArgument", format!("policy: {e}"), position))?;
+    policy_form::from_json(&json).map_err(|e| error(call, "InvalidArgument", e, position))
 }
 
 fn thresholds_of(options: &Map, position: Position) -> Result<Option<Thresholds>> {
@@ -234,6 +228,13 @@ pub(super) fn install_health_parsers(nvml: &mut Module, host: &Arc<Host>) {
     });
     doc("policy", &["Map"], "The remediation policy nvml::judge and gpu::health use unless given one: #{ actions: #{ \"79\":\n\"REBOOT\", ... } (AWS's Xid table), product_actions: #{ A100: #{ \"64\": \"REBOOT\" } }, rules: [#{ name,\nxid: [31] or \"fatal\", count, window: \"1d\", burst: \"3m\", scope: same_gpu | different_gpus | node,\naction, source }] (NVSentinel's repeated-Xid rules) }. Change or extend it and pass it as `policy`.")
         .set_into_module(nvml, || -> Dynamic { encode(&policy_form::to_json(&Policy::default())) });
+    doc("policy", &["given: Map", "Map"], "`given` checked as a remediation policy (nvml::policy()'s shape) and answered whole, as\nnvml::judge will read it; a wrong key or value is an error naming where. A runbook checks a\npolicy given with --set this way before its first step.")
+        .set_into_module(nvml, |ctx: NativeCallContext, given: Map| -> Result {
+            let mut options = Map::new();
+            options.insert("policy".into(), Dynamic::from_map(given));
+            let policy = policy_of(&options, "nvml::policy", ctx.call_position())?;
+            Ok(encode(&policy_form::to_json(&policy)))
+        });
     let h = host.clone();
     doc("judge", &["nodes: Array", "options: Map", "Array"], "A verdict per node (HEALTHY, MONITOR, RESET, REBOOT, ISOLATE) from what its tools printed:\neach node #{ node, gpus (csv of nvml::health_fields(), or parsed rows), cuda_version, kernel_log,\ndcgm, dcgm_hung (the watchdog's words), nvlink (nvidia-smi nvlink -s), instance (the machine: its record across runs) }. Options: instance_type (its GPU count and model),\ngpus, gpu_name, policy (nvml::policy()'s shape). With a run history, a verdict the record says\ncame back after the policy's memory.reboots REBOOTs, or a node remediated memory.remediations times,\nis ISOLATE. Answers #{ node,\nverdict, reasons, findings: [#{ check, verdict, gpu, observed, threshold, source }] } per node.")
         .set_into_module(nvml, move |ctx: NativeCallContext, nodes: Array, options: Map| -> Result {
@@ -241,7 +242,7 @@ pub(super) fn install_health_parsers(nvml: &mut Module, host: &Arc<Host>) {
             let evidence = nodes.iter().map(|n| evidence_of(n, position)).collect::<Result<Vec<_>>>()?;
             let expected = thresholds_of(&options, position)?;
             let fleet = fleet_of(&evidence);
-            let policy = policy_of(&options, position)?;
+            let policy = policy_of(&options, "nvml::judge", position)?;
             let mut verdicts: Vec<_> = evidence.iter().map(|e| check_node(e, expected.as_ref(), &fleet, &policy)).collect();
             if let Some(record) = h.gpu_record() {
                 let window = policy.memory.window.max(policy.memory.remediation_window);

@@ -480,6 +480,7 @@ impl Extension for KubeBindings {
             .set_into_module(&mut m, move |ctx: NativeCallContext, pod: &str, cmd: Dynamic| -> Result {
                 let position = ctx.call_position();
                 let argv = command(&cmd, position)?;
+                host.guard_read_only("k8s::exec", Some(&argv)).map_err(|e| failure_error(e, position))?;
                 Ok(encode(&call(&host, position, client.exec(pod, None, &argv, None))?))
             });
         let (client, host) = clone!();
@@ -490,6 +491,7 @@ impl Extension for KubeBindings {
                 let namespace = string_option(&options, "namespace", "k8s::exec", position)?;
                 let container = string_option(&options, "container", "k8s::exec", position)?;
                 let argv = command(&cmd, position)?;
+                host.guard_read_only("k8s::exec", Some(&argv)).map_err(|e| failure_error(e, position))?;
                 Ok(encode(&call(&host, position, client.exec(pod, namespace.as_deref(), &argv, container.as_deref()))?))
             });
 

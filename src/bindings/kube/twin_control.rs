@@ -7,7 +7,7 @@ use rhai::{Dynamic, EvalAltResult, Module, NativeCallContext};
 
 use crate::bindings::shared::args::kube_error;
 use crate::clients::kube::KubeClient;
-use crate::script::{Host, documented as doc};
+use crate::script::{Host, documented as doc, failure_error};
 
 pub(super) fn module(client: &Arc<KubeClient>, host: &Arc<Host>) -> Module {
     let mut m = Module::new();
@@ -21,6 +21,8 @@ pub(super) fn module(client: &Arc<KubeClient>, host: &Arc<Host>) -> Module {
         &mut m,
         move |ctx: NativeCallContext, spec: &str| -> Result<Dynamic, Box<EvalAltResult>> {
             let position = ctx.call_position();
+            h.guard_read_only(&format!("twin::fault {spec}"), None)
+                .map_err(|e| failure_error(e, position))?;
             let on = h
                 .block_on(position, kube.twin_fault(spec))?
                 .map_err(|e| kube_error(e, position))?;

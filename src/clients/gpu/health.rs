@@ -346,6 +346,19 @@ pub async fn remove_health_probes(kube: &KubeClient, namespace: &str) -> Result<
 mod tests {
     use super::*;
 
+    #[test]
+    fn every_command_the_probe_runs_is_one_a_read_only_run_allows() {
+        let fields: Vec<String> = ["index", "uuid"].map(String::from).into();
+        assert!(crate::guard::reads_only(&query_command(&fields)));
+        assert!(crate::guard::reads_only(&argv(&NVLINK)));
+        assert!(crate::guard::reads_only(&argv(&["dmesg"])));
+        for level in ["1", "2", "3", "4"] {
+            assert!(crate::guard::reads_only(&argv(&[
+                "dcgmi", "diag", "-r", level, "-j"
+            ])));
+        }
+    }
+
     fn answered(stdout: &str, exit_code: i64) -> Ran {
         Ok(ExecOutput {
             stdout: stdout.into(),

@@ -345,6 +345,18 @@ impl KubeClient {
     /// A response body as it came, without the copy and UTF-8 pass `request_text` makes; an
     /// error status becomes the apiserver's `Status` error, as kube reports it.
     pub(super) async fn fetch(&self, request: Request<Vec<u8>>) -> Result<bytes::Bytes, KubeError> {
+        let (status, body) = self.answer(request).await?;
+        if status.is_success() {
+            return Ok(body);
+        }
+        Err(api_error(status, &body))
+    }
+
+    /// The status and body of a request's answer, whatever the status.
+    async fn answer(
+        &self,
+        request: Request<Vec<u8>>,
+    ) -> Result<(http::StatusCode, bytes::Bytes), KubeError> {
         let response = self
             .client
             .send(request.map(kube::client::Body::from))
@@ -356,34 +368,22 @@ impl KubeClient {
             .await
             .map_err(|e| super::unreachable::describe(&e))?
             .to_bytes();
-        if status.is_success() {
-            return Ok(body);
-        }
-        let text = String::from_utf8_lossy(&body);
-        let error = serde_json::from_str::<kube::core::Status>(&text).unwrap_or_else(|_| {
-            kube::core::Status::failure(text.trim(), "Failed to parse error data")
-                .with_code(status.as_u16())
-        });
-        Err(kube::Error::Api(error.boxed()).into())
+        Ok((status, body))
     }
 
-    /// GET a health endpoint with `?verbose`; a failing check is a result, not an error.
+    /// GET a health endpoint with `?verbose`; a failing check is a result, not an error. An
+    /// answer that lists no checks and is no success (401 for a bad token, 403 for a user not
+    /// allowed `/readyz`) is the API's refusal, said as such: not "readyz failing: []".
     pub async fn health(&self, endpoint: &str) -> Result<Health, KubeError> {
         let request = Request::get(format!("/{endpoint}?verbose"))
             .body(Vec::new())
             .map_err(|e| KubeError::Invalid(e.to_string()))?;
-        let response = self
-            .client
-            .send(request.map(kube::client::Body::from))
-            .await?;
-        let ok = response.status().is_success();
-        let bytes = response
-            .into_body()
-            .collect()
-            .await
-            .map_err(|e| super::unreachable::describe(&e))?
-            .to_bytes();
-        Ok(parse_health(&String::from_utf8_lossy(&bytes), ok))
+        let (status, body) = self.answer(request).await?;
+        let health = parse_health(&String::from_utf8_lossy(&body), status.is_success());
+        if !status.is_success() && health.checks.is_empty() {
+            return Err(api_error(status, &body));
+        }
+        Ok(health)
     }
 
     /// Whether the API server takes this client's credential: `GET /api`, which any
@@ -580,4 +580,14 @@ impl KubeClient {
 
 fn to_value(object: DynamicObject) -> Result<Value, KubeError> {
     serde_json::to_value(object).map_err(|e| KubeError::Invalid(e.to_string()))
+}
+
+/// The API's refusal of a request, from its Status body (or its text, when it sent none).
+fn api_error(status: http::StatusCode, body: &[u8]) -> KubeError {
+    let text = String::from_utf8_lossy(body);
+    let error = serde_json::from_str::<kube::core::Status>(&text).unwrap_or_else(|_| {
+        kube::core::Status::failure(text.trim(), "Failed to parse error data")
+            .with_code(status.as_u16())
+    });
+    kube::Error::Api(error.boxed()).into()
 }

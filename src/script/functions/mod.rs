@@ -6,8 +6,11 @@ mod metrics;
 mod parallel;
 mod param_checks;
 mod params;
+mod sized;
 mod snapshots;
 mod steps;
+#[cfg(feature = "test-hooks")]
+mod test_stall;
 mod waits;
 
 use std::sync::Arc;
@@ -25,6 +28,9 @@ pub(crate) fn register_all(engine: &mut Engine, host: &Arc<Host>) {
     data::register(engine, host);
     params::register(engine, host);
     metrics::register(engine, host);
+    sized::register(engine);
+    #[cfg(feature = "test-hooks")]
+    test_stall::register(engine);
 }
 
 /// Shortens the registration of a documented function.

@@ -114,7 +114,12 @@ fn resolve(
             default = example_of(kind);
         }
         let value = parse_like(&default, raw).map_err(|expected| {
-            usage_error(format!("--set {key}={raw}: expected {expected}"), position)
+            // A value read from a file is named by its file, never printed whole.
+            let given = host.config.set_files.get(key).unwrap_or(raw);
+            usage_error(
+                format!("--set {key}={given}: expected {expected}"),
+                position,
+            )
         })?;
         params.insert(key.as_str().into(), value);
     }
@@ -153,6 +158,11 @@ fn resolve(
     Ok(params)
 }
 
+/// The most JSON an array or map parameter may hold. Parsed JSON takes many times its text in
+/// memory (a 60 MB file took 8.4 GB), and parameters are parsed before the first step, where a
+/// setting belongs: the health policy, the largest real one, is a few KiB.
+const MAX_JSON_PARAMETER_BYTES: usize = 1 << 20;
+
 /// Parses `raw` to the type of `default`; on failure says what was expected.
 fn parse_like(default: &Dynamic, raw: &str) -> Result<Dynamic, String> {
     if default.is_bool() {
@@ -182,6 +192,13 @@ fn parse_like(default: &Dynamic, raw: &str) -> Result<Dynamic, String> {
         } else {
             "a JSON object"
         };
+        if raw.len() > MAX_JSON_PARAMETER_BYTES {
+            return Err(format!(
+                "{kind} of at most {} KiB, and this one is {} KiB: a parameter is a setting (a policy, a list of names); read data with read_text and json::parse in a step",
+                MAX_JSON_PARAMETER_BYTES >> 10,
+                raw.len().div_ceil(1024)
+            ));
+        }
         let json: serde_json::Value =
             serde_json::from_str(raw).map_err(|e| format!("{kind} ({e})"))?;
         if json.is_array() != default.is_array() || json.is_object() != default.is_map() {
@@ -238,5 +255,18 @@ mod tests {
                 .is_array()
         );
         assert!(parse_like(&Dynamic::from_array(vec![]), "{}").is_err());
+    }
+
+    #[test]
+    fn a_json_parameter_past_its_bound_is_refused_before_it_is_parsed() {
+        let big = format!("[{}0]", "0,".repeat(MAX_JSON_PARAMETER_BYTES / 2));
+        let why = parse_like(&Dynamic::from_array(vec![]), &big).unwrap_err();
+        assert!(
+            why.starts_with("a JSON array of at most 1024 KiB, and this one is 1025 KiB"),
+            "{why}"
+        );
+        let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
+        let why = parse_like(&Dynamic::from_array(vec![]), &deep).unwrap_err();
+        assert!(why.contains("recursion limit"), "{why}");
     }
 }

@@ -66,6 +66,24 @@ impl Host {
         })
     }
 
+    /// Whether `--read-only` lets a call through that can change things without being a change
+    /// to a resource: a command run in a pod (`argv`), a lab twin fault. A refusal is listed in
+    /// the report as any other.
+    pub fn guard_read_only(&self, action: &str, argv: Option<&[String]>) -> Result<(), String> {
+        let Some(guards) = self.guards.get() else {
+            return Ok(());
+        };
+        guards.check_read_only(action, argv).map_err(|refusal| {
+            let error = refusal.to_string();
+            self.list_change(
+                &Change::new(action),
+                ChangeOutcome::Refused,
+                Some(error.clone()),
+            );
+            error
+        })
+    }
+
     /// What the resources the run started have cost, when it has a `--max-cost-usd` (to a
     /// hundredth of a cent: small budgets are for tests and rehearsals).
     pub fn spent_usd(&self) -> Option<f64> {
@@ -135,6 +153,9 @@ impl Host {
     /// this returns): what it does and what undoes it. Answers the ticket for
     /// [`Host::mutation_answered`].
     pub fn mutation_starts(&self, change: &Change, undo: Option<Undo>) -> Result<Sending, String> {
+        if let Some(why) = self.closed.get() {
+            return Err(format!("{} was not sent: {why}", change.action));
+        }
         self.guard(change)?;
         if let (Some(runs), Some(resource)) = (&change.runs, &change.resource) {
             let now = self.clock.now();
@@ -184,11 +205,11 @@ impl Host {
     /// Journals the answer to the mutations `sent`, sent as one call.
     pub fn mutation_answered(&self, sent: &[Sending], error: Option<String>) {
         let calls = self.answered_calls.fetch_add(1, Ordering::SeqCst) + 1;
-        if self.crash_after.is_some_and(|n| calls >= n) {
+        if self.hooks.crash_after.is_some_and(|n| calls >= n) {
             // The test hook: gone without a word, cleanups and all, like SIGKILL.
             std::process::exit(137);
         }
-        if self.panic_after == Some(calls) {
+        if self.hooks.panic_after == Some(calls) {
             panic!("the RUNBOOK_PANIC_AFTER_MUTATION test hook, after mutation {calls}");
         }
         {

@@ -1,0 +1,178 @@
+//! Undoing from a journal: each step of a [`crate::journal::Plan`] made so against the target
+//! (it reads first, and "already so" or "gone" is fine), so a second pass finds nothing to do.
+//! `runbook recover` runs it for a killed run; a run whose own cleanups could not start runs it
+//! for itself on SIGTERM or a second Ctrl-C.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::clients::aws::{AwsClients, AwsError, RuleSpec};
+use crate::clients::kube::{KubeClient, ListOptions};
+use crate::clock::{Clock, RealClock};
+use crate::journal::{Rule, Undo};
+
+/// Runs every step against the target, newest first, saying each as `[undo]`, `[pass]` or
+/// `[fail]` through `say`; answers how many failed.
+pub(crate) async fn undo_all(
+    clients: &super::target::TargetClients,
+    steps: &[Undo],
+    say: impl Fn(String),
+) -> usize {
+    let clock = RealClock::new();
+    let mut failed = 0;
+    for step in steps {
+        say(format!("[undo] {}", step.describe()));
+        match undo(&clients.aws, &clients.kube, step, &clock).await {
+            Ok(Done::Changed) => say(format!("[pass] {}", step.describe())),
+            Ok(Done::AlreadySo) => say(format!("[pass] {} (already so)", step.describe())),
+            Err(error) => {
+                failed += 1;
+                say(format!("[fail] {}: {error}", step.describe()));
+            }
+        }
+    }
+    failed
+}
+
+enum Done {
+    Changed,
+    AlreadySo,
+}
+
+#[derive(Debug, thiserror::Error)]
+enum UndoError {
+    #[error(transparent)]
+    Aws(#[from] AwsError),
+    #[error(transparent)]
+    Kube(#[from] crate::clients::kube::KubeError),
+}
+
+fn spec(group: &str, rule: &Rule) -> RuleSpec {
+    let source = if rule.source == "self" {
+        group
+    } else {
+        &rule.source
+    };
+    let is_group = source.starts_with("sg-");
+    RuleSpec {
+        egress: rule.direction == "egress",
+        protocol: rule.protocol.clone(),
+        from_port: rule.from_port,
+        to_port: rule.to_port,
+        cidr: (!is_group).then(|| source.to_string()),
+        group: is_group.then(|| source.to_string()),
+        description: rule.description.clone(),
+    }
+}
+
+/// Whether `group` has `rule` now.
+async fn has_rule(aws: &AwsClients, group: &str, rule: &Rule) -> Result<bool, AwsError> {
+    let rules = aws.rules(group).await?;
+    Ok(rules.iter().any(|r| {
+        let source = r["source"].as_str().unwrap_or_default();
+        let source = if source == "self" { group } else { source };
+        r["direction"].as_str() == Some(rule.direction.as_str())
+            && r["protocol"].as_str() == Some(rule.protocol.as_str())
+            && r["from_port"].as_i64() == Some(i64::from(rule.from_port))
+            && r["to_port"].as_i64() == Some(i64::from(rule.to_port))
+            && (source == rule.source || (rule.source == group && source == group))
+    }))
+}
+
+async fn undo(
+    aws: &Arc<AwsClients>,
+    kube: &Arc<KubeClient>,
+    step: &Undo,
+    clock: &dyn Clock,
+) -> Result<Done, UndoError> {
+    let gone = |e: &AwsError| {
+        matches!(
+            e.code.as_str(),
+            "ResourceNotFoundException" | "InvalidGroup.NotFound" | "InvalidPermission.NotFound"
+        )
+    };
+    match step {
+        Undo::ScaleNodegroup {
+            cluster,
+            nodegroup,
+            desired,
+            max,
+        } => match aws
+            .scale_nodegroup_to(
+                cluster,
+                nodegroup,
+                *desired,
+                *max,
+                Some(Duration::from_secs(1200)),
+                clock,
+            )
+            .await
+        {
+            Ok(update) if update["status"] == "Unchanged" => Ok(Done::AlreadySo),
+            Ok(_) => Ok(Done::Changed),
+            Err(e) if gone(&e) => Ok(Done::AlreadySo),
+            Err(e) => Err(e.into()),
+        },
+        Undo::Authorize { group, rule } => match has_rule(aws, group, rule).await {
+            Ok(true) => Ok(Done::AlreadySo),
+            Ok(false) => match aws.authorize(group, &spec(group, rule)).await {
+                Ok(_) => Ok(Done::Changed),
+                Err(e) if e.code == "InvalidPermission.Duplicate" => Ok(Done::AlreadySo),
+                Err(e) => Err(e.into()),
+            },
+            Err(e) if gone(&e) => Ok(Done::AlreadySo),
+            Err(e) => Err(e.into()),
+        },
+        Undo::Revoke { group, rule } => match aws.revoke(group, &spec(group, rule)).await {
+            Ok(()) => Ok(Done::Changed),
+            Err(e) if gone(&e) => Ok(Done::AlreadySo),
+            Err(e) => Err(e.into()),
+        },
+        Undo::DeleteObject {
+            kind,
+            namespace,
+            name,
+        } => match kube.delete(kind, name, namespace.as_deref()).await {
+            Ok(()) => Ok(Done::Changed),
+            Err(crate::clients::kube::KubeError::Api { code: 404, .. }) => Ok(Done::AlreadySo),
+            Err(e) => Err(e.into()),
+        },
+        Undo::DeleteLabeled {
+            kinds,
+            namespace,
+            selector,
+        } => {
+            let mut deleted = 0;
+            for kind in kinds {
+                let options = ListOptions {
+                    namespace: Some(namespace.clone()),
+                    labels: Some(selector.clone()),
+                    fields: None,
+                };
+                for object in kube.list(kind, &options).await? {
+                    let name = object["metadata"]["name"].as_str().unwrap_or_default();
+                    match kube.delete(kind, name, Some(namespace)).await {
+                        Ok(()) => deleted += 1,
+                        Err(crate::clients::kube::KubeError::Api { code: 404, .. }) => {}
+                        Err(e) => return Err(e.into()),
+                    }
+                }
+            }
+            Ok(if deleted > 0 {
+                Done::Changed
+            } else {
+                Done::AlreadySo
+            })
+        }
+        Undo::RestoreObject { object } => {
+            kube.apply(std::slice::from_ref(object), None).await?;
+            Ok(Done::Changed)
+        }
+        Undo::ReleaseNode { node, key } => match kube.release(node, key).await {
+            Ok(true) => Ok(Done::Changed),
+            Ok(false) => Ok(Done::AlreadySo),
+            Err(crate::clients::kube::KubeError::Api { code: 404, .. }) => Ok(Done::AlreadySo),
+            Err(e) => Err(e.into()),
+        },
+    }
+}
