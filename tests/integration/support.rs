@@ -356,6 +356,17 @@ impl LabServer {
             .expect("a desired size")
     }
 
+    /// The resident memory of the `lab serve` process now, in KiB.
+    pub fn rss_kib(&self) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
+            .expect("lab serve runs");
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmRSS:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+            .expect("a VmRSS line")
+    }
+
     /// POST to the twin's admin endpoint (`advance?by=5m`, `faults?fail=etcd`).
     pub fn admin(&self, path_and_query: &str) {
         let url = format!("{}/twin/{path_and_query}", self.url);

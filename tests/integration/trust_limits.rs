@@ -382,3 +382,144 @@ fn readyz_with_a_refused_token_says_the_api_refused_it() {
     assert!(err.contains("Unauthorized"), "{err}");
     assert!(!out.stdout().contains("failed: []"), "{}", out.stdout());
 }
+
+/// A TLS connection to `url`'s port that trusts the lab's CA, its handshake done, HTTP/1.1.
+fn tls_to(
+    url: &str,
+    ca_file: &Path,
+) -> rustls::StreamOwned<rustls::ClientConnection, std::net::TcpStream> {
+    use rustls::pki_types::pem::PemObject as _;
+    let mut roots = rustls::RootCertStore::empty();
+    for cert in rustls::pki_types::CertificateDer::pem_file_iter(ca_file).expect("the CA file") {
+        roots.add(cert.expect("a certificate")).expect("a CA");
+    }
+    let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
+    let mut config = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .expect("TLS versions")
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    let authority = url.trim_start_matches("https://");
+    let name = rustls::pki_types::ServerName::try_from("127.0.0.1").expect("a name");
+    let connection = rustls::ClientConnection::new(std::sync::Arc::new(config), name).expect("TLS");
+    let tcp = std::net::TcpStream::connect(authority).expect("connects");
+    tcp.set_read_timeout(Some(Duration::from_millis(50)))
+        .expect("timeout");
+    let mut stream = rustls::StreamOwned::new(connection, tcp);
+    while stream.conn.is_handshaking() {
+        stream
+            .conn
+            .complete_io(&mut stream.sock)
+            .expect("the handshake");
+    }
+    stream
+}
+
+/// Whether the server has let `stream` go: a read sees the end (or a reset), not a timeout.
+fn let_go(stream: &mut impl std::io::Read) -> bool {
+    let mut byte = [0u8; 1];
+    match stream.read(&mut byte) {
+        Ok(0) => true,
+        Ok(_) => false,
+        Err(e) => !matches!(
+            e.kind(),
+            std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+        ),
+    }
+}
+
+/// 2,000 connections that never start a handshake and 50 that trickle a request's headers, as
+/// one local client can open them: lab serve keeps at most 256 of the silent ones (the oldest
+/// go first), answers readyz within 1 s meanwhile, lets the rest go after its handshake and
+/// header timeouts, and comes back to its resting memory.
+#[test]
+fn lab_serve_lets_go_of_silent_and_slowloris_connections_and_keeps_answering() {
+    use std::io::Write as _;
+    let lab = LabServer::start("600");
+    let authority = lab.url.trim_start_matches("https://").to_string();
+    let readyz = |what: &str| {
+        let started = Instant::now();
+        let out = lab.curl("GET", &format!("{}/readyz", lab.url), None);
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(text.ends_with("200"), "{what}: {text}");
+        assert!(
+            started.elapsed() < Duration::from_secs(1),
+            "{what}: {:?}",
+            started.elapsed()
+        );
+    };
+    readyz("at rest");
+    let resting = lab.rss_kib();
+
+    let mut silent: Vec<std::net::TcpStream> = (0..2_000)
+        .map(|_| {
+            let stream = std::net::TcpStream::connect(&authority).expect("connects");
+            stream
+                .set_read_timeout(Some(Duration::from_millis(20)))
+                .expect("timeout");
+            stream
+        })
+        .collect();
+    let mut slow: Vec<_> = (0..50)
+        .map(|_| {
+            let mut stream = tls_to(&lab.url, &lab.ca_file);
+            stream
+                .write_all(b"GET /readyz HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+                .expect("the first line");
+            stream
+        })
+        .collect();
+    readyz("during the flood");
+    std::thread::sleep(Duration::from_millis(500));
+    let held = silent
+        .iter_mut()
+        .filter_map(|s| (!let_go(s)).then_some(()))
+        .count();
+    assert!(held <= 256, "{held} silent connections still held");
+
+    // Past the handshake timeout (10 s) every silent one is gone; past the header timeout
+    // (32 s) every slowloris, which sends a header line every 2 s until then.
+    let started = Instant::now();
+    let mut open_slow = slow.len();
+    while started.elapsed() < Duration::from_secs(45) && open_slow > 0 {
+        std::thread::sleep(Duration::from_secs(2));
+        open_slow = 0;
+        for stream in &mut slow {
+            let gone = stream
+                .write_all(b"X-Slow: 1\r\n")
+                .and_then(|()| stream.flush())
+                .is_err()
+                || let_go(stream);
+            if !gone {
+                open_slow += 1;
+            }
+        }
+    }
+    assert_eq!(
+        open_slow,
+        0,
+        "slowloris connections held after {:?}",
+        started.elapsed()
+    );
+    assert!(
+        started.elapsed() > Duration::from_secs(25),
+        "let go before the header timeout"
+    );
+    assert_eq!(
+        silent
+            .iter_mut()
+            .filter_map(|s| (!let_go(s)).then_some(()))
+            .count(),
+        0
+    );
+    drop((silent, slow));
+    readyz("after the flood");
+    std::thread::sleep(Duration::from_secs(2));
+    let after = lab.rss_kib();
+    eprintln!("lab serve: {resting} KiB at rest, {after} KiB after the flood");
+    assert!(
+        after < resting + 16 * 1024,
+        "resting {resting} KiB, after the flood {after} KiB"
+    );
+}

@@ -20,7 +20,7 @@ use super::faults::{Injected, Refusal};
 use super::wire::{Xml, escape, form};
 use super::{actions, ec2, eks, iam, kms, signature, sts};
 use crate::auth::sigv4::{Claim, Sent};
-use crate::sim::accept::{next_connection, serve_tls};
+use crate::sim::accept::{Handshakes, next_connection, serve_tls};
 use crate::sim::kube::server::{Body, full};
 use crate::sim::recording::Recorded;
 use crate::sim::request_path;
@@ -485,8 +485,9 @@ pub async fn start(
     let address = listener.local_addr()?;
     let _ = twin.aws_authority.set(address.to_string());
     tokio::spawn(async move {
+        let handshakes = Handshakes::default();
         loop {
-            let Some(stream) = next_connection(&listener).await else {
+            let Some(stream) = next_connection(&listener, &handshakes).await else {
                 continue;
             };
             twin.requests.count_aws_connection();

@@ -15,7 +15,7 @@ use tokio::net::TcpListener;
 use tokio_rustls::TlsAcceptor;
 
 use super::handlers;
-use crate::sim::accept::{next_connection, serve_tls};
+use crate::sim::accept::{Handshakes, next_connection, serve_tls};
 use crate::sim::tls::LabTls;
 use crate::sim::twin::Twin;
 
@@ -47,8 +47,9 @@ pub fn text_response(status: u16, text: String) -> Response<Body> {
 
 /// Serves the API over TLS on `listener` until the task is dropped.
 pub async fn serve(twin: Arc<Twin>, listener: TcpListener, acceptor: TlsAcceptor) {
+    let handshakes = Handshakes::default();
     loop {
-        let Some(stream) = next_connection(&listener).await else {
+        let Some(stream) = next_connection(&listener, &handshakes).await else {
             continue;
         };
         twin.requests.count_kube_connection();
