@@ -41,10 +41,13 @@ pub(super) struct Accepted {
     ticket: Ticket,
 }
 
-/// The connections in their handshake, by peer, oldest first; one per listener.
+/// A peer's connections in their handshake, oldest first: each one's number and its signal to go.
+type Queue = VecDeque<(u64, Arc<tokio::sync::Notify>)>;
+
+/// The connections in their handshake, by peer; one per listener.
 #[derive(Default, Clone)]
 pub(super) struct Handshakes {
-    pending: Arc<Mutex<HashMap<IpAddr, VecDeque<(u64, Arc<tokio::sync::Notify>)>>>>,
+    pending: Arc<Mutex<HashMap<IpAddr, Queue>>>,
     next: Arc<std::sync::atomic::AtomicU64>,
 }
 
