@@ -5,6 +5,7 @@
 pub mod aws;
 mod connection;
 mod excerpt;
+mod first_alone;
 pub mod gpu;
 pub mod helm;
 pub mod kube;

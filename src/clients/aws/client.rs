@@ -283,6 +283,9 @@ impl AwsClients {
 /// services: left to themselves, each service client makes its own, with a pool of its own.
 /// It is the SDK's connection pool, which offers HTTP/2 by ALPN (an endpoint that takes it
 /// carries every request on one connection) and says when it opens a connection, counted here.
+/// It says nothing of a connection it made but did not install (one raced open while the first
+/// one's handshake was in flight, then dropped for the first's HTTP/2): the first request going
+/// alone (`first_alone`) keeps that from happening, so the count is what the server saw.
 fn shared_https_client(
     connections: &Arc<AtomicU64>,
     trusted: Option<&TrustedCa>,
@@ -310,7 +313,7 @@ fn shared_https_client(
         pool = pool.tls_context(context.clone());
     }
     match pool.build_https().map(|pool| pool::Client::new(&pool)) {
-        Ok(Ok(client)) => SharedHttpClient::new(client),
+        Ok(Ok(client)) => super::first_alone::first_alone(SharedHttpClient::new(client)),
         // Neither fails for a pool without partitions; should one, the SDK's own client
         // still works, only without a count.
         _ => {

@@ -13,6 +13,7 @@ mod eks_lifecycle;
 mod eks_token;
 mod error;
 mod failure;
+mod first_alone;
 mod iam;
 mod iam_roles;
 mod identity;

@@ -6,7 +6,7 @@
 
 use std::pin::Pin;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::task::{Context, Poll};
 
 use bytes::Bytes;
@@ -16,11 +16,11 @@ use http_body_util::combinators::UnsyncBoxBody;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
 use kube::client::{Body, ClientBuilder, ConfigExt};
-use tokio::sync::Notify;
 use tower::util::BoxService;
 use tower::{BoxError, ServiceBuilder, ServiceExt};
 
 use super::error::KubeError;
+use crate::clients::first_alone::{Gate, OpenOnDrop};
 
 /// What the stack answers: the body boxed, so that every layer above sees one type.
 pub(super) type Answer = Response<UnsyncBoxBody<Bytes, BoxError>>;
@@ -158,39 +158,6 @@ struct FirstAloneLayer {
     gate: Arc<Gate>,
 }
 
-#[derive(Default)]
-struct Gate {
-    taken: AtomicBool,
-    open: AtomicBool,
-    opened: Notify,
-}
-
-impl Gate {
-    fn open(&self) {
-        self.open.store(true, Ordering::Release);
-        self.opened.notify_waiters();
-    }
-
-    async fn wait(&self) {
-        loop {
-            let opened = self.opened.notified();
-            if self.open.load(Ordering::Acquire) {
-                return;
-            }
-            opened.await;
-        }
-    }
-}
-
-/// Opens the gate however the first request ends, a dropped one included.
-struct OpenOnDrop(Arc<Gate>);
-
-impl Drop for OpenOnDrop {
-    fn drop(&mut self) {
-        self.0.open();
-    }
-}
-
 impl<S> tower::Layer<S> for FirstAloneLayer {
     type Service = FirstAlone<S>;
 
@@ -224,12 +191,12 @@ where
     }
 
     fn call(&mut self, request: R) -> Self::Future {
-        if self.gate.open.load(Ordering::Acquire) {
+        if self.gate.is_open() {
             return Box::pin(self.inner.call(request));
         }
-        if !self.gate.taken.swap(true, Ordering::AcqRel) {
+        if self.gate.take_first() {
             let answer = self.inner.call(request);
-            let opens = OpenOnDrop(self.gate.clone());
+            let opens = OpenOnDrop::new(self.gate.clone());
             return Box::pin(async move {
                 let answer = answer.await;
                 drop(opens);
