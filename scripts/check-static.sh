@@ -21,7 +21,7 @@ if readelf -d "$binary" 2>/dev/null | grep -q NEEDED; then
 fi
 # The test hooks (a crash or panic on purpose, a run without a journal) are for test builds
 # only: a shipped binary must not even hold their names.
-for hook in RUNBOOK_CRASH_AFTER_MUTATION RUNBOOK_PANIC_AFTER_MUTATION RUNBOOK_JOURNAL; do
+for hook in RUNBOOK_CRASH_AFTER_MUTATION RUNBOOK_PANIC_AFTER_MUTATION RUNBOOK_JOURNAL test_stall; do
     if grep -qa "$hook" "$binary"; then
         echo "FAIL: $binary holds the test hook $hook (built with --features test-hooks?)" >&2
         exit 1

@@ -205,13 +205,7 @@ impl Host {
     /// Journals the answer to the mutations `sent`, sent as one call.
     pub fn mutation_answered(&self, sent: &[Sending], error: Option<String>) {
         let calls = self.answered_calls.fetch_add(1, Ordering::SeqCst) + 1;
-        if self.hooks.crash_after.is_some_and(|n| calls >= n) {
-            // The test hook: gone without a word, cleanups and all, like SIGKILL.
-            std::process::exit(137);
-        }
-        if self.hooks.panic_after == Some(calls) {
-            panic!("the RUNBOOK_PANIC_AFTER_MUTATION test hook, after mutation {calls}");
-        }
+        self.hooks.after_answer(calls);
         {
             let mut state = self.state();
             for sending in sent {
