@@ -8,7 +8,7 @@ use crate::cli::{
     HistoryCheckArgs, HistoryCommandArgs, HistoryDiffArgs, HistoryGpuArgs, HistoryListArgs,
     HistoryShowArgs, HistorySubcommand, HistoryTrendArgs,
 };
-use crate::clock::calendar::{parse_rfc3339_utc, rfc3339_utc};
+use crate::clock::dates::{parse_rfc3339_utc, rfc3339_utc};
 use crate::error::{Error, Exit};
 use crate::history::{self, History, RunRow};
 use crate::journal;

@@ -135,7 +135,7 @@ fn list(state_dir: &std::path::Path) -> AppResult {
             run.id,
             run.runbook,
             run.target,
-            crate::clock::calendar::rfc3339_utc(i64::try_from(run.started_at).unwrap_or(i64::MAX)),
+            crate::clock::dates::rfc3339_utc(i64::try_from(run.started_at).unwrap_or(i64::MAX)),
             run.state(),
             run.mutations.unwrap_or_default()
         );

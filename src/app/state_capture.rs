@@ -3,7 +3,7 @@
 use super::{AppResult, lab_files, runtime, target};
 use crate::capture::{CaptureTarget, capture};
 use crate::cli::CaptureArgs;
-use crate::clock::calendar::rfc3339_utc;
+use crate::clock::dates::rfc3339_utc;
 use crate::error::{Error, Exit};
 use crate::lab_state::LabState;
 

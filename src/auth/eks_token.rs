@@ -212,7 +212,7 @@ pub fn read(
     if now_s > claim.signed_at() + ACCEPTED_FOR.as_secs() as i64 {
         return Err(format(format!(
             "X-Amz-Date parameter is expired (15 minute expiration) {}",
-            crate::clock::calendar::rfc3339_utc(claim.signed_at())
+            crate::clock::dates::rfc3339_utc(claim.signed_at())
         )));
     }
     Ok(TokenUrl {

@@ -7,7 +7,7 @@ use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, percent_decode_str, utf8_perc
 use sha2::{Digest, Sha256};
 
 use super::secret::constant_time_eq;
-use crate::clock::calendar::parse_iso_basic_utc;
+use crate::clock::dates::parse_iso_basic_utc;
 
 pub const ALGORITHM: &str = "AWS4-HMAC-SHA256";
 

@@ -1,6 +1,6 @@
 //! Time for runbooks: real wall time, or the lab twin's virtual discrete-event clock.
 
-pub mod calendar;
+pub mod dates;
 mod duration;
 mod real;
 mod virtual_clock;

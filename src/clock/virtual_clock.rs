@@ -142,8 +142,7 @@ impl Clock for VirtualClock {
     }
 
     fn unix_seconds(&self) -> i64 {
-        super::calendar::VIRTUAL_EPOCH_UNIX_SECONDS
-            + i64::try_from(self.now().as_secs()).unwrap_or(0)
+        super::dates::VIRTUAL_EPOCH_UNIX_SECONDS + i64::try_from(self.now().as_secs()).unwrap_or(0)
     }
 }
 

@@ -1,10 +1,10 @@
 //! The `dcgmi diag -j` reader on real DCGM 3.x and 4.x output (tests/fixtures/real).
 
 use super::*;
-use crate::gpu::test_fixtures::repo_fixture;
+use crate::gpu::test_fixtures::fixture;
 
 fn report(name: &str) -> DiagReport {
-    parse_diag_json(&repo_fixture(name)).unwrap()
+    parse_diag_json(&fixture(name)).unwrap()
 }
 
 #[test]
@@ -78,7 +78,7 @@ fn dcgm4_level_2_with_skipped_and_passing_plugins() {
 
 #[test]
 fn text_output_is_refused_with_what_to_do() {
-    let err = parse_diag_json(&repo_fixture(
+    let err = parse_diag_json(&fixture(
         "dcgmi_diag_r2_table_dcgm4.2.3_x4_26b9_pcie_fail_issue253.txt",
     ))
     .unwrap_err();

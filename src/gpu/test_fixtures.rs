@@ -1,23 +1,8 @@
-//! Test-only access to the real captures in `../shared/fixtures/real/`, which live outside the repo.
+//! Test-only access to the real captures in `tests/fixtures/real/` (each with its source in its
+//! SOURCES.md). They are part of the repository, so a missing one fails its test.
 
-/// The fixture's text, or `None` (with a note on stderr) when the shared folder is absent,
-/// so the tests still pass on a checkout without it.
-pub(crate) fn fixture(name: &str) -> Option<String> {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/fixtures/real")
-        .join(name);
-    match std::fs::read_to_string(&path) {
-        Ok(text) => Some(text),
-        Err(_) => {
-            eprintln!("skipping: ../shared/fixtures/real/{name} not found");
-            None
-        }
-    }
-}
-
-/// A capture kept in the repo (`tests/fixtures/real/`, sources in its SOURCES.md): public
-/// outputs that `../shared` does not hold. Always there, so a missing one is a failure.
-pub(crate) fn repo_fixture(name: &str) -> String {
+/// The fixture's text; a missing or unreadable one fails the test that asked for it.
+pub(crate) fn fixture(name: &str) -> String {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures/real")
         .join(name);

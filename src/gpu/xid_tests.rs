@@ -1,10 +1,10 @@
 //! The kernel log reader on real driver messages (tests/fixtures/real).
 
 use super::*;
-use crate::gpu::test_fixtures::repo_fixture;
+use crate::gpu::test_fixtures::fixture;
 
 fn log(name: &str) -> KernelLogErrors {
-    parse_kernel_log(&repo_fixture(name))
+    parse_kernel_log(&fixture(name))
 }
 
 #[test]

@@ -179,11 +179,11 @@ fn yes_no(value: bool) -> &'static str {
 mod tests {
     use super::*;
     use crate::gpu::nvidia_smi::{memory_errors, parse_query_text};
-    use crate::gpu::test_fixtures::repo_fixture;
+    use crate::gpu::test_fixtures::fixture;
     use crate::health::verdict::worst;
 
     fn verdicts(name: &str) -> Vec<Verdict> {
-        let report = parse_query_text(&repo_fixture(name)).unwrap();
+        let report = parse_query_text(&fixture(name)).unwrap();
         report
             .gpus
             .iter()
@@ -193,7 +193,7 @@ mod tests {
 
     #[test]
     fn a_pending_row_remap_calls_for_a_reset() {
-        let report = parse_query_text(&repo_fixture(
+        let report = parse_query_text(&fixture(
             "nvidia_smi_q_a10_535_remapped_rows_pending_gpud.txt",
         ))
         .unwrap();

@@ -4,7 +4,7 @@ use serde_json::json;
 
 use super::*;
 use crate::gpu::dcgm_diag::parse_diag_json;
-use crate::gpu::test_fixtures::repo_fixture;
+use crate::gpu::test_fixtures::fixture;
 use crate::gpu::xid::parse_kernel_log;
 use crate::health::thresholds::for_instance_type;
 
@@ -62,7 +62,7 @@ fn a_clean_node_is_healthy_with_every_check_shown() {
 #[test]
 fn xid_79_from_a_real_log_calls_for_a_reboot() {
     let mut evidence = node("ip-2");
-    evidence.kernel_log = Some(parse_kernel_log(&repo_fixture(
+    evidence.kernel_log = Some(parse_kernel_log(&fixture(
         "xid_79_with_sxid_dmesg_gpud_readme.log",
     )));
     let health = judge(&evidence);
@@ -77,7 +77,7 @@ fn xid_79_from_a_real_log_calls_for_a_reboot() {
 #[test]
 fn xid_45_follows_the_error_that_caused_it() {
     let mut evidence = node("ip-3");
-    evidence.kernel_log = Some(parse_kernel_log(&repo_fixture(
+    evidence.kernel_log = Some(parse_kernel_log(&fixture(
         "xid_kernel_log_lines_mixed_sources.txt",
     )));
     let health = judge(&evidence);
@@ -133,7 +133,7 @@ fn a_driver_unlike_the_fleets_is_monitored() {
 fn a_failed_dcgm_test_takes_dcgms_severity() {
     let mut evidence = node("ip-7");
     evidence.diag = Some(
-        parse_diag_json(&repo_fixture(
+        parse_diag_json(&fixture(
             "dcgmi_diag_r1_json_dcgm4.2.3_gb10_native_glimmer.json",
         ))
         .unwrap(),
@@ -146,7 +146,7 @@ fn a_failed_dcgm_test_takes_dcgms_severity() {
         health.reasons
     );
     evidence.diag = Some(
-        parse_diag_json(&repo_fixture(
+        parse_diag_json(&fixture(
             "dcgmi_diag_r3_json_dcgm3x_gpu_ids_virtualclient.json",
         ))
         .unwrap(),

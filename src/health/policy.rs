@@ -257,7 +257,7 @@ fn seconds(event: &XidEvent) -> Option<f64> {
     let text = event.timestamp.as_deref()?;
     text.parse::<f64>()
         .ok()
-        .or_else(|| crate::clock::calendar::parse_rfc3339_utc(text).map(|s| s as f64))
+        .or_else(|| crate::clock::dates::parse_rfc3339_utc(text).map(|s| s as f64))
 }
 
 /// The events within `window` of the latest; events without a readable time are kept (the log

@@ -95,7 +95,7 @@ pub fn gpu_record_table(who: &str, record: &[PastVerdict]) -> String {
         "run", "finished (UTC)", "verdict", "machine"
     );
     for past in record {
-        let finished = crate::clock::calendar::rfc3339_utc(past.finished as i64);
+        let finished = crate::clock::dates::rfc3339_utc(past.finished as i64);
         let reasons: Vec<&str> = past.health["reasons"]
             .as_array()
             .map(|r| r.iter().filter_map(|v| v.as_str()).collect())

@@ -1,7 +1,7 @@
 //! The history as people read it: one line per run, newest first, in aligned columns.
 
 use super::store::RunRow;
-use crate::clock::calendar::rfc3339_utc;
+use crate::clock::dates::rfc3339_utc;
 use crate::report::{MetricRecord, readable_millis};
 
 /// The flaky steps under the table: what passed and failed on one commit and target.

@@ -113,7 +113,7 @@ const A100_81920: GpuModel = GpuModel {
     smi_name: "NVIDIA A100-SXM4-80GB",
     memory_mib: 81920,
     smi_memory_mib: None,
-    source: "nvidia-smi name: influxdata/telegraf plugins/inputs/nvidia_smi/testdata/a100-sxm4-v12.xml (../shared/fixtures/real/nvidia_smi_q_x_a100_sxm4_telegraf.xml) and NVIDIA/CUDALibrarySamples#104",
+    source: "nvidia-smi name: influxdata/telegraf plugins/inputs/nvidia_smi/testdata/a100-sxm4-v12.xml (tests/fixtures/real/nvidia_smi_q_x_a100_sxm4_telegraf.xml) and NVIDIA/CUDALibrarySamples#104",
     interconnect: &NVLINK3_A100,
 };
 
@@ -122,7 +122,7 @@ const H100_81920: GpuModel = GpuModel {
     smi_name: "NVIDIA H100 80GB HBM3",
     memory_mib: 81920,
     smi_memory_mib: Some(81559),
-    source: "nvidia-smi name and 81559 MiB: thamada/nvidia-smi@03fbe6e6 nvsim/H100SXMx8_smi.py (../shared/fixtures/real/nvidia_smi_table_h100x8_sxm_565.txt), utkuozdemir/nvidia_gpu_exporter H100 capture; bottlerocket-os/bottlerocket#4418 on EC2",
+    source: "nvidia-smi name and 81559 MiB: thamada/nvidia-smi@03fbe6e6 nvsim/H100SXMx8_smi.py (tests/fixtures/real/nvidia_smi_table_h100x8_sxm_565.txt), utkuozdemir/nvidia_gpu_exporter H100 capture; bottlerocket-os/bottlerocket#4418 on EC2",
     interconnect: &NVLINK4_HOPPER,
 };
 
@@ -131,7 +131,7 @@ const H200_144384: GpuModel = GpuModel {
     smi_name: "NVIDIA H200",
     memory_mib: 144384,
     smi_memory_mib: Some(143771),
-    source: "nvidia-smi name and 143771 MiB: utkuozdemir/nvidia_gpu_exporter internal/captures/linux-x86_64__nvidia-h200__590.48.01.txt (../shared/fixtures/real/nvidia_smi_table_h200_idle_590.txt) and the H200 captured 2026-12 (SOURCES.md section 5)",
+    source: "nvidia-smi name and 143771 MiB: utkuozdemir/nvidia_gpu_exporter internal/captures/linux-x86_64__nvidia-h200__590.48.01.txt (tests/fixtures/real/nvidia_smi_table_h200_idle_590.txt) and the H200 captured 2026-12 (SOURCES.md section 5)",
     interconnect: &NVLINK4_HOPPER,
 };
 

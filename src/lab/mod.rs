@@ -1,4 +1,4 @@
-//! The GPU lab's facts (../shared/design/LAB.md, from the seed documents): the single source
+//! The GPU lab's facts (docs/lab-facts.md, from the seed documents): the single source
 //! for the twin's scenarios and for the runbooks' expectations, and the pure logic over
 //! them (security-group reachability, the cost model). No I/O.
 

@@ -40,7 +40,7 @@ const A100_IN_NODE: Figure = Figure {
 const L40S_PCIE_IN_NODE: Figure = Figure {
     busbw_gbps: 5.57,
     at_bytes: 32 << 20,
-    source: "4x L40S on one EC2 host (ip-172-31-47-40) through host memory, 32 MiB: littlemex/zenn@d73d230a articles/009bb138491dd1.md (../shared/fixtures/real/nccl_all_reduce_perf_l40s_x4_single_node_nccltests2.17.9.txt)",
+    source: "4x L40S on one EC2 host (ip-172-31-47-40) through host memory, 32 MiB: littlemex/zenn@d73d230a articles/009bb138491dd1.md (tests/fixtures/real/nccl_all_reduce_perf_l40s_x4_single_node_nccltests2.17.9.txt)",
 };
 
 pub const FIGURES: &[NcclFigures] = &[

@@ -1,5 +1,5 @@
 //! The lab's network and IAM facts: VPC, subnets, security groups and their baseline rules,
-//! the OIDC provider (seed 000, LAB.md).
+//! the OIDC provider (seed 000, docs/lab-facts.md).
 
 pub const VPC_ID: &str = "vpc-0abc0000";
 pub const VPC_CIDR: &str = "192.168.0.0/16";
@@ -87,7 +87,7 @@ pub type RuleFact = (
     &'static str,
 );
 
-/// The node SG's 10 ingress rules and 1 egress rule (LAB.md, "Node security group baseline").
+/// The node SG's 10 ingress rules and 1 egress rule (docs/lab-facts.md, "Node security group baseline").
 pub const NODE_SG_RULES: [RuleFact; 11] = [
     (
         "sgr-0n00000000000001",

@@ -3,10 +3,10 @@
 
 use std::time::Duration;
 
-use crate::clock::calendar::civil_from_days;
+use crate::clock::dates::format_utc;
 
 /// 2026-01-01T00:00:00Z, the twin's virtual time zero.
-pub const EPOCH_UNIX_SECONDS: i64 = crate::clock::calendar::VIRTUAL_EPOCH_UNIX_SECONDS;
+pub const EPOCH_UNIX_SECONDS: i64 = crate::clock::dates::VIRTUAL_EPOCH_UNIX_SECONDS;
 
 /// RFC 3339 (`2026-01-01T00:09:24Z`) of a virtual instant.
 pub fn rfc3339(virtual_time: Duration) -> String {
@@ -15,33 +15,12 @@ pub fn rfc3339(virtual_time: Duration) -> String {
 
 /// RFC 3339 of Unix seconds.
 pub fn rfc3339_unix(secs: i64) -> String {
-    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
-    let (year, month, day) = civil_from_days(days);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    )
+    crate::clock::dates::rfc3339_utc(secs)
 }
 
 /// `ctime` form (`Mon Nov 30 04:43:45 2026`) of a virtual instant, as nvidia-smi prints it.
 pub fn ctime(virtual_time: Duration) -> String {
-    const DAYS: [&str; 7] = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"];
-    const MONTHS: [&str; 12] = [
-        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
-    ];
-    let secs = unix_seconds(virtual_time);
-    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
-    let (year, month, day) = civil_from_days(days);
-    format!(
-        "{} {} {day:2} {:02}:{:02}:{:02} {year}",
-        DAYS[days.rem_euclid(7) as usize],
-        MONTHS[(month as usize).saturating_sub(1) % 12],
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    )
+    format_utc("%a %b %e %H:%M:%S %Y", unix_seconds(virtual_time))
 }
 
 /// Unix seconds of a virtual instant.
@@ -51,7 +30,7 @@ pub fn unix_seconds(virtual_time: Duration) -> i64 {
 
 /// Parses what [`rfc3339`] writes back into virtual time (None before the epoch or malformed).
 pub fn parse_rfc3339(text: &str) -> Option<Duration> {
-    let secs = crate::clock::calendar::parse_rfc3339_utc(text)?;
+    let secs = crate::clock::dates::parse_rfc3339_utc(text)?;
     u64::try_from(secs - EPOCH_UNIX_SECONDS)
         .ok()
         .map(Duration::from_secs)

@@ -1,5 +1,5 @@
 //! `runbooks/gpu-judge.rhai`: one node judged from outputs collected on it (real ones, from
-//! tests/fixtures/real and ../shared/fixtures/real).
+//! tests/fixtures/real).
 
 use std::path::PathBuf;
 
@@ -18,19 +18,11 @@ fn judge(sets: &[String], code: i32) -> String {
         "--allow-read",
     ]);
     runbook = runbook.arg(repo_root().join("tests/fixtures/real"));
-    if let Some(shared) = shared_dir() {
-        runbook = runbook.arg("--allow-read").arg(shared);
-    }
     for set in sets {
         runbook = runbook.arg("--set").arg(set);
     }
     let ran = runbook.run().expect_code(code);
     format!("{}{}", ran.stdout(), ran.stderr())
-}
-
-fn shared_dir() -> Option<PathBuf> {
-    let dir = repo_root().join("../shared/fixtures/real");
-    dir.is_dir().then_some(dir)
 }
 
 #[test]
@@ -68,11 +60,7 @@ fn a_failed_dcgm_diagnostic_isolates_with_dcgms_reason() {
 
 #[test]
 fn a_real_healthy_h100_is_healthy_and_unknown_instance_types_are_refused() {
-    let Some(shared) = shared_dir() else {
-        eprintln!("skipping: ../shared/fixtures/real not found");
-        return;
-    };
-    let csv = shared.join("nvidia_smi_query_gpu_csv_h100_allfields_590.csv");
+    let csv = real("nvidia_smi_query_gpu_csv_h100_allfields_590.csv");
     let out = judge(&[format!("gpus=@{}", csv.display())], 0);
     assert!(
         out.contains("HEALTHY row_remap_pending (GPU 0): Remapped Rows Pending: No"),

@@ -17,18 +17,13 @@ use serde_json::{Value, json};
 /// RUNBOOK_REQUIRE_TOOLS is set (CI), which fails.
 fn helm() -> Option<PathBuf> {
     let path = repo_root().join(".tools/bin/helm");
-    if path.exists() {
-        return Some(path);
-    }
-    let message = format!(
-        "helm not found at {} (run scripts/install-tools.sh)",
-        path.display()
-    );
-    if std::env::var_os("RUNBOOK_REQUIRE_TOOLS").is_some() {
-        panic!("{message}");
-    }
-    eprintln!("skipped: {message}");
-    None
+    let found = path.exists().then(|| path.clone());
+    crate::support::gate(found, || {
+        format!(
+            "helm not found at {} (run scripts/install-tools.sh)",
+            path.display()
+        )
+    })
 }
 
 fn chart() -> String {

@@ -42,6 +42,7 @@ mod plan;
 mod refusals;
 mod repl;
 mod snapshots;
+mod standalone;
 mod support;
 mod target_errors;
 mod trust;

@@ -3,7 +3,7 @@
 
 use std::process::{Child, Command, Stdio};
 
-use crate::support::Runbook;
+use crate::support::{Runbook, free_port, gate};
 
 pub struct Moto {
     child: Child,
@@ -17,26 +17,19 @@ impl Drop for Moto {
     }
 }
 
+/// moto_server on a free port, started; None (or a failure in CI) only when it is not
+/// installed: once it is, a failure to start fails the test.
 pub fn moto() -> Option<Moto> {
-    if Command::new("moto_server")
+    let installed = Command::new("moto_server")
         .arg("--help")
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .status()
-        .is_err()
-    {
-        assert!(
-            std::env::var_os("RUNBOOK_REQUIRE_TOOLS").is_none(),
-            "moto_server is required (pip install 'moto[server]')"
-        );
-        eprintln!("skipped: moto_server is not installed");
-        return None;
-    }
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .ok()?
-        .local_addr()
-        .ok()?
-        .port();
+        .is_ok();
+    gate(installed.then_some(()), || {
+        "moto_server is not installed (pip install 'moto[server]')".into()
+    })?;
+    let port = free_port();
     let child = Command::new("moto_server")
         .args(["-H", "127.0.0.1", "-p", &port.to_string()])
         // AWS's managed policies (AmazonEKSClusterPolicy, ...), which moto leaves out unless
@@ -45,7 +38,7 @@ pub fn moto() -> Option<Moto> {
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
-        .ok()?;
+        .expect("moto_server starts");
     let url = format!("http://127.0.0.1:{port}");
     for _ in 0..100 {
         if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {

@@ -393,18 +393,13 @@ pub fn kubectl(version: &str) -> Option<PathBuf> {
         "1.35" => repo_root().join(".tools/bin/kubectl"),
         _ => PathBuf::from("/usr/bin/kubectl"),
     };
-    if path.exists() {
-        return Some(path);
-    }
-    let message = format!(
-        "kubectl {version} not found at {} (run scripts/install-tools.sh)",
-        path.display()
-    );
-    if std::env::var_os("RUNBOOK_REQUIRE_TOOLS").is_some() {
-        panic!("{message}");
-    }
-    eprintln!("skipped: {message}");
-    None
+    let found = path.exists().then(|| path.clone());
+    gate(found, || {
+        format!(
+            "kubectl {version} not found at {} (run scripts/install-tools.sh)",
+            path.display()
+        )
+    })
 }
 
 /// Runs `binary` (a kubectl) against `lab`: its exit code, stdout and stderr.
@@ -451,29 +446,20 @@ pub fn helm_available() -> bool {
     let local = repo_root().join(".tools/bin/helm");
     let on_path = std::env::var_os("PATH")
         .is_some_and(|paths| std::env::split_paths(&paths).any(|p| p.join("helm").is_file()));
-    if local.is_file() || on_path {
-        return true;
-    }
-    let message = "helm not found in .tools/bin or on PATH (run scripts/install-tools.sh)";
-    if std::env::var_os("RUNBOOK_REQUIRE_TOOLS").is_some() {
-        panic!("{message}");
-    }
-    eprintln!("skipped: {message}");
-    false
+    gate((local.is_file() || on_path).then_some(()), || {
+        "helm not found in .tools/bin or on PATH (run scripts/install-tools.sh)".into()
+    })
+    .is_some()
 }
 
 /// Whether the aws CLI is installed; with a message when it is not, and a failure instead when
 /// RUNBOOK_REQUIRE_TOOLS is set (CI).
 pub fn aws_cli_available() -> bool {
-    if Command::new("aws").arg("--version").output().is_ok() {
-        return true;
-    }
-    let message = "the aws CLI is required (pip install awscli)";
-    if std::env::var_os("RUNBOOK_REQUIRE_TOOLS").is_some() {
-        panic!("{message}");
-    }
-    eprintln!("skipped: the aws CLI is not installed");
-    false
+    let found = Command::new("aws").arg("--version").output().is_ok();
+    gate(found.then_some(()), || {
+        "the aws CLI is not installed (pip install awscli)".into()
+    })
+    .is_some()
 }
 
 /// Starts a command with its stdout read line by line on a thread, for tests that act when a
@@ -502,22 +488,29 @@ pub fn spawn_with_lines(
     (child, rx)
 }
 
-/// A tool on PATH, or None with a message that says how to install it; a failure instead when
-/// RUNBOOK_REQUIRE_TOOLS is set (CI).
+/// The one gate of every external tool the tests drive: what was `found`, or None with a
+/// "skipped:" line saying how to install it; a failure instead when RUNBOOK_REQUIRE_TOOLS is set
+/// (CI). Only a tool's absence skips: once it is there, whatever fails fails its test.
+pub fn gate<T>(found: Option<T>, missing: impl FnOnce() -> String) -> Option<T> {
+    if found.is_none() {
+        let message = missing();
+        assert!(
+            std::env::var_os("RUNBOOK_REQUIRE_TOOLS").is_none(),
+            "required (RUNBOOK_REQUIRE_TOOLS is set): {message}"
+        );
+        eprintln!("skipped: {message}");
+    }
+    found
+}
+
+/// A tool on PATH, or None with a message that says how to install it (see [`gate`]).
 pub fn tool_on_path(name: &str, install: &str) -> Option<PathBuf> {
     let found = std::env::var_os("PATH").and_then(|paths| {
         std::env::split_paths(&paths)
             .map(|p| p.join(name))
             .find(|p| p.is_file())
     });
-    if found.is_none() {
-        let message = format!("{name} not found on PATH ({install})");
-        if std::env::var_os("RUNBOOK_REQUIRE_TOOLS").is_some() {
-            panic!("{message}");
-        }
-        eprintln!("skipped: {message}");
-    }
-    found
+    gate(found, || format!("{name} not found on PATH ({install})"))
 }
 
 /// Prometheus' `promtool` (Debian's `prometheus` package; `.ci/run` installs it).
@@ -545,17 +538,10 @@ pub fn prometheus_and_pushgateway() -> Option<(PathBuf, PathBuf)> {
                 .find(|p| p.is_file())
         })
     };
-    match (find("prometheus"), find("prometheus-pushgateway")) {
-        (Some(prometheus), Some(pushgateway)) => Some((prometheus, pushgateway)),
-        _ => {
-            let message = "prometheus or prometheus-pushgateway not found on PATH (apt-get install prometheus prometheus-pushgateway)";
-            if std::env::var_os("RUNBOOK_REQUIRE_TOOLS").is_some() {
-                panic!("{message}");
-            }
-            eprintln!("skipped: {message}");
-            None
-        }
-    }
+    let found = find("prometheus").zip(find("prometheus-pushgateway"));
+    gate(found, || {
+        "prometheus or prometheus-pushgateway not found on PATH (apt-get install prometheus prometheus-pushgateway)".into()
+    })
 }
 
 /// A free loopback port (bound and released: good enough for a test's own servers).

@@ -10,7 +10,7 @@ use crate::bindings::shared::args::kube_error;
 use crate::bindings::shared::journaled::journaled;
 use crate::bindings::shared::options::Spec;
 use crate::clients::kube::{KubeClient, Quarantine, is_label_value};
-use crate::clock::calendar::iso_basic_utc;
+use crate::clock::dates::iso_basic_utc;
 use crate::journal::Undo;
 use crate::script::{Host, documented as doc, duration_value, from_json, to_json};
 

@@ -370,7 +370,7 @@ mod tests {
     #[test]
     fn a_field_the_driver_does_not_know_is_named_by_nvidia_smi() {
         let fields: Vec<String> = ["index", "gpu_recovery_action"].map(String::from).to_vec();
-        // nvidia-smi 580's own words (shared/fixtures/real/nvidia_smi_error_invalid_field_580.159.txt).
+        // nvidia-smi 580's own words (tests/fixtures/real/nvidia_smi_error_invalid_field_580.159.txt).
         let refused = answered(
             "Field \"gpu_recovery_action\" is not a valid field to query.\n\n",
             2,

@@ -2,13 +2,11 @@
 
 use super::*;
 use crate::gpu::nccl::model::ErrorColumn;
-use crate::gpu::test_fixtures::{fixture, repo_fixture};
+use crate::gpu::test_fixtures::fixture;
 
 #[test]
 fn superbench_a100x8_old_format() {
-    let Some(text) = fixture("nccl_all_reduce_perf_a100x8_single_node_superbench.txt") else {
-        return;
-    };
+    let text = fixture("nccl_all_reduce_perf_a100x8_single_node_superbench.txt");
     let report = parse(&text);
     assert_eq!(report.status, Status::Ok, "{}", report.summary);
     assert!(report.ok);
@@ -72,9 +70,7 @@ fn superbench_a100x8_old_format() {
 
 #[test]
 fn l40s_x4_newest_format() {
-    let Some(text) = fixture("nccl_all_reduce_perf_l40s_x4_single_node_nccltests2.17.9.txt") else {
-        return;
-    };
+    let text = fixture("nccl_all_reduce_perf_l40s_x4_single_node_nccltests2.17.9.txt");
     let report = parse(&text);
     assert_eq!(report.status, Status::Ok, "{}", report.summary);
     assert_eq!(report.tests_version.as_deref(), Some("2.17.9"));
@@ -113,9 +109,7 @@ fn l40s_x4_newest_format() {
 
 #[test]
 fn efa_2node_annotated_excerpt() {
-    let Some(text) = fixture("nccl_all_reduce_perf_2node_x8_efa_annotated_excerpt.txt") else {
-        return;
-    };
+    let text = fixture("nccl_all_reduce_perf_2node_x8_efa_annotated_excerpt.txt");
     let report = parse(&text);
     assert_eq!(report.status, Status::Ok, "{}", report.summary);
     assert_eq!(report.avg_busbw, Some(97.4466));
@@ -305,7 +299,7 @@ fn garbage_never_panics() {
 
 #[test]
 fn nccl_2_11_era_two_nodes_with_a_float_error_column() {
-    let report = parse(&repo_fixture(
+    let report = parse(&fixture(
         "nccl_all_reduce_perf_2_11_4_sci_error_a10g_2node_socket_debuginfo_awshpctutorials.txt",
     ));
     assert_eq!(report.rows.len(), 25, "{}", report.summary);
@@ -327,7 +321,7 @@ fn nccl_2_11_era_two_nodes_with_a_float_error_column() {
 
 #[test]
 fn nccl_2_11_era_nonzero_deviation_still_passes_its_bounds_check() {
-    let report = parse(&repo_fixture(
+    let report = parse(&fixture(
         "nccl_all_reduce_perf_2_11_sci_error_2e-07_k80_x4_azureml.txt",
     ));
     assert_eq!(report.rows.len(), 7);
@@ -335,7 +329,7 @@ fn nccl_2_11_era_nonzero_deviation_still_passes_its_bounds_check() {
     assert_eq!(report.rows[0].out_of_place.max_error, Some(2e-7));
     assert_eq!(report.devices, ["Tesla K80"]);
     assert_eq!(report.status, Status::Ok, "{}", report.summary);
-    let one_gpu = parse(&repo_fixture(
+    let one_gpu = parse(&fixture(
         "nccl_all_reduce_perf_2_11_sci_error_a10g_1gpu_awshpctutorials.txt",
     ));
     assert_eq!(one_gpu.error_column, Some(ErrorColumn::MaxError));
@@ -344,25 +338,19 @@ fn nccl_2_11_era_nonzero_deviation_still_passes_its_bounds_check() {
 
 #[test]
 fn the_error_column_names_the_format_read() {
-    let Some(new) = fixture("nccl_all_reduce_perf_l40s_x4_single_node_nccltests2.17.9.txt") else {
-        return;
-    };
+    let new = fixture("nccl_all_reduce_perf_l40s_x4_single_node_nccltests2.17.9.txt");
     assert_eq!(parse(&new).error_column, Some(ErrorColumn::WrongCount));
-    if let Some(unchecked) = fixture("nccl_all_reduce_perf_a100x8_single_node_superbench.txt") {
-        assert_eq!(
-            parse(&unchecked).error_column,
-            Some(ErrorColumn::NotChecked)
-        );
-    }
+    let unchecked = fixture("nccl_all_reduce_perf_a100x8_single_node_superbench.txt");
+    assert_eq!(
+        parse(&unchecked).error_column,
+        Some(ErrorColumn::NotChecked)
+    );
     assert_eq!(parse("# nothing here\n").error_column, None);
 }
 
 #[test]
 fn the_network_nccl_chose_is_read_from_its_using_network_line() {
-    let Some(text) = fixture("nccl_all_reduce_perf_h200_1gpu_nccl_debug_info_nccltests2.19.6.txt")
-    else {
-        return;
-    };
+    let text = fixture("nccl_all_reduce_perf_h200_1gpu_nccl_debug_info_nccltests2.19.6.txt");
     assert_eq!(parse(&text).network.as_deref(), Some("Socket"));
     // aws-ofi-nccl before 1.13 named its network "AWS Libfabric" (aws-samples/aws-efa-eks).
     let efa = "nccl-tests-efa-16-worker-0:25:25 [0] NCCL INFO Using network AWS Libfabric\n";
@@ -398,11 +386,8 @@ Please check the number of processes and GPUs per process.\n \
 
 #[test]
 fn a_failed_nccl_call_is_the_cause_on_a_real_h200() {
-    let Some(text) =
-        fixture("nccl_all_reduce_perf_h200_all_types_ops_invalid_argument_nccltests2.19.6.txt")
-    else {
-        return;
-    };
+    let text =
+        fixture("nccl_all_reduce_perf_h200_all_types_ops_invalid_argument_nccltests2.19.6.txt");
     let report = parse(&text);
     assert_eq!(report.status, Status::Error);
     assert_eq!(report.causes.len(), 1, "{:?}", report.causes);
@@ -418,10 +403,7 @@ fn a_failed_nccl_call_is_the_cause_on_a_real_h200() {
 
 #[test]
 fn nccl_tests_json_report_reads_as_its_text_does_and_keeps_no_environment() {
-    let Some(text) = fixture("nccl_all_reduce_perf_h200_1gpu_J_json_v3_nccltests2.19.6.json")
-    else {
-        return;
-    };
+    let text = fixture("nccl_all_reduce_perf_h200_1gpu_J_json_v3_nccltests2.19.6.json");
     let report = parse(&text);
     assert_eq!(report.status, Status::Ok, "{}", report.summary);
     assert_eq!(report.nccl_version.as_deref(), Some("2.28.3"));
@@ -509,10 +491,7 @@ gpu-dev-7d5e8186:1795:1795 [0] NCCL INFO NCCL_ALGO set by environment to ring,tr
     assert_eq!(git.ofi_version.as_deref(), Some("git-6e504db"));
     // The real H200 run forced RING but logged only INIT and TUNING: NCCL did not say so, and
     // neither does the report; it used no plugin.
-    if let Some(text) =
-        fixture("nccl_all_reduce_perf_h200_ring_debug_init_tuning_nccltests2.19.6.txt")
-    {
-        let real = parse(&text);
-        assert_eq!((real.ofi_version, real.algorithm), (None, None));
-    }
+    let text = fixture("nccl_all_reduce_perf_h200_ring_debug_init_tuning_nccltests2.19.6.txt");
+    let real = parse(&text);
+    assert_eq!((real.ofi_version, real.algorithm), (None, None));
 }

@@ -191,9 +191,7 @@ mod tests {
 
     #[test]
     fn h100_allfields_header_units_and_statuses() {
-        let Some(text) = fixture("nvidia_smi_query_gpu_csv_h100_allfields_590.csv") else {
-            return;
-        };
+        let text = fixture("nvidia_smi_query_gpu_csv_h100_allfields_590.csv");
         let rows = parse_csv(&text, None).unwrap();
         assert_eq!(rows.len(), 1);
         let gpu = &rows[0];
@@ -230,9 +228,7 @@ mod tests {
 
     #[test]
     fn h200_allfields() {
-        let Some(text) = fixture("nvidia_smi_query_gpu_csv_h200_allfields_590.csv") else {
-            return;
-        };
+        let text = fixture("nvidia_smi_query_gpu_csv_h200_allfields_590.csv");
         let rows = parse_csv(&text, None).unwrap();
         assert_eq!(rows.len(), 1);
         assert_eq!(rows[0]["name"], json!("NVIDIA H200"));

@@ -1,11 +1,11 @@
-//! The memory error readers on real `nvidia-smi` output (tests/fixtures/real, ../shared).
+//! The memory error readers on real `nvidia-smi` output (tests/fixtures/real).
 
 use super::*;
 use crate::gpu::nvidia_smi::{parse_csv, parse_query_text};
-use crate::gpu::test_fixtures::{fixture, repo_fixture};
+use crate::gpu::test_fixtures::fixture;
 
 fn from_text(name: &str) -> Vec<MemoryErrors> {
-    let report = parse_query_text(&repo_fixture(name)).unwrap();
+    let report = parse_query_text(&fixture(name)).unwrap();
     report.gpus.iter().map(memory_errors).collect()
 }
 
@@ -99,9 +99,7 @@ fn a_pasted_fragment_with_uneven_spacing() {
 
 #[test]
 fn the_same_counters_from_a_query_gpu_csv() {
-    let Some(text) = fixture("nvidia_smi_query_gpu_csv_h100_allfields_590.csv") else {
-        return;
-    };
+    let text = fixture("nvidia_smi_query_gpu_csv_h100_allfields_590.csv");
     let rows = parse_csv(&text, None).unwrap();
     let gpu = memory_errors_from_csv(&rows[0]);
     assert_eq!(gpu.bus_id.as_deref(), Some("00000000:00:09.0"));

@@ -81,11 +81,11 @@ pub fn parse_nvlink_status(text: &str) -> Result<Vec<NvlinkGpu>, ParseError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::gpu::test_fixtures::repo_fixture;
+    use crate::gpu::test_fixtures::fixture;
 
     #[test]
     fn twelve_links_of_an_a100() {
-        let gpus = parse_nvlink_status(&repo_fixture(
+        let gpus = parse_nvlink_status(&fixture(
             "nvidia_smi_nvlink_s_i0_a100_sxm4_40gb_12links_brev.txt",
         ))
         .unwrap();

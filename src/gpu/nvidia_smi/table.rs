@@ -396,9 +396,7 @@ mod tests {
 
     #[test]
     fn a10g_580_with_timestamp() {
-        let Some(text) = fixture("nvidia_smi_table_a10g_g5xlarge_580.txt") else {
-            return;
-        };
+        let text = fixture("nvidia_smi_table_a10g_g5xlarge_580.txt");
         let report = parse_table(&text).unwrap();
         assert_eq!(
             report.timestamp.as_deref(),
@@ -434,9 +432,7 @@ mod tests {
 
     #[test]
     fn h100x8_565_without_timestamp() {
-        let Some(text) = fixture("nvidia_smi_table_h100x8_sxm_565.txt") else {
-            return;
-        };
+        let text = fixture("nvidia_smi_table_h100x8_sxm_565.txt");
         let report = parse_table(&text).unwrap();
         assert_eq!(report.timestamp, None);
         assert_eq!(report.driver_version.as_deref(), Some("565.57.01"));
@@ -460,18 +456,14 @@ mod tests {
 
     #[test]
     fn h100_590_idle_and_load() {
-        let Some(idle) = fixture("nvidia_smi_table_h100_idle_590.txt") else {
-            return;
-        };
+        let idle = fixture("nvidia_smi_table_h100_idle_590.txt");
         let idle = parse_table(&idle).unwrap();
         assert_eq!(idle.driver_version.as_deref(), Some("590.48.01"));
         assert_eq!(idle.cuda_version.as_deref(), Some("13.1"));
         assert_eq!(idle.gpus[0].power_draw_w, Some(69.0));
         assert!(idle.processes.is_empty());
 
-        let Some(load) = fixture("nvidia_smi_table_h100_load_590.txt") else {
-            return;
-        };
+        let load = fixture("nvidia_smi_table_h100_load_590.txt");
         let load = parse_table(&load).unwrap();
         let gpu = &load.gpus[0];
         assert_eq!(gpu.memory_used_mib, Some(19818));
@@ -497,9 +489,7 @@ mod tests {
 
     #[test]
     fn h200_idle() {
-        let Some(text) = fixture("nvidia_smi_table_h200_idle_590.txt") else {
-            return;
-        };
+        let text = fixture("nvidia_smi_table_h200_idle_590.txt");
         let report = parse_table(&text).unwrap();
         assert_eq!(
             report.timestamp.as_deref(),
@@ -512,9 +502,7 @@ mod tests {
 
     #[test]
     fn h200_mig_devices_table() {
-        let Some(text) = fixture("nvidia_smi_table_h200_mig_idle_590.txt") else {
-            return;
-        };
+        let text = fixture("nvidia_smi_table_h200_mig_idle_590.txt");
         let report = parse_table(&text).unwrap();
         let gpu = &report.gpus[0];
         assert_eq!(gpu.mig_mode.as_deref(), Some("Enabled"));
@@ -588,9 +576,7 @@ mod tests {
 
     #[test]
     fn garbled_gpu_row_names_its_line() {
-        let Some(text) = fixture("nvidia_smi_table_a10g_g5xlarge_580.txt") else {
-            return;
-        };
+        let text = fixture("nvidia_smi_table_a10g_g5xlarge_580.txt");
         let garbled = text.replace("|   0  NVIDIA A10G ", "|   X  NVIDIA A10G ");
         let err = parse_table(&garbled).unwrap_err();
         assert!(

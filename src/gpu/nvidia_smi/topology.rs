@@ -143,11 +143,11 @@ fn strip_ansi(line: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::gpu::test_fixtures::{fixture, repo_fixture};
+    use crate::gpu::test_fixtures::fixture;
 
     #[test]
     fn eight_a100s_on_nvlink_with_eight_nics() {
-        let topo = parse_topology(&repo_fixture(
+        let topo = parse_topology(&fixture(
             "nvidia_smi_topo_m_a100_sxm4_40gb_x8_nv12_8nic_phb_brev.txt",
         ))
         .unwrap();
@@ -167,9 +167,7 @@ mod tests {
 
     #[test]
     fn one_h100_with_underlined_header() {
-        let Some(text) = fixture("nvidia_smi_topo_m_h100_1gpu_590.txt") else {
-            return;
-        };
+        let text = fixture("nvidia_smi_topo_m_h100_1gpu_590.txt");
         let topo = parse_topology(&text).unwrap();
         assert_eq!(topo.devices, ["GPU0"]);
         let gpu = &topo.rows[0];

@@ -294,9 +294,7 @@ mod tests {
 
     #[test]
     fn a10g_dtd_v11() {
-        let Some(text) = fixture("nvidia_smi_q_x_a10g_telegraf.xml") else {
-            return;
-        };
+        let text = fixture("nvidia_smi_q_x_a10g_telegraf.xml");
         let report = parse_xml(&text).unwrap();
         assert_eq!(
             report.timestamp.as_deref(),
@@ -342,9 +340,7 @@ mod tests {
 
     #[test]
     fn a100_dtd_v12_with_mig() {
-        let Some(text) = fixture("nvidia_smi_q_x_a100_sxm4_telegraf.xml") else {
-            return;
-        };
+        let text = fixture("nvidia_smi_q_x_a100_sxm4_telegraf.xml");
         let report = parse_xml(&text).unwrap();
         assert_eq!(report.driver_version.as_deref(), Some("535.54.03"));
         assert_eq!(report.cuda_version.as_deref(), Some("12.2"));
@@ -417,9 +413,7 @@ mod tests {
 
     #[test]
     fn truncated_real_document() {
-        let Some(text) = fixture("nvidia_smi_q_x_a10g_telegraf.xml") else {
-            return;
-        };
+        let text = fixture("nvidia_smi_q_x_a10g_telegraf.xml");
         let cut = text.find("<fb_memory_usage>").unwrap();
         let err = parse_xml(&text[..cut]).unwrap_err();
         assert!(matches!(err, ParseError::Truncated { .. }), "{err}");

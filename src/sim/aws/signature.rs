@@ -65,7 +65,7 @@ pub fn check(
 /// Why a header-signed call's X-Amz-Date is refused, in AWS's words: more than 15 minutes
 /// behind the clock (expired), or ahead of it (the signer's clock is fast: not yet current).
 fn header_date_refusal(amz_date: &str, signed: i64, now: i64) -> Option<String> {
-    use crate::clock::calendar::iso_basic_utc;
+    use crate::clock::dates::iso_basic_utc;
     if now - signed > SKEW_SECONDS {
         Some(format!(
             "Signature expired: {amz_date} is now earlier than {} ({} - 15 min.)",

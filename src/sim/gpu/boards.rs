@@ -60,7 +60,7 @@ pub const A10G: Board = Board {
     mig: false,
     idle_clocks: (210, 210, 405, 555),
     max_clocks: (1710, 6251, 1500),
-    source: "../shared/fixtures/real/nvidia_smi_q_x_a10g_telegraf.xml (influxdata/telegraf testdata/a10g.xml, bus 00000000:00:1E.0) and nvidia_smi_table_a10g_g5xlarge_580.txt (a g5.xlarge, driver 580.95.05)",
+    source: "tests/fixtures/real/nvidia_smi_q_x_a10g_telegraf.xml (influxdata/telegraf testdata/a10g.xml, bus 00000000:00:1E.0) and nvidia_smi_table_a10g_g5xlarge_580.txt (a g5.xlarge, driver 580.95.05)",
 };
 
 pub const H100_SXM: Board = Board {
@@ -84,7 +84,7 @@ pub const H100_SXM: Board = Board {
     mig: true,
     idle_clocks: (345, 345, 2619, 765),
     max_clocks: (1980, 2619, 1545),
-    source: "../shared/fixtures/real/nvidia_smi_query_gpu_csv_h100_allfields_590.csv (utkuozdemir/nvidia_gpu_exporter H100 capture: ids, VBIOS, 81559/479 MiB, 700/200/700 W, max clocks) and nvidia_smi_table_h100x8_sxm_565.txt (8x H100 SXM idle at P0, 28-31 C, 82-100 W)",
+    source: "tests/fixtures/real/nvidia_smi_query_gpu_csv_h100_allfields_590.csv (utkuozdemir/nvidia_gpu_exporter H100 capture: ids, VBIOS, 81559/479 MiB, 700/200/700 W, max clocks) and nvidia_smi_table_h100x8_sxm_565.txt (8x H100 SXM idle at P0, 28-31 C, 82-100 W)",
 };
 
 pub const H200_SXM: Board = Board {
@@ -108,7 +108,7 @@ pub const H200_SXM: Board = Board {
     mig: true,
     idle_clocks: (345, 345, 3201, 765),
     max_clocks: (1980, 3201, 1545),
-    source: "../shared/fixtures/real/nvidia_smi_q_x_h200_580.159_vm.xml (an H200 SXM captured 2026-12-04, driver 580.159.04) and nvidia_smi_query_gpu_csv_h200_allfields_590.csv (77.71 W, 28 C idle)",
+    source: "tests/fixtures/real/nvidia_smi_q_x_h200_580.159_vm.xml (an H200 SXM captured 2026-12-04, driver 580.159.04) and nvidia_smi_query_gpu_csv_h200_allfields_590.csv (77.71 W, 28 C idle)",
 };
 
 pub const A100_SXM4_80GB: Board = Board {
@@ -132,7 +132,7 @@ pub const A100_SXM4_80GB: Board = Board {
     mig: true,
     idle_clocks: (1275, 1275, 1593, 1275),
     max_clocks: (1410, 1593, 1290),
-    source: "../shared/fixtures/real/nvidia_smi_q_x_a100_sxm4_telegraf.xml (influxdata/telegraf testdata/a100-sxm4-v12.xml, 4x A100-SXM4-80GB, driver 535.54.03)",
+    source: "tests/fixtures/real/nvidia_smi_q_x_a100_sxm4_telegraf.xml (influxdata/telegraf testdata/a100-sxm4-v12.xml, 4x A100-SXM4-80GB, driver 535.54.03)",
 };
 
 pub const T4: Board = Board {

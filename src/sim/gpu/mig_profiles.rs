@@ -60,7 +60,7 @@ pub const TABLES: &[MigProfiles] = &[
             profile("4g.71gb", 5, 1, "69.75", [64, 4, 0], [4, 4, 0]),
             profile("7g.141gb", 0, 1, "140.00", [132, 7, 0], [8, 7, 1]),
         ],
-        source: "../shared/fixtures/real/nvidia_smi_mig_lgip_h200_580.159_vm.txt (an H200 SXM, driver 580.159.04, captured 2026-12-04)",
+        source: "tests/fixtures/real/nvidia_smi_mig_lgip_h200_580.159_vm.txt (an H200 SXM, driver 580.159.04, captured 2026-12-04)",
     },
     MigProfiles {
         smi_name: "NVIDIA H100 80GB HBM3",
@@ -198,12 +198,7 @@ mod tests {
 
     #[test]
     fn the_h200_table_is_the_real_capture_byte_for_byte() {
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../shared/fixtures/real/nvidia_smi_mig_lgip_h200_580.159_vm.txt");
-        let Ok(real) = std::fs::read_to_string(&path) else {
-            eprintln!("skipped: {} is not here", path.display());
-            return;
-        };
+        let real = crate::gpu::test_fixtures::fixture("nvidia_smi_mig_lgip_h200_580.159_vm.txt");
         assert_eq!(render(&[(0, "NVIDIA H200")]), real);
     }
 

@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use super::status::ApiError;
 use crate::auth::secret::Secret;
 use crate::auth::service_account_token::{self, Claims};
-use crate::clock::calendar::rfc3339_utc;
+use crate::clock::dates::rfc3339_utc;
 use crate::lab;
 use crate::sim::twin::Twin;
 

@@ -154,26 +154,20 @@ mod tests {
 
     #[test]
     fn fresh_a10g_has_the_fixture_shape() {
-        let Some(real) = fixture("nvidia_smi_table_a10g_g5xlarge_580.txt") else {
-            return;
-        };
+        let real = fixture("nvidia_smi_table_a10g_g5xlarge_580.txt");
         let host = GpuHost::a10g("ip-192-168-12-34", 99, "Mon Nov 30 04:43:45 2026");
         assert_eq!(shape(&render(&host)), shape(&real));
     }
 
     #[test]
     fn same_readings_give_the_fixture_byte_for_byte() {
-        let Some(real) = fixture("nvidia_smi_table_a10g_g5xlarge_580.txt") else {
-            return;
-        };
+        let real = fixture("nvidia_smi_table_a10g_g5xlarge_580.txt");
         assert_eq!(render(&a10g_like_fixture()), real);
     }
 
     #[test]
     fn h100_under_load_with_processes_matches_its_fixture() {
-        let Some(real) = fixture("nvidia_smi_table_h100_load_590.txt") else {
-            return;
-        };
+        let real = fixture("nvidia_smi_table_h100_load_590.txt");
         let mut host = GpuHost::a10g("h100", 5, "Tue Jul 14 08:12:53 2026");
         host.driver_version = "590.48.01".to_owned();
         host.cuda_version = "13.1".to_owned();
