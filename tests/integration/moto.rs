@@ -39,14 +39,18 @@ pub fn moto() -> Option<Moto> {
         .stderr(Stdio::null())
         .spawn()
         .expect("moto_server starts");
-    let url = format!("http://127.0.0.1:{port}");
+    // Held from here on, so that it is stopped however this ends.
+    let moto = Moto {
+        child,
+        url: format!("http://127.0.0.1:{port}"),
+    };
     for _ in 0..100 {
         if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
-            return Some(Moto { child, url });
+            return Some(moto);
         }
         std::thread::sleep(std::time::Duration::from_millis(100));
     }
-    panic!("moto_server did not start on {url}");
+    panic!("moto_server did not start on {}", moto.url);
 }
 
 fn aws(moto: &Moto, args: &[&str]) -> String {
