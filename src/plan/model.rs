@@ -166,26 +166,8 @@ mod tests {
     #[test]
     fn changes_group_by_step_and_cleanups_stand_apart() {
         let mut report = crate::report::Report {
-            runbook: "r.rhai".into(),
-            run_id: None,
-            status: RunStatus::Passed,
-            clock: "virtual",
-            parameters: serde_json::json!({}),
-            steps: vec![],
-            defers: vec![],
-            snapshots: vec![],
-            metrics: vec![],
-            guards: Default::default(),
-            spent_usd: None,
-            changes: vec![],
-            evidence: vec![],
-            error: None,
-            error_detail: vec![],
-            error_at: None,
-            spend: Vec::new(),
-            connections: Default::default(),
             virtual_ms: 60_000,
-            wall_ms: 0,
+            ..crate::report::Report::empty(RunStatus::Passed)
         };
         report.changes = vec![
             change("scale to 2", &["GPU scale-up"], false),

@@ -249,6 +249,20 @@ fn a_large_or_deep_policy_file_is_refused_before_the_first_step_naming_the_file(
     }
 }
 
+/// `runbook` run `--read-only` on the embedded twin, deployed.
+fn read_only_on_the_twin(runbook: &Path) -> Runbook {
+    Runbook::new()
+        .args([
+            "run",
+            "--read-only",
+            "--progress",
+            "never",
+            "--scenario",
+            "deployed",
+        ])
+        .arg(runbook)
+}
+
 #[test]
 fn read_only_refuses_twin_faults_and_execs_but_lets_the_gpu_queries_through() {
     let dir = tempfile::tempdir().expect("temp dir");
@@ -269,16 +283,7 @@ fn read_only_refuses_twin_faults_and_execs_but_lets_the_gpu_queries_through() {
         let runbook = dir.path().join("call.rhai");
         std::fs::write(&runbook, format!("step(\"call\", || {call});\n")).expect("write");
         let report = dir.path().join("report.json");
-        let out = Runbook::new()
-            .args([
-                "run",
-                "--read-only",
-                "--progress",
-                "never",
-                "--scenario",
-                "deployed",
-            ])
-            .arg(&runbook)
+        let out = read_only_on_the_twin(&runbook)
             .arg("--report")
             .arg(&report)
             .run()
@@ -300,17 +305,7 @@ fn read_only_refuses_twin_faults_and_execs_but_lets_the_gpu_queries_through() {
          print(`exit ${out.exit_code}`);\n",
     )
     .expect("write");
-    let out = Runbook::new()
-        .args([
-            "run",
-            "--read-only",
-            "--progress",
-            "never",
-            "--scenario",
-            "deployed",
-        ])
-        .arg(&runbook)
-        .run();
+    let out = read_only_on_the_twin(&runbook).run();
     assert!(!out.stderr().contains("--read-only"), "{}", out.stderr());
     assert!(out.stdout().contains("exit "), "{}", out.stdout());
 }

@@ -476,7 +476,7 @@ impl Extension for KubeBindings {
         );
 
         let (client, host) = clone!();
-        doc("exec", &["pod: &str", "command: Dynamic", "Map"], "Runs a command (an array, or a string split on spaces) in a pod of namespace default:\n#{ stdout, stderr, exit_code }.")
+        doc("exec", &["pod: &str", "command: Dynamic", "Map"], "Runs a command (an array, or a string split on spaces) in a pod of namespace default:\n#{ stdout, stderr, exit_code }. Refused under --read-only, but for the GPU probes' queries\n(nvidia-smi --query-gpu=... --format=csv,noheader,nounits, nvidia-smi nvlink -s, dcgmi diag -r N -j, dmesg).")
             .set_into_module(&mut m, move |ctx: NativeCallContext, pod: &str, cmd: Dynamic| -> Result {
                 let position = ctx.call_position();
                 let argv = command(&cmd, position)?;

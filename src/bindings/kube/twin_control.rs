@@ -15,7 +15,7 @@ pub(super) fn module(client: &Arc<KubeClient>, host: &Arc<Host>) -> Module {
     doc(
         "fault",
         &["spec: &str", "String"],
-        "Switches a lab twin fault as `--fault` does, while the run goes on: `link-down=onprem` cuts\nevery hybrid node off the control plane (`link-down=NODE` one node), `link-down=off` restores\nthem; any other `--fault NAME=VALUE` too. Answers the faults now on. Fails on a real cluster.",
+        "Switches a lab twin fault as `--fault` does, while the run goes on: `link-down=onprem` cuts\nevery hybrid node off the control plane (`link-down=NODE` one node), `link-down=off` restores\nthem; any other `--fault NAME=VALUE` too. Answers the faults now on. Fails on a real cluster, and under --read-only.",
     )
     .set_into_module(
         &mut m,
