@@ -2,7 +2,10 @@
 //!
 //! Layers, top to bottom: each module imports only modules of its own line or of lines below
 //! it (tests/integration/layers.rs holds the code to this list).
-//! - [`app`]: one file per subcommand, wiring clock, engine and reporters
+//! - [`app`]: the subcommands, each wiring clock, engine and reporters, and what they share
+//!   (the runtime, stop signals, confirmation, preflight checks, undoing from a journal)
+//! - [`target`]: which target a command acts on (the embedded twin, a kubeconfig, an EKS
+//!   cluster by name) and its clock, clients and bindings
 //! - [`cli`]: clap definitions and the plain configs made from them
 //! - [`repl`]: the interactive session (its editor, completion, pretty printing)
 //! - [`error`]: the top-level error: exit codes and the "caused by" chain
@@ -44,3 +47,4 @@ pub mod report;
 pub mod sandbox;
 pub mod script;
 pub mod sim;
+pub mod target;

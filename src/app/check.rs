@@ -18,7 +18,7 @@ type Checked = (Arc<Host>, Result<(), Box<Diagnostic>>, Vec<Lint>);
 pub(crate) fn execute(args: &CheckArgs) -> AppResult {
     let runtime = runtime::build()?;
     // The modules runbooks call (k8s::, eks::, ...) are known to the parser, never called.
-    let extensions = super::target::documentation_extensions(&runtime);
+    let extensions = crate::target::documentation_extensions(&runtime);
     // One engine per folder: files side by side share their imports' resolution.
     let mut folders: Vec<(std::path::PathBuf, Vec<usize>)> = Vec::new();
     for (index, file) in args.files.iter().enumerate() {

@@ -3,7 +3,7 @@
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
-use super::{AppResult, runtime, target};
+use super::{AppResult, runtime};
 use crate::cli::DocsArgs;
 use crate::clock::VirtualClock;
 use crate::error::{Error, Exit};
@@ -29,7 +29,7 @@ pub(crate) fn execute(args: &DocsArgs) -> AppResult {
         Interrupt::new(),
         runtime.handle().clone(),
     );
-    let engine = build_engine(&host, &target::documentation_extensions(&runtime));
+    let engine = build_engine(&host, &crate::target::documentation_extensions(&runtime));
     if let Some(dir) = &args.definitions {
         return write_definitions(&engine, dir);
     }

@@ -6,11 +6,11 @@
 use super::stdout::out;
 use serde_json::{Value, json};
 
-use super::target::{self, Target};
 use super::{AppResult, doctor_access, runtime};
 use crate::cli::DoctorArgs;
 use crate::clients::helm::find_helm;
 use crate::error::Exit;
+use crate::target::Target;
 
 /// One probe: what was asked, whether it passed, and what was found or went wrong. A warning
 /// passes: it says what some runbooks will not be able to do.
@@ -47,7 +47,7 @@ impl Probe {
 
 pub(crate) fn execute(args: &DoctorArgs) -> AppResult {
     let runtime = runtime::build()?;
-    let target = target::connect(&runtime, &args.target, None)?;
+    let target = crate::target::connect(&runtime, &args.target, None)?;
     let probes = runtime.block_on(probe(&target, args));
     if args.json {
         let list: Vec<Value> = probes

@@ -3,7 +3,7 @@
 use super::stdout::out;
 use std::sync::Arc;
 
-use super::{AppResult, runtime, target};
+use super::{AppResult, runtime};
 use crate::cli::EvalArgs;
 use crate::error::Exit;
 use crate::report::PrintSink;
@@ -11,7 +11,7 @@ use crate::script::{self, Host, HostConfig, Interrupt, to_json};
 
 pub(crate) fn execute(args: &EvalArgs) -> AppResult {
     let runtime = runtime::build()?;
-    let target = target::connect(&runtime, &args.target, None)?;
+    let target = crate::target::connect(&runtime, &args.target, None)?;
     let host = Host::new(
         HostConfig::scratch(
             "<eval>",

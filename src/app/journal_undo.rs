@@ -14,7 +14,7 @@ use crate::journal::{Rule, Undo};
 /// Runs every step against the target, newest first, saying each as `[undo]`, `[pass]` or
 /// `[fail]` through `say`; answers how many failed.
 pub(crate) async fn undo_all(
-    clients: &super::target::TargetClients,
+    clients: &crate::target::TargetClients,
     steps: &[Undo],
     say: impl Fn(String),
 ) -> usize {

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::{AppResult, lab_files, runtime, scenario_arg};
+use super::{AppResult, lab_files, runtime};
 use crate::cli::ServeArgs;
 use crate::clock::VirtualClock;
 use crate::error::{Error, Exit};
@@ -13,7 +13,7 @@ use crate::sim::{Twin, kube};
 const TICK: Duration = Duration::from_millis(20);
 
 pub(crate) fn execute(args: &ServeArgs) -> AppResult {
-    let scenario = scenario_arg::parse(&args.scenario)?;
+    let scenario = crate::target::scenario::parse(&args.scenario)?;
     if !(args.speed.is_finite() && args.speed > 0.0) {
         return Err(Error::Usage(format!(
             "--speed must be a positive number, got {}",
@@ -25,7 +25,7 @@ pub(crate) fn execute(args: &ServeArgs) -> AppResult {
     // Its clients may ask which requests they made (`GET /twin/audit`).
     twin.audit.enable();
     twin.aws_audit.enable();
-    scenario_arg::load(&twin, &scenario);
+    crate::target::scenario::load(&twin, &scenario);
     for fault in &args.faults {
         crate::sim::faults::apply(&twin, fault).map_err(Error::Usage)?;
     }
@@ -81,7 +81,7 @@ pub(crate) fn execute(args: &ServeArgs) -> AppResult {
     }
     say(format!(
         "lab twin ({}) serving the Kubernetes API on {server} and AWS (EKS, EC2, IAM, KMS, STS) on {aws}",
-        scenario_arg::describe(&args.scenario)
+        crate::target::scenario::describe(&args.scenario)
     ));
     if let Some(path) = &args.write_env {
         say(format!(

@@ -1,4 +1,8 @@
-//! One file per subcommand: each wires a clock, the script host and the reporters.
+//! The subcommands, a file each (named as the subcommand): each wires a clock, the script host
+//! and the reporters. Beside them, what several share: `runtime` (the async runtime), `signals`
+//! (stop signals), `confirm` (a yes at the terminal), `preflight` (outputs checked before a
+//! run), `rehearsal` (a run on a twin of the target first), `journal_undo` (undoing from a
+//! journal), `run_history` (the history's outputs), `lab_files` (lab serve's files), `stdout`.
 
 mod check;
 mod completions;
@@ -6,7 +10,6 @@ mod confirm;
 mod docs;
 mod doctor;
 mod doctor_access;
-mod eks_cluster;
 mod eval;
 mod history;
 mod journal_undo;
@@ -21,11 +24,9 @@ mod repl;
 mod run;
 mod run_history;
 mod runtime;
-mod scenario_arg;
 mod signals;
 mod state_capture;
 mod stdout;
-mod target;
 
 use clap::Parser;
 

@@ -4,7 +4,7 @@
 
 use super::stdout::out;
 
-use super::{AppResult, journal_undo, runtime, target};
+use super::{AppResult, journal_undo, runtime};
 use crate::cli::RecoverArgs;
 use crate::error::{Error, Exit};
 use crate::journal::{self, Journal, Record, RunInfo};
@@ -15,7 +15,7 @@ pub(crate) fn execute(args: &RecoverArgs) -> AppResult {
         return list(&state_dir);
     }
     let runtime = runtime::build()?;
-    let target = target::connect(&runtime, &args.target, None)?;
+    let target = crate::target::connect(&runtime, &args.target, None)?;
     let Some(clients) = target.outside().cloned() else {
         return Err(Error::Usage(
             "recover acts on the target a run used: give its --kubeconfig (and --aws-endpoint, --profile, --region); \

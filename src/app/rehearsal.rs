@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use super::{runtime, state_capture, target};
+use super::{runtime, state_capture};
 use crate::cli::{Sets, TargetArgs};
 use crate::error::Error;
 use crate::guard::Guards;
@@ -39,22 +39,22 @@ pub(crate) fn rehearse(
         ));
     }
     let twin = if args.names_a_cluster() {
-        let real = target::connect(runtime, args, None)?;
+        let real = crate::target::connect(runtime, args, None)?;
         let capture = state_capture::read(runtime, &real, None)?;
         let name = format!(
             "captured from {} at {}",
             real.description, capture.captured_at
         );
-        target::twin_of(runtime, args, capture, &name)?
+        crate::target::twin_of(runtime, args, capture, &name)?
     } else {
-        target::connect(runtime, args, None)?
+        crate::target::connect(runtime, args, None)?
     };
     on(runtime, &twin, rehearsal)
 }
 
 fn on(
     runtime: &tokio::runtime::Runtime,
-    twin: &target::Target,
+    twin: &crate::target::Target,
     rehearsal: Rehearsal<'_>,
 ) -> Result<Plan, Error> {
     let folder = crate::cli::runbook_folder(rehearsal.file);

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use super::{AppResult, runtime, target};
+use super::{AppResult, runtime};
 use crate::cli::ReplArgs;
 use crate::error::Exit;
 use crate::repl::{Repl, ReplTarget};
@@ -11,7 +11,7 @@ use crate::script::{Host, HostConfig, Interrupt};
 
 pub(crate) fn execute(args: &ReplArgs) -> AppResult {
     let runtime = runtime::build()?;
-    let target = target::connect(&runtime, &args.target, args.clock)?;
+    let target = crate::target::connect(&runtime, &args.target, args.clock)?;
     let interrupt = Interrupt::new();
     let host = Host::new(
         HostConfig::scratch(

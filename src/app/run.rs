@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use super::rehearsal::{Rehearsal, rehearse};
 use super::run_history::{RunHistory, history_dir, unix_now, write_metrics_file};
-use super::{AppResult, confirm, preflight, runtime, signals, target};
+use super::{AppResult, confirm, preflight, runtime, signals};
 use crate::cli::{IfHistoryDamaged, JournalArgs, Progress, RunArgs, RunConfig};
 use crate::clients::pushgateway::Pushgateway;
 use crate::error::Error;
@@ -44,7 +44,7 @@ pub(crate) fn execute(args: RunArgs) -> AppResult {
         .transpose()
         .map_err(|e| Error::Usage(format!("{e} (nothing has run)")))?;
     let runtime = runtime::build()?;
-    let target = target::connect(&runtime, &config.target, config.clock)?;
+    let target = crate::target::connect(&runtime, &config.target, config.clock)?;
     let runbook = config.file.display().to_string();
     let real = match (&target.outside(), &config.target.aws_endpoint) {
         (Some(_), _) => Some(target.description.clone()),
@@ -178,7 +178,10 @@ pub(crate) fn execute(args: RunArgs) -> AppResult {
     let mut outcome = outcome;
     outcome.report.connections = target.clients.connections();
     if config.target.verbose {
-        eprintln!("{}", target::connections_line(&outcome.report.connections));
+        eprintln!(
+            "{}",
+            crate::target::connections_line(&outcome.report.connections)
+        );
     }
     if let Some(diagnostic) = &outcome.diagnostic {
         eprint!(

@@ -10,7 +10,7 @@ use crate::error::Exit;
 use crate::report::{Report, left_behind_text};
 use crate::script::{Host, SIGHUP, SIGINT, SIGTERM};
 
-use super::target::TargetClients;
+use crate::target::TargetClients;
 
 /// How long the script's own cleanups may take to start after the first signal before the run
 /// is undone from its journal: a CI runner's grace period after SIGTERM is often 10 s.

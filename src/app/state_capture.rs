@@ -1,6 +1,6 @@
 //! `runbook state capture`: a lab read into a lab-state file with read-only calls.
 
-use super::{AppResult, lab_files, runtime, target};
+use super::{AppResult, lab_files, runtime};
 use crate::capture::{CaptureTarget, capture};
 use crate::cli::CaptureArgs;
 use crate::clock::dates::rfc3339_utc;
@@ -9,7 +9,7 @@ use crate::lab_state::LabState;
 
 pub(crate) fn execute(args: &CaptureArgs) -> AppResult {
     let runtime = runtime::build()?;
-    let target = target::connect(&runtime, &args.target, None)?;
+    let target = crate::target::connect(&runtime, &args.target, None)?;
     let state = read(&runtime, &target, args.eks_cluster.as_deref())?;
     let text = serde_json::to_string_pretty(&state).unwrap_or_default() + "\n";
     if args.output.as_os_str() == "-" {
@@ -32,7 +32,7 @@ pub(crate) fn execute(args: &CaptureArgs) -> AppResult {
 /// Captures a target `connect` made (plan captures too).
 pub(crate) fn read(
     runtime: &tokio::runtime::Runtime,
-    target: &target::Target,
+    target: &crate::target::Target,
     eks_cluster: Option<&str>,
 ) -> Result<LabState, Error> {
     let clients = &target.clients;

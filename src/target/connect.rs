@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use super::eks_cluster;
 
-use super::scenario_arg;
+use super::scenario;
 use crate::auth::secret::Secret;
 use crate::bindings::{AwsBindings, GpuBindings, HelmBindings, KubeBindings};
 use crate::cli::{ClockKind, TargetArgs};
@@ -102,8 +102,8 @@ pub(crate) fn connect(
                 "--profile and --region choose the AWS account of a real target: add --kubeconfig, --cluster or --in-cluster".into(),
             ));
         }
-        let scenario = scenario_arg::parse(&args.scenario)?;
-        let name = scenario_arg::describe(&args.scenario);
+        let scenario = scenario::parse(&args.scenario)?;
+        let name = scenario::describe(&args.scenario);
         return embedded_twin(runtime, args, clock, &scenario, &name);
     }
     if clock == Some(ClockKind::Virtual) {
@@ -219,7 +219,7 @@ fn embedded_twin(
 ) -> Result<Target, Error> {
     let virtual_clock = Arc::new(VirtualClock::new());
     let twin = Twin::new(virtual_clock.clone());
-    scenario_arg::load(&twin, scenario);
+    scenario::load(&twin, scenario);
     for fault in &args.faults {
         crate::sim::faults::apply(&twin, fault).map_err(Error::Usage)?;
     }
