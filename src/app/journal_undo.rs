@@ -1,4 +1,4 @@
-//! Undoing from a journal: each step of a [`crate::journal::Plan`] made so against the target
+//! Undoing from a journal: each step of a [`crate::journal::UndoPlan`] made so against the target
 //! (it reads first, and "already so" or "gone" is fine), so a second pass finds nothing to do.
 //! `runbook recover` runs it for a killed run; a run whose own cleanups could not start runs it
 //! for itself on SIGTERM or a second Ctrl-C.

@@ -70,7 +70,7 @@ pub(crate) fn execute(args: &RecoverArgs) -> AppResult {
     )
     .map_err(|e| Error::Usage(e.to_string()))?;
     let records = journal::read_journal(&run.journal).map_err(|e| Error::Usage(e.to_string()))?;
-    let plan = journal::plan(&records);
+    let plan = journal::undo_plan(&records);
     out!(
         "[recover] run {} of {} against {}",
         run.id,

@@ -142,7 +142,7 @@ async fn undo_from_journal(
     let records = crate::journal::read_journal(&path).map_err(|e| {
         format!("the journal could not be read ({e}): `runbook recover` with the same target puts back what the run changed")
     })?;
-    let plan = crate::journal::plan(&records);
+    let plan = crate::journal::undo_plan(&records);
     for action in &plan.not_undoable {
         eprintln!("[not undone] {action} (nothing undoes it)");
     }

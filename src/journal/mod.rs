@@ -2,15 +2,15 @@
 //! so that `runbook recover` can put a target back after a run that was killed.
 
 mod lock;
-mod plan;
 mod record;
 mod runs;
+mod undo_plan;
 mod writer;
 
 pub use lock::{Holder, LockError, TargetLock, acquire};
-pub use plan::{Plan, Rule, Undo, plan};
 pub use record::{Record, Scope};
 pub use runs::{
     KEPT_ENDED_RUNS, RunInfo, latest_unfinished, list_runs, prune_ended, read_journal, state_dir,
 };
+pub use undo_plan::{Rule, Undo, UndoPlan, undo_plan};
 pub use writer::{Journal, JournalError};

@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::plan::Undo;
+use super::undo_plan::Undo;
 
 /// Where a mutation was made: by the script while cleanups were pending (what recover undoes),
 /// or by a cleanup itself (restoring; never undone).

@@ -4,8 +4,8 @@
 
 use std::path::{Path, PathBuf};
 
-use super::plan::plan;
 use super::record::Record;
+use super::undo_plan::undo_plan;
 use super::writer::JournalError;
 
 /// `--state-dir`, else `$XDG_STATE_HOME/runbook`, else `~/.local/state/runbook`.
@@ -183,7 +183,7 @@ pub fn list_runs(state_dir: &Path) -> Vec<RunInfo> {
             else {
                 return None;
             };
-            let the_plan = plan(&records);
+            let the_plan = undo_plan(&records);
             Some(RunInfo {
                 id: run_id,
                 journal,

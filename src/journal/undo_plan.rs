@@ -1,5 +1,6 @@
-//! From a journal to what `runbook recover` does: the state before each change that a pending
-//! cleanup was there to undo, as idempotent "make it so" steps, newest first.
+//! From a journal to its undo plan, what `runbook recover` does (not to be confused with
+//! `crate::plan`, a rehearsal's changes): the state before each change that a pending cleanup
+//! was there to undo, as idempotent "make it so" steps, newest first.
 //!
 //! A mutation counts when the script made it (not a cleanup) while at least one cleanup was
 //! registered, and the newest of those (the one guarding it) did not finish and pass. Changes
@@ -153,7 +154,7 @@ fn rule_text(rule: &Rule) -> String {
 
 /// What recover does for a run, and what it cannot.
 #[derive(Debug, Default, PartialEq)]
-pub struct Plan {
+pub struct UndoPlan {
     /// Newest first.
     pub steps: Vec<Undo>,
     /// Changes that a pending cleanup guarded but nothing can undo (a delete), in words.
@@ -162,7 +163,7 @@ pub struct Plan {
     pub already_recovered: bool,
 }
 
-pub fn plan(records: &[Record]) -> Plan {
+pub fn undo_plan(records: &[Record]) -> UndoPlan {
     let passed: BTreeSet<u64> = records
         .iter()
         .filter_map(|r| match r {
@@ -207,7 +208,7 @@ pub fn plan(records: &[Record]) -> Plan {
     }
     let mut steps: Vec<(u64, Undo)> = first.into_values().collect();
     steps.sort_by_key(|(seq, _)| std::cmp::Reverse(*seq));
-    Plan {
+    UndoPlan {
         steps: if already_recovered {
             Vec::new()
         } else {
@@ -282,7 +283,7 @@ mod tests {
                 None,
             ),
         ];
-        let plan = plan(&records);
+        let plan = undo_plan(&records);
         assert_eq!(
             plan.steps.iter().map(Undo::describe).collect::<Vec<_>>(),
             [
@@ -303,7 +304,7 @@ mod tests {
             mutation(2, scale(2), &[1], None),
             mutation(3, scale(4), &[1], None),
         ];
-        assert_eq!(plan(&records).steps, vec![scale(0).unwrap()]);
+        assert_eq!(undo_plan(&records).steps, vec![scale(0).unwrap()]);
     }
 
     #[test]
@@ -343,7 +344,7 @@ mod tests {
             },
             mutation(4, scale(2), &[1], Some(1)),
         ];
-        assert_eq!(plan(&records).steps, vec![scale(0).unwrap()]);
+        assert_eq!(undo_plan(&records).steps, vec![scale(0).unwrap()]);
     }
 
     #[test]
@@ -361,7 +362,7 @@ mod tests {
             },
             mutation(2, None, &[1], None),
         ];
-        let plan = plan(&records);
+        let plan = undo_plan(&records);
         assert!(plan.steps.is_empty());
         assert_eq!(plan.not_undoable, ["call 2"]);
     }
@@ -376,7 +377,7 @@ mod tests {
             mutation(1, scale(0), &[1], None),
             Record::Recovered { at: 1 },
         ];
-        let plan = plan(&records);
+        let plan = undo_plan(&records);
         assert!(plan.already_recovered && plan.steps.is_empty());
     }
 }
