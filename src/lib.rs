@@ -46,5 +46,5 @@ pub mod repl;
 pub mod report;
 pub mod sandbox;
 pub mod script;
-pub mod sim;
+pub(crate) mod sim;
 pub mod target;

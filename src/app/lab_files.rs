@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 
 use crate::auth::secret::Secret;
 use crate::error::Error;
-use crate::sim::secrets::LabSecrets;
+use crate::sim::LabSecrets;
 
 /// The name of the cluster, user and context merged into a kubeconfig.
 pub(crate) const ENTRY: &str = "runbook-lab";

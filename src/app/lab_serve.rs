@@ -7,7 +7,7 @@ use super::{AppResult, lab_files, runtime};
 use crate::cli::ServeArgs;
 use crate::clock::VirtualClock;
 use crate::error::{Error, Exit};
-use crate::sim::{Twin, kube};
+use crate::sim::Twin;
 
 /// How often the clock is moved on at the speed factor.
 const TICK: Duration = Duration::from_millis(20);
@@ -27,10 +27,10 @@ pub(crate) fn execute(args: &ServeArgs) -> AppResult {
     twin.aws_audit.enable();
     crate::target::scenario::load(&twin, &scenario);
     for fault in &args.faults {
-        crate::sim::faults::apply(&twin, fault).map_err(Error::Usage)?;
+        crate::sim::apply_fault(&twin, fault).map_err(Error::Usage)?;
     }
     let served = runtime
-        .block_on(kube::server::start(twin.clone(), args.port))
+        .block_on(crate::sim::serve_kube(twin.clone(), args.port))
         .map_err(|source| {
             Error::Usage(format!(
                 "cannot listen on 127.0.0.1:{}: {source}",
@@ -39,7 +39,7 @@ pub(crate) fn execute(args: &ServeArgs) -> AppResult {
         })?;
     let server = served.url.clone();
     let aws_address = runtime
-        .block_on(crate::sim::aws::server::start(
+        .block_on(crate::sim::serve_aws(
             twin.clone(),
             args.aws_port,
             served.acceptor.clone(),

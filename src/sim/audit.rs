@@ -9,7 +9,7 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 
 /// Off until [`Audit::enable`]: `lab serve` keeps one for its clients to read; the embedded
 /// twin of a run has no reader and does not pay for it (about 8 µs a request).
-pub struct Audit<K> {
+pub(crate) struct Audit<K> {
     enabled: AtomicBool,
     seen: Mutex<BTreeMap<K, u64>>,
 }
@@ -28,27 +28,27 @@ impl<K: Ord + Clone> Audit<K> {
         self.seen.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    pub fn enable(&self) {
+    pub(crate) fn enable(&self) {
         self.enabled.store(true, Ordering::Relaxed);
     }
 
-    pub fn is_enabled(&self) -> bool {
+    pub(crate) fn is_enabled(&self) -> bool {
         self.enabled.load(Ordering::Relaxed)
     }
 
-    pub fn record(&self, key: K) {
+    pub(crate) fn record(&self, key: K) {
         if self.is_enabled() {
             *self.seen().entry(key).or_default() += 1;
         }
     }
 
     /// Every kind of request so far, in a stable order, with its count.
-    pub fn entries(&self) -> Vec<(K, u64)> {
+    pub(crate) fn entries(&self) -> Vec<(K, u64)> {
         self.seen().iter().map(|(k, n)| (k.clone(), *n)).collect()
     }
 
     /// Forgets what was served so far (`POST /twin/audit?reset`): a test audits one run.
-    pub fn clear(&self) {
+    pub(crate) fn clear(&self) {
         self.seen().clear();
     }
 }

@@ -23,7 +23,7 @@ use super::kube::state::KubeState;
 use super::twin::Twin;
 use crate::clock::parse_duration;
 
-pub const NAMES: &str = "check=NAME, nodegroup-never-joins=NAME, aws-throttle=RATE, aws-5xx=RATE, aws-latency=DURATION, aws-deny=ACTION, aws-expired-token=on, kube-latency=DURATION, link-down=onprem|NODE, ec2-vcpu-quota=on, subnet-ips-exhausted=on, gpu-xid=NODE:CODE, gpu-row-remap-pending=NODE, gpu-ecc-uncorrectable=NODE:COUNT, gpu-missing=NODE, nvlink-down=NODE, gpu-recovery-action=NODE:gpu-reset|node-reboot|drain-p2p|drain-and-reset, gpu-power-capped=NODE:WATTS, gpu-pcie-degraded=NODE:WIDTH, fabric-down=NODE, dcgm-hang=NODE, nic-slow=NODE:SHARE, nccl-busbw=SHARE (NODE/GPU names one GPU of a node: gpu0/3)";
+pub(crate) const NAMES: &str = "check=NAME, nodegroup-never-joins=NAME, aws-throttle=RATE, aws-5xx=RATE, aws-latency=DURATION, aws-deny=ACTION, aws-expired-token=on, kube-latency=DURATION, link-down=onprem|NODE, ec2-vcpu-quota=on, subnet-ips-exhausted=on, gpu-xid=NODE:CODE, gpu-row-remap-pending=NODE, gpu-ecc-uncorrectable=NODE:COUNT, gpu-missing=NODE, nvlink-down=NODE, gpu-recovery-action=NODE:gpu-reset|node-reboot|drain-p2p|drain-and-reset, gpu-power-capped=NODE:WATTS, gpu-pcie-degraded=NODE:WIDTH, fabric-down=NODE, dcgm-hang=NODE, nic-slow=NODE:SHARE, nccl-busbw=SHARE (NODE/GPU names one GPU of a node: gpu0/3)";
 
 fn rate(name: &str, value: &str) -> Result<f64, String> {
     if value == "off" {
@@ -250,7 +250,7 @@ fn every_gpu_node_refreshed(state: &mut KubeState) {
 }
 
 /// Switches one fault given as `name=value`; answers what is now on, in words.
-pub fn apply(twin: &Twin, spec: &str) -> Result<String, String> {
+pub(crate) fn apply(twin: &Twin, spec: &str) -> Result<String, String> {
     let (name, value) = spec
         .split_once('=')
         .ok_or_else(|| format!("fault `{spec}` needs a value: one of {NAMES}"))?;
@@ -376,7 +376,7 @@ fn link_down(state: &mut KubeState, value: &str) -> Result<(), String> {
 }
 
 /// The faults that are on, in words.
-pub fn describe(twin: &Twin) -> String {
+pub(crate) fn describe(twin: &Twin) -> String {
     let mut on: Vec<String> = twin.read_kube(|s| {
         let mut on: Vec<String> = s
             .failing_checks

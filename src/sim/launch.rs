@@ -4,19 +4,19 @@
 
 /// One instance for one NodeClaim.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LaunchRequest {
-    pub nodeclaim: String,
-    pub nodepool: String,
-    pub instance_type: String,
-    pub zone: String,
+pub(crate) struct LaunchRequest {
+    pub(crate) nodeclaim: String,
+    pub(crate) nodepool: String,
+    pub(crate) instance_type: String,
+    pub(crate) zone: String,
     /// Labels and taints (`key`, `value`, `effect`) the node registers with.
-    pub labels: Vec<(String, String)>,
-    pub taints: Vec<(String, String, String)>,
+    pub(crate) labels: Vec<(String, String)>,
+    pub(crate) taints: Vec<(String, String, String)>,
 }
 
 /// What EC2 answered a launch.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum LaunchOutcome {
+pub(crate) enum LaunchOutcome {
     Launched {
         nodeclaim: String,
         instance: String,

@@ -1,21 +1,29 @@
 //! The lab twin: a simulator of the lab's AWS account and EKS cluster that speaks the real
 //! wire protocols on loopback, on a virtual clock. It depends on the clock, the lab's facts
 //! and wire formats and the pure `auth` checks only, never on the script host, the bindings or the clients.
+//!
+//! Its modules are its own; the rest of runbook reaches it through the entry points below
+//! only: the twin, its scenarios and faults, its two servers and its secrets.
 
 mod accept;
-pub mod audit;
+mod audit;
 mod autoscaling;
-pub mod aws;
-pub mod faults;
-pub mod gpu;
-pub mod kube;
-pub mod launch;
-pub mod recording;
-pub mod request_path;
-pub mod scenario;
-pub mod secrets;
-pub mod timestamps;
-pub mod tls;
-pub mod twin;
+mod aws;
+mod faults;
+mod gpu;
+mod kube;
+mod launch;
+mod recording;
+mod request_path;
+mod scenario;
+mod secrets;
+mod timestamps;
+mod tls;
+mod twin;
 
-pub use twin::Twin;
+pub(crate) use aws::server::start as serve_aws;
+pub(crate) use faults::apply as apply_fault;
+pub(crate) use kube::server::start as serve_kube;
+pub(crate) use scenario::{Scenario, load as load_scenario};
+pub(crate) use secrets::LabSecrets;
+pub(crate) use twin::Twin;

@@ -8,45 +8,45 @@ use serde::Serialize;
 
 /// One request as it arrived.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Recorded {
+pub(crate) struct Recorded {
     /// `kubernetes` or the AWS service that signed it (`eks`, `ec2`, `iam`, `kms`, `sts`).
-    pub service: String,
-    pub method: String,
+    pub(crate) service: String,
+    pub(crate) method: String,
     /// The path with its query.
-    pub path: String,
-    pub content_type: Option<String>,
+    pub(crate) path: String,
+    pub(crate) content_type: Option<String>,
     /// KMS's `X-Amz-Target`.
-    pub target: Option<String>,
-    pub body: String,
+    pub(crate) target: Option<String>,
+    pub(crate) body: String,
 }
 
 #[derive(Default)]
-pub struct Recording {
+pub(crate) struct Recording {
     /// `None` while not recording.
     requests: Mutex<Option<Vec<Recorded>>>,
 }
 
 impl Recording {
     /// Starts keeping requests, forgetting any kept before.
-    pub fn start(&self) {
+    pub(crate) fn start(&self) {
         *self.lock() = Some(Vec::new());
     }
 
     /// Stops keeping requests; returns what was kept.
-    pub fn stop(&self) -> Vec<Recorded> {
+    pub(crate) fn stop(&self) -> Vec<Recorded> {
         self.lock().take().unwrap_or_default()
     }
 
     /// What was kept so far (empty while not recording).
-    pub fn kept(&self) -> Vec<Recorded> {
+    pub(crate) fn kept(&self) -> Vec<Recorded> {
         self.lock().clone().unwrap_or_default()
     }
 
-    pub fn is_on(&self) -> bool {
+    pub(crate) fn is_on(&self) -> bool {
         self.lock().is_some()
     }
 
-    pub fn keep(&self, request: Recorded) {
+    pub(crate) fn keep(&self, request: Recorded) {
         if let Some(kept) = self.lock().as_mut() {
             kept.push(request);
         }

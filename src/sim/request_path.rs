@@ -4,13 +4,13 @@
 
 /// The path with empty segments dropped (`//twin//faults/` is `/twin/faults`), as the
 /// Kubernetes router has always read it; `/` for an empty path.
-pub fn normalized(raw: &str) -> String {
+pub(crate) fn normalized(raw: &str) -> String {
     let segments: Vec<&str> = raw.split('/').filter(|s| !s.is_empty()).collect();
     format!("/{}", segments.join("/"))
 }
 
 /// Whether `path` (normalised) is one of the twin's own control endpoints: the admin token's.
-pub fn is_admin_endpoint(path: &str) -> bool {
+pub(crate) fn is_admin_endpoint(path: &str) -> bool {
     path == "/twin" || path.starts_with("/twin/")
 }
 

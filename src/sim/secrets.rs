@@ -8,19 +8,19 @@ use std::sync::Mutex;
 use crate::auth::secret::Secret;
 
 /// The lab user's access key id (not a secret; its secret key is).
-pub const LAB_ACCESS_KEY_ID: &str = "AKIDLABTWIN";
+pub(crate) const LAB_ACCESS_KEY_ID: &str = "AKIDLABTWIN";
 
 #[derive(Debug)]
-pub struct LabSecrets {
-    pub admin_token: Secret,
-    pub access_key_id: String,
-    pub secret_access_key: Secret,
+pub(crate) struct LabSecrets {
+    pub(crate) admin_token: Secret,
+    pub(crate) access_key_id: String,
+    pub(crate) secret_access_key: Secret,
     /// Signs the ServiceAccount tokens the twin issues (TokenRequest).
-    pub service_account_key: Secret,
+    pub(crate) service_account_key: Secret,
 }
 
 impl LabSecrets {
-    pub fn generate() -> Self {
+    pub(crate) fn generate() -> Self {
         Self {
             admin_token: Secret::random("lab-admin-"),
             access_key_id: LAB_ACCESS_KEY_ID.into(),
@@ -30,7 +30,7 @@ impl LabSecrets {
     }
 
     /// Whether an `Authorization` header carries the admin token.
-    pub fn is_admin(&self, authorization: Option<&str>) -> bool {
+    pub(crate) fn is_admin(&self, authorization: Option<&str>) -> bool {
         authorization
             .and_then(|h| h.strip_prefix("Bearer "))
             .is_some_and(|t| self.admin_token.matches(t.trim()))
@@ -40,12 +40,12 @@ impl LabSecrets {
 /// Why credentials were refused, newest last and bounded: `lab serve` prints them (EKS keeps
 /// them in the authenticator's log; a 401 itself says only `Unauthorized`).
 #[derive(Debug, Default)]
-pub struct Refusals(Mutex<VecDeque<String>>);
+pub(crate) struct Refusals(Mutex<VecDeque<String>>);
 
 impl Refusals {
     const KEPT: usize = 100;
 
-    pub fn record(&self, why: String) {
+    pub(crate) fn record(&self, why: String) {
         let mut list = self
             .0
             .lock()
@@ -56,7 +56,7 @@ impl Refusals {
         list.push_back(why);
     }
 
-    pub fn drain(&self) -> Vec<String> {
+    pub(crate) fn drain(&self) -> Vec<String> {
         self.0
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)

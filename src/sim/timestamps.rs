@@ -6,30 +6,30 @@ use std::time::Duration;
 use crate::clock::dates::format_utc;
 
 /// 2026-01-01T00:00:00Z, the twin's virtual time zero.
-pub const EPOCH_UNIX_SECONDS: i64 = crate::clock::dates::VIRTUAL_EPOCH_UNIX_SECONDS;
+pub(crate) const EPOCH_UNIX_SECONDS: i64 = crate::clock::dates::VIRTUAL_EPOCH_UNIX_SECONDS;
 
 /// RFC 3339 (`2026-01-01T00:09:24Z`) of a virtual instant.
-pub fn rfc3339(virtual_time: Duration) -> String {
+pub(crate) fn rfc3339(virtual_time: Duration) -> String {
     rfc3339_unix(EPOCH_UNIX_SECONDS + i64::try_from(virtual_time.as_secs()).unwrap_or(0))
 }
 
 /// RFC 3339 of Unix seconds.
-pub fn rfc3339_unix(secs: i64) -> String {
+pub(crate) fn rfc3339_unix(secs: i64) -> String {
     crate::clock::dates::rfc3339_utc(secs)
 }
 
 /// `ctime` form (`Mon Nov 30 04:43:45 2026`) of a virtual instant, as nvidia-smi prints it.
-pub fn ctime(virtual_time: Duration) -> String {
+pub(crate) fn ctime(virtual_time: Duration) -> String {
     format_utc("%a %b %e %H:%M:%S %Y", unix_seconds(virtual_time))
 }
 
 /// Unix seconds of a virtual instant.
-pub fn unix_seconds(virtual_time: Duration) -> i64 {
+pub(crate) fn unix_seconds(virtual_time: Duration) -> i64 {
     EPOCH_UNIX_SECONDS + i64::try_from(virtual_time.as_secs()).unwrap_or(0)
 }
 
 /// Parses what [`rfc3339`] writes back into virtual time (None before the epoch or malformed).
-pub fn parse_rfc3339(text: &str) -> Option<Duration> {
+pub(crate) fn parse_rfc3339(text: &str) -> Option<Duration> {
     let secs = crate::clock::dates::parse_rfc3339_utc(text)?;
     u64::try_from(secs - EPOCH_UNIX_SECONDS)
         .ok()
@@ -37,7 +37,7 @@ pub fn parse_rfc3339(text: &str) -> Option<Duration> {
 }
 
 /// kubectl's AGE column: `87s`, `3m`, `2m5s`, `5h`, `3d`.
-pub fn human_age(age: Duration) -> String {
+pub(crate) fn human_age(age: Duration) -> String {
     let s = age.as_secs();
     match s {
         0..=119 => format!("{s}s"),

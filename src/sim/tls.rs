@@ -12,11 +12,11 @@ use rcgen::{
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
 use tokio_rustls::TlsAcceptor;
 
-pub struct LabTls {
+pub(crate) struct LabTls {
     /// The CA certificate, PEM: what clients trust.
-    pub ca_pem: String,
-    pub ca_der: Vec<u8>,
-    pub acceptor: TlsAcceptor,
+    pub(crate) ca_pem: String,
+    pub(crate) ca_der: Vec<u8>,
+    pub(crate) acceptor: TlsAcceptor,
 }
 
 impl std::fmt::Debug for LabTls {
@@ -26,7 +26,7 @@ impl std::fmt::Debug for LabTls {
 }
 
 #[derive(Debug, thiserror::Error)]
-pub enum TlsError {
+pub(crate) enum TlsError {
     #[error("cannot make the lab's certificates: {0}")]
     Certificate(#[from] rcgen::Error),
     #[error("cannot set up TLS for the lab: {0}")]
@@ -34,7 +34,7 @@ pub enum TlsError {
 }
 
 impl LabTls {
-    pub fn generate() -> Result<Self, TlsError> {
+    pub(crate) fn generate() -> Result<Self, TlsError> {
         let ca_key = KeyPair::generate()?;
         let mut ca_params = CertificateParams::new(Vec::<String>::new())?;
         ca_params

@@ -25,8 +25,8 @@ use super::scenario::{
 use super::secrets::{LabSecrets, Refusals};
 use crate::lab::reachability::{Endpoint, Peer, SgRule, cidr_contains, efa_reachable, reachable};
 
-pub struct Twin {
-    pub clock: Arc<VirtualClock>,
+pub(crate) struct Twin {
+    pub(crate) clock: Arc<VirtualClock>,
     kube: Mutex<KubeState>,
     aws: Mutex<AwsState>,
     /// Timers of both worlds by the virtual instant they are due: one clock event an instant,
@@ -36,23 +36,23 @@ pub struct Twin {
     this: Weak<Twin>,
     /// How many requests each API has answered (`GET /twin/requests`), for benchmarks that
     /// check a runbook makes only the requests it needs.
-    pub requests: RequestCounts,
+    pub(crate) requests: RequestCounts,
     /// The requests answered while a benchmark asked to keep them (`/twin/record`).
-    pub recording: super::recording::Recording,
+    pub(crate) recording: super::recording::Recording,
     /// The RBAC attributes of every Kubernetes request served (`GET /twin/audit`).
-    pub audit: Audit<RequestAttributes>,
+    pub(crate) audit: Audit<RequestAttributes>,
     /// The IAM action of every AWS call served (`GET /twin/audit` on the AWS endpoint).
-    pub aws_audit: Audit<String>,
+    pub(crate) aws_audit: Audit<String>,
     /// The admin token and the lab user's keys, fresh for this twin.
-    pub secrets: LabSecrets,
+    pub(crate) secrets: LabSecrets,
     /// `127.0.0.1:PORT` of the AWS endpoint once it listens: the STS an EKS token may name.
-    pub aws_authority: std::sync::OnceLock<String>,
+    pub(crate) aws_authority: std::sync::OnceLock<String>,
     /// Why credentials were refused (`lab serve` prints them).
-    pub refusals: Refusals,
+    pub(crate) refusals: Refusals,
 }
 
 #[derive(Default)]
-pub struct RequestCounts {
+pub(crate) struct RequestCounts {
     kube: AtomicU64,
     aws: AtomicU64,
     kube_connections: AtomicU64,
@@ -60,32 +60,32 @@ pub struct RequestCounts {
 }
 
 impl RequestCounts {
-    pub fn count_kube_connection(&self) {
+    pub(crate) fn count_kube_connection(&self) {
         self.kube_connections.fetch_add(1, Ordering::Relaxed);
     }
 
-    pub fn count_aws_connection(&self) {
+    pub(crate) fn count_aws_connection(&self) {
         self.aws_connections.fetch_add(1, Ordering::Relaxed);
     }
 
     /// `(kubernetes, aws)` connections accepted so far.
-    pub fn connections(&self) -> (u64, u64) {
+    pub(crate) fn connections(&self) -> (u64, u64) {
         (
             self.kube_connections.load(Ordering::Relaxed),
             self.aws_connections.load(Ordering::Relaxed),
         )
     }
 
-    pub fn count_kube(&self) {
+    pub(crate) fn count_kube(&self) {
         self.kube.fetch_add(1, Ordering::Relaxed);
     }
 
-    pub fn count_aws(&self) {
+    pub(crate) fn count_aws(&self) {
         self.aws.fetch_add(1, Ordering::Relaxed);
     }
 
     /// `(kubernetes, aws)` requests so far.
-    pub fn totals(&self) -> (u64, u64) {
+    pub(crate) fn totals(&self) -> (u64, u64) {
         (
             self.kube.load(Ordering::Relaxed),
             self.aws.load(Ordering::Relaxed),
@@ -126,7 +126,7 @@ impl Drop for OnePass {
 }
 
 impl Twin {
-    pub fn new(clock: Arc<VirtualClock>) -> Arc<Self> {
+    pub(crate) fn new(clock: Arc<VirtualClock>) -> Arc<Self> {
         Arc::new_cyclic(|this| {
             let mut kube = KubeState::default();
             let network = network_of(this.clone());
@@ -167,7 +167,7 @@ impl Twin {
 
     /// Changes the Kubernetes world, then lets the controllers react; what the cluster's
     /// autoscaler asked of EC2 meanwhile is carried over.
-    pub fn kube<R>(&self, change: impl FnOnce(&mut KubeState) -> R) -> R {
+    pub(crate) fn kube<R>(&self, change: impl FnOnce(&mut KubeState) -> R) -> R {
         let (result, launches, terminations) = self.kube_without_carrying(change);
         self.carry_autoscaler_requests(launches, terminations);
         result
@@ -256,20 +256,20 @@ impl Twin {
     }
 
     /// Reads the AWS world as it is now (no timers, no clock: safe inside a Kubernetes change).
-    pub fn read_aws<R>(&self, read: impl FnOnce(&AwsState) -> R) -> R {
+    pub(crate) fn read_aws<R>(&self, read: impl FnOnce(&AwsState) -> R) -> R {
         let state = unpoison(self.aws.lock());
         read(&state)
     }
 
     /// Reads the Kubernetes world as it is now.
-    pub fn read_kube<R>(&self, read: impl FnOnce(&KubeState) -> R) -> R {
+    pub(crate) fn read_kube<R>(&self, read: impl FnOnce(&KubeState) -> R) -> R {
         let mut state = unpoison(self.kube.lock());
         state.now = self.clock.now();
         read(&state)
     }
 
     /// Changes (or reads) the AWS world; timers it asks for are armed on the clock.
-    pub fn aws<R>(&self, change: impl FnOnce(&mut AwsState) -> R) -> R {
+    pub(crate) fn aws<R>(&self, change: impl FnOnce(&mut AwsState) -> R) -> R {
         let (result, timers) = {
             let mut state = unpoison(self.aws.lock());
             state.now = self.clock.now();
@@ -281,7 +281,7 @@ impl Twin {
     }
 
     /// Virtual time now.
-    pub fn clock_now(&self) -> Duration {
+    pub(crate) fn clock_now(&self) -> Duration {
         self.clock.now()
     }
 

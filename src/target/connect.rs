@@ -14,7 +14,7 @@ use crate::clients::kube::{Fixed, KubeClient, SERVICE_ACCOUNT_DIR};
 use crate::clock::{Clock, RealClock, VirtualClock};
 use crate::error::Error;
 use crate::script::Extension;
-use crate::sim::{Twin, kube};
+use crate::sim::Twin;
 
 /// The clients of a target outside this process (`recover` undoes through them).
 #[derive(Clone)]
@@ -204,7 +204,7 @@ pub(crate) fn twin_of(
         aws_endpoint: None,
         ..args.clone()
     };
-    let scenario = crate::sim::scenario::Scenario::Captured(Arc::new(capture));
+    let scenario = crate::sim::Scenario::Captured(Arc::new(capture));
     embedded_twin(runtime, &own, None, &scenario, name)
 }
 
@@ -214,17 +214,17 @@ fn embedded_twin(
     runtime: &tokio::runtime::Runtime,
     args: &TargetArgs,
     clock: Option<ClockKind>,
-    scenario: &crate::sim::scenario::Scenario,
+    scenario: &crate::sim::Scenario,
     name: &str,
 ) -> Result<Target, Error> {
     let virtual_clock = Arc::new(VirtualClock::new());
     let twin = Twin::new(virtual_clock.clone());
     scenario::load(&twin, scenario);
     for fault in &args.faults {
-        crate::sim::faults::apply(&twin, fault).map_err(Error::Usage)?;
+        crate::sim::apply_fault(&twin, fault).map_err(Error::Usage)?;
     }
     let served = runtime
-        .block_on(kube::server::start(twin.clone(), 0))
+        .block_on(crate::sim::serve_kube(twin.clone(), 0))
         .map_err(|e| Error::Usage(format!("cannot start the lab twin on 127.0.0.1: {e}")))?;
     let admin = twin.secrets.admin_token.clone();
     let client = KubeClient::for_endpoint(
@@ -234,7 +234,7 @@ fn embedded_twin(
     )
     .map_err(|e| Error::Usage(e.to_string()))?;
     let aws_address = runtime
-        .block_on(crate::sim::aws::server::start(
+        .block_on(crate::sim::serve_aws(
             twin.clone(),
             0,
             served.acceptor.clone(),

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use crate::error::Error;
 use crate::lab_state::LabState;
 use crate::sim::Twin;
-use crate::sim::scenario::{self, Scenario};
+use crate::sim::{Scenario, load_scenario};
 
 pub(crate) fn parse(text: &str) -> Result<Scenario, Error> {
     let Some(path) = text.strip_prefix('@') else {
@@ -24,7 +24,7 @@ pub(crate) fn parse(text: &str) -> Result<Scenario, Error> {
 
 /// Starts the twin in the scenario; says which captured kinds it left out.
 pub(crate) fn load(twin: &Twin, scenario: &Scenario) {
-    let left_out = scenario::load(twin, scenario);
+    let left_out = load_scenario(twin, scenario);
     if !left_out.is_empty() {
         eprintln!(
             "runbook: the twin does not serve these captured kinds and left them out: {}",

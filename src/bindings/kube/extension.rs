@@ -150,402 +150,430 @@ fn objects(value: &Dynamic, position: Position) -> Result<Vec<serde_json::Value>
     }
 }
 
+/// A fresh pair of handles (client, host) for the next registration's closure to own.
+macro_rules! handles {
+    ($c:expr, $h:expr) => {
+        ($c.clone(), $h.clone())
+    };
+}
+
 impl Extension for KubeBindings {
     fn install(&self, engine: &mut Engine, host: &Arc<Host>) {
         let mut m = Module::new();
         let (c, h) = (self.client.clone(), host.clone());
-
-        macro_rules! clone {
-            () => {
-                (c.clone(), h.clone())
-            };
-        }
-
-        let (client, host) = clone!();
-        doc(
-            "readyz",
-            &["Map"],
-            "The API server's /readyz?verbose: #{ ok, checks: [#{name, ok}], failed: [names] }.",
-        )
-        .set_into_module(&mut m, move |ctx: NativeCallContext| -> Result {
-            let health = call(&host, ctx.call_position(), client.health("readyz"))?;
-            Ok(health_map(&health))
-        });
-        let (client, host) = clone!();
-        doc(
-            "livez",
-            &["Map"],
-            "The API server's /livez?verbose, like readyz().",
-        )
-        .set_into_module(&mut m, move |ctx: NativeCallContext| -> Result {
-            Ok(health_map(&call(
-                &host,
-                ctx.call_position(),
-                client.health("livez"),
-            )?))
-        });
-        let (client, host) = clone!();
-        doc(
-            "version",
-            &["Map"],
-            "The server version: #{ major, minor, gitVersion, platform, ... }.",
-        )
-        .set_into_module(&mut m, move |ctx: NativeCallContext| -> Result {
-            Ok(from_json(&call(
-                &host,
-                ctx.call_position(),
-                client.version(),
-            )?))
-        });
-
-        let (client, host) = clone!();
-        doc("get", &["kind: &str", "name: &str", "Map"], "One object by kind (\"Node\", \"deploy\", \"apps/v1/Deployment\") and name, in namespace default.")
-            .set_into_module(&mut m, move |ctx: NativeCallContext, kind: &str, name: &str| -> Result {
-                call(&host, ctx.call_position(), client.get_as::<Dynamic>(kind, name, None))
-            });
-        let (client, host) = clone!();
-        doc(
-            "get",
-            &["kind: &str", "name: &str", "namespace: &str", "Map"],
-            "One object in a namespace.",
-        )
-        .set_into_module(
-            &mut m,
-            move |ctx: NativeCallContext, kind: &str, name: &str, namespace: &str| -> Result {
-                call(
-                    &host,
-                    ctx.call_position(),
-                    client.get_as::<Dynamic>(kind, name, Some(namespace)),
-                )
-            },
-        );
-        let (client, host) = clone!();
-        doc(
-            "list",
-            &["kind: &str", "Array"],
-            "Every object of a kind, in all namespaces (without metadata.managedFields, as kubectl shows them).",
-        )
-        .set_into_module(
-            &mut m,
-            move |ctx: NativeCallContext, kind: &str| -> Result {
-                let list = call(
-                    &host,
-                    ctx.call_position(),
-                    client.list_as::<Shown>(kind, &ListOptions::default()),
-                )?;
-                Ok(Dynamic::from_array(list.into_iter().map(|s| s.0).collect()))
-            },
-        );
-        let (client, host) = clone!();
-        doc(
-            "list",
-            &["kind: &str", "options: Map", "Array"],
-            "Objects of a kind; options `namespace`, `labels` (\"tier=gpu\" or a map), `fields`.",
-        )
-        .set_into_module(
-            &mut m,
-            move |ctx: NativeCallContext, kind: &str, options: Map| -> Result {
-                let position = ctx.call_position();
-                let options = list_options(&options, "k8s::list", position)?;
-                let list = call(&host, position, client.list_as::<Shown>(kind, &options))?;
-                Ok(Dynamic::from_array(list.into_iter().map(|s| s.0).collect()))
-            },
-        );
-
-        let (client, host) = clone!();
-        doc("apply", &["objects: Dynamic", "Array"], "Server-side apply (field manager `runbook`) of a map, an array of maps or YAML text; returns the applied objects.")
-            .set_into_module(&mut m, move |ctx: NativeCallContext, value: Dynamic| -> Result {
-                let position = ctx.call_position();
-                let objects = objects(&value, position)?;
-                Ok(encode(&apply_journaled(&host, &client, &objects, None, position)?))
-            });
-        let (client, host) = clone!();
-        doc(
-            "apply",
-            &["objects: Dynamic", "options: Map", "Array"],
-            "The same; option `namespace` for objects that name none.",
-        )
-        .set_into_module(
-            &mut m,
-            move |ctx: NativeCallContext, value: Dynamic, options: Map| -> Result {
-                let position = ctx.call_position();
-                known_options(&options, "k8s::apply", &["namespace"], position)?;
-                let namespace = string_option(&options, "namespace", "k8s::apply", position)?;
-                let objects = objects(&value, position)?;
-                Ok(encode(&apply_journaled(
-                    &host,
-                    &client,
-                    &objects,
-                    namespace.as_deref(),
-                    position,
-                )?))
-            },
-        );
-
-        let (client, host) = clone!();
-        doc(
-            "patch",
-            &["kind: &str", "name: &str", "patch: Map", "Map"],
-            "A JSON merge patch of one object in namespace default.",
-        )
-        .set_into_module(
-            &mut m,
-            move |ctx: NativeCallContext, kind: &str, name: &str, patch: Map| -> Result {
-                let position = ctx.call_position();
-                let patch = to_json(&Dynamic::from_map(patch));
-                let undo = undo_of(&host, &client, kind, name, None, position)?;
-                journaled(
-                    &host,
-                    position,
-                    Change::new(format!("k8s::patch {kind} {name}"))
-                        .on(Change::kubernetes(kind, None, name)),
-                    undo,
-                    || {
-                        Ok(from_json(&call(
-                            &host,
-                            position,
-                            client.patch(kind, name, None, &patch, "merge"),
-                        )?))
-                    },
-                )
-            },
-        );
-        let (client, host) = clone!();
-        doc(
-            "patch",
-            &[
-                "kind: &str",
-                "name: &str",
-                "patch: Dynamic",
-                "options: Map",
-                "Map",
-            ],
-            "A patch with options `namespace` and `type` (merge, strategic, json).",
-        )
-        .set_into_module(
-            &mut m,
-            move |ctx: NativeCallContext,
-                  kind: &str,
-                  name: &str,
-                  patch: Dynamic,
-                  options: Map|
-                  -> Result {
-                let position = ctx.call_position();
-                known_options(&options, "k8s::patch", &["namespace", "type"], position)?;
-                let namespace = string_option(&options, "namespace", "k8s::patch", position)?;
-                let kind_of_patch = string_option(&options, "type", "k8s::patch", position)?
-                    .unwrap_or_else(|| "merge".into());
-                let undo = undo_of(&host, &client, kind, name, namespace.as_deref(), position)?;
-                journaled(
-                    &host,
-                    position,
-                    Change::new(format!("k8s::patch {kind} {name}")).on(Change::kubernetes(
-                        kind,
-                        namespace.as_deref(),
-                        name,
-                    )),
-                    undo,
-                    || {
-                        Ok(from_json(&call(
-                            &host,
-                            position,
-                            client.patch(
-                                kind,
-                                name,
-                                namespace.as_deref(),
-                                &to_json(&patch),
-                                &kind_of_patch,
-                            ),
-                        )?))
-                    },
-                )
-            },
-        );
-
-        let (client, host) = clone!();
-        doc(
-            "delete",
-            &["kind: &str", "name: &str", "()"],
-            "Deletes one object in namespace default (dependents follow in the background).",
-        )
-        .set_into_module(
-            &mut m,
-            move |ctx: NativeCallContext, kind: &str, name: &str| -> Result<()> {
-                delete_journaled(&host, &client, kind, name, None, ctx.call_position())
-            },
-        );
-        let (client, host) = clone!();
-        doc(
-            "delete",
-            &["kind: &str", "name: &str", "namespace: &str", "()"],
-            "Deletes one object in a namespace.",
-        )
-        .set_into_module(
-            &mut m,
-            move |ctx: NativeCallContext, kind: &str, name: &str, namespace: &str| -> Result<()> {
-                delete_journaled(
-                    &host,
-                    &client,
-                    kind,
-                    name,
-                    Some(namespace),
-                    ctx.call_position(),
-                )
-            },
-        );
-
-        let (client, host) = clone!();
-        doc("nodes", &["Array"], "Every node: #{ name, status, ready, version, internal_ip, zone, instance_type, nodegroup, instance_id, labels, taints, capacity, allocatable }.")
-            .set_into_module(&mut m, move |ctx: NativeCallContext| -> Result {
-                let nodes = call(&host, ctx.call_position(), client.list("Node", &ListOptions::default()))?;
-                Ok(encode(&nodes.iter().map(NodeSummary::from_object).collect::<Vec<_>>()))
-            });
-        let (client, host) = clone!();
-        doc(
-            "nodes",
-            &["labels: Dynamic", "Array"],
-            "Nodes matching a label selector (\"tier=gpu\" or #{ tier: \"gpu\" }).",
-        )
-        .set_into_module(
-            &mut m,
-            move |ctx: NativeCallContext, labels: Dynamic| -> Result {
-                let position = ctx.call_position();
-                let options = ListOptions {
-                    labels: selector(&labels, "k8s::nodes", position)?,
-                    ..Default::default()
-                };
-                let nodes = call(&host, position, client.list("Node", &options))?;
-                Ok(encode(
-                    &nodes
-                        .iter()
-                        .map(NodeSummary::from_object)
-                        .collect::<Vec<_>>(),
-                ))
-            },
-        );
-        let (client, host) = clone!();
-        doc("pods", &["options: Map", "Array"], "Pods as kubectl shows them: #{ name, namespace, ready, status, phase, restarts, node, ip, labels }; options `namespace`, `labels`, `fields`.")
-            .set_into_module(&mut m, move |ctx: NativeCallContext, options: Map| -> Result {
-                let position = ctx.call_position();
-                let options = list_options(&options, "k8s::pods", position)?;
-                let pods = call(&host, position, client.list("Pod", &options))?;
-                Ok(encode(&pods.iter().map(PodSummary::from_object).collect::<Vec<_>>()))
-            });
-
-        let (client, host) = clone!();
-        doc(
-            "logs",
-            &["pod: &str", "options: Map", "String"],
-            "A pod's log; options `namespace`, `container`, `tail` (lines), `since` (a duration).",
-        )
-        .set_into_module(
-            &mut m,
-            move |ctx: NativeCallContext, pod: &str, options: Map| -> Result<String> {
-                let position = ctx.call_position();
-                known_options(
-                    &options,
-                    "k8s::logs",
-                    &["namespace", "container", "tail", "since"],
-                    position,
-                )?;
-                let namespace = string_option(&options, "namespace", "k8s::logs", position)?;
-                let mut params = LogParams {
-                    container: string_option(&options, "container", "k8s::logs", position)?,
-                    ..Default::default()
-                };
-                if let Some(tail) = options.get("tail") {
-                    params.tail_lines = Some(tail.as_int().map_err(|t| {
-                        usage_error(
-                            format!("k8s::logs: `tail` must be an integer, got {t}"),
-                            position,
-                        )
-                    })?);
-                }
-                if let Some(since) = options.get("since") {
-                    params.since_seconds = Some(
-                        crate::script::duration_value(since, "k8s::logs: `since`", position)?
-                            .as_secs() as i64,
-                    );
-                }
-                call(
-                    &host,
-                    position,
-                    client.logs(pod, namespace.as_deref(), &params),
-                )
-            },
-        );
-
-        let (client, host) = clone!();
-        doc("exec", &["pod: &str", "command: Dynamic", "Map"], "Runs a command (an array, or a string split on spaces) in a pod of namespace default:\n#{ stdout, stderr, exit_code }. Refused under --read-only, but for the GPU probes' queries\n(nvidia-smi --query-gpu=... --format=csv,noheader,nounits, nvidia-smi nvlink -s, dcgmi diag -r N -j, dmesg).")
-            .set_into_module(&mut m, move |ctx: NativeCallContext, pod: &str, cmd: Dynamic| -> Result {
-                let position = ctx.call_position();
-                let argv = command(&cmd, position)?;
-                host.guard_read_only("k8s::exec", Some(&argv)).map_err(|e| failure_error(e, position))?;
-                Ok(encode(&call(&host, position, client.exec(pod, None, &argv, None))?))
-            });
-        let (client, host) = clone!();
-        doc("exec", &["pod: &str", "command: Dynamic", "options: Map", "Map"], "Runs a command in a pod: #{ stdout, stderr, exit_code }; options `namespace`, `container`.")
-            .set_into_module(&mut m, move |ctx: NativeCallContext, pod: &str, cmd: Dynamic, options: Map| -> Result {
-                let position = ctx.call_position();
-                known_options(&options, "k8s::exec", &["namespace", "container"], position)?;
-                let namespace = string_option(&options, "namespace", "k8s::exec", position)?;
-                let container = string_option(&options, "container", "k8s::exec", position)?;
-                let argv = command(&cmd, position)?;
-                host.guard_read_only("k8s::exec", Some(&argv)).map_err(|e| failure_error(e, position))?;
-                Ok(encode(&call(&host, position, client.exec(pod, namespace.as_deref(), &argv, container.as_deref()))?))
-            });
-
-        let (client, host) = clone!();
-        doc(
-            "wait",
-            &["kind: &str", "name: &str", "condition: &str", "options: Map", "Dynamic"],
-            "Waits on the run's clock until an object meets a condition, as kubectl wait: \"condition=Available\",\n\"condition=Ready=False\", \"delete\", \"create\", \"jsonpath={.status.phase}=Running\". Options `timeout`\n(default \"5m\"), `namespace`. Returns the object (() after delete).",
-        )
-        .set_into_module(&mut m, move |ctx: NativeCallContext, kind: &str, name: &str, condition: &str, options: Map| -> Result {
-            let position = ctx.call_position();
-            known_options(&options, "k8s::wait", &["namespace", "timeout"], position)?;
-            let namespace = string_option(&options, "namespace", "k8s::wait", position)?;
-            let timeout = timeout_of(&options, "k8s::wait", Duration::from_secs(300), position)?;
-            let condition = Condition::parse(condition).map_err(|e| usage_error(e.to_string(), position))?;
-            let clock = host.clock.clone();
-            let object = call(&host, position, client.wait(kind, name, namespace.as_deref(), &condition, timeout, clock.as_ref()))?;
-            Ok(object.map_or(Dynamic::UNIT, |o| from_json(&o)))
-        });
-
-        let (client, host) = clone!();
-        doc("wait_nodes", &["options: Map", "Array"], "Waits until `count` nodes match `labels` (and are Ready when `ready`), within `timeout`; returns them as nodes() does.")
-            .set_into_module(&mut m, move |ctx: NativeCallContext, options: Map| -> Result {
-                let position = ctx.call_position();
-                known_options(&options, "k8s::wait_nodes", &["labels", "count", "ready", "timeout"], position)?;
-                let wait = NodeWait {
-                    labels: match options.get("labels") {
-                        Some(v) => selector(v, "k8s::wait_nodes", position)?,
-                        None => None,
-                    },
-                    count: options.get("count").map_or(Ok(1), |c| c.as_int()).map_err(|t| usage_error(format!("k8s::wait_nodes: `count` must be an integer, got {t}"), position))?.max(0) as usize,
-                    ready: options.get("ready").map_or(Ok(true), |r| r.as_bool()).map_err(|t| usage_error(format!("k8s::wait_nodes: `ready` must be true or false, got {t}"), position))?,
-                    timeout: timeout_of(&options, "k8s::wait_nodes", Duration::from_secs(900), position)?,
-                };
-                let clock = host.clock.clone();
-                Ok(encode(&call(&host, position, client.wait_nodes(&wait, clock.as_ref()))?))
-            });
-
-        let (client, host) = clone!();
-        doc("rollout_status", &["kind: &str", "name: &str", "options: Map", "Map"], "Waits until a Deployment or DaemonSet has rolled out; options `namespace`, `timeout` (default \"5m\").")
-            .set_into_module(&mut m, move |ctx: NativeCallContext, kind: &str, name: &str, options: Map| -> Result {
-                let position = ctx.call_position();
-                known_options(&options, "k8s::rollout_status", &["namespace", "timeout"], position)?;
-                let namespace = string_option(&options, "namespace", "k8s::rollout_status", position)?;
-                let timeout = timeout_of(&options, "k8s::rollout_status", Duration::from_secs(300), position)?;
-                let clock = host.clock.clone();
-                Ok(from_json(&call(&host, position, client.rollout_status(kind, name, namespace.as_deref(), timeout, clock.as_ref()))?))
-            });
-
+        install_health(&mut m, &c, &h);
+        install_reads(&mut m, &c, &h);
+        install_apply_and_delete(&mut m, &c, &h);
+        install_patch(&mut m, &c, &h);
+        install_nodes_and_pods(&mut m, &c, &h);
+        install_exec(&mut m, &c, &h);
+        install_waits(&mut m, &c, &h);
         install_quarantine(&mut m, &self.client, &h);
         install_access(&mut m, &self.client, &h);
         engine.register_static_module("k8s", m.into());
         engine.register_static_module("twin", super::twin_control::module(&self.client, &h).into());
     }
+}
+
+/// Registers the API server's health and version: `readyz`, `livez`, `version`.
+fn install_health(m: &mut Module, c: &Arc<KubeClient>, h: &Arc<Host>) {
+    let (client, host) = handles!(c, h);
+    doc(
+        "readyz",
+        &["Map"],
+        "The API server's /readyz?verbose: #{ ok, checks: [#{name, ok}], failed: [names] }.",
+    )
+    .set_into_module(m, move |ctx: NativeCallContext| -> Result {
+        let health = call(&host, ctx.call_position(), client.health("readyz"))?;
+        Ok(health_map(&health))
+    });
+    let (client, host) = handles!(c, h);
+    doc(
+        "livez",
+        &["Map"],
+        "The API server's /livez?verbose, like readyz().",
+    )
+    .set_into_module(m, move |ctx: NativeCallContext| -> Result {
+        Ok(health_map(&call(
+            &host,
+            ctx.call_position(),
+            client.health("livez"),
+        )?))
+    });
+    let (client, host) = handles!(c, h);
+    doc(
+        "version",
+        &["Map"],
+        "The server version: #{ major, minor, gitVersion, platform, ... }.",
+    )
+    .set_into_module(m, move |ctx: NativeCallContext| -> Result {
+        Ok(from_json(&call(
+            &host,
+            ctx.call_position(),
+            client.version(),
+        )?))
+    });
+}
+
+/// Registers reading objects: `get`, `list`.
+fn install_reads(m: &mut Module, c: &Arc<KubeClient>, h: &Arc<Host>) {
+    let (client, host) = handles!(c, h);
+    doc("get", &["kind: &str", "name: &str", "Map"], "One object by kind (\"Node\", \"deploy\", \"apps/v1/Deployment\") and name, in namespace default.")
+        .set_into_module(m, move |ctx: NativeCallContext, kind: &str, name: &str| -> Result {
+            call(&host, ctx.call_position(), client.get_as::<Dynamic>(kind, name, None))
+        });
+    let (client, host) = handles!(c, h);
+    doc(
+        "get",
+        &["kind: &str", "name: &str", "namespace: &str", "Map"],
+        "One object in a namespace.",
+    )
+    .set_into_module(
+        m,
+        move |ctx: NativeCallContext, kind: &str, name: &str, namespace: &str| -> Result {
+            call(
+                &host,
+                ctx.call_position(),
+                client.get_as::<Dynamic>(kind, name, Some(namespace)),
+            )
+        },
+    );
+    let (client, host) = handles!(c, h);
+    doc(
+        "list",
+        &["kind: &str", "Array"],
+        "Every object of a kind, in all namespaces (without metadata.managedFields, as kubectl shows them).",
+    )
+    .set_into_module(
+        m,
+        move |ctx: NativeCallContext, kind: &str| -> Result {
+            let list = call(
+                &host,
+                ctx.call_position(),
+                client.list_as::<Shown>(kind, &ListOptions::default()),
+            )?;
+            Ok(Dynamic::from_array(list.into_iter().map(|s| s.0).collect()))
+        },
+    );
+    let (client, host) = handles!(c, h);
+    doc(
+        "list",
+        &["kind: &str", "options: Map", "Array"],
+        "Objects of a kind; options `namespace`, `labels` (\"tier=gpu\" or a map), `fields`.",
+    )
+    .set_into_module(
+        m,
+        move |ctx: NativeCallContext, kind: &str, options: Map| -> Result {
+            let position = ctx.call_position();
+            let options = list_options(&options, "k8s::list", position)?;
+            let list = call(&host, position, client.list_as::<Shown>(kind, &options))?;
+            Ok(Dynamic::from_array(list.into_iter().map(|s| s.0).collect()))
+        },
+    );
+}
+
+/// Registers server-side apply and delete, each journaled with its undo.
+fn install_apply_and_delete(m: &mut Module, c: &Arc<KubeClient>, h: &Arc<Host>) {
+    let (client, host) = handles!(c, h);
+    doc("apply", &["objects: Dynamic", "Array"], "Server-side apply (field manager `runbook`) of a map, an array of maps or YAML text; returns the applied objects.")
+        .set_into_module(m, move |ctx: NativeCallContext, value: Dynamic| -> Result {
+            let position = ctx.call_position();
+            let objects = objects(&value, position)?;
+            Ok(encode(&apply_journaled(&host, &client, &objects, None, position)?))
+        });
+    let (client, host) = handles!(c, h);
+    doc(
+        "apply",
+        &["objects: Dynamic", "options: Map", "Array"],
+        "The same; option `namespace` for objects that name none.",
+    )
+    .set_into_module(
+        m,
+        move |ctx: NativeCallContext, value: Dynamic, options: Map| -> Result {
+            let position = ctx.call_position();
+            known_options(&options, "k8s::apply", &["namespace"], position)?;
+            let namespace = string_option(&options, "namespace", "k8s::apply", position)?;
+            let objects = objects(&value, position)?;
+            Ok(encode(&apply_journaled(
+                &host,
+                &client,
+                &objects,
+                namespace.as_deref(),
+                position,
+            )?))
+        },
+    );
+
+    let (client, host) = handles!(c, h);
+    doc(
+        "delete",
+        &["kind: &str", "name: &str", "()"],
+        "Deletes one object in namespace default (dependents follow in the background).",
+    )
+    .set_into_module(
+        m,
+        move |ctx: NativeCallContext, kind: &str, name: &str| -> Result<()> {
+            delete_journaled(&host, &client, kind, name, None, ctx.call_position())
+        },
+    );
+    let (client, host) = handles!(c, h);
+    doc(
+        "delete",
+        &["kind: &str", "name: &str", "namespace: &str", "()"],
+        "Deletes one object in a namespace.",
+    )
+    .set_into_module(
+        m,
+        move |ctx: NativeCallContext, kind: &str, name: &str, namespace: &str| -> Result<()> {
+            delete_journaled(
+                &host,
+                &client,
+                kind,
+                name,
+                Some(namespace),
+                ctx.call_position(),
+            )
+        },
+    );
+}
+
+/// Registers patches (merge, strategic, JSON), journaled with the object as it was.
+fn install_patch(m: &mut Module, c: &Arc<KubeClient>, h: &Arc<Host>) {
+    let (client, host) = handles!(c, h);
+    doc(
+        "patch",
+        &["kind: &str", "name: &str", "patch: Map", "Map"],
+        "A JSON merge patch of one object in namespace default.",
+    )
+    .set_into_module(
+        m,
+        move |ctx: NativeCallContext, kind: &str, name: &str, patch: Map| -> Result {
+            let position = ctx.call_position();
+            let patch = to_json(&Dynamic::from_map(patch));
+            let undo = undo_of(&host, &client, kind, name, None, position)?;
+            journaled(
+                &host,
+                position,
+                Change::new(format!("k8s::patch {kind} {name}"))
+                    .on(Change::kubernetes(kind, None, name)),
+                undo,
+                || {
+                    Ok(from_json(&call(
+                        &host,
+                        position,
+                        client.patch(kind, name, None, &patch, "merge"),
+                    )?))
+                },
+            )
+        },
+    );
+    let (client, host) = handles!(c, h);
+    doc(
+        "patch",
+        &[
+            "kind: &str",
+            "name: &str",
+            "patch: Dynamic",
+            "options: Map",
+            "Map",
+        ],
+        "A patch with options `namespace` and `type` (merge, strategic, json).",
+    )
+    .set_into_module(
+        m,
+        move |ctx: NativeCallContext,
+              kind: &str,
+              name: &str,
+              patch: Dynamic,
+              options: Map|
+              -> Result {
+            let position = ctx.call_position();
+            known_options(&options, "k8s::patch", &["namespace", "type"], position)?;
+            let namespace = string_option(&options, "namespace", "k8s::patch", position)?;
+            let kind_of_patch = string_option(&options, "type", "k8s::patch", position)?
+                .unwrap_or_else(|| "merge".into());
+            let undo = undo_of(&host, &client, kind, name, namespace.as_deref(), position)?;
+            journaled(
+                &host,
+                position,
+                Change::new(format!("k8s::patch {kind} {name}")).on(Change::kubernetes(
+                    kind,
+                    namespace.as_deref(),
+                    name,
+                )),
+                undo,
+                || {
+                    Ok(from_json(&call(
+                        &host,
+                        position,
+                        client.patch(
+                            kind,
+                            name,
+                            namespace.as_deref(),
+                            &to_json(&patch),
+                            &kind_of_patch,
+                        ),
+                    )?))
+                },
+            )
+        },
+    );
+}
+
+/// Registers nodes, pods and their logs as kubectl shows them.
+fn install_nodes_and_pods(m: &mut Module, c: &Arc<KubeClient>, h: &Arc<Host>) {
+    let (client, host) = handles!(c, h);
+    doc("nodes", &["Array"], "Every node: #{ name, status, ready, version, internal_ip, zone, instance_type, nodegroup, instance_id, labels, taints, capacity, allocatable }.")
+        .set_into_module(m, move |ctx: NativeCallContext| -> Result {
+            let nodes = call(&host, ctx.call_position(), client.list("Node", &ListOptions::default()))?;
+            Ok(encode(&nodes.iter().map(NodeSummary::from_object).collect::<Vec<_>>()))
+        });
+    let (client, host) = handles!(c, h);
+    doc(
+        "nodes",
+        &["labels: Dynamic", "Array"],
+        "Nodes matching a label selector (\"tier=gpu\" or #{ tier: \"gpu\" }).",
+    )
+    .set_into_module(
+        m,
+        move |ctx: NativeCallContext, labels: Dynamic| -> Result {
+            let position = ctx.call_position();
+            let options = ListOptions {
+                labels: selector(&labels, "k8s::nodes", position)?,
+                ..Default::default()
+            };
+            let nodes = call(&host, position, client.list("Node", &options))?;
+            Ok(encode(
+                &nodes
+                    .iter()
+                    .map(NodeSummary::from_object)
+                    .collect::<Vec<_>>(),
+            ))
+        },
+    );
+    let (client, host) = handles!(c, h);
+    doc("pods", &["options: Map", "Array"], "Pods as kubectl shows them: #{ name, namespace, ready, status, phase, restarts, node, ip, labels }; options `namespace`, `labels`, `fields`.")
+        .set_into_module(m, move |ctx: NativeCallContext, options: Map| -> Result {
+            let position = ctx.call_position();
+            let options = list_options(&options, "k8s::pods", position)?;
+            let pods = call(&host, position, client.list("Pod", &options))?;
+            Ok(encode(&pods.iter().map(PodSummary::from_object).collect::<Vec<_>>()))
+        });
+
+    let (client, host) = handles!(c, h);
+    doc(
+        "logs",
+        &["pod: &str", "options: Map", "String"],
+        "A pod's log; options `namespace`, `container`, `tail` (lines), `since` (a duration).",
+    )
+    .set_into_module(
+        m,
+        move |ctx: NativeCallContext, pod: &str, options: Map| -> Result<String> {
+            let position = ctx.call_position();
+            known_options(
+                &options,
+                "k8s::logs",
+                &["namespace", "container", "tail", "since"],
+                position,
+            )?;
+            let namespace = string_option(&options, "namespace", "k8s::logs", position)?;
+            let mut params = LogParams {
+                container: string_option(&options, "container", "k8s::logs", position)?,
+                ..Default::default()
+            };
+            if let Some(tail) = options.get("tail") {
+                params.tail_lines = Some(tail.as_int().map_err(|t| {
+                    usage_error(
+                        format!("k8s::logs: `tail` must be an integer, got {t}"),
+                        position,
+                    )
+                })?);
+            }
+            if let Some(since) = options.get("since") {
+                params.since_seconds = Some(
+                    crate::script::duration_value(since, "k8s::logs: `since`", position)?.as_secs()
+                        as i64,
+                );
+            }
+            call(
+                &host,
+                position,
+                client.logs(pod, namespace.as_deref(), &params),
+            )
+        },
+    );
+}
+
+/// Registers commands run in a pod (held to `--read-only`'s list).
+fn install_exec(m: &mut Module, c: &Arc<KubeClient>, h: &Arc<Host>) {
+    let (client, host) = handles!(c, h);
+    doc("exec", &["pod: &str", "command: Dynamic", "Map"], "Runs a command (an array, or a string split on spaces) in a pod of namespace default:\n#{ stdout, stderr, exit_code }. Refused under --read-only, but for the GPU probes' queries\n(nvidia-smi --query-gpu=... --format=csv,noheader,nounits, nvidia-smi nvlink -s, dcgmi diag -r N -j, dmesg).")
+        .set_into_module(m, move |ctx: NativeCallContext, pod: &str, cmd: Dynamic| -> Result {
+            let position = ctx.call_position();
+            let argv = command(&cmd, position)?;
+            host.guard_read_only("k8s::exec", Some(&argv)).map_err(|e| failure_error(e, position))?;
+            Ok(encode(&call(&host, position, client.exec(pod, None, &argv, None))?))
+        });
+    let (client, host) = handles!(c, h);
+    doc("exec", &["pod: &str", "command: Dynamic", "options: Map", "Map"], "Runs a command in a pod: #{ stdout, stderr, exit_code }; options `namespace`, `container`.")
+        .set_into_module(m, move |ctx: NativeCallContext, pod: &str, cmd: Dynamic, options: Map| -> Result {
+            let position = ctx.call_position();
+            known_options(&options, "k8s::exec", &["namespace", "container"], position)?;
+            let namespace = string_option(&options, "namespace", "k8s::exec", position)?;
+            let container = string_option(&options, "container", "k8s::exec", position)?;
+            let argv = command(&cmd, position)?;
+            host.guard_read_only("k8s::exec", Some(&argv)).map_err(|e| failure_error(e, position))?;
+            Ok(encode(&call(&host, position, client.exec(pod, namespace.as_deref(), &argv, container.as_deref()))?))
+        });
+}
+
+/// Registers waits on the run's clock: `wait`, `wait_nodes`, `rollout_status`.
+fn install_waits(m: &mut Module, c: &Arc<KubeClient>, h: &Arc<Host>) {
+    let (client, host) = handles!(c, h);
+    doc(
+        "wait",
+        &["kind: &str", "name: &str", "condition: &str", "options: Map", "Dynamic"],
+        "Waits on the run's clock until an object meets a condition, as kubectl wait: \"condition=Available\",\n\"condition=Ready=False\", \"delete\", \"create\", \"jsonpath={.status.phase}=Running\". Options `timeout`\n(default \"5m\"), `namespace`. Returns the object (() after delete).",
+    )
+    .set_into_module(m, move |ctx: NativeCallContext, kind: &str, name: &str, condition: &str, options: Map| -> Result {
+        let position = ctx.call_position();
+        known_options(&options, "k8s::wait", &["namespace", "timeout"], position)?;
+        let namespace = string_option(&options, "namespace", "k8s::wait", position)?;
+        let timeout = timeout_of(&options, "k8s::wait", Duration::from_secs(300), position)?;
+        let condition = Condition::parse(condition).map_err(|e| usage_error(e.to_string(), position))?;
+        let clock = host.clock.clone();
+        let object = call(&host, position, client.wait(kind, name, namespace.as_deref(), &condition, timeout, clock.as_ref()))?;
+        Ok(object.map_or(Dynamic::UNIT, |o| from_json(&o)))
+    });
+
+    let (client, host) = handles!(c, h);
+    doc("wait_nodes", &["options: Map", "Array"], "Waits until `count` nodes match `labels` (and are Ready when `ready`), within `timeout`; returns them as nodes() does.")
+        .set_into_module(m, move |ctx: NativeCallContext, options: Map| -> Result {
+            let position = ctx.call_position();
+            known_options(&options, "k8s::wait_nodes", &["labels", "count", "ready", "timeout"], position)?;
+            let wait = NodeWait {
+                labels: match options.get("labels") {
+                    Some(v) => selector(v, "k8s::wait_nodes", position)?,
+                    None => None,
+                },
+                count: options.get("count").map_or(Ok(1), |c| c.as_int()).map_err(|t| usage_error(format!("k8s::wait_nodes: `count` must be an integer, got {t}"), position))?.max(0) as usize,
+                ready: options.get("ready").map_or(Ok(true), |r| r.as_bool()).map_err(|t| usage_error(format!("k8s::wait_nodes: `ready` must be true or false, got {t}"), position))?,
+                timeout: timeout_of(&options, "k8s::wait_nodes", Duration::from_secs(900), position)?,
+            };
+            let clock = host.clock.clone();
+            Ok(encode(&call(&host, position, client.wait_nodes(&wait, clock.as_ref()))?))
+        });
+
+    let (client, host) = handles!(c, h);
+    doc("rollout_status", &["kind: &str", "name: &str", "options: Map", "Map"], "Waits until a Deployment or DaemonSet has rolled out; options `namespace`, `timeout` (default \"5m\").")
+        .set_into_module(m, move |ctx: NativeCallContext, kind: &str, name: &str, options: Map| -> Result {
+            let position = ctx.call_position();
+            known_options(&options, "k8s::rollout_status", &["namespace", "timeout"], position)?;
+            let namespace = string_option(&options, "namespace", "k8s::rollout_status", position)?;
+            let timeout = timeout_of(&options, "k8s::rollout_status", Duration::from_secs(300), position)?;
+            let clock = host.clock.clone();
+            Ok(from_json(&call(&host, position, client.rollout_status(kind, name, namespace.as_deref(), timeout, clock.as_ref()))?))
+        });
 }
 
 fn health_map(health: &crate::clients::kube::Health) -> Dynamic {

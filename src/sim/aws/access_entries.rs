@@ -14,16 +14,17 @@ use super::wire::epoch;
 use crate::lab;
 
 /// The access policies the twin enforces (see `sim::kube::authorization`).
-pub const CLUSTER_ADMIN: &str =
+pub(crate) const CLUSTER_ADMIN: &str =
     "arn:aws:eks::aws:cluster-access-policy/AmazonEKSClusterAdminPolicy";
-pub const ADMIN_VIEW: &str = "arn:aws:eks::aws:cluster-access-policy/AmazonEKSAdminViewPolicy";
-pub const ADMIN: &str = "arn:aws:eks::aws:cluster-access-policy/AmazonEKSAdminPolicy";
-pub const EDIT: &str = "arn:aws:eks::aws:cluster-access-policy/AmazonEKSEditPolicy";
-pub const VIEW: &str = "arn:aws:eks::aws:cluster-access-policy/AmazonEKSViewPolicy";
+pub(crate) const ADMIN_VIEW: &str =
+    "arn:aws:eks::aws:cluster-access-policy/AmazonEKSAdminViewPolicy";
+pub(crate) const ADMIN: &str = "arn:aws:eks::aws:cluster-access-policy/AmazonEKSAdminPolicy";
+pub(crate) const EDIT: &str = "arn:aws:eks::aws:cluster-access-policy/AmazonEKSEditPolicy";
+pub(crate) const VIEW: &str = "arn:aws:eks::aws:cluster-access-policy/AmazonEKSViewPolicy";
 const ENFORCED: [&str; 5] = [CLUSTER_ADMIN, ADMIN, EDIT, ADMIN_VIEW, VIEW];
 
 /// The entry EKS makes for a cluster's creator.
-pub fn creator_entry(principal_arn: &str, now: std::time::Duration) -> AccessEntry {
+pub(crate) fn creator_entry(principal_arn: &str, now: std::time::Duration) -> AccessEntry {
     let mut entry = new_entry(principal_arn, None, Vec::new(), now);
     entry.policies.insert(
         CLUSTER_ADMIN.to_string(),
@@ -133,7 +134,7 @@ fn api_mode(cluster: &Cluster) -> Result<(), AwsError> {
 }
 
 /// Serves `/clusters/{name}/access-entries...`; None for any other path.
-pub fn serve(
+pub(crate) fn serve(
     state: &mut AwsState,
     method: &str,
     segments: &[&str],

@@ -3,7 +3,7 @@
 //! method and path, as in the service's API reference.
 
 /// `service:Action`, or None for a path EKS does not serve.
-pub fn iam_action(
+pub(crate) fn iam_action(
     service: &str,
     method: &str,
     path: &str,

@@ -47,7 +47,7 @@ fn address_xml(xml: &mut Xml, address: &Address) {
     name_xml(xml, &address.name);
 }
 
-pub fn handle(
+pub(crate) fn handle(
     state: &mut AwsState,
     action: &str,
     params: &Params,

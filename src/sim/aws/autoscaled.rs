@@ -8,7 +8,7 @@ use crate::lab;
 use crate::sim::launch::{LaunchOutcome, LaunchRequest};
 
 /// Starts the instance a NodeClaim asks for, or says why EC2 would not.
-pub fn launch(state: &mut AwsState, request: &LaunchRequest) -> LaunchOutcome {
+pub(crate) fn launch(state: &mut AwsState, request: &LaunchRequest) -> LaunchOutcome {
     let failed = |code: &str, message: String| LaunchOutcome::Failed {
         nodeclaim: request.nodeclaim.clone(),
         code: code.into(),
@@ -78,7 +78,7 @@ pub fn launch(state: &mut AwsState, request: &LaunchRequest) -> LaunchOutcome {
 }
 
 /// Shuts an autoscaled instance down; its node leaves when it has.
-pub fn terminate(state: &mut AwsState, instance: &str) {
+pub(crate) fn terminate(state: &mut AwsState, instance: &str) {
     let Some(record) = state.instances.get_mut(instance) else {
         return;
     };

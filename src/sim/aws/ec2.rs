@@ -294,7 +294,7 @@ fn revoke(
 }
 
 /// Serves one EC2 action into `xml` (the body inside the response element).
-pub fn handle(
+pub(crate) fn handle(
     state: &mut AwsState,
     action: &str,
     params: &Params,

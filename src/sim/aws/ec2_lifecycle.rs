@@ -137,7 +137,7 @@ fn overlaps(a: &str, b: &str) -> bool {
     }
 }
 
-pub fn handle(
+pub(crate) fn handle(
     state: &mut AwsState,
     action: &str,
     params: &Params,

@@ -208,7 +208,7 @@ fn int_field(body: &Value, path: &[&str]) -> Result<Option<i64>, AwsError> {
 /// Serves one EKS request: `(HTTP status, JSON body)` or an error. A call that carries a
 /// `clientRequestToken` it carried before gets the first answer again, as EKS does, so a
 /// client that retries a create or an update whose answer it lost changes nothing twice.
-pub fn handle(
+pub(crate) fn handle(
     state: &mut AwsState,
     caller: &str,
     method: &str,

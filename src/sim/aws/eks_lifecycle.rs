@@ -90,7 +90,7 @@ fn active_cluster<'a>(state: &'a AwsState, name: &str) -> Result<&'a Cluster, Aw
 
 /// Creates a cluster for `caller` (a principal ARN), who gets cluster admin through an access
 /// entry unless `accessConfig.bootstrapClusterCreatorAdminPermissions` is false.
-pub fn create_cluster(
+pub(crate) fn create_cluster(
     state: &mut AwsState,
     caller: &str,
     body: &Value,
@@ -201,7 +201,7 @@ pub fn create_cluster(
     Ok(cluster)
 }
 
-pub fn delete_cluster(state: &mut AwsState, name: &str) -> Result<Cluster, AwsError> {
+pub(crate) fn delete_cluster(state: &mut AwsState, name: &str) -> Result<Cluster, AwsError> {
     let cluster = state
         .clusters
         .get(name)
@@ -253,7 +253,7 @@ fn taint_effect(effect: &str) -> Result<String, AwsError> {
     }
 }
 
-pub fn create_nodegroup(
+pub(crate) fn create_nodegroup(
     state: &mut AwsState,
     cluster: &str,
     body: &Value,
@@ -362,7 +362,7 @@ pub fn create_nodegroup(
     Ok(nodegroup)
 }
 
-pub fn delete_nodegroup(
+pub(crate) fn delete_nodegroup(
     state: &mut AwsState,
     cluster: &str,
     name: &str,
@@ -389,7 +389,11 @@ pub fn delete_nodegroup(
     Ok(deleted)
 }
 
-pub fn create_addon(state: &mut AwsState, cluster: &str, body: &Value) -> Result<Addon, AwsError> {
+pub(crate) fn create_addon(
+    state: &mut AwsState,
+    cluster: &str,
+    body: &Value,
+) -> Result<Addon, AwsError> {
     active_cluster(state, cluster)?;
     let name = text(body, "addonName")?;
     let Some((_, seed_version)) = lab::ADDONS.iter().find(|(n, _)| *n == name) else {
@@ -432,7 +436,11 @@ pub fn create_addon(state: &mut AwsState, cluster: &str, body: &Value) -> Result
     Ok(addon)
 }
 
-pub fn delete_addon(state: &mut AwsState, cluster: &str, name: &str) -> Result<Addon, AwsError> {
+pub(crate) fn delete_addon(
+    state: &mut AwsState,
+    cluster: &str,
+    name: &str,
+) -> Result<Addon, AwsError> {
     let addon = state
         .clusters
         .get_mut(cluster)
@@ -454,7 +462,7 @@ pub fn delete_addon(state: &mut AwsState, cluster: &str, name: &str) -> Result<A
     Ok(deleted)
 }
 
-pub fn update_addon(
+pub(crate) fn update_addon(
     state: &mut AwsState,
     cluster: &str,
     name: &str,
@@ -507,7 +515,7 @@ pub fn update_addon(
 }
 
 /// What the timers do to the AWS side; the twin adds the Kubernetes side.
-pub fn on_timer(state: &mut AwsState, timer: &AwsTimer) {
+pub(crate) fn on_timer(state: &mut AwsState, timer: &AwsTimer) {
     let now = state.now;
     match timer {
         AwsTimer::ClusterActive { cluster } => {

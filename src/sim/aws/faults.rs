@@ -7,42 +7,43 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 #[derive(Debug, Default, Clone, PartialEq)]
-pub struct AwsFaults {
+pub(crate) struct AwsFaults {
     /// Share of calls answered with the service's throttling error, 0.0-1.0.
-    pub throttle_rate: f64,
+    pub(crate) throttle_rate: f64,
     /// Share of calls answered with HTTP 500.
-    pub error_rate: f64,
+    pub(crate) error_rate: f64,
     /// Wall-clock delay added before each answer.
-    pub latency: Duration,
+    pub(crate) latency: Duration,
     /// IAM actions (`eks:UpdateNodegroupConfig`) answered with the service's access-denied
     /// error, as for an identity whose policies do not allow them.
-    pub denied: std::collections::BTreeSet<String>,
+    pub(crate) denied: std::collections::BTreeSet<String>,
     /// Every call answered with the service's expired-token error, as for a session that ran
     /// out.
-    pub token_expired: bool,
+    pub(crate) token_expired: bool,
     /// The account's vCPU quota is used up: new instances are refused (VcpuLimitExceeded).
-    pub vcpu_quota: bool,
+    pub(crate) vcpu_quota: bool,
     /// The private subnets have no free address: new instances are refused.
-    pub subnet_ips_exhausted: bool,
+    pub(crate) subnet_ips_exhausted: bool,
     /// How many times each request (by its hash) was drawn for.
     calls: HashMap<u64, u64>,
 }
 
 /// Why the identity's call is refused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Refusal {
+pub(crate) enum Refusal {
     Denied,
     TokenExpired,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Injected {
+pub(crate) enum Injected {
     Throttled,
     ServerError,
 }
 
 impl AwsFaults {
-    pub fn is_quiet(&self) -> bool {
+    #[cfg(test)]
+    pub(crate) fn is_quiet(&self) -> bool {
         self.throttle_rate <= 0.0
             && self.error_rate <= 0.0
             && self.latency.is_zero()
@@ -51,7 +52,7 @@ impl AwsFaults {
     }
 
     /// How a call of `action` is refused before it is served, if it is.
-    pub fn refusal(&self, action: &str) -> Option<Refusal> {
+    pub(crate) fn refusal(&self, action: &str) -> Option<Refusal> {
         if self.token_expired {
             Some(Refusal::TokenExpired)
         } else if self.denied.contains(action) {
@@ -63,7 +64,7 @@ impl AwsFaults {
 
     /// Whether this call fails, and how. `request` identifies the call (operation and
     /// parameters); its n-th attempt always gets the same answer.
-    pub fn draw(&mut self, request: &str) -> Option<Injected> {
+    pub(crate) fn draw(&mut self, request: &str) -> Option<Injected> {
         if self.throttle_rate <= 0.0 && self.error_rate <= 0.0 {
             return None;
         }

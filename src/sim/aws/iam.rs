@@ -7,7 +7,7 @@ use super::state::{AwsState, OidcProvider};
 use super::wire::{Xml, iso, numbered};
 use super::{iam_inline_policies, iam_roles};
 
-pub fn handle(
+pub(crate) fn handle(
     state: &mut AwsState,
     action: &str,
     params: &BTreeMap<String, String>,

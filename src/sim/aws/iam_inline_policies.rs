@@ -21,7 +21,7 @@ fn policy_missing(role: &str, name: &str) -> AwsError {
 }
 
 /// Answers an inline-policy action; None when `action` is not one.
-pub fn handle(
+pub(crate) fn handle(
     state: &mut AwsState,
     action: &str,
     params: &Params,

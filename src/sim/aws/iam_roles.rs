@@ -82,7 +82,7 @@ fn tags(params: &Params) -> Vec<(String, String)> {
 }
 
 /// Answers a role action; None when `action` is not one.
-pub fn handle(
+pub(crate) fn handle(
     state: &mut AwsState,
     action: &str,
     params: &Params,
@@ -205,7 +205,7 @@ fn attach(state: &mut AwsState, action: &str, params: &Params) -> Result<(), Aws
 }
 
 /// The lab's two roles as the seed's apply leaves them.
-pub fn deployed_roles(now: std::time::Duration) -> Vec<Role> {
+pub(crate) fn deployed_roles(now: std::time::Duration) -> Vec<Role> {
     let trust = |service: &str| {
         serde_json::json!({
             "Version": "2012-10-17",

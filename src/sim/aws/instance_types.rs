@@ -80,7 +80,7 @@ fn t3_medium_xml(xml: &mut Xml) {
 }
 
 /// The answer's body; an unknown name is refused as EC2 refuses it, naming it.
-pub fn describe(params: &Params, xml: &mut Xml) -> Result<(), AwsError> {
+pub(crate) fn describe(params: &Params, xml: &mut Xml) -> Result<(), AwsError> {
     let wanted = numbered(params, "InstanceType");
     if let Some(unknown) = wanted
         .iter()

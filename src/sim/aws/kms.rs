@@ -84,7 +84,11 @@ fn text<'a>(body: &'a Value, field: &str) -> Result<&'a str, AwsError> {
 }
 
 /// The answer to `TrentService.<operation>`.
-pub fn handle(state: &mut AwsState, operation: &str, body: &Value) -> Result<Value, AwsError> {
+pub(crate) fn handle(
+    state: &mut AwsState,
+    operation: &str,
+    body: &Value,
+) -> Result<Value, AwsError> {
     match operation {
         "CreateKey" => {
             let id = state.next_uuid();
@@ -192,7 +196,7 @@ pub fn handle(state: &mut AwsState, operation: &str, body: &Value) -> Result<Val
 
 /// The key of a CreateCluster `encryptionConfig` (Secrets only), which must exist and be
 /// enabled, as EKS checks it.
-pub fn secrets_key(state: &AwsState, config: &Value) -> Result<Option<String>, AwsError> {
+pub(crate) fn secrets_key(state: &AwsState, config: &Value) -> Result<Option<String>, AwsError> {
     let Some(entry) = config.as_array().and_then(|a| a.first()) else {
         return Ok(None);
     };

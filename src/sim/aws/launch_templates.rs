@@ -139,7 +139,7 @@ fn interfaces_of(params: &Params) -> Result<Vec<TemplateInterface>, AwsError> {
         .collect()
 }
 
-pub fn handle(
+pub(crate) fn handle(
     state: &mut AwsState,
     action: &str,
     params: &Params,

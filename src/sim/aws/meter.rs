@@ -6,22 +6,22 @@ use std::time::Duration;
 use serde::Serialize;
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Usage {
+pub(crate) struct Usage {
     /// The resource's id or name: `myeks5w`, `nat-0abc...`, `i-0f...`.
-    pub resource: String,
+    pub(crate) resource: String,
     /// What is billed: `eks-cluster`, `nat-gateway`, or an instance type.
-    pub kind: String,
-    pub started_s: f64,
-    pub stopped_s: Option<f64>,
+    pub(crate) kind: String,
+    pub(crate) started_s: f64,
+    pub(crate) stopped_s: Option<f64>,
 }
 
 #[derive(Debug, Default, Clone)]
-pub struct Meter {
-    pub records: Vec<Usage>,
+pub(crate) struct Meter {
+    pub(crate) records: Vec<Usage>,
 }
 
 impl Meter {
-    pub fn start(&mut self, resource: &str, kind: &str, at: Duration) {
+    pub(crate) fn start(&mut self, resource: &str, kind: &str, at: Duration) {
         self.records.push(Usage {
             resource: resource.into(),
             kind: kind.into(),
@@ -30,7 +30,7 @@ impl Meter {
         });
     }
 
-    pub fn stop(&mut self, resource: &str, at: Duration) {
+    pub(crate) fn stop(&mut self, resource: &str, at: Duration) {
         for record in self
             .records
             .iter_mut()

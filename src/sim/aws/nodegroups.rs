@@ -6,7 +6,7 @@ use std::time::Duration;
 use super::state::{AwsState, AwsTimer, Instance, Nodegroup, SHUTDOWN_DELAY, Update, join_delay};
 use crate::lab;
 
-pub fn update_config(
+pub(crate) fn update_config(
     state: &mut AwsState,
     cluster: &str,
     name: &str,
@@ -72,7 +72,12 @@ pub fn update_config(
 
 /// Launches instances number `from..to` of a node group (spread over its subnets in order);
 /// returns how long until the last one has joined.
-pub fn launch(state: &mut AwsState, nodegroup: &Nodegroup, from: usize, to: usize) -> Duration {
+pub(crate) fn launch(
+    state: &mut AwsState,
+    nodegroup: &Nodegroup,
+    from: usize,
+    to: usize,
+) -> Duration {
     let mut longest = Duration::from_secs(5);
     let now = state.now;
     // The template's placement group and EFA interfaces go to every instance it starts.
@@ -153,7 +158,7 @@ fn launch_groups(state: &AwsState, nodegroup: &Nodegroup) -> Vec<String> {
 
 /// Shuts down a node group's `count` newest instances, as the Auto Scaling group's default
 /// termination policy does; returns how long until they are gone.
-pub fn terminate_newest(state: &mut AwsState, nodegroup: &str, count: usize) -> Duration {
+pub(crate) fn terminate_newest(state: &mut AwsState, nodegroup: &str, count: usize) -> Duration {
     let mut live: Vec<Instance> = state
         .live_instances(nodegroup)
         .into_iter()

@@ -30,7 +30,7 @@
 //!   constraint: Member must satisfy regular expression pattern: [\w+=,.@-]+" (IAM's
 //!   ValidationError; pattern and length from the IAM API reference, CreateRole).
 
-use std::net::{Ipv4Addr, Ipv6Addr};
+use std::net::Ipv4Addr;
 
 use super::error::AwsError;
 
@@ -39,7 +39,7 @@ fn invalid_value(message: String) -> AwsError {
 }
 
 /// An IPv4 CIDR as EC2 reads `CidrIp`: four octets and a prefix of 0 to 32.
-pub fn ipv4_cidr(cidr: &str) -> Result<(), AwsError> {
+pub(crate) fn ipv4_cidr(cidr: &str) -> Result<(), AwsError> {
     let ok = cidr.split_once('/').is_some_and(|(address, prefix)| {
         address.parse::<Ipv4Addr>().is_ok()
             && prefix.parse::<u8>().is_ok_and(|p| p <= 32)
@@ -52,21 +52,9 @@ pub fn ipv4_cidr(cidr: &str) -> Result<(), AwsError> {
     }
 }
 
-/// An IPv6 CIDR (`CidrIpv6`): an address and a prefix of 0 to 128.
-pub fn ipv6_cidr(cidr: &str) -> Result<(), AwsError> {
-    let ok = cidr.split_once('/').is_some_and(|(address, prefix)| {
-        address.parse::<Ipv6Addr>().is_ok() && prefix.parse::<u8>().is_ok_and(|p| p <= 128)
-    });
-    if ok {
-        Ok(())
-    } else {
-        Err(invalid_value(format!("CIDR block {cidr} is malformed")))
-    }
-}
-
 /// A rule's protocol, normalized as EC2 keeps it (`tcp`, `udp`, `icmp`, `icmpv6`, `-1`, or a
 /// number 0-255); names EC2 does not know, the literal `all` among them, are refused.
-pub fn protocol(given: &str) -> Result<String, AwsError> {
+pub(crate) fn protocol(given: &str) -> Result<String, AwsError> {
     let lower = given.to_lowercase();
     match lower.as_str() {
         "tcp" | "udp" | "icmp" | "icmpv6" | "-1" => Ok(lower),
@@ -82,7 +70,7 @@ pub fn protocol(given: &str) -> Result<String, AwsError> {
 }
 
 /// A rule's ports for its protocol: TCP/UDP 0-65535, ICMP type and code -1-255.
-pub fn ports(protocol: &str, from: i32, to: i32) -> Result<(), AwsError> {
+pub(crate) fn ports(protocol: &str, from: i32, to: i32) -> Result<(), AwsError> {
     match protocol {
         "tcp" | "udp" => {
             for (end, port) in [("from", from), ("to", to)] {
@@ -112,7 +100,7 @@ pub fn ports(protocol: &str, from: i32, to: i32) -> Result<(), AwsError> {
 }
 
 /// A node group's scaling: `0 <= min <= desired <= max`, `max >= 1`.
-pub fn scaling(min: i64, desired: i64, max: i64) -> Result<(), AwsError> {
+pub(crate) fn scaling(min: i64, desired: i64, max: i64) -> Result<(), AwsError> {
     if min < 0 || max < 1 || desired < 0 {
         return Err(AwsError::invalid_parameter(
             "Minimum capacity can't be negative and maximum capacity must be at least 1",
@@ -134,7 +122,7 @@ pub fn scaling(min: i64, desired: i64, max: i64) -> Result<(), AwsError> {
 /// An EKS cluster name (the API reference's pattern `^[0-9A-Za-z][A-Za-z0-9\-_]*`), as the
 /// request's `parameter` names it (`name` in CreateCluster and DescribeCluster, `clusterName`
 /// in the calls under a cluster).
-pub fn cluster_name(parameter: &str, name: &str) -> Result<(), AwsError> {
+pub(crate) fn cluster_name(parameter: &str, name: &str) -> Result<(), AwsError> {
     let ok = name.starts_with(|c: char| c.is_ascii_alphanumeric())
         && name
             .chars()
@@ -150,7 +138,7 @@ pub fn cluster_name(parameter: &str, name: &str) -> Result<(), AwsError> {
 /// Why an instance type does not exist, when the twin knows it does not: a name without
 /// `family.size`, or a size the GPU catalog's family does not have (`p5.96xlarge`). Types of
 /// families outside the catalog (`m5.large`) are taken as given.
-pub fn unknown_instance_type(instance_type: &str) -> Option<String> {
+pub(crate) fn unknown_instance_type(instance_type: &str) -> Option<String> {
     let invalid = Some(format!(
         "The specified instance type {instance_type} is not valid"
     ));
@@ -179,7 +167,7 @@ pub fn unknown_instance_type(instance_type: &str) -> Option<String> {
 }
 
 /// A new cluster's name: 1 to 100 characters (the EKS API reference, CreateCluster).
-pub fn cluster_name_length(name: &str) -> Result<(), AwsError> {
+pub(crate) fn cluster_name_length(name: &str) -> Result<(), AwsError> {
     if name.chars().count() > 100 {
         return Err(constraint(
             name,
@@ -194,7 +182,7 @@ pub fn cluster_name_length(name: &str) -> Result<(), AwsError> {
 /// terraform-aws-eks#1713), of the cluster names' pattern (the EKS user guide: letters,
 /// digits, hyphens and underscores, starting with a letter or digit; the twin answers in the
 /// words EKS uses for that pattern on a cluster's name).
-pub fn nodegroup_name(name: &str) -> Result<(), AwsError> {
+pub(crate) fn nodegroup_name(name: &str) -> Result<(), AwsError> {
     if name.chars().count() > 63 {
         return Err(AwsError::invalid_parameter(
             "nodeGroupName can't be longer than 63 characters!",
@@ -212,7 +200,7 @@ fn constraint(value: &str, field: &str, constraint: &str) -> AwsError {
 
 /// At most 50 taints per node group (the EKS API reference, CreateNodegroup and
 /// UpdateNodegroupConfig: "Maximum number of 50 items").
-pub fn taint_count(taints: &serde_json::Value) -> Result<(), AwsError> {
+pub(crate) fn taint_count(taints: &serde_json::Value) -> Result<(), AwsError> {
     let count = taints.as_array().map_or(0, Vec::len);
     if count > 50 {
         return Err(constraint(
@@ -227,7 +215,7 @@ pub fn taint_count(taints: &serde_json::Value) -> Result<(), AwsError> {
 /// A resource's tags as the EKS API reference bounds them: 1 to 50 entries, keys of 1 to 128
 /// characters, values of at most 256 (worded as AWS's validation says of a map, as in
 /// SWO-GS/auto-tag#77).
-pub fn tags(tags: &serde_json::Value) -> Result<(), AwsError> {
+pub(crate) fn tags(tags: &serde_json::Value) -> Result<(), AwsError> {
     let Some(map) = tags.as_object() else {
         return Ok(());
     };
@@ -266,7 +254,7 @@ pub fn tags(tags: &serde_json::Value) -> Result<(), AwsError> {
 }
 
 /// A node group's taint effect EKS does not know.
-pub fn taint_effect(effect: &str) -> AwsError {
+pub(crate) fn taint_effect(effect: &str) -> AwsError {
     AwsError::invalid_parameter(format!(
         "Invalid taint effect: {effect}, must be one of these [NO_SCHEDULE, NO_EXECUTE, PREFER_NO_SCHEDULE]"
     ))
@@ -293,7 +281,10 @@ fn label_problem(value: &str) -> AwsError {
 
 /// A node group's labels (keys: an optional `prefix/` then a name part; values: a name part)
 /// and taints' keys, as EKS checks them before Kubernetes would.
-pub fn node_labels(labels: &serde_json::Value, taints: &serde_json::Value) -> Result<(), AwsError> {
+pub(crate) fn node_labels(
+    labels: &serde_json::Value,
+    taints: &serde_json::Value,
+) -> Result<(), AwsError> {
     let key_ok = |key: &str| {
         let name = key.rsplit_once('/').map_or(key, |(_, name)| name);
         name_part(name)
@@ -317,7 +308,7 @@ pub fn node_labels(labels: &serde_json::Value, taints: &serde_json::Value) -> Re
 }
 
 /// An IAM name (`roleName`): 1 to 64 of `[\w+=,.@-]`.
-pub fn iam_name(field: &str, name: &str, limit: usize) -> Result<(), AwsError> {
+pub(crate) fn iam_name(field: &str, name: &str, limit: usize) -> Result<(), AwsError> {
     let validation = |constraint: String| {
         AwsError::new(
             400,

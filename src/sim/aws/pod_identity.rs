@@ -56,7 +56,7 @@ fn new_id(state: &mut AwsState) -> String {
 }
 
 /// Adds an association to a cluster (the hybrid scenario's own, and CreatePodIdentityAssociation).
-pub fn associate(
+pub(crate) fn associate(
     state: &mut AwsState,
     cluster: &str,
     namespace: &str,
@@ -91,7 +91,7 @@ pub fn associate(
 }
 
 /// Serves `/clusters/{name}/pod-identity-associations...`; None for any other path.
-pub fn serve(
+pub(crate) fn serve(
     state: &mut AwsState,
     method: &str,
     segments: &[&str],

@@ -6,23 +6,23 @@
 use super::state::{AwsState, Rule};
 use crate::lab;
 
-pub fn vpc(state: &AwsState, cidr: &str) -> Option<String> {
+pub(crate) fn vpc(state: &AwsState, cidr: &str) -> Option<String> {
     (cidr == lab::VPC_CIDR && !state.vpcs.contains_key(lab::VPC_ID)).then(|| lab::VPC_ID.into())
 }
 
 /// `(id, name, public)` of the seed's subnet with this CIDR, when it is free.
-pub fn subnet(state: &AwsState, cidr: &str) -> Option<(String, String, bool)> {
+pub(crate) fn subnet(state: &AwsState, cidr: &str) -> Option<(String, String, bool)> {
     lab::SUBNETS
         .iter()
         .find(|(id, c, ..)| *c == cidr && !state.subnets.contains_key(*id))
         .map(|(id, _, _, public, name)| ((*id).into(), (*name).into(), *public))
 }
 
-pub fn nat_gateway(state: &AwsState) -> Option<String> {
+pub(crate) fn nat_gateway(state: &AwsState) -> Option<String> {
     (!state.nat_gateways.contains_key(lab::NAT_GATEWAY_ID)).then(|| lab::NAT_GATEWAY_ID.into())
 }
 
-pub fn security_group(state: &AwsState, name: &str) -> Option<String> {
+pub(crate) fn security_group(state: &AwsState, name: &str) -> Option<String> {
     lab::SECURITY_GROUPS
         .iter()
         .find(|(id, n, ..)| *n == name && !state.groups.contains_key(*id))
@@ -31,7 +31,7 @@ pub fn security_group(state: &AwsState, name: &str) -> Option<String> {
 
 /// The baseline rule id for a rule with the same permission on the same group, when no live
 /// rule holds it.
-pub fn rule(state: &AwsState, rule: &Rule) -> Option<String> {
+pub(crate) fn rule(state: &AwsState, rule: &Rule) -> Option<String> {
     let (_, _, _, facts) = lab::SECURITY_GROUPS
         .iter()
         .find(|(id, ..)| *id == rule.group_id)?;

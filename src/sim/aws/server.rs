@@ -476,7 +476,7 @@ fn ec2_error(error: &AwsError) -> String {
 /// lab's TLS identity (the Kubernetes API's: one CA for the lab), as AWS endpoints take
 /// nothing but HTTPS. It offers HTTP/2 by ALPN beside HTTP/1.1: which protocol a real endpoint
 /// speaks varies by service, and the SDKs take either.
-pub async fn start(
+pub(crate) async fn start(
     twin: Arc<Twin>,
     port: u16,
     acceptor: TlsAcceptor,

@@ -11,7 +11,7 @@ use crate::auth::sigv4::{Claim, Location, Sent, SigV4Error, verify};
 const SKEW_SECONDS: i64 = 15 * 60;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Refusal {
+pub(crate) enum Refusal {
     Missing,
     Malformed(String),
     UnknownKey,
@@ -23,7 +23,7 @@ pub enum Refusal {
 /// The principal that signed `sent`, with the key `signer` looks up (see
 /// [`Identities::signer`]), at `now` (Unix seconds of the wall clock: signers sign with
 /// theirs, not the twin's virtual one).
-pub fn check(
+pub(crate) fn check(
     signer: impl FnOnce(&str) -> Option<(Secret, Principal)>,
     sent: &Sent<'_>,
     now: i64,
@@ -84,7 +84,7 @@ fn header_date_refusal(amz_date: &str, signed: i64, now: i64) -> Option<String> 
 }
 
 /// `(HTTP status, code, message)` of a refusal as `service` answers it.
-pub fn answer(service: &str, refusal: &Refusal) -> (u16, &'static str, String) {
+pub(crate) fn answer(service: &str, refusal: &Refusal) -> (u16, &'static str, String) {
     const INVALID_TOKEN: &str = "The security token included in the request is invalid.";
     const MISMATCH: &str = "The request signature we calculated does not match the signature you provided. Check your AWS Secret Access Key and signing method. Consult the service documentation for details.";
     match (service, refusal) {

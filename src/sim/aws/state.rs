@@ -10,27 +10,27 @@ use super::faults::AwsFaults;
 use super::meter::Meter;
 use crate::lab;
 /// The records whose every field the lab-state file keeps as the twin does: one type each.
-pub use crate::lab_state::{
+pub(crate) use crate::lab_state::{
     ClusterConfig, NatGateway, NodegroupTemplate, PlacementGroup, RemoteNetwork, Subnet, Vpc,
 };
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Rule {
-    pub id: String,
-    pub group_id: String,
-    pub egress: bool,
+pub(crate) struct Rule {
+    pub(crate) id: String,
+    pub(crate) group_id: String,
+    pub(crate) egress: bool,
     /// `tcp`, `udp`, `icmp` or `-1` (all).
-    pub protocol: String,
-    pub from_port: i32,
-    pub to_port: i32,
-    pub cidr: Option<String>,
-    pub referenced_group: Option<String>,
-    pub description: String,
+    pub(crate) protocol: String,
+    pub(crate) from_port: i32,
+    pub(crate) to_port: i32,
+    pub(crate) cidr: Option<String>,
+    pub(crate) referenced_group: Option<String>,
+    pub(crate) description: String,
 }
 
 impl Rule {
     /// Same permission (what AWS compares for duplicates), whatever the id and description.
-    pub fn same_permission(&self, other: &Rule) -> bool {
+    pub(crate) fn same_permission(&self, other: &Rule) -> bool {
         (
             self.group_id.as_str(),
             self.egress,
@@ -52,39 +52,39 @@ impl Rule {
 }
 
 #[derive(Debug, Clone)]
-pub struct SecurityGroup {
-    pub id: String,
-    pub name: String,
-    pub description: String,
-    pub vpc_id: String,
+pub(crate) struct SecurityGroup {
+    pub(crate) id: String,
+    pub(crate) name: String,
+    pub(crate) description: String,
+    pub(crate) vpc_id: String,
 }
 
 /// An Elastic IP: allocated, tagged, and held by a NAT gateway until that is deleted.
 #[derive(Debug, Clone)]
-pub struct Address {
-    pub allocation_id: String,
-    pub public_ip: String,
-    pub name: String,
-    pub nat_gateway: Option<String>,
+pub(crate) struct Address {
+    pub(crate) allocation_id: String,
+    pub(crate) public_ip: String,
+    pub(crate) name: String,
+    pub(crate) nat_gateway: Option<String>,
 }
 
 /// An IAM role: who may assume it, and the managed policies attached to it.
 #[derive(Debug, Clone)]
-pub struct Role {
-    pub name: String,
-    pub path: String,
-    pub role_id: String,
-    pub trust_policy: String,
-    pub description: String,
-    pub created_at: Duration,
-    pub attached: Vec<String>,
+pub(crate) struct Role {
+    pub(crate) name: String,
+    pub(crate) path: String,
+    pub(crate) role_id: String,
+    pub(crate) trust_policy: String,
+    pub(crate) description: String,
+    pub(crate) created_at: Duration,
+    pub(crate) attached: Vec<String>,
     /// Inline policies: name -> policy document (JSON).
-    pub inline: BTreeMap<String, String>,
-    pub tags: Vec<(String, String)>,
+    pub(crate) inline: BTreeMap<String, String>,
+    pub(crate) tags: Vec<(String, String)>,
 }
 
 impl Role {
-    pub fn arn(&self) -> String {
+    pub(crate) fn arn(&self) -> String {
         format!(
             "arn:aws:iam::{}:role{}{}",
             lab::ACCOUNT_ID,
@@ -95,71 +95,71 @@ impl Role {
 }
 
 #[derive(Debug, Clone)]
-pub struct Instance {
-    pub id: String,
-    pub nodegroup: String,
-    pub instance_type: String,
-    pub subnet: String,
-    pub zone: String,
-    pub private_ip: String,
+pub(crate) struct Instance {
+    pub(crate) id: String,
+    pub(crate) nodegroup: String,
+    pub(crate) instance_type: String,
+    pub(crate) subnet: String,
+    pub(crate) zone: String,
+    pub(crate) private_ip: String,
     /// `pending`, `running`, `shutting-down`, `terminated`.
-    pub state: String,
-    pub groups: Vec<String>,
-    pub ami: String,
-    pub launched_at: Duration,
+    pub(crate) state: String,
+    pub(crate) groups: Vec<String>,
+    pub(crate) ami: String,
+    pub(crate) launched_at: Duration,
     /// The placement group it was launched into (its node group's launch template's).
-    pub placement_group: Option<String>,
+    pub(crate) placement_group: Option<String>,
     /// EFA interfaces attached at launch (its launch template's; none without one).
-    pub efa_interfaces: u32,
+    pub(crate) efa_interfaces: u32,
 }
 
 #[derive(Debug, Clone)]
-pub struct Nodegroup {
-    pub cluster: String,
-    pub name: String,
-    pub uuid: String,
-    pub ami_type: String,
-    pub instance_type: String,
-    pub desired: i64,
-    pub min: i64,
-    pub max: i64,
-    pub labels: Vec<(String, String)>,
-    pub taints: Vec<(String, String, String)>,
-    pub subnets: Vec<String>,
+pub(crate) struct Nodegroup {
+    pub(crate) cluster: String,
+    pub(crate) name: String,
+    pub(crate) uuid: String,
+    pub(crate) ami_type: String,
+    pub(crate) instance_type: String,
+    pub(crate) desired: i64,
+    pub(crate) min: i64,
+    pub(crate) max: i64,
+    pub(crate) labels: Vec<(String, String)>,
+    pub(crate) taints: Vec<(String, String, String)>,
+    pub(crate) subnets: Vec<String>,
     /// The IAM role its instances run as (`nodeRole`).
-    pub node_role: String,
-    pub status: String,
-    pub created_at: Duration,
-    pub modified_at: Duration,
+    pub(crate) node_role: String,
+    pub(crate) status: String,
+    pub(crate) created_at: Duration,
+    pub(crate) modified_at: Duration,
     /// The launch template its instances start from (`launchTemplate`), when given.
-    pub launch_template: Option<NodegroupTemplate>,
+    pub(crate) launch_template: Option<NodegroupTemplate>,
     /// `health.issues`: (code, message) of what keeps it from being ACTIVE.
-    pub health_issues: Vec<(String, String)>,
+    pub(crate) health_issues: Vec<(String, String)>,
 }
 
 /// One network interface of a launch template.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TemplateInterface {
-    pub device_index: u32,
-    pub network_card_index: u32,
+pub(crate) struct TemplateInterface {
+    pub(crate) device_index: u32,
+    pub(crate) network_card_index: u32,
     /// `interface` (ENA), `efa` or `efa-only`.
-    pub interface_type: String,
-    pub groups: Vec<String>,
+    pub(crate) interface_type: String,
+    pub(crate) groups: Vec<String>,
 }
 
 /// An EC2 launch template with the one version the twin keeps (node groups launch from it).
 #[derive(Debug, Clone)]
-pub struct LaunchTemplate {
-    pub id: String,
-    pub name: String,
-    pub created_at: Duration,
-    pub placement_group: Option<String>,
-    pub interfaces: Vec<TemplateInterface>,
+pub(crate) struct LaunchTemplate {
+    pub(crate) id: String,
+    pub(crate) name: String,
+    pub(crate) created_at: Duration,
+    pub(crate) placement_group: Option<String>,
+    pub(crate) interfaces: Vec<TemplateInterface>,
 }
 
 impl LaunchTemplate {
     /// The interfaces that give the instance an EFA device.
-    pub fn efa_interfaces(&self) -> u32 {
+    pub(crate) fn efa_interfaces(&self) -> u32 {
         let efa = self
             .interfaces
             .iter()
@@ -170,63 +170,63 @@ impl LaunchTemplate {
 }
 
 #[derive(Debug, Clone)]
-pub struct Update {
-    pub id: String,
-    pub cluster: String,
-    pub nodegroup: Option<String>,
+pub(crate) struct Update {
+    pub(crate) id: String,
+    pub(crate) cluster: String,
+    pub(crate) nodegroup: Option<String>,
     /// `(errorCode, errorMessage, resourceIds)` of a failed update, as EKS reports them.
-    pub errors: Vec<(String, String, Vec<String>)>,
-    pub kind: String,
-    pub status: String,
-    pub params: Vec<(String, String)>,
-    pub created_at: Duration,
+    pub(crate) errors: Vec<(String, String, Vec<String>)>,
+    pub(crate) kind: String,
+    pub(crate) status: String,
+    pub(crate) params: Vec<(String, String)>,
+    pub(crate) created_at: Duration,
 }
 
 #[derive(Debug, Clone)]
-pub struct Addon {
-    pub name: String,
-    pub version: String,
-    pub status: String,
-    pub created_at: Duration,
+pub(crate) struct Addon {
+    pub(crate) name: String,
+    pub(crate) version: String,
+    pub(crate) status: String,
+    pub(crate) created_at: Duration,
     /// `configurationValues`: the add-on's JSON settings, as given.
-    pub configuration_values: Option<String>,
+    pub(crate) configuration_values: Option<String>,
 }
 
 /// An EKS Pod Identity association: a ServiceAccount's IAM role.
 #[derive(Debug, Clone)]
-pub struct PodIdentityAssociation {
-    pub id: String,
-    pub namespace: String,
-    pub service_account: String,
-    pub role_arn: String,
-    pub created_at: Duration,
+pub(crate) struct PodIdentityAssociation {
+    pub(crate) id: String,
+    pub(crate) namespace: String,
+    pub(crate) service_account: String,
+    pub(crate) role_arn: String,
+    pub(crate) created_at: Duration,
 }
 
 #[derive(Debug, Clone)]
-pub struct Cluster {
+pub(crate) struct Cluster {
     /// What DescribeCluster says it is: the lab-state file's type, so a captured cluster's
     /// fields arrive as they were read.
-    pub config: ClusterConfig,
-    pub created_at: Duration,
-    pub addons: BTreeMap<String, Addon>,
+    pub(crate) config: ClusterConfig,
+    pub(crate) created_at: Duration,
+    pub(crate) addons: BTreeMap<String, Addon>,
     /// EKS access entries by principal ARN.
-    pub access_entries: BTreeMap<String, AccessEntry>,
+    pub(crate) access_entries: BTreeMap<String, AccessEntry>,
     /// Pod Identity associations by id.
-    pub pod_identity_associations: BTreeMap<String, PodIdentityAssociation>,
+    pub(crate) pod_identity_associations: BTreeMap<String, PodIdentityAssociation>,
 }
 
 /// A KMS key: enabled, or pending deletion after its waiting period.
 #[derive(Debug, Clone)]
-pub struct KmsKey {
-    pub id: String,
-    pub description: String,
-    pub created_at: Duration,
+pub(crate) struct KmsKey {
+    pub(crate) id: String,
+    pub(crate) description: String,
+    pub(crate) created_at: Duration,
     /// When it is deleted, once ScheduleKeyDeletion was called.
-    pub deletion_at: Option<Duration>,
+    pub(crate) deletion_at: Option<Duration>,
 }
 
 impl KmsKey {
-    pub fn arn(&self) -> String {
+    pub(crate) fn arn(&self) -> String {
         format!(
             "arn:aws:kms:{}:{}:key/{}",
             lab::REGION,
@@ -238,37 +238,37 @@ impl KmsKey {
 
 /// An EKS access entry: an IAM principal's Kubernetes identity and access policies.
 #[derive(Debug, Clone)]
-pub struct AccessEntry {
-    pub principal_arn: String,
-    pub username: String,
-    pub groups: Vec<String>,
-    pub kind: String,
-    pub created_at: Duration,
-    pub modified_at: Duration,
+pub(crate) struct AccessEntry {
+    pub(crate) principal_arn: String,
+    pub(crate) username: String,
+    pub(crate) groups: Vec<String>,
+    pub(crate) kind: String,
+    pub(crate) created_at: Duration,
+    pub(crate) modified_at: Duration,
     /// Associated access policies by policy ARN.
-    pub policies: BTreeMap<String, AssociatedPolicy>,
+    pub(crate) policies: BTreeMap<String, AssociatedPolicy>,
 }
 
 #[derive(Debug, Clone)]
-pub struct AssociatedPolicy {
-    pub policy_arn: String,
+pub(crate) struct AssociatedPolicy {
+    pub(crate) policy_arn: String,
     /// `cluster`, or `namespace` with its namespaces.
-    pub scope: String,
-    pub namespaces: Vec<String>,
-    pub associated_at: Duration,
-    pub modified_at: Duration,
+    pub(crate) scope: String,
+    pub(crate) namespaces: Vec<String>,
+    pub(crate) associated_at: Duration,
+    pub(crate) modified_at: Duration,
 }
 
 #[derive(Debug, Clone)]
-pub struct OidcProvider {
-    pub url: String,
-    pub client_ids: Vec<String>,
-    pub thumbprints: Vec<String>,
-    pub created_at: Duration,
+pub(crate) struct OidcProvider {
+    pub(crate) url: String,
+    pub(crate) client_ids: Vec<String>,
+    pub(crate) thumbprints: Vec<String>,
+    pub(crate) created_at: Duration,
 }
 
 impl OidcProvider {
-    pub fn arn(&self) -> String {
+    pub(crate) fn arn(&self) -> String {
         format!(
             "arn:aws:iam::{}:oidc-provider/{}",
             lab::ACCOUNT_ID,
@@ -279,7 +279,7 @@ impl OidcProvider {
 
 /// What the AWS side wants to happen later on the virtual clock.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum AwsTimer {
+pub(crate) enum AwsTimer {
     /// An instance has booted: it runs and its Node joins the cluster.
     InstanceJoins {
         instance: String,
@@ -333,7 +333,7 @@ pub enum AwsTimer {
 }
 
 /// How long an instance of a type takes from launch to a Ready node (virtual).
-pub fn join_delay(instance_type: &str) -> Duration {
+pub(crate) fn join_delay(instance_type: &str) -> Duration {
     if instance_type.starts_with('g') || instance_type.starts_with('p') {
         Duration::from_secs(150)
     } else {
@@ -342,63 +342,63 @@ pub fn join_delay(instance_type: &str) -> Duration {
 }
 
 /// How long a terminating instance takes to shut down.
-pub const SHUTDOWN_DELAY: Duration = Duration::from_secs(30);
+pub(crate) const SHUTDOWN_DELAY: Duration = Duration::from_secs(30);
 
 #[derive(Default)]
-pub struct AwsState {
-    pub now: Duration,
-    pub vpcs: BTreeMap<String, Vpc>,
-    pub nat_gateways: BTreeMap<String, NatGateway>,
+pub(crate) struct AwsState {
+    pub(crate) now: Duration,
+    pub(crate) vpcs: BTreeMap<String, Vpc>,
+    pub(crate) nat_gateways: BTreeMap<String, NatGateway>,
     /// Elastic IPs by allocation id.
-    pub addresses: BTreeMap<String, Address>,
+    pub(crate) addresses: BTreeMap<String, Address>,
     /// IAM roles by name.
-    pub roles: BTreeMap<String, Role>,
+    pub(crate) roles: BTreeMap<String, Role>,
     /// KMS keys by key id, and aliases (`alias/eks/myeks5w`) to key ids.
-    pub kms_keys: BTreeMap<String, KmsKey>,
-    pub kms_aliases: BTreeMap<String, String>,
-    pub clusters: BTreeMap<String, Cluster>,
+    pub(crate) kms_keys: BTreeMap<String, KmsKey>,
+    pub(crate) kms_aliases: BTreeMap<String, String>,
+    pub(crate) clusters: BTreeMap<String, Cluster>,
     /// By (cluster, node group).
-    pub nodegroups: BTreeMap<(String, String), Nodegroup>,
-    pub updates: BTreeMap<String, Update>,
-    pub subnets: BTreeMap<String, Subnet>,
-    pub groups: BTreeMap<String, SecurityGroup>,
-    pub rules: Vec<Rule>,
-    pub instances: BTreeMap<String, Instance>,
+    pub(crate) nodegroups: BTreeMap<(String, String), Nodegroup>,
+    pub(crate) updates: BTreeMap<String, Update>,
+    pub(crate) subnets: BTreeMap<String, Subnet>,
+    pub(crate) groups: BTreeMap<String, SecurityGroup>,
+    pub(crate) rules: Vec<Rule>,
+    pub(crate) instances: BTreeMap<String, Instance>,
     /// Placement groups by name.
-    pub placement_groups: BTreeMap<String, PlacementGroup>,
+    pub(crate) placement_groups: BTreeMap<String, PlacementGroup>,
     /// Launch templates by id.
-    pub launch_templates: BTreeMap<String, LaunchTemplate>,
-    pub oidc_providers: Vec<OidcProvider>,
-    pub timers: Vec<(Duration, AwsTimer)>,
+    pub(crate) launch_templates: BTreeMap<String, LaunchTemplate>,
+    pub(crate) oidc_providers: Vec<OidcProvider>,
+    pub(crate) timers: Vec<(Duration, AwsTimer)>,
     /// Node groups whose new instances never join (a fault for drills), by name.
-    pub failing_joins: std::collections::BTreeSet<String>,
+    pub(crate) failing_joins: std::collections::BTreeSet<String>,
     /// Instances started by the cluster's autoscaler, with what their nodes register as.
-    pub autoscaled: BTreeMap<String, crate::sim::launch::LaunchRequest>,
+    pub(crate) autoscaled: BTreeMap<String, crate::sim::launch::LaunchRequest>,
     /// What has been billed, for the cost meter.
-    pub meter: Meter,
+    pub(crate) meter: Meter,
     /// Throttling, server errors and latency injected into AWS calls.
-    pub faults: AwsFaults,
+    pub(crate) faults: AwsFaults,
     /// Answers to EKS calls made with a `clientRequestToken`, by method, path and token, with
     /// the body they came with: the same call again gets the same answer.
-    pub idempotent: BTreeMap<String, (Value, (u16, Value))>,
+    pub(crate) idempotent: BTreeMap<String, (Value, (u16, Value))>,
     /// The CA of the twin's Kubernetes API once it serves: DescribeCluster's
     /// `certificateAuthority` for the lab's cluster.
-    pub kube_ca_pem: Option<String>,
+    pub(crate) kube_ca_pem: Option<String>,
     /// IAM users and the access keys every call is signed with.
-    pub identities: super::identity::Identities,
+    pub(crate) identities: super::identity::Identities,
     sequence: u64,
 }
 
 impl AwsState {
     /// A deterministic id with a prefix: `i-0f00000000000001`, `sgr-0f00000000000001`.
-    pub fn next_id(&mut self, prefix: &str) -> String {
+    pub(crate) fn next_id(&mut self, prefix: &str) -> String {
         self.sequence += 1;
         format!("{prefix}-0f{:015x}", self.sequence)
     }
 
     /// Moves the id sequence past an id of its own form (`i-0f00000000000001`) that a captured
     /// twin made, so that new ids never repeat one.
-    pub fn skip_id(&mut self, id: &str) {
+    pub(crate) fn skip_id(&mut self, id: &str) {
         let taken = id
             .rsplit_once("-0f")
             .filter(|(_, hex)| hex.len() == 15)
@@ -409,7 +409,7 @@ impl AwsState {
     }
 
     /// A deterministic UUID (node group ids, update ids).
-    pub fn next_uuid(&mut self) -> String {
+    pub(crate) fn next_uuid(&mut self) -> String {
         self.sequence += 1;
         let n = self.sequence;
         format!(
@@ -422,12 +422,12 @@ impl AwsState {
         )
     }
 
-    pub fn schedule(&mut self, after: Duration, timer: AwsTimer) {
+    pub(crate) fn schedule(&mut self, after: Duration, timer: AwsTimer) {
         self.timers.push((self.now + after, timer));
     }
 
     /// The live instances of a node group (not shutting down or terminated).
-    pub fn live_instances(&self, nodegroup: &str) -> Vec<&Instance> {
+    pub(crate) fn live_instances(&self, nodegroup: &str) -> Vec<&Instance> {
         self.instances
             .values()
             .filter(|i| {
@@ -437,7 +437,7 @@ impl AwsState {
     }
 
     /// A free private address in a subnet, deterministic.
-    pub fn next_private_ip(&mut self, subnet: &str) -> String {
+    pub(crate) fn next_private_ip(&mut self, subnet: &str) -> String {
         let cidr = self
             .subnets
             .get(subnet)

@@ -5,7 +5,7 @@ use super::error::AwsError;
 use super::identity::Principal;
 use super::wire::Xml;
 
-pub fn handle(caller: &Principal, action: &str, xml: &mut Xml) -> Result<(), AwsError> {
+pub(crate) fn handle(caller: &Principal, action: &str, xml: &mut Xml) -> Result<(), AwsError> {
     match action {
         "GetCallerIdentity" => {
             xml.leaf("UserId", &caller.user_id)

@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 
 /// A decoded `application/x-www-form-urlencoded` body (or query string).
-pub fn form(text: &str) -> BTreeMap<String, String> {
+pub(crate) fn form(text: &str) -> BTreeMap<String, String> {
     text.split('&')
         .filter(|p| !p.is_empty())
         .map(|pair| {
@@ -19,28 +19,28 @@ pub fn form(text: &str) -> BTreeMap<String, String> {
 /// One member of an indexed list of the query protocol (`IpPermissions.2`), read by its
 /// fields: `get("IpProtocol")` is `IpPermissions.2.IpProtocol`.
 #[derive(Debug, Clone)]
-pub struct Member<'a> {
+pub(crate) struct Member<'a> {
     params: &'a BTreeMap<String, String>,
     prefix: String,
 }
 
 impl<'a> Member<'a> {
-    pub fn get(&self, field: &str) -> Option<&'a String> {
+    pub(crate) fn get(&self, field: &str) -> Option<&'a String> {
         self.params.get(&format!("{}.{field}", self.prefix))
     }
 
     /// The field, or "" when it is not given.
-    pub fn text(&self, field: &str) -> String {
+    pub(crate) fn text(&self, field: &str) -> String {
         self.get(field).cloned().unwrap_or_default()
     }
 
     /// A list inside this member (`IpRanges` of `IpPermissions.2`).
-    pub fn members(&self, list: &str) -> Vec<Member<'a>> {
+    pub(crate) fn members(&self, list: &str) -> Vec<Member<'a>> {
         members(self.params, &format!("{}.{list}", self.prefix))
     }
 
     /// The plain values of a list inside this member (`Value.1`, `Value.2` of `Filter.1`).
-    pub fn values(&self, list: &str) -> Vec<String> {
+    pub(crate) fn values(&self, list: &str) -> Vec<String> {
         numbered(self.params, &format!("{}.{list}", self.prefix))
     }
 }
@@ -48,7 +48,7 @@ impl<'a> Member<'a> {
 /// `Prefix.1.*`, `Prefix.2.*`, ... as members, in order, up to the first number with no field:
 /// how EC2 (`Filter.N.Name`, `IpPermissions.N.IpRanges.M.CidrIp`,
 /// `TagSpecification.N.Tag.M.Key`) and IAM (`Tags.member.N.Key`) send lists.
-pub fn members<'a>(params: &'a BTreeMap<String, String>, prefix: &str) -> Vec<Member<'a>> {
+pub(crate) fn members<'a>(params: &'a BTreeMap<String, String>, prefix: &str) -> Vec<Member<'a>> {
     (1..)
         .map(|n| format!("{prefix}.{n}"))
         .map_while(|member| {
@@ -66,13 +66,13 @@ pub fn members<'a>(params: &'a BTreeMap<String, String>, prefix: &str) -> Vec<Me
 }
 
 /// `Prefix.1`, `Prefix.2`, ... values, in order.
-pub fn numbered(params: &BTreeMap<String, String>, prefix: &str) -> Vec<String> {
+pub(crate) fn numbered(params: &BTreeMap<String, String>, prefix: &str) -> Vec<String> {
     (1..)
         .map_while(|n| params.get(&format!("{prefix}.{n}")).cloned())
         .collect()
 }
 
-pub fn escape(text: &str) -> String {
+pub(crate) fn escape(text: &str) -> String {
     text.replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")
@@ -81,48 +81,48 @@ pub fn escape(text: &str) -> String {
 
 /// Builds XML by nesting; text is escaped.
 #[derive(Default)]
-pub struct Xml {
+pub(crate) struct Xml {
     out: String,
 }
 
 impl Xml {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self::default()
     }
 
-    pub fn open(&mut self, tag: &str) -> &mut Self {
+    pub(crate) fn open(&mut self, tag: &str) -> &mut Self {
         self.out.push_str(&format!("<{tag}>"));
         self
     }
 
-    pub fn close(&mut self, tag: &str) -> &mut Self {
+    pub(crate) fn close(&mut self, tag: &str) -> &mut Self {
         self.out.push_str(&format!("</{tag}>"));
         self
     }
 
-    pub fn leaf(&mut self, tag: &str, text: impl std::fmt::Display) -> &mut Self {
+    pub(crate) fn leaf(&mut self, tag: &str, text: impl std::fmt::Display) -> &mut Self {
         self.out
             .push_str(&format!("<{tag}>{}</{tag}>", escape(&text.to_string())));
         self
     }
 
-    pub fn raw(&mut self, xml: &str) -> &mut Self {
+    pub(crate) fn raw(&mut self, xml: &str) -> &mut Self {
         self.out.push_str(xml);
         self
     }
 
-    pub fn finish(&mut self) -> String {
+    pub(crate) fn finish(&mut self) -> String {
         std::mem::take(&mut self.out)
     }
 }
 
 /// ISO 8601 for a virtual instant, as the query protocols write times.
-pub fn iso(virtual_time: std::time::Duration) -> String {
+pub(crate) fn iso(virtual_time: std::time::Duration) -> String {
     crate::sim::timestamps::rfc3339(virtual_time).replace('Z', ".000Z")
 }
 
 /// Epoch seconds (rest-json timestamps).
-pub fn epoch(virtual_time: std::time::Duration) -> f64 {
+pub(crate) fn epoch(virtual_time: std::time::Duration) -> f64 {
     crate::sim::timestamps::unix_seconds(virtual_time) as f64
 }
 

@@ -6,40 +6,40 @@ use crate::lab::gpu_catalog::GpuInstanceType;
 
 /// One GPU model's board, as `nvidia-smi -q` reports it. `smi_name` ties it to the catalog.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Board {
-    pub smi_name: &'static str,
-    pub architecture: &'static str,
+pub(crate) struct Board {
+    pub(crate) smi_name: &'static str,
+    pub(crate) architecture: &'static str,
     /// Device and vendor id (`0x223710DE`).
-    pub pci_device_id: u32,
-    pub pci_sub_system_id: u32,
-    pub vbios_version: &'static str,
-    pub inforom_image: &'static str,
-    pub compute_cap: &'static str,
+    pub(crate) pci_device_id: u32,
+    pub(crate) pci_sub_system_id: u32,
+    pub(crate) vbios_version: &'static str,
+    pub(crate) inforom_image: &'static str,
+    pub(crate) compute_cap: &'static str,
     /// `FB Memory Usage: Total` and `Reserved`, MiB.
-    pub memory_total_mib: u64,
-    pub memory_reserved_mib: u64,
-    pub bar1_total_mib: u64,
+    pub(crate) memory_total_mib: u64,
+    pub(crate) memory_reserved_mib: u64,
+    pub(crate) bar1_total_mib: u64,
     /// Idle temperature range, °C, and idle power draw range in centiwatts.
-    pub idle_temperature_c: (u64, u64),
-    pub idle_centiwatts: (u64, u64),
+    pub(crate) idle_temperature_c: (u64, u64),
+    pub(crate) idle_centiwatts: (u64, u64),
     /// Whether the board has a fan nvidia-smi reads (SXM modules report N/A).
-    pub fan: bool,
-    pub power_cap_w: u32,
-    pub power_min_w: u32,
-    pub power_max_w: u32,
+    pub(crate) fan: bool,
+    pub(crate) power_cap_w: u32,
+    pub(crate) power_min_w: u32,
+    pub(crate) power_max_w: u32,
     /// The performance state an idle GPU reports (P8 on the A10G, P0 on an SXM module).
-    pub idle_pstate: u8,
+    pub(crate) idle_pstate: u8,
     /// MIG capable: `Disabled` then, else `N/A`.
-    pub mig: bool,
+    pub(crate) mig: bool,
     /// Idle graphics, SM, memory and video clocks, MHz.
-    pub idle_clocks: (u32, u32, u32, u32),
+    pub(crate) idle_clocks: (u32, u32, u32, u32),
     /// Maximum graphics, memory and video clocks, MHz.
-    pub max_clocks: (u32, u32, u32),
+    pub(crate) max_clocks: (u32, u32, u32),
     /// The real outputs these values are read from.
-    pub source: &'static str,
+    pub(crate) source: &'static str,
 }
 
-pub const A10G: Board = Board {
+pub(crate) const A10G: Board = Board {
     smi_name: "NVIDIA A10G",
     architecture: "Ampere",
     pci_device_id: 0x2237_10DE,
@@ -63,7 +63,7 @@ pub const A10G: Board = Board {
     source: "tests/fixtures/real/nvidia_smi_q_x_a10g_telegraf.xml (influxdata/telegraf testdata/a10g.xml, bus 00000000:00:1E.0) and nvidia_smi_table_a10g_g5xlarge_580.txt (a g5.xlarge, driver 580.95.05)",
 };
 
-pub const H100_SXM: Board = Board {
+pub(crate) const H100_SXM: Board = Board {
     smi_name: "NVIDIA H100 80GB HBM3",
     architecture: "Hopper",
     pci_device_id: 0x2330_10DE,
@@ -87,7 +87,7 @@ pub const H100_SXM: Board = Board {
     source: "tests/fixtures/real/nvidia_smi_query_gpu_csv_h100_allfields_590.csv (utkuozdemir/nvidia_gpu_exporter H100 capture: ids, VBIOS, 81559/479 MiB, 700/200/700 W, max clocks) and nvidia_smi_table_h100x8_sxm_565.txt (8x H100 SXM idle at P0, 28-31 C, 82-100 W)",
 };
 
-pub const H200_SXM: Board = Board {
+pub(crate) const H200_SXM: Board = Board {
     smi_name: "NVIDIA H200",
     architecture: "Hopper",
     pci_device_id: 0x2335_10DE,
@@ -111,7 +111,7 @@ pub const H200_SXM: Board = Board {
     source: "tests/fixtures/real/nvidia_smi_q_x_h200_580.159_vm.xml (an H200 SXM captured 2026-12-04, driver 580.159.04) and nvidia_smi_query_gpu_csv_h200_allfields_590.csv (77.71 W, 28 C idle)",
 };
 
-pub const A100_SXM4_80GB: Board = Board {
+pub(crate) const A100_SXM4_80GB: Board = Board {
     smi_name: "NVIDIA A100-SXM4-80GB",
     architecture: "Ampere",
     pci_device_id: 0x20B2_10DE,
@@ -135,7 +135,7 @@ pub const A100_SXM4_80GB: Board = Board {
     source: "tests/fixtures/real/nvidia_smi_q_x_a100_sxm4_telegraf.xml (influxdata/telegraf testdata/a100-sxm4-v12.xml, 4x A100-SXM4-80GB, driver 535.54.03)",
 };
 
-pub const T4: Board = Board {
+pub(crate) const T4: Board = Board {
     smi_name: "Tesla T4",
     architecture: "Turing",
     pci_device_id: 0x1EB8_10DE,
@@ -159,7 +159,7 @@ pub const T4: Board = Board {
     source: "nvidia-smi -q -x on a g4dn.12xlarge: SpareCores/sc-inspector-data@38983b73207478dd06b36f4775529855c6c226c9:data/aws/g4dn.12xlarge/nvidia_smi/stdout (driver 590.48.01)",
 };
 
-pub const T4G: Board = Board {
+pub(crate) const T4G: Board = Board {
     smi_name: "NVIDIA T4G",
     architecture: "Turing",
     pci_device_id: 0x1EB4_10DE,
@@ -183,7 +183,7 @@ pub const T4G: Board = Board {
     source: "nvidia-smi -q -x on a g5g.16xlarge: SpareCores/sc-inspector-data@0414cae61cfe61fdca5dca7b2c615b3caf4e9a9c:data/aws/g5g.16xlarge/nvidia_smi/stdout (driver 590.48.01)",
 };
 
-pub const L4: Board = Board {
+pub(crate) const L4: Board = Board {
     smi_name: "NVIDIA L4",
     architecture: "Ada Lovelace",
     pci_device_id: 0x27B8_10DE,
@@ -207,7 +207,7 @@ pub const L4: Board = Board {
     source: "nvidia-smi -q -x on a g6.48xlarge: SpareCores/sc-inspector-data@35595b9628ed64ce5502a466c97bd7b166dd7b56:data/aws/g6.48xlarge/nvidia_smi/stdout (driver 590.48.01)",
 };
 
-pub const L40S: Board = Board {
+pub(crate) const L40S: Board = Board {
     smi_name: "NVIDIA L40S",
     architecture: "Ada Lovelace",
     pci_device_id: 0x26B9_10DE,
@@ -231,7 +231,7 @@ pub const L40S: Board = Board {
     source: "nvidia-smi -q -x on a g6e.48xlarge: SpareCores/sc-inspector-data@11111568460efdf5c7029e6cc0d31a48cc326f83:data/aws/g6e.48xlarge/nvidia_smi/stdout (driver 590.48.01)",
 };
 
-pub const A100_SXM4_40GB: Board = Board {
+pub(crate) const A100_SXM4_40GB: Board = Board {
     smi_name: "NVIDIA A100-SXM4-40GB",
     architecture: "Ampere",
     pci_device_id: 0x20B0_10DE,
@@ -255,7 +255,7 @@ pub const A100_SXM4_40GB: Board = Board {
     source: "nvidia-smi -q -x on a p4d.24xlarge: SpareCores/sc-inspector-data@4a2d1c6c9aacda45f70325588fcf896e0363d91a:data/aws/p4d.24xlarge/nvidia_smi/stdout (driver 535.183.01)",
 };
 
-pub const RTX_PRO_6000_SERVER: Board = Board {
+pub(crate) const RTX_PRO_6000_SERVER: Board = Board {
     smi_name: "NVIDIA RTX PRO 6000 Blackwell Server Edition",
     architecture: "Blackwell",
     pci_device_id: 0x2BB5_10DE,
@@ -280,7 +280,7 @@ pub const RTX_PRO_6000_SERVER: Board = Board {
 };
 
 /// Every board the twin can draw.
-pub const BOARDS: &[Board] = &[
+pub(crate) const BOARDS: &[Board] = &[
     A10G,
     H100_SXM,
     H200_SXM,
@@ -294,7 +294,7 @@ pub const BOARDS: &[Board] = &[
 ];
 
 /// The board of a GPU that nvidia-smi names `smi_name`, if the twin models it.
-pub fn board_of(smi_name: &str) -> Option<&'static Board> {
+pub(crate) fn board_of(smi_name: &str) -> Option<&'static Board> {
     BOARDS.iter().find(|board| board.smi_name == smi_name)
 }
 
@@ -303,6 +303,11 @@ pub fn board_of(smi_name: &str) -> Option<&'static Board> {
 struct Layout {
     instance_type: &'static str,
     slots: &'static [(u32, u32)],
+    /// Where the layout was read: kept with the data it vouches for.
+    #[expect(
+        dead_code,
+        reason = "a citation beside the data, read by people, not code"
+    )]
     source: &'static str,
 }
 
@@ -425,7 +430,7 @@ const HGX_SLOTS: [(u32, u32); 8] = [
 /// The `(bus, device)` of each GPU of `row`: its published layout; else an HGX baseboard's
 /// slots for an 8-GPU NVLink type; else consecutive devices on bus 0 from `00:16.0`, the
 /// virtual slots Nitro gives PCIe GPUs.
-pub fn slots_of(row: &GpuInstanceType) -> Vec<(u32, u32)> {
+pub(crate) fn slots_of(row: &GpuInstanceType) -> Vec<(u32, u32)> {
     if let Some(layout) = LAYOUTS
         .iter()
         .find(|l| l.instance_type == row.instance_type)
@@ -438,11 +443,6 @@ pub fn slots_of(row: &GpuInstanceType) -> Vec<(u32, u32)> {
     }
     let first = 0x1F_u32.saturating_sub(row.gpus);
     (0..row.gpus).map(|i| (0, first + i)).collect()
-}
-
-/// The sources of the layouts, for the catalog's documentation.
-pub fn layout_sources() -> impl Iterator<Item = (&'static str, &'static str)> {
-    LAYOUTS.iter().map(|l| (l.instance_type, l.source))
 }
 
 #[cfg(test)]

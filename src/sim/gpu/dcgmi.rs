@@ -9,7 +9,7 @@ use super::gpu_model::{DRIVER_VERSION, GpuHost};
 use super::node_faults::NodeFaults;
 
 /// The DCGM release the twin's `dcgmi` reports.
-pub const DCGM_VERSION: &str = "4.2.3";
+pub(crate) const DCGM_VERSION: &str = "4.2.3";
 
 /// DCGM_FR_VOLATILE_DBE_DETECTED and DCGM_FR_PENDING_ROW_REMAP (dcgm_errors.h).
 const VOLATILE_DBE_DETECTED: u32 = 4;
@@ -17,10 +17,10 @@ const PENDING_ROW_REMAP: u32 = 85;
 
 /// What `dcgmi` printed and how it ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct DcgmiOutput {
-    pub stdout: String,
-    pub stderr: String,
-    pub exit_code: i32,
+pub(crate) struct DcgmiOutput {
+    pub(crate) stdout: String,
+    pub(crate) stderr: String,
+    pub(crate) exit_code: i32,
 }
 
 fn usage(message: &str) -> DcgmiOutput {
@@ -140,7 +140,7 @@ fn diag(host: &GpuHost, level: u32, faults: Option<&NodeFaults>) -> DcgmiOutput 
 }
 
 /// Runs `dcgmi ARGS` on `host`: `diag -r N [-j]` is simulated, JSON only.
-pub fn run(host: &GpuHost, args: &[&str], faults: Option<&NodeFaults>) -> DcgmiOutput {
+pub(crate) fn run(host: &GpuHost, args: &[&str], faults: Option<&NodeFaults>) -> DcgmiOutput {
     let Some((&"diag", rest)) = args.split_first() else {
         return usage("the lab twin's dcgmi runs `dcgmi diag -r 1|2|3 -j` only");
     };

@@ -6,13 +6,13 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 /// The extended resource aws-efa-k8s-device-plugin advertises, one per EFA interface.
-pub const EFA_RESOURCE: &str = "vpc.amazonaws.com/efa";
+pub(crate) const EFA_RESOURCE: &str = "vpc.amazonaws.com/efa";
 
 /// The image the EFA device plugin's DaemonSet runs (eks-charts' aws-efa-k8s-device-plugin).
-pub const PLUGIN_IMAGE: &str = "aws-efa-k8s-device-plugin";
+pub(crate) const PLUGIN_IMAGE: &str = "aws-efa-k8s-device-plugin";
 
 /// EFA devices a container asked for (its limits, else its requests).
-pub fn requested(container: &Value) -> u32 {
+pub(crate) fn requested(container: &Value) -> u32 {
     ["limits", "requests"]
         .iter()
         .find_map(|field| {
@@ -27,7 +27,7 @@ pub fn requested(container: &Value) -> u32 {
 
 /// EFA devices the device plugin finds on a node: what its instance was launched with where
 /// the twin knows (`attached`, by node name), else its type's.
-pub fn devices(attached: &BTreeMap<String, u32>, node: &Value) -> u32 {
+pub(crate) fn devices(attached: &BTreeMap<String, u32>, node: &Value) -> u32 {
     node["metadata"]["name"]
         .as_str()
         .and_then(|name| attached.get(name).copied())
@@ -35,7 +35,7 @@ pub fn devices(attached: &BTreeMap<String, u32>, node: &Value) -> u32 {
 }
 
 /// EFA interfaces of a node's instance type (0 where it has none).
-pub fn interfaces(node: &Value) -> u32 {
+pub(crate) fn interfaces(node: &Value) -> u32 {
     node["metadata"]["labels"]["node.kubernetes.io/instance-type"]
         .as_str()
         .and_then(crate::lab::gpu_catalog::find)

@@ -5,26 +5,22 @@ use super::boards::{self, Board};
 use crate::lab::gpu_catalog::GpuInstanceType;
 
 /// The driver of the lab's AL2023 NVIDIA AMI.
-pub const DRIVER_VERSION: &str = "580.95.05";
+pub(crate) const DRIVER_VERSION: &str = "580.95.05";
 /// The CUDA version that driver reports.
-pub const CUDA_VERSION: &str = "13.0";
-/// The product name of the g5 family's GPU.
-pub const A10G_NAME: &str = "NVIDIA A10G";
-/// Framebuffer of an A10G, as `nvidia-smi` reports it.
-pub const A10G_MEMORY_MIB: u64 = 23028;
+pub(crate) const CUDA_VERSION: &str = "13.0";
 
 /// A deterministic stream of numbers from one seed (SplitMix64): same seed, same numbers.
 #[derive(Debug, Clone)]
-pub struct SeedStream {
+pub(crate) struct SeedStream {
     state: u64,
 }
 
 impl SeedStream {
-    pub fn new(seed: u64) -> Self {
+    pub(crate) fn new(seed: u64) -> Self {
         Self { state: seed }
     }
 
-    pub fn next_u64(&mut self) -> u64 {
+    pub(crate) fn next_u64(&mut self) -> u64 {
         self.state = self.state.wrapping_add(0x9E37_79B9_7F4A_7C15);
         let mut z = self.state;
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
@@ -33,7 +29,7 @@ impl SeedStream {
     }
 
     /// A number in `0..bound` (0 when `bound` is 0).
-    pub fn below(&mut self, bound: u64) -> u64 {
+    pub(crate) fn below(&mut self, bound: u64) -> u64 {
         if bound == 0 {
             0
         } else {
@@ -42,13 +38,13 @@ impl SeedStream {
     }
 
     /// A number in `low..=high`.
-    pub fn between(&mut self, low: u64, high: u64) -> u64 {
+    pub(crate) fn between(&mut self, low: u64, high: u64) -> u64 {
         low + self.below(high.saturating_sub(low) + 1)
     }
 }
 
 /// A stable 64-bit hash of a name (FNV-1a), e.g. to seed a host from its node name.
-pub fn seed_from_name(name: &str) -> u64 {
+pub(crate) fn seed_from_name(name: &str) -> u64 {
     name.bytes().fold(0xCBF2_9CE4_8422_2325, |hash, byte| {
         (hash ^ u64::from(byte)).wrapping_mul(0x0000_0100_0000_01B3)
     })
@@ -56,85 +52,89 @@ pub fn seed_from_name(name: &str) -> u64 {
 
 /// Whether a GPU can be partitioned, and how it is set.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum MigMode {
+pub(crate) enum MigMode {
     /// The GPU has no MIG (the A10G): tools print `N/A` / `[N/A]`.
     Unsupported,
     Disabled,
+    #[expect(
+        dead_code,
+        reason = "the twin enables MIG on no GPU yet; the printers already show one as nvidia-smi does"
+    )]
     Enabled,
 }
 
 /// One GPU as the driver sees it. The fields are what `nvidia-smi` prints.
 #[derive(Debug, Clone, PartialEq)]
-pub struct GpuDevice {
-    pub index: u32,
-    pub name: String,
-    pub architecture: String,
-    pub uuid: String,
-    pub serial: String,
-    pub pci_domain: u32,
-    pub pci_bus: u32,
-    pub pci_device: u32,
+pub(crate) struct GpuDevice {
+    pub(crate) index: u32,
+    pub(crate) name: String,
+    pub(crate) architecture: String,
+    pub(crate) uuid: String,
+    pub(crate) serial: String,
+    pub(crate) pci_domain: u32,
+    pub(crate) pci_bus: u32,
+    pub(crate) pci_device: u32,
     /// Device and vendor id, as `nvidia-smi` prints it (`0x223710DE`).
-    pub pci_device_id: u32,
-    pub pci_sub_system_id: u32,
-    pub vbios_version: String,
-    pub inforom_image: String,
-    pub compute_cap: String,
-    pub memory_total_mib: u64,
-    pub memory_reserved_mib: u64,
-    pub memory_used_mib: u64,
-    pub bar1_total_mib: u64,
-    pub temperature_c: u32,
+    pub(crate) pci_device_id: u32,
+    pub(crate) pci_sub_system_id: u32,
+    pub(crate) vbios_version: String,
+    pub(crate) inforom_image: String,
+    pub(crate) compute_cap: String,
+    pub(crate) memory_total_mib: u64,
+    pub(crate) memory_reserved_mib: u64,
+    pub(crate) memory_used_mib: u64,
+    pub(crate) bar1_total_mib: u64,
+    pub(crate) temperature_c: u32,
     /// `None` where the board reports no fan (`N/A`).
-    pub fan_percent: Option<u32>,
-    pub power_draw_w: f64,
-    pub power_cap_w: u32,
-    pub power_min_w: u32,
-    pub power_max_w: u32,
-    pub utilization_percent: u32,
-    pub memory_utilization_percent: u32,
+    pub(crate) fan_percent: Option<u32>,
+    pub(crate) power_draw_w: f64,
+    pub(crate) power_cap_w: u32,
+    pub(crate) power_min_w: u32,
+    pub(crate) power_max_w: u32,
+    pub(crate) utilization_percent: u32,
+    pub(crate) memory_utilization_percent: u32,
     /// The `N` of the performance state `PN` (8 at idle, 0 under load).
-    pub performance_state: u8,
-    pub persistence_mode: bool,
-    pub mig_mode: MigMode,
-    pub compute_mode: String,
-    pub ecc_enabled: bool,
-    pub ecc_uncorrected_volatile: u64,
+    pub(crate) performance_state: u8,
+    pub(crate) persistence_mode: bool,
+    pub(crate) mig_mode: MigMode,
+    pub(crate) compute_mode: String,
+    pub(crate) ecc_enabled: bool,
+    pub(crate) ecc_uncorrected_volatile: u64,
     /// Rows remapped after uncorrectable errors, and whether one waits for a GPU reset.
-    pub remapped_rows_uncorrectable: u64,
-    pub remapped_rows_pending: bool,
+    pub(crate) remapped_rows_uncorrectable: u64,
+    pub(crate) remapped_rows_pending: bool,
     /// Fallen off the bus (Xid 79): listed by the driver, answering nothing.
-    pub lost: bool,
-    pub clock_graphics_mhz: u32,
-    pub clock_sm_mhz: u32,
-    pub clock_mem_mhz: u32,
-    pub clock_video_mhz: u32,
-    pub max_clock_graphics_mhz: u32,
-    pub max_clock_mem_mhz: u32,
-    pub max_clock_video_mhz: u32,
+    pub(crate) lost: bool,
+    pub(crate) clock_graphics_mhz: u32,
+    pub(crate) clock_sm_mhz: u32,
+    pub(crate) clock_mem_mhz: u32,
+    pub(crate) clock_video_mhz: u32,
+    pub(crate) max_clock_graphics_mhz: u32,
+    pub(crate) max_clock_mem_mhz: u32,
+    pub(crate) max_clock_video_mhz: u32,
     /// NVLinks of the GPU (0 on a PCIe board), each at `nvlink_speed` (`26.562 GB/s`), and
     /// whether they are down (a fault): its peers then reach it over PCIe.
-    pub nvlinks: u32,
-    pub nvlink_speed: String,
-    pub nvlink_down: bool,
+    pub(crate) nvlinks: u32,
+    pub(crate) nvlink_speed: String,
+    pub(crate) nvlink_down: bool,
     /// The PCIe link's current width (x8 on every board today; a fault narrows it).
-    pub pcie_width: u32,
+    pub(crate) pcie_width: u32,
     /// What the driver asks for to recover (`None`, `GPU Reset`, `Node Reboot`, ...).
-    pub recovery_action: String,
+    pub(crate) recovery_action: String,
     /// The NVSwitch fabric's registration (`fabric.state`, `fabric.status`) on 8-GPU NVLink
     /// boards; `None` elsewhere (nvidia-smi prints N/A).
-    pub fabric: Option<(&'static str, &'static str)>,
+    pub(crate) fabric: Option<(&'static str, &'static str)>,
 }
 
 impl GpuDevice {
     /// An idle A10G at `00000000:00:1E.0` (the g5 layout), its identity drawn from `seeds`.
-    pub fn a10g(index: u32, seeds: &mut SeedStream) -> Self {
+    pub(crate) fn a10g(index: u32, seeds: &mut SeedStream) -> Self {
         Self::idle(&boards::A10G, index, (0x00, 0x1E), seeds)
     }
 
     /// An idle GPU of `board` in PCI slot `(bus, device)`, its identity (UUID, serial) and idle
     /// readings drawn from `seeds` in a fixed order, so one seed gives one GPU.
-    pub fn idle(
+    pub(crate) fn idle(
         board: &Board,
         index: u32,
         (bus, device): (u32, u32),
@@ -212,7 +212,7 @@ impl GpuDevice {
     }
 
     /// The bus id as `nvidia-smi` prints it: `00000000:00:1E.0`.
-    pub fn bus_id(&self) -> String {
+    pub(crate) fn bus_id(&self) -> String {
         format!(
             "{:08X}:{:02X}:{:02X}.0",
             self.pci_domain, self.pci_bus, self.pci_device
@@ -220,50 +220,50 @@ impl GpuDevice {
     }
 
     /// `memory_total - reserved - used`, never below 0.
-    pub fn memory_free_mib(&self) -> u64 {
+    pub(crate) fn memory_free_mib(&self) -> u64 {
         self.memory_total_mib
             .saturating_sub(self.memory_reserved_mib)
             .saturating_sub(self.memory_used_mib)
     }
 
     /// `P8`, `P0`, ...
-    pub fn pstate(&self) -> String {
+    pub(crate) fn pstate(&self) -> String {
         format!("P{}", self.performance_state)
     }
 }
 
 /// A process that holds GPU memory.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct GpuProcess {
-    pub gpu_index: u32,
-    pub pid: u32,
+pub(crate) struct GpuProcess {
+    pub(crate) gpu_index: u32,
+    pub(crate) pid: u32,
     /// `C` (compute), `G` (graphics) or `C+G`.
-    pub process_type: String,
-    pub name: String,
-    pub used_memory_mib: u64,
+    pub(crate) process_type: String,
+    pub(crate) name: String,
+    pub(crate) used_memory_mib: u64,
 }
 
 /// A node's view of its GPUs at one instant of virtual time.
 #[derive(Debug, Clone, PartialEq)]
-pub struct GpuHost {
-    pub hostname: String,
-    pub driver_version: String,
-    pub cuda_version: String,
-    pub gpus: Vec<GpuDevice>,
-    pub processes: Vec<GpuProcess>,
+pub(crate) struct GpuHost {
+    pub(crate) hostname: String,
+    pub(crate) driver_version: String,
+    pub(crate) cuda_version: String,
+    pub(crate) gpus: Vec<GpuDevice>,
+    pub(crate) processes: Vec<GpuProcess>,
     /// vCPUs of the instance (4 on a g5.xlarge): the GPU's CPU affinity in `topo -m`.
-    pub vcpus: u32,
+    pub(crate) vcpus: u32,
     /// NUMA nodes the vCPUs and GPUs spread over (2 on the 8-GPU types, GPUs split in halves).
-    pub numa_nodes: u32,
+    pub(crate) numa_nodes: u32,
     /// The EFA devices of the instance (`rdmap...`), as `topo -m` lists NICs; empty without EFA.
-    pub nics: Vec<String>,
+    pub(crate) nics: Vec<String>,
     /// The caller's virtual time in `ctime` form: `Mon Nov 30 04:43:45 2026`.
-    pub timestamp: String,
+    pub(crate) timestamp: String,
 }
 
 impl GpuHost {
     /// A g5.xlarge: one idle A10G whose identity and idle readings come from `seed`.
-    pub fn a10g(hostname: &str, seed: u64, timestamp: &str) -> Self {
+    pub(crate) fn a10g(hostname: &str, seed: u64, timestamp: &str) -> Self {
         let mut seeds = SeedStream::new(seed);
         Self {
             hostname: hostname.to_owned(),
@@ -280,7 +280,7 @@ impl GpuHost {
 
     /// A node of catalog type `row`, every GPU idle, each drawn from `seed` in index order;
     /// `None` when the twin has no board for the type's GPU.
-    pub fn of_type(
+    pub(crate) fn of_type(
         row: &GpuInstanceType,
         hostname: &str,
         seed: u64,
@@ -323,7 +323,7 @@ impl GpuHost {
     }
 
     /// The NUMA node of GPU `index`: GPUs split evenly over the nodes, in index order.
-    pub fn numa_of(&self, index: u32) -> u32 {
+    pub(crate) fn numa_of(&self, index: u32) -> u32 {
         let per_node = (self.gpus.len() as u32)
             .div_ceil(self.numa_nodes.max(1))
             .max(1);
@@ -332,7 +332,7 @@ impl GpuHost {
 
     /// The CPUs of NUMA node `numa` as `topo -m` prints them: each node holds one half of the
     /// physical cores and their hyperthread siblings (`0-47,96-143` on a p5.48xlarge).
-    pub fn cpus_of(&self, numa: u32) -> String {
+    pub(crate) fn cpus_of(&self, numa: u32) -> String {
         let nodes = self.numa_nodes.max(1);
         if nodes == 1 {
             return format!("0-{}", self.vcpus.saturating_sub(1));
@@ -349,7 +349,8 @@ impl GpuHost {
     }
 
     /// Starts a process on its GPU: it appears in the process lists and its memory is used.
-    pub fn add_process(&mut self, process: GpuProcess) {
+    #[cfg(test)]
+    pub(crate) fn add_process(&mut self, process: GpuProcess) {
         if let Some(gpu) = self.gpus.iter_mut().find(|g| g.index == process.gpu_index) {
             gpu.memory_used_mib += process.used_memory_mib;
         }
@@ -357,7 +358,8 @@ impl GpuHost {
     }
 
     /// Ends a process and frees its memory; false when no process has that pid.
-    pub fn remove_process(&mut self, pid: u32) -> bool {
+    #[cfg(test)]
+    pub(crate) fn remove_process(&mut self, pid: u32) -> bool {
         let Some(at) = self.processes.iter().position(|p| p.pid == pid) else {
             return false;
         };
@@ -369,7 +371,7 @@ impl GpuHost {
     }
 
     /// The processes on one GPU, in start order.
-    pub fn processes_on(&self, gpu_index: u32) -> impl Iterator<Item = &GpuProcess> {
+    pub(crate) fn processes_on(&self, gpu_index: u32) -> impl Iterator<Item = &GpuProcess> {
         self.processes
             .iter()
             .filter(move |p| p.gpu_index == gpu_index)

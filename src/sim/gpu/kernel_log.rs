@@ -54,7 +54,7 @@ fn stamp(out: &mut String, since_boot: Duration, line: &str) {
 
 /// The kernel log of a node that booted at `booted`, with `gpus` the GPUs its driver sees,
 /// each indexed by its slot (the index a fault names).
-pub fn dmesg(booted: Duration, gpus: &[GpuDevice], faults: Option<&NodeFaults>) -> String {
+pub(crate) fn dmesg(booted: Duration, gpus: &[GpuDevice], faults: Option<&NodeFaults>) -> String {
     let mut out = String::new();
     stamp(
         &mut out,

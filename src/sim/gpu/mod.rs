@@ -2,19 +2,17 @@
 //! faults, and what their tools print (`nvidia-smi`, `dcgmi`, `dmesg`, nccl-tests'
 //! `all_reduce_perf`), deterministically.
 
-pub mod boards;
+pub(crate) mod boards;
 #[cfg(test)]
 mod catalog_hosts_tests;
-pub mod dcgmi;
-pub mod efa;
-pub mod gpu_model;
-pub mod kernel_log;
-pub mod mig_profiles;
-pub mod nccl_tests;
-pub mod node_faults;
-pub mod nvidia_smi;
-pub mod programs;
+pub(crate) mod dcgmi;
+pub(crate) mod efa;
+pub(crate) mod gpu_model;
+pub(crate) mod kernel_log;
+pub(crate) mod mig_profiles;
+pub(crate) mod nccl_tests;
+pub(crate) mod node_faults;
+pub(crate) mod nvidia_smi;
+pub(crate) mod programs;
 #[cfg(test)]
 mod test_support;
-
-pub use gpu_model::{GpuDevice, GpuHost, GpuProcess};

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 /// How a fault names its node: a node name, or `gpuN`, the N-th GPU node in name order from 0
 /// (for faults given before the GPU nodes exist).
-pub const NODE_FORMS: &str = "a node name, or gpuN for the N-th GPU node by name (from 0)";
+pub(crate) const NODE_FORMS: &str = "a node name, or gpuN for the N-th GPU node by name (from 0)";
 
 /// Xids NVIDIA calls application errors: k8s-device-plugin's health check leaves the GPU
 /// healthy on these (internal/rm/health.go, `applicationErrorXids`).
@@ -20,33 +20,33 @@ const APPLICATION_XIDS: [u32; 6] = [13, 31, 43, 45, 68, 109];
 
 /// What is wrong with one GPU of a node.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct GpuFaults {
+pub(crate) struct GpuFaults {
     /// Xid codes the driver logged, with the virtual instant of each.
-    pub xids: Vec<(u32, Duration)>,
+    pub(crate) xids: Vec<(u32, Duration)>,
     /// A row marked for remapping that waits for a GPU reset, since this instant.
-    pub row_remap_pending: Option<Duration>,
+    pub(crate) row_remap_pending: Option<Duration>,
     /// Uncorrectable (double-bit) ECC errors since the driver loaded, and since when.
-    pub ecc_uncorrectable: Option<(u64, Duration)>,
+    pub(crate) ecc_uncorrectable: Option<(u64, Duration)>,
     /// The GPU is not on the PCI bus at all: the driver never sees it.
-    pub missing: bool,
+    pub(crate) missing: bool,
     /// Every NVLink of the GPU is down (a bad NVSwitch port or cable tray): its peers reach it
     /// over PCIe only.
-    pub nvlink_down: bool,
+    pub(crate) nvlink_down: bool,
     /// The driver asks for this recovery action (`GPU Reset`, `Node Reboot`, ...).
-    pub recovery_action: Option<String>,
+    pub(crate) recovery_action: Option<String>,
     /// Someone capped the GPU's power at this many watts (`nvidia-smi -pl`).
-    pub power_cap_w: Option<u32>,
+    pub(crate) power_cap_w: Option<u32>,
     /// The GPU's PCIe link trained at this width (lanes lost to a bad riser or slot).
-    pub pcie_width: Option<u32>,
+    pub(crate) pcie_width: Option<u32>,
 }
 
 impl GpuFaults {
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         *self == Self::default()
     }
 
     /// Xid 79: the driver still lists the GPU but cannot reach it.
-    pub fn lost(&self) -> bool {
+    pub(crate) fn lost(&self) -> bool {
         self.xids.iter().any(|(code, _)| *code == 79)
     }
 
@@ -62,19 +62,19 @@ impl GpuFaults {
 
 /// What is wrong with one node: its GPUs (by index) and its NIC.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct NodeFaults {
+pub(crate) struct NodeFaults {
     /// By GPU index; a fault that names no GPU is on GPU 0 (the g5.xlarge's only one).
-    pub gpus: BTreeMap<u32, GpuFaults>,
+    pub(crate) gpus: BTreeMap<u32, GpuFaults>,
     /// The share of its NIC's bandwidth the node gets (a bad cable, a flapping link).
-    pub nic_share: Option<f64>,
+    pub(crate) nic_share: Option<f64>,
     /// The NVSwitch fabric never registered the node's GPUs (Fabric Manager not running).
-    pub fabric_down: bool,
+    pub(crate) fabric_down: bool,
     /// The node's DCGM host engine stopped answering: `dcgmi diag` never returns.
-    pub dcgm_hung: bool,
+    pub(crate) dcgm_hung: bool,
 }
 
 impl NodeFaults {
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.gpus.values().all(GpuFaults::is_empty)
             && self.nic_share.is_none()
             && !self.fabric_down
@@ -82,27 +82,29 @@ impl NodeFaults {
     }
 
     /// The faults of GPU `index`, if it has any.
-    pub fn gpu(&self, index: u32) -> Option<&GpuFaults> {
+    pub(crate) fn gpu(&self, index: u32) -> Option<&GpuFaults> {
         self.gpus.get(&index).filter(|f| !f.is_empty())
     }
 
     /// The faults of GPU `index`, created empty.
-    pub fn gpu_mut(&mut self, index: u32) -> &mut GpuFaults {
+    pub(crate) fn gpu_mut(&mut self, index: u32) -> &mut GpuFaults {
         self.gpus.entry(index).or_default()
     }
 
     /// Whether any GPU has fallen off the bus (Xid 79).
-    pub fn any_lost(&self) -> bool {
+    #[cfg(test)]
+    pub(crate) fn any_lost(&self) -> bool {
         self.gpus.values().any(GpuFaults::lost)
     }
 
     /// Whether any GPU's memory returned bad data (uncorrectable ECC errors).
-    pub fn any_ecc_uncorrectable(&self) -> bool {
+    pub(crate) fn any_ecc_uncorrectable(&self) -> bool {
         self.gpus.values().any(|g| g.ecc_uncorrectable.is_some())
     }
 
     /// GPUs whose NVLinks are down.
-    pub fn nvlink_down(&self) -> impl Iterator<Item = u32> + '_ {
+    #[cfg(test)]
+    pub(crate) fn nvlink_down(&self) -> impl Iterator<Item = u32> + '_ {
         self.gpus
             .iter()
             .filter(|(_, g)| g.nvlink_down)
@@ -110,7 +112,7 @@ impl NodeFaults {
     }
 
     /// GPUs the device plugin finds on a node with `installed` of them.
-    pub fn visible_gpus(&self, installed: u32) -> u32 {
+    pub(crate) fn visible_gpus(&self, installed: u32) -> u32 {
         let missing = self
             .gpus
             .iter()
@@ -121,7 +123,7 @@ impl NodeFaults {
 
     /// GPUs the device plugin offers: a GPU with an Xid other than an application error is
     /// marked unhealthy and leaves allocatable (capacity keeps it).
-    pub fn healthy_gpus(&self, installed: u32) -> u32 {
+    pub(crate) fn healthy_gpus(&self, installed: u32) -> u32 {
         let unhealthy = self
             .gpus
             .iter()
@@ -132,7 +134,7 @@ impl NodeFaults {
     }
 
     /// The faults in the words `--fault` takes, for `describe`.
-    pub fn describe(&self, node: &str) -> Vec<String> {
+    pub(crate) fn describe(&self, node: &str) -> Vec<String> {
         let mut on = Vec::new();
         for (index, gpu) in &self.gpus {
             // GPU 0 keeps the short form every earlier drill used.
@@ -184,27 +186,28 @@ impl NodeFaults {
 
 /// The faults of every node, by the name the fault gave (a node name or `gpuN`).
 #[derive(Debug, Clone, Default)]
-pub struct HardwareFaults {
+pub(crate) struct HardwareFaults {
     by_name: BTreeMap<String, NodeFaults>,
 }
 
 impl HardwareFaults {
-    pub fn is_empty(&self) -> bool {
+    #[cfg(test)]
+    pub(crate) fn is_empty(&self) -> bool {
         self.by_name.is_empty()
     }
 
     /// The entry a fault spec names, created empty.
-    pub fn entry(&mut self, node: &str) -> &mut NodeFaults {
+    pub(crate) fn entry(&mut self, node: &str) -> &mut NodeFaults {
         self.by_name.entry(node.to_string()).or_default()
     }
 
     /// Clears every fault of `node` (as the fault named it); whether it had any.
-    pub fn heal(&mut self, node: &str) -> bool {
+    pub(crate) fn heal(&mut self, node: &str) -> bool {
         self.by_name.remove(node).is_some()
     }
 
     /// Drops entries left empty (a fault switched off).
-    pub fn prune(&mut self) {
+    pub(crate) fn prune(&mut self) {
         for faults in self.by_name.values_mut() {
             faults.gpus.retain(|_, gpu| !gpu.is_empty());
         }
@@ -213,7 +216,7 @@ impl HardwareFaults {
 
     /// The faults of node `name`, given the GPU nodes' names in order (only read when some
     /// fault names a node by position).
-    pub fn of<'a>(
+    pub(crate) fn of<'a>(
         &'a self,
         name: &str,
         gpu_nodes: impl FnOnce() -> Vec<String>,
@@ -240,7 +243,7 @@ impl HardwareFaults {
     }
 
     /// Every fault, in `--fault` words.
-    pub fn describe(&self) -> Vec<String> {
+    pub(crate) fn describe(&self) -> Vec<String> {
         self.by_name
             .iter()
             .flat_map(|(node, faults)| faults.describe(node))

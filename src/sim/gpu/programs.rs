@@ -23,7 +23,7 @@ use crate::sim::timestamps::{ctime, parse_rfc3339, unix_seconds};
 /// What carries a run's traffic between nodes: TCP (NCCL's sockets, on ports 1025-65535) or
 /// EFA (SRD, which only All-traffic rules naming a security group let through).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Fabric {
+pub(crate) enum Fabric {
     Tcp,
     Efa,
 }
@@ -31,10 +31,10 @@ pub enum Fabric {
 /// Whether that traffic passes both ways between the nodes of a run's ranks: given their
 /// addresses in order, the first peer that some rank cannot reach, if any. The twin answers
 /// it from the EC2 state.
-pub type Network = Arc<dyn Fn(&[String], Fabric) -> Option<String> + Send + Sync>;
+pub(crate) type Network = Arc<dyn Fn(&[String], Fabric) -> Option<String> + Send + Sync>;
 
 /// GPUs of a node, by its instance type.
-pub fn node_gpus(node: &Value) -> u32 {
+pub(crate) fn node_gpus(node: &Value) -> u32 {
     gpu_catalog::gpus_of(instance_type(node))
 }
 
@@ -102,7 +102,7 @@ fn failure(exit_code: i32, stderr: &str) -> Output {
 }
 
 /// The hardware faults of node `name`, if any.
-pub fn faults_of<'a>(state: &'a KubeState, name: &str) -> Option<&'a NodeFaults> {
+pub(crate) fn faults_of<'a>(state: &'a KubeState, name: &str) -> Option<&'a NodeFaults> {
     state.hardware.of(name, || {
         let mut names: Vec<String> = state
             .store
@@ -267,7 +267,7 @@ fn dmesg(context: &Context<'_>, state: &KubeState) -> Output {
 }
 
 /// Answers an exec of a GPU program; `None` for anything else.
-pub fn exec(argv: &[String], context: &Context<'_>, state: &KubeState) -> Option<Output> {
+pub(crate) fn exec(argv: &[String], context: &Context<'_>, state: &KubeState) -> Option<Output> {
     let (program, args) = argv.split_first()?;
     match program.rsplit('/').next()? {
         "nvidia-smi" => Some(nvidia_smi(args, context, state)),
@@ -704,7 +704,7 @@ fn hang(run: NcclRun) -> ProgramRun {
 }
 
 /// Decides a container's program when it is a GPU one; `None` for anything else.
-pub fn container(
+pub(crate) fn container(
     pod: &Value,
     container: &Value,
     state: &KubeState,

@@ -10,7 +10,7 @@ use crate::clock::{Clock, parse_duration};
 use crate::sim::faults;
 use crate::sim::twin::Twin;
 
-pub fn handle(twin: &Twin, method: &Method, path: &str, query: &Query) -> Response<Body> {
+pub(crate) fn handle(twin: &Twin, method: &Method, path: &str, query: &Query) -> Response<Body> {
     match (method.as_str(), path) {
         ("GET", "requests") => {
             let (kubernetes, aws) = twin.requests.totals();

@@ -12,27 +12,27 @@ use super::status::ApiError;
 use super::store::{name_of, namespace_of};
 use super::validation::object::{validate, validate_update};
 
-pub type ApiResult<T = Value> = Result<T, ApiError>;
+pub(crate) type ApiResult<T = Value> = Result<T, ApiError>;
 
 /// What a list returns: items, the store's version, and the continue token of the next page.
-pub struct ListPage<T = Value> {
-    pub items: Vec<T>,
-    pub resource_version: u64,
-    pub continue_token: Option<String>,
-    pub remaining: Option<usize>,
+pub(crate) struct ListPage<T = Value> {
+    pub(crate) items: Vec<T>,
+    pub(crate) resource_version: u64,
+    pub(crate) continue_token: Option<String>,
+    pub(crate) remaining: Option<usize>,
 }
 
 #[derive(Default)]
-pub struct ListOptions {
-    pub labels: Option<LabelSelector>,
-    pub fields: Option<FieldSelector>,
-    pub limit: Option<usize>,
-    pub continue_token: Option<String>,
+pub(crate) struct ListOptions {
+    pub(crate) labels: Option<LabelSelector>,
+    pub(crate) fields: Option<FieldSelector>,
+    pub(crate) limit: Option<usize>,
+    pub(crate) continue_token: Option<String>,
 }
 
 /// How long a deleted namespace stays Terminating while the namespace controller removes its
 /// content (a few seconds for a namespace of a few objects on EKS; the twin's choice).
-pub const NAMESPACE_TERMINATION: std::time::Duration = std::time::Duration::from_secs(5);
+pub(crate) const NAMESPACE_TERMINATION: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// The namespace a create goes into exists (404 otherwise) and is not being deleted (403, as
 /// the API server's NamespaceLifecycle admission answers).
@@ -112,7 +112,7 @@ fn normalize(resource: &ResourceType, namespace: &str, mut body: Value) -> ApiRe
     Ok(body)
 }
 
-pub fn create(
+pub(crate) fn create(
     state: &mut KubeState,
     resource: &ResourceType,
     namespace: &str,
@@ -174,7 +174,12 @@ fn crd_status(crd: &Value) -> Value {
 }
 
 /// Whether the object is there, without copying it.
-pub fn exists(state: &KubeState, resource: &ResourceType, namespace: &str, name: &str) -> bool {
+pub(crate) fn exists(
+    state: &KubeState,
+    resource: &ResourceType,
+    namespace: &str,
+    name: &str,
+) -> bool {
     state
         .store
         .get(
@@ -185,7 +190,12 @@ pub fn exists(state: &KubeState, resource: &ResourceType, namespace: &str, name:
         .is_some()
 }
 
-pub fn get(state: &KubeState, resource: &ResourceType, namespace: &str, name: &str) -> ApiResult {
+pub(crate) fn get(
+    state: &KubeState,
+    resource: &ResourceType,
+    namespace: &str,
+    name: &str,
+) -> ApiResult {
     state
         .store
         .get(
@@ -197,7 +207,7 @@ pub fn get(state: &KubeState, resource: &ResourceType, namespace: &str, name: &s
         .ok_or_else(|| ApiError::not_found(resource, name))
 }
 
-pub fn list(
+pub(crate) fn list(
     state: &KubeState,
     resource: &ResourceType,
     namespace: Option<&str>,
@@ -209,7 +219,7 @@ pub fn list(
 }
 
 /// A list page with each item as the JSON the store keeps: no copy of the objects.
-pub fn list_json(
+pub(crate) fn list_json(
     state: &KubeState,
     resource: &ResourceType,
     namespace: Option<&str>,
@@ -284,7 +294,7 @@ fn decode_continue(token: &str) -> ApiResult<(String, String)> {
 }
 
 /// PUT: the whole object, or its status subresource.
-pub fn replace(
+pub(crate) fn replace(
     state: &mut KubeState,
     resource: &ResourceType,
     namespace: &str,
@@ -354,7 +364,7 @@ fn store_update(
 }
 
 /// The Scale object of a Deployment, ReplicaSet or StatefulSet.
-pub fn scale_of(object: &Value) -> Value {
+pub(crate) fn scale_of(object: &Value) -> Value {
     json!({
         "kind": "Scale",
         "apiVersion": "autoscaling/v1",
@@ -386,7 +396,7 @@ fn selector_string(selector: &Value) -> String {
     clippy::too_many_arguments,
     reason = "mirrors the PATCH request's parts one to one"
 )]
-pub fn patch(
+pub(crate) fn patch(
     state: &mut KubeState,
     resource: &ResourceType,
     namespace: &str,
@@ -478,7 +488,7 @@ fn terminate_namespace(
 
 /// DELETE: removes the object now (the twin has no finalizers); dependents go in the next
 /// garbage collection unless `orphan` is asked for.
-pub fn delete(
+pub(crate) fn delete(
     state: &mut KubeState,
     resource: &ResourceType,
     namespace: &str,

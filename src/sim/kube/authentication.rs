@@ -18,18 +18,18 @@ use crate::sim::twin::Twin;
 
 /// The user a request runs as.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct User {
-    pub name: String,
-    pub groups: Vec<String>,
+pub(crate) struct User {
+    pub(crate) name: String,
+    pub(crate) groups: Vec<String>,
     /// The EKS access policies of its access entry: `(policy ARN, namespaces)`, where no
     /// namespaces means the cluster scope.
-    pub policies: Vec<(String, Vec<String>)>,
+    pub(crate) policies: Vec<(String, Vec<String>)>,
     /// The IAM principal behind an EKS token.
-    pub arn: Option<String>,
+    pub(crate) arn: Option<String>,
 }
 
 impl User {
-    pub fn anonymous() -> Self {
+    pub(crate) fn anonymous() -> Self {
         Self {
             name: "system:anonymous".into(),
             groups: vec!["system:unauthenticated".into()],
@@ -38,13 +38,13 @@ impl User {
         }
     }
 
-    pub fn is_anonymous(&self) -> bool {
+    pub(crate) fn is_anonymous(&self) -> bool {
         self.name == "system:anonymous"
     }
 }
 
 /// The user of a request with this `Authorization` header, or why it has none.
-pub fn authenticate(twin: &Twin, authorization: Option<&str>) -> Result<User, String> {
+pub(crate) fn authenticate(twin: &Twin, authorization: Option<&str>) -> Result<User, String> {
     let Some(header) = authorization else {
         return Ok(User::anonymous());
     };
@@ -245,7 +245,7 @@ fn access_entry_user(
 
 /// The access policies of the access entry whose Kubernetes username is `username` (a user
 /// named by impersonation or a SubjectAccessReview, as EKS's authorizer finds it).
-pub fn policies_of_username(state: &AwsState, username: &str) -> Vec<(String, Vec<String>)> {
+pub(crate) fn policies_of_username(state: &AwsState, username: &str) -> Vec<(String, Vec<String>)> {
     state
         .clusters
         .get(lab::CLUSTER_NAME)

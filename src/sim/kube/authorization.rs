@@ -54,7 +54,7 @@ fn policies_allow(user: &User, attributes: &RequestAttributes) -> bool {
 }
 
 /// The rules of the user's access policies that apply in `namespace`.
-pub fn policy_rules_for(user: &User, namespace: Option<&str>) -> Vec<Rule> {
+pub(crate) fn policy_rules_for(user: &User, namespace: Option<&str>) -> Vec<Rule> {
     user.policies
         .iter()
         .filter(|(_, namespaces)| {
@@ -74,7 +74,7 @@ fn full_resource(resource: &str, subresource: Option<&str>) -> String {
 
 /// Whether `user` may make a request with these attributes: `system:masters` always, else
 /// its EKS access policies or RBAC (EKS chains its authorizer with RBAC's; either may allow).
-pub fn allowed(state: &KubeState, user: &User, attributes: &RequestAttributes) -> bool {
+pub(crate) fn allowed(state: &KubeState, user: &User, attributes: &RequestAttributes) -> bool {
     user.groups.iter().any(|g| g == "system:masters")
         || policies_allow(user, attributes)
         || authorizer::allows(state, user, attributes)
@@ -82,7 +82,7 @@ pub fn allowed(state: &KubeState, user: &User, attributes: &RequestAttributes) -
 
 /// The 403 the API server answers: `pods "x" is forbidden: User "u" cannot get resource "pods"
 /// in API group "" in the namespace "default"`.
-pub fn forbidden(user: &User, attributes: &RequestAttributes) -> ApiError {
+pub(crate) fn forbidden(user: &User, attributes: &RequestAttributes) -> ApiError {
     match attributes {
         RequestAttributes::NonResource { verb, url } => ApiError::new(
             403,

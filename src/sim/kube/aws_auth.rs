@@ -49,7 +49,7 @@ fn mappings(data: &Value, key: &str) -> Result<Vec<Mapping>, String> {
 
 /// `(username, groups)` of `principal_arn` in the aws-auth ConfigMap, None when it maps nothing,
 /// or why the ConfigMap cannot be read.
-pub fn mapped(
+pub(crate) fn mapped(
     state: &KubeState,
     principal_arn: &str,
 ) -> Result<Option<(String, Vec<String>)>, String> {

@@ -79,7 +79,7 @@ fn pod_spec_defaults(spec: &mut Value) {
     }
 }
 
-pub fn apply_defaults(resource: &ResourceType, object: &mut Value) {
+pub(crate) fn apply_defaults(resource: &ResourceType, object: &mut Value) {
     match (resource.group.as_str(), resource.kind.as_str()) {
         ("", "Namespace") => {
             set_default(object, &["spec", "finalizers"], json!(["kubernetes"]));

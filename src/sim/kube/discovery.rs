@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 use super::resources::Registry;
 
 /// The server version: the lab's (seed 000: `v1.35.3-eks-bbe087e`) or the hybrid lab's.
-pub fn version(git_version: &str) -> Value {
+pub(crate) fn version(git_version: &str) -> Value {
     let minor: u32 = git_version
         .split('.')
         .nth(1)
@@ -32,11 +32,11 @@ pub fn version(git_version: &str) -> Value {
     })
 }
 
-pub fn core_versions() -> Value {
+pub(crate) fn core_versions() -> Value {
     json!({"kind": "APIVersions", "apiVersion": "v1", "versions": ["v1"], "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": "127.0.0.1"}]})
 }
 
-pub fn group_list(registry: &Registry) -> Value {
+pub(crate) fn group_list(registry: &Registry) -> Value {
     let groups: Vec<Value> = registry
         .groups()
         .into_iter()
@@ -52,7 +52,7 @@ pub fn group_list(registry: &Registry) -> Value {
     json!({"kind": "APIGroupList", "apiVersion": "v1", "groups": groups})
 }
 
-pub fn group(registry: &Registry, name: &str) -> Option<Value> {
+pub(crate) fn group(registry: &Registry, name: &str) -> Option<Value> {
     let (group, versions) = registry.groups().into_iter().find(|(g, _)| g == name)?;
     let versions: Vec<Value> = versions
         .iter()
@@ -63,7 +63,7 @@ pub fn group(registry: &Registry, name: &str) -> Option<Value> {
     )
 }
 
-pub fn resource_list(registry: &Registry, group: &str, version: &str) -> Option<Value> {
+pub(crate) fn resource_list(registry: &Registry, group: &str, version: &str) -> Option<Value> {
     let resources: Vec<Value> = registry
         .all()
         .iter()
@@ -84,11 +84,11 @@ pub fn resource_list(registry: &Registry, group: &str, version: &str) -> Option<
 }
 
 /// The media type of aggregated discovery (Kubernetes 1.30+), which kubectl asks for first.
-pub const AGGREGATED_V2: &str =
+pub(crate) const AGGREGATED_V2: &str =
     "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList";
 
 /// Whether a request's Accept header asks for aggregated discovery v2.
-pub fn wants_aggregated(accept: &str) -> bool {
+pub(crate) fn wants_aggregated(accept: &str) -> bool {
     accept.split(',').any(|media| {
         let parts: Vec<&str> = media.split(';').map(str::trim).collect();
         parts.contains(&"g=apidiscovery.k8s.io")
@@ -100,7 +100,7 @@ pub fn wants_aggregated(accept: &str) -> bool {
 /// Every group with its versions and resources in one document: `/api` (the core group) or
 /// `/apis` (all the others), as `APIGroupDiscoveryList` v2. Two requests instead of one per
 /// group version.
-pub fn aggregated(registry: &Registry, core: bool) -> Value {
+pub(crate) fn aggregated(registry: &Registry, core: bool) -> Value {
     let items: Vec<Value> = registry
         .groups()
         .into_iter()

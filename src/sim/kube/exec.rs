@@ -23,7 +23,7 @@ use crate::sim::twin::Twin;
 
 const PROTOCOLS: [&str; 2] = ["v5.channel.k8s.io", "v4.channel.k8s.io"];
 
-pub fn handle(
+pub(crate) fn handle(
     twin: &Arc<Twin>,
     mut request: Request<Incoming>,
     namespace: &str,

@@ -36,7 +36,7 @@ fn header<'a>(request: &'a Request<Incoming>, name: &str) -> &'a str {
         .unwrap_or_default()
 }
 
-pub fn error_response(error: &ApiError) -> Response<Body> {
+pub(crate) fn error_response(error: &ApiError) -> Response<Body> {
     json_response(error.code, &error.to_status())
 }
 
@@ -96,7 +96,7 @@ fn header_text(headers: &http::HeaderMap, name: &str) -> Option<String> {
         .map(str::to_string)
 }
 
-pub async fn handle(twin: Arc<Twin>, request: Request<Incoming>) -> Response<Body> {
+pub(crate) async fn handle(twin: Arc<Twin>, request: Request<Incoming>) -> Response<Body> {
     // Every check below and the router read this one normalised path.
     let path = request_path::normalized(request.uri().path());
     let query = Query::parse(request.uri().query());

@@ -4,7 +4,7 @@
 use std::collections::BTreeSet;
 
 /// The checks `/readyz?verbose` lists on the lab's cluster (seed 000), in order.
-pub const READYZ_CHECKS: &[&str] = &[
+pub(crate) const READYZ_CHECKS: &[&str] = &[
     "ping",
     "log",
     "etcd",
@@ -47,14 +47,14 @@ pub const READYZ_CHECKS: &[&str] = &[
 const READY_ONLY: &[&str] = &["etcd-readiness", "informer-sync", "shutdown"];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Endpoint {
+pub(crate) enum Endpoint {
     Readyz,
     Livez,
     Healthz,
 }
 
 impl Endpoint {
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Endpoint::Readyz => "readyz",
             Endpoint::Livez => "livez",
@@ -71,7 +71,7 @@ impl Endpoint {
 }
 
 /// The HTTP status and body the apiserver would answer.
-pub fn answer(
+pub(crate) fn answer(
     endpoint: Endpoint,
     single_check: Option<&str>,
     verbose: bool,

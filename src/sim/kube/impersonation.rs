@@ -11,11 +11,11 @@ use super::status::ApiError;
 
 /// Who a request asks to run as.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Impersonation {
-    pub user: String,
-    pub groups: Vec<String>,
-    pub uid: Option<String>,
-    pub extra: Vec<(String, String)>,
+pub(crate) struct Impersonation {
+    pub(crate) user: String,
+    pub(crate) groups: Vec<String>,
+    pub(crate) uid: Option<String>,
+    pub(crate) extra: Vec<(String, String)>,
 }
 
 fn values<'a>(headers: &'a HeaderMap, name: &str) -> impl Iterator<Item = String> + 'a {
@@ -27,7 +27,7 @@ fn values<'a>(headers: &'a HeaderMap, name: &str) -> impl Iterator<Item = String
 }
 
 /// The impersonation a request's headers ask for, if any.
-pub fn requested(headers: &HeaderMap) -> Result<Option<Impersonation>, ApiError> {
+pub(crate) fn requested(headers: &HeaderMap) -> Result<Option<Impersonation>, ApiError> {
     let user = values(headers, "impersonate-user").next();
     let groups: Vec<String> = values(headers, "impersonate-group").collect();
     let uid = values(headers, "impersonate-uid").next();
@@ -75,7 +75,7 @@ fn service_account(user: &str) -> Option<(&str, &str)> {
 
 impl Impersonation {
     /// What the real user must be allowed, one check each.
-    pub fn checks(&self) -> Vec<RequestAttributes> {
+    pub(crate) fn checks(&self) -> Vec<RequestAttributes> {
         let mut checks = vec![match service_account(&self.user) {
             Some((namespace, name)) => impersonate("serviceaccounts", None, Some(namespace), name),
             None => impersonate("users", None, None, &self.user),
@@ -96,7 +96,7 @@ impl Impersonation {
 
     /// The user the request then runs as: a ServiceAccount with its groups unless others are
     /// asked, everyone but `system:anonymous` signed in, with `policies` from its access entry.
-    pub fn into_user(self, policies: Vec<(String, Vec<String>)>) -> User {
+    pub(crate) fn into_user(self, policies: Vec<(String, Vec<String>)>) -> User {
         let mut groups = self.groups;
         if groups.is_empty()
             && let Some((namespace, _)) = service_account(&self.user)

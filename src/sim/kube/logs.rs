@@ -74,7 +74,7 @@ fn render(lines: &[(Duration, String)], timestamps: bool) -> String {
         .collect()
 }
 
-pub async fn handle(
+pub(crate) async fn handle(
     twin: Arc<Twin>,
     namespace: &str,
     pod_name: &str,

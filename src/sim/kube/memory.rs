@@ -5,18 +5,18 @@ use std::any::{Any, TypeId};
 use std::collections::HashMap;
 
 #[derive(Default)]
-pub struct Memory {
+pub(crate) struct Memory {
     slots: HashMap<TypeId, Box<dyn Any + Send + Sync>>,
 }
 
 impl Memory {
     /// The memory of type `T`, if its controller has kept one.
-    pub fn get<T: Any + Send + Sync>(&self) -> Option<&T> {
+    pub(crate) fn get<T: Any + Send + Sync>(&self) -> Option<&T> {
         self.slots.get(&TypeId::of::<T>())?.downcast_ref()
     }
 
     /// The memory of type `T`, made empty the first time it is asked for.
-    pub fn get_mut<T: Any + Send + Sync + Default>(&mut self) -> &mut T {
+    pub(crate) fn get_mut<T: Any + Send + Sync + Default>(&mut self) -> &mut T {
         self.slots
             .entry(TypeId::of::<T>())
             .or_insert_with(|| Box::new(T::default()))

@@ -15,7 +15,7 @@ fn prefix(group: &str, version: &str) -> String {
 }
 
 /// `GET /openapi/v3`: one entry per group-version.
-pub fn root(registry: &Registry) -> Value {
+pub(crate) fn root(registry: &Registry) -> Value {
     let mut paths = serde_json::Map::new();
     for (group, versions) in registry.groups() {
         for version in versions {
@@ -44,7 +44,7 @@ fn operation(resource: &ResourceType, action: &str) -> Value {
 }
 
 /// `GET /openapi/v3/apis/{group}/{version}`.
-pub fn group_version(registry: &Registry, path: &str) -> Option<Value> {
+pub(crate) fn group_version(registry: &Registry, path: &str) -> Option<Value> {
     let mut paths = serde_json::Map::new();
     for resource in registry
         .all()

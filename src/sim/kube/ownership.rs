@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 
 use super::state::{KubeState, store_key};
 
-pub fn is_owned_by(object: &Value, owner_uid: &str) -> bool {
+pub(crate) fn is_owned_by(object: &Value, owner_uid: &str) -> bool {
     object["metadata"]["ownerReferences"]
         .as_array()
         .into_iter()
@@ -15,7 +15,7 @@ pub fn is_owned_by(object: &Value, owner_uid: &str) -> bool {
 }
 
 /// `propagationPolicy: Orphan`: dependents lose their owner reference and stay.
-pub fn orphan_dependents(state: &mut KubeState, owner_uid: &str) {
+pub(crate) fn orphan_dependents(state: &mut KubeState, owner_uid: &str) {
     let resources: Vec<_> = state.registry.all().to_vec();
     for resource in resources {
         let key = store_key(&resource);

@@ -4,7 +4,7 @@
 use serde_json::{Map, Value};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PatchType {
+pub(crate) enum PatchType {
     Merge,
     Json,
     Strategic,
@@ -12,7 +12,7 @@ pub enum PatchType {
 }
 
 impl PatchType {
-    pub fn from_content_type(content_type: &str) -> Option<Self> {
+    pub(crate) fn from_content_type(content_type: &str) -> Option<Self> {
         match content_type.split(';').next()?.trim() {
             "application/merge-patch+json" => Some(Self::Merge),
             "application/json-patch+json" => Some(Self::Json),
@@ -26,7 +26,7 @@ impl PatchType {
 }
 
 /// Applies `patch` to `target`; errors are messages for a 422/400 Status.
-pub fn apply_patch(
+pub(crate) fn apply_patch(
     target: &Value,
     patch: &Value,
     kind: PatchType,
@@ -49,7 +49,7 @@ pub fn apply_patch(
 }
 
 /// RFC 7386: maps merge, `null` deletes, everything else replaces.
-pub fn merge(target: &Value, patch: &Value) -> Value {
+pub(crate) fn merge(target: &Value, patch: &Value) -> Value {
     let Value::Object(patch_map) = patch else {
         return patch.clone();
     };
@@ -94,7 +94,7 @@ fn merge_key(path: &str) -> Option<&'static str> {
 
 /// Strategic merge: maps merge, `null` deletes, lists with a merge key merge by it (an item
 /// with `$patch: delete` removes its match), `$patch: replace` replaces a map.
-pub fn strategic(target: &Value, patch: &Value, path: &str) -> Value {
+pub(crate) fn strategic(target: &Value, patch: &Value, path: &str) -> Value {
     match patch {
         Value::Object(patch_map) => {
             if patch_map.get("$patch").and_then(Value::as_str) == Some("replace") {

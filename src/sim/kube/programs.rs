@@ -11,23 +11,23 @@ use super::state::{KubeState, ProgramRun};
 
 /// The result of running a command to completion (exec, or one step of a container).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Output {
-    pub stdout: String,
-    pub stderr: String,
-    pub exit_code: i32,
+pub(crate) struct Output {
+    pub(crate) stdout: String,
+    pub(crate) stderr: String,
+    pub(crate) exit_code: i32,
     /// How long the command takes; `None` for one that never ends.
-    pub duration: Option<Duration>,
+    pub(crate) duration: Option<Duration>,
 }
 
 /// Where a command runs: the pod, its container, and the node it is on.
-pub struct Context<'a> {
-    pub pod: &'a Value,
-    pub container: &'a Value,
-    pub node: Option<&'a Value>,
+pub(crate) struct Context<'a> {
+    pub(crate) pod: &'a Value,
+    pub(crate) container: &'a Value,
+    pub(crate) node: Option<&'a Value>,
 }
 
 /// The argv of a container: `command` + `args`, or what the image would run.
-pub fn container_argv(container: &Value) -> Vec<String> {
+pub(crate) fn container_argv(container: &Value) -> Vec<String> {
     let strings = |v: &Value| -> Vec<String> {
         v.as_array()
             .into_iter()
@@ -41,7 +41,7 @@ pub fn container_argv(container: &Value) -> Vec<String> {
 }
 
 /// What a pod's container does over its life (the default decider of [`KubeState`]).
-pub fn container_program(pod: &Value, container: &Value, state: &KubeState) -> ProgramRun {
+pub(crate) fn container_program(pod: &Value, container: &Value, state: &KubeState) -> ProgramRun {
     let argv = container_argv(container);
     let node = pod["spec"]["nodeName"]
         .as_str()
@@ -99,7 +99,7 @@ const KNOWN: [&str; 15] = [
 ];
 
 /// Runs one command line.
-pub fn run(argv: &[String], context: &Context<'_>) -> Output {
+pub(crate) fn run(argv: &[String], context: &Context<'_>) -> Output {
     let Some((program, args)) = argv.split_first() else {
         return Output::default();
     };

@@ -3,7 +3,7 @@
 
 /// `^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$`, the message the API server decodes a bad
 /// quantity with, and the suffixes it knows.
-pub const SYNTAX_ERROR: &str =
+pub(crate) const SYNTAX_ERROR: &str =
     "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'";
 
 const SUFFIXES: [&str; 15] = [
@@ -11,7 +11,7 @@ const SUFFIXES: [&str; 15] = [
 ];
 
 /// Whether `text` is a quantity the API server accepts.
-pub fn is_valid(text: &str) -> bool {
+pub(crate) fn is_valid(text: &str) -> bool {
     let body = text.strip_prefix(['+', '-']).unwrap_or(text);
     let digits = body
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
@@ -32,7 +32,7 @@ pub fn is_valid(text: &str) -> bool {
 }
 
 /// Parses a quantity into base units times 1000 (millicores, milli-bytes), enough to compare.
-pub fn milli(text: &str) -> i128 {
+pub(crate) fn milli(text: &str) -> i128 {
     let text = text.trim();
     let suffixes: [(&str, i128); 13] = [
         ("Ki", 1 << 10),

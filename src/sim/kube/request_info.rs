@@ -9,7 +9,7 @@ use super::routes::{self, Query, Route};
 /// One request as RBAC rules match it.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(untagged)]
-pub enum RequestAttributes {
+pub(crate) enum RequestAttributes {
     Resource {
         verb: String,
         #[serde(rename = "apiGroup")]
@@ -33,7 +33,7 @@ pub enum RequestAttributes {
 /// The attributes of `method path?query`, or None for the twin's own `/twin/` endpoints,
 /// which no cluster has and no role grants. A server-side apply that creates its object is
 /// authorized as `create` too: see [`created_by_apply`].
-pub fn attributes(method: &str, path: &str, query: &Query) -> Option<RequestAttributes> {
+pub(crate) fn attributes(method: &str, path: &str, query: &Query) -> Option<RequestAttributes> {
     let lower = method.to_ascii_lowercase();
     match routes::parse(path) {
         Route::Admin { .. } => None,
@@ -78,7 +78,10 @@ pub fn attributes(method: &str, path: &str, query: &Query) -> Option<RequestAttr
 
 /// The `create` a server-side apply (PATCH) that made a new object (201) is also authorized
 /// for, as the API server does: patch edits, only create makes.
-pub fn created_by_apply(patch: &RequestAttributes, status: u16) -> Option<RequestAttributes> {
+pub(crate) fn created_by_apply(
+    patch: &RequestAttributes,
+    status: u16,
+) -> Option<RequestAttributes> {
     match patch {
         RequestAttributes::Resource { verb, .. } if verb == "patch" && status == 201 => {
             let mut create = patch.clone();
@@ -93,7 +96,7 @@ pub fn created_by_apply(patch: &RequestAttributes, status: u16) -> Option<Reques
 
 /// The attributes of a request for a resource, unnamed (tests of the authorizer and of this).
 #[cfg(test)]
-pub fn resource(
+pub(crate) fn resource(
     verb: &str,
     group: &str,
     resource: &str,
@@ -112,7 +115,7 @@ pub fn resource(
 
 /// The same attributes naming the object `wanted` (tests).
 #[cfg(test)]
-pub fn named(mut attributes: RequestAttributes, wanted: &str) -> RequestAttributes {
+pub(crate) fn named(mut attributes: RequestAttributes, wanted: &str) -> RequestAttributes {
     if let RequestAttributes::Resource { name, .. } = &mut attributes {
         *name = Some(wanted.into());
     }

@@ -3,20 +3,20 @@
 use serde_json::{Value, json};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ResourceType {
-    pub group: String,
-    pub version: String,
-    pub plural: String,
-    pub singular: String,
-    pub kind: String,
-    pub namespaced: bool,
-    pub short_names: Vec<String>,
-    pub subresources: Vec<String>,
+pub(crate) struct ResourceType {
+    pub(crate) group: String,
+    pub(crate) version: String,
+    pub(crate) plural: String,
+    pub(crate) singular: String,
+    pub(crate) kind: String,
+    pub(crate) namespaced: bool,
+    pub(crate) short_names: Vec<String>,
+    pub(crate) subresources: Vec<String>,
 }
 
 impl ResourceType {
     /// `v1` or `apps/v1`.
-    pub fn api_version(&self) -> String {
+    pub(crate) fn api_version(&self) -> String {
         if self.group.is_empty() {
             self.version.clone()
         } else {
@@ -25,7 +25,7 @@ impl ResourceType {
     }
 
     /// `pods`, `deployments.apps`: how errors name the resource.
-    pub fn qualified_plural(&self) -> String {
+    pub(crate) fn qualified_plural(&self) -> String {
         if self.group.is_empty() {
             self.plural.clone()
         } else {
@@ -34,7 +34,7 @@ impl ResourceType {
     }
 
     /// `Service`, `Deployment.apps`: how a 422 names the kind.
-    pub fn qualified_kind(&self) -> String {
+    pub(crate) fn qualified_kind(&self) -> String {
         if self.group.is_empty() {
             self.kind.clone()
         } else {
@@ -43,7 +43,7 @@ impl ResourceType {
     }
 
     /// The APIResource entries of discovery for this resource and its subresources.
-    pub fn discovery_entries(&self) -> Vec<Value> {
+    pub(crate) fn discovery_entries(&self) -> Vec<Value> {
         let mut verbs = vec![
             "create",
             "delete",
@@ -362,7 +362,7 @@ const BUILT_IN: &[BuiltIn] = &[
 ];
 
 /// Whether a type is one of Kubernetes' own (strategic merge applies) rather than a CRD's.
-pub fn is_built_in(resource: &ResourceType) -> bool {
+pub(crate) fn is_built_in(resource: &ResourceType) -> bool {
     BUILT_IN
         .iter()
         .any(|(group, _, plural, ..)| *group == resource.group && *plural == resource.plural)
@@ -370,7 +370,7 @@ pub fn is_built_in(resource: &ResourceType) -> bool {
 
 /// Every resource type the twin knows, in discovery order.
 #[derive(Debug, Clone)]
-pub struct Registry {
+pub(crate) struct Registry {
     types: Vec<ResourceType>,
 }
 
@@ -396,25 +396,30 @@ impl Default for Registry {
 }
 
 impl Registry {
-    pub fn all(&self) -> &[ResourceType] {
+    pub(crate) fn all(&self) -> &[ResourceType] {
         &self.types
     }
 
-    pub fn by_plural(&self, group: &str, version: &str, plural: &str) -> Option<&ResourceType> {
+    pub(crate) fn by_plural(
+        &self,
+        group: &str,
+        version: &str,
+        plural: &str,
+    ) -> Option<&ResourceType> {
         self.types
             .iter()
             .find(|t| t.group == group && t.version == version && t.plural == plural)
     }
 
     /// By `apiVersion` and `kind`, as objects name themselves.
-    pub fn by_kind(&self, api_version: &str, kind: &str) -> Option<&ResourceType> {
+    pub(crate) fn by_kind(&self, api_version: &str, kind: &str) -> Option<&ResourceType> {
         self.types
             .iter()
             .find(|t| t.api_version() == api_version && t.kind == kind)
     }
 
     /// The groups and their versions, in discovery order (core first).
-    pub fn groups(&self) -> Vec<(String, Vec<String>)> {
+    pub(crate) fn groups(&self) -> Vec<(String, Vec<String>)> {
         let mut groups: Vec<(String, Vec<String>)> = Vec::new();
         for t in &self.types {
             match groups.iter_mut().find(|(g, _)| *g == t.group) {
@@ -429,7 +434,7 @@ impl Registry {
     }
 
     /// Registers (or replaces) the kind a CustomResourceDefinition defines.
-    pub fn register_crd(&mut self, crd: &Value) -> Result<ResourceType, String> {
+    pub(crate) fn register_crd(&mut self, crd: &Value) -> Result<ResourceType, String> {
         let spec = &crd["spec"];
         let text = |v: &Value, what: &str| {
             v.as_str()
@@ -489,7 +494,7 @@ impl Registry {
         first.ok_or_else(|| "spec.versions: no served version".to_string())
     }
 
-    pub fn unregister_crd(&mut self, group: &str, plural: &str) {
+    pub(crate) fn unregister_crd(&mut self, group: &str, plural: &str) {
         self.types
             .retain(|t| !(t.group == group && t.plural == plural));
     }

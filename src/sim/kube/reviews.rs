@@ -16,7 +16,7 @@ use super::status::ApiError;
 use crate::sim::twin::Twin;
 
 /// Which review a `POST` to `group/version/plural` is, if it is one.
-pub fn is_review(group: &str, version: &str, plural: &str) -> bool {
+pub(crate) fn is_review(group: &str, version: &str, plural: &str) -> bool {
     matches!(
         (group, version, plural),
         (
@@ -121,7 +121,7 @@ fn rules_status(state: &KubeState, user: &User, namespace: Option<&str>) -> Valu
 
 /// The review answered: the object sent back with its status, as the API server returns it.
 /// `namespace` is the request path's (a LocalSubjectAccessReview's).
-pub fn answer(
+pub(crate) fn answer(
     twin: &Twin,
     user: &User,
     plural: &str,

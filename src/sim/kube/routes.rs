@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use super::health::Endpoint;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Route {
+pub(crate) enum Route {
     Version,
     CoreVersions,
     GroupList,
@@ -33,16 +33,16 @@ pub enum Route {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ResourcePath {
-    pub group: String,
-    pub version: String,
-    pub namespace: Option<String>,
-    pub plural: String,
-    pub name: Option<String>,
-    pub subresource: Option<String>,
+pub(crate) struct ResourcePath {
+    pub(crate) group: String,
+    pub(crate) version: String,
+    pub(crate) namespace: Option<String>,
+    pub(crate) plural: String,
+    pub(crate) name: Option<String>,
+    pub(crate) subresource: Option<String>,
 }
 
-pub fn parse(path: &str) -> Route {
+pub(crate) fn parse(path: &str) -> Route {
     let segments: Vec<&str> = path
         .trim_matches('/')
         .split('/')
@@ -118,12 +118,12 @@ fn resource(group: &str, version: &str, rest: &[&str]) -> Route {
 
 /// Query parameters; repeated keys (`command=a&command=b`) keep every value in order.
 #[derive(Debug, Default, Clone)]
-pub struct Query {
+pub(crate) struct Query {
     values: HashMap<String, Vec<String>>,
 }
 
 impl Query {
-    pub fn parse(query: Option<&str>) -> Self {
+    pub(crate) fn parse(query: Option<&str>) -> Self {
         let mut values: HashMap<String, Vec<String>> = HashMap::new();
         for pair in query
             .unwrap_or_default()
@@ -136,30 +136,30 @@ impl Query {
         Self { values }
     }
 
-    pub fn get(&self, key: &str) -> Option<&str> {
+    pub(crate) fn get(&self, key: &str) -> Option<&str> {
         self.values
             .get(key)
             .and_then(|v| v.first())
             .map(String::as_str)
     }
 
-    pub fn all(&self, key: &str) -> &[String] {
+    pub(crate) fn all(&self, key: &str) -> &[String] {
         self.values.get(key).map(Vec::as_slice).unwrap_or_default()
     }
 
-    pub fn has(&self, key: &str) -> bool {
+    pub(crate) fn has(&self, key: &str) -> bool {
         self.values.contains_key(key)
     }
 
     /// `true`, `1` or a bare key count as set.
-    pub fn flag(&self, key: &str) -> bool {
+    pub(crate) fn flag(&self, key: &str) -> bool {
         self.get(key)
             .is_some_and(|v| v.is_empty() || v == "true" || v == "1")
     }
 }
 
 /// Percent-decoding, `+` as space.
-pub fn decode(text: &str) -> String {
+pub(crate) fn decode(text: &str) -> String {
     let bytes = text.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;

@@ -14,7 +14,7 @@ enum Requirement {
 
 /// A parsed `labelSelector` (`tier=gpu,zone in (a,b),!spot`).
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct LabelSelector {
+pub(crate) struct LabelSelector {
     requirements: Vec<Requirement>,
 }
 
@@ -56,7 +56,7 @@ fn valid_value(value: &str) -> bool {
 }
 
 impl LabelSelector {
-    pub fn parse(text: &str) -> Result<Self, String> {
+    pub(crate) fn parse(text: &str) -> Result<Self, String> {
         let mut requirements = Vec::new();
         for part in split_top_level(text) {
             let requirement = if let Some(key) = part.strip_prefix('!') {
@@ -97,7 +97,7 @@ impl LabelSelector {
     }
 
     /// From a `matchLabels`/`matchExpressions` object (as in a Deployment's `spec.selector`).
-    pub fn from_object(selector: &Value) -> Self {
+    pub(crate) fn from_object(selector: &Value) -> Self {
         let mut requirements = Vec::new();
         if let Some(labels) = selector["matchLabels"].as_object() {
             for (k, v) in labels {
@@ -129,11 +129,11 @@ impl LabelSelector {
         Self { requirements }
     }
 
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.requirements.is_empty()
     }
 
-    pub fn matches(&self, labels: &Value) -> bool {
+    pub(crate) fn matches(&self, labels: &Value) -> bool {
         let get = |k: &str| labels.get(k).and_then(Value::as_str);
         self.requirements.iter().all(|r| match r {
             Requirement::Equals(k, v) => get(k) == Some(v.as_str()),
@@ -166,12 +166,12 @@ fn set_values(rest: &str) -> Result<Vec<String>, String> {
 
 /// A parsed `fieldSelector` (`metadata.name=x,spec.nodeName!=y`).
 #[derive(Debug, Clone, Default)]
-pub struct FieldSelector {
+pub(crate) struct FieldSelector {
     terms: Vec<(String, bool, String)>,
 }
 
 impl FieldSelector {
-    pub fn parse(text: &str) -> Result<Self, String> {
+    pub(crate) fn parse(text: &str) -> Result<Self, String> {
         let mut terms = Vec::new();
         for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
             let (path, negate, value) = if let Some((p, v)) = part.split_once("!=") {
@@ -189,14 +189,14 @@ impl FieldSelector {
     }
 
     /// The value a `path=value` term requires, if there is one.
-    pub fn required(&self, path: &str) -> Option<&str> {
+    pub(crate) fn required(&self, path: &str) -> Option<&str> {
         self.terms
             .iter()
             .find(|(p, negate, _)| p == path && !negate)
             .map(|(_, _, value)| value.as_str())
     }
 
-    pub fn matches(&self, object: &Value) -> bool {
+    pub(crate) fn matches(&self, object: &Value) -> bool {
         self.terms.iter().all(|(path, negate, value)| {
             let mut current = object;
             for part in path.split('.') {

@@ -1,7 +1,6 @@
 //! The Kubernetes API over HTTPS (HTTP/2 or HTTP/1.1, by ALPN) on loopback, for kube-rs, kubectl and the twin's own tests.
 
 use std::convert::Infallible;
-use std::net::SocketAddr;
 use std::sync::Arc;
 
 use bytes::Bytes;
@@ -19,15 +18,15 @@ use crate::sim::accept::{Handshakes, next_connection, serve_tls};
 use crate::sim::tls::LabTls;
 use crate::sim::twin::Twin;
 
-pub type Body = BoxBody<Bytes, std::io::Error>;
+pub(crate) type Body = BoxBody<Bytes, std::io::Error>;
 
-pub fn full(bytes: impl Into<Bytes>) -> Body {
+pub(crate) fn full(bytes: impl Into<Bytes>) -> Body {
     Full::new(bytes.into())
         .map_err(|never| match never {})
         .boxed()
 }
 
-pub fn json_response(status: u16, value: &Value) -> Response<Body> {
+pub(crate) fn json_response(status: u16, value: &Value) -> Response<Body> {
     Response::builder()
         .status(StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR))
         .header("content-type", "application/json")
@@ -36,7 +35,7 @@ pub fn json_response(status: u16, value: &Value) -> Response<Body> {
         .expect("static headers are valid")
 }
 
-pub fn text_response(status: u16, text: String) -> Response<Body> {
+pub(crate) fn text_response(status: u16, text: String) -> Response<Body> {
     Response::builder()
         .status(StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR))
         .header("content-type", "text/plain; charset=utf-8")
@@ -46,7 +45,7 @@ pub fn text_response(status: u16, text: String) -> Response<Body> {
 }
 
 /// Serves the API over TLS on `listener` until the task is dropped.
-pub async fn serve(twin: Arc<Twin>, listener: TcpListener, acceptor: TlsAcceptor) {
+pub(crate) async fn serve(twin: Arc<Twin>, listener: TcpListener, acceptor: TlsAcceptor) {
     let handshakes = Handshakes::default();
     loop {
         let Some(stream) = next_connection(&listener, &handshakes).await else {
@@ -70,26 +69,24 @@ pub async fn serve(twin: Arc<Twin>, listener: TcpListener, acceptor: TlsAcceptor
 }
 
 /// Where the API listens and the CA its certificate is signed by.
-pub struct Served {
-    pub address: SocketAddr,
+pub(crate) struct Served {
     /// `https://127.0.0.1:PORT`.
-    pub url: String,
-    pub ca_pem: String,
-    pub ca_der: Vec<u8>,
+    pub(crate) url: String,
+    pub(crate) ca_pem: String,
+    pub(crate) ca_der: Vec<u8>,
     /// The same identity, for the twin's AWS endpoint: one CA for the whole lab.
-    pub acceptor: TlsAcceptor,
+    pub(crate) acceptor: TlsAcceptor,
 }
 
 /// Binds 127.0.0.1 (port 0: an ephemeral port) with a fresh TLS identity and serves in the
 /// background; the cluster's DescribeCluster then gives that CA.
-pub async fn start(twin: Arc<Twin>, port: u16) -> std::io::Result<Served> {
+pub(crate) async fn start(twin: Arc<Twin>, port: u16) -> std::io::Result<Served> {
     let tls = LabTls::generate().map_err(std::io::Error::other)?;
     let listener = TcpListener::bind(("127.0.0.1", port)).await?;
     let address = listener.local_addr()?;
     twin.aws(|state| state.kube_ca_pem = Some(tls.ca_pem.clone()));
     tokio::spawn(serve(twin, listener, tls.acceptor.clone()));
     Ok(Served {
-        address,
         url: format!("https://{address}"),
         ca_pem: tls.ca_pem,
         ca_der: tls.ca_der,

@@ -13,7 +13,7 @@ use super::store::Store;
 
 /// Something a controller wants to happen later on the virtual clock.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Timer {
+pub(crate) enum Timer {
     /// A pod's containers have started.
     PodStarted {
         namespace: String,
@@ -50,70 +50,72 @@ pub enum Timer {
 
 /// What a container's program does in the twin: its output, how long it runs, its exit code.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ProgramRun {
-    pub stdout: String,
-    pub exit_code: i32,
+pub(crate) struct ProgramRun {
+    pub(crate) stdout: String,
+    pub(crate) exit_code: i32,
     /// `None`: it runs until the pod is deleted.
-    pub duration: Option<Duration>,
+    pub(crate) duration: Option<Duration>,
     /// Lines it prints later, by time since it started (a program that keeps retrying).
-    pub later: Vec<(Duration, String)>,
+    pub(crate) later: Vec<(Duration, String)>,
 }
 
 /// The log of one container, stamped with the virtual time of each line.
 #[derive(Debug, Clone, Default)]
-pub struct ContainerLog {
-    pub lines: Vec<(Duration, String)>,
+pub(crate) struct ContainerLog {
+    pub(crate) lines: Vec<(Duration, String)>,
 }
 
 /// Decides what a pod's container runs: `(pod, container, world) -> run`.
-pub type ProgramDecider = Box<dyn Fn(&Value, &Value, &KubeState) -> ProgramRun + Send + Sync>;
+pub(crate) type ProgramDecider =
+    Box<dyn Fn(&Value, &Value, &KubeState) -> ProgramRun + Send + Sync>;
 /// Answers an exec: `(argv, where, world) -> output`.
-pub type ExecAnswer = Box<dyn Fn(&[String], &Context<'_>, &KubeState) -> Output + Send + Sync>;
+pub(crate) type ExecAnswer =
+    Box<dyn Fn(&[String], &Context<'_>, &KubeState) -> Output + Send + Sync>;
 
-pub struct KubeState {
-    pub registry: Registry,
-    pub store: Store,
-    pub now: Duration,
+pub(crate) struct KubeState {
+    pub(crate) registry: Registry,
+    pub(crate) store: Store,
+    pub(crate) now: Duration,
     /// Health checks made to fail, by name (`etcd`), for `/readyz` and `/livez`.
-    pub failing_checks: BTreeSet<String>,
+    pub(crate) failing_checks: BTreeSet<String>,
     /// GPU and NIC faults of nodes, which the GPU programs and the device plugin read.
-    pub hardware: crate::sim::gpu::node_faults::HardwareFaults,
+    pub(crate) hardware: crate::sim::gpu::node_faults::HardwareFaults,
     /// EFA devices of the nodes whose instances the twin launched, by node name: what their
     /// launch template attached (none without one). Other nodes have their type's.
-    pub efa_devices: BTreeMap<String, u32>,
+    pub(crate) efa_devices: BTreeMap<String, u32>,
     /// Wall-clock time added to every request (the `kube-latency` fault): an apiserver as far
     /// away as a real one, for runbooks' timeouts and fan-outs.
-    pub latency: std::time::Duration,
+    pub(crate) latency: std::time::Duration,
     /// `nccl-busbw=SHARE`: the network between GPU nodes delivers that share of its
     /// bandwidth to every NCCL run that crosses it.
-    pub network_share: Option<f64>,
-    pub timers: Vec<(Duration, Timer)>,
+    pub(crate) network_share: Option<f64>,
+    pub(crate) timers: Vec<(Duration, Timer)>,
     /// Logs by (namespace, pod, container); ordered, so a pod's logs go in one range.
-    pub logs: BTreeMap<(String, String, String), ContainerLog>,
+    pub(crate) logs: BTreeMap<(String, String, String), ContainerLog>,
     /// Decides what a container runs; the GPU side adds programs such as `nvidia-smi`.
-    pub programs: ProgramDecider,
+    pub(crate) programs: ProgramDecider,
     /// Answers exec requests (`kubectl exec`, `k8s::exec`).
-    pub exec: ExecAnswer,
+    pub(crate) exec: ExecAnswer,
     /// Exit codes of running containers by pod uid, in container order, until they finish.
-    pub exit_codes: HashMap<String, Vec<i32>>,
+    pub(crate) exit_codes: HashMap<String, Vec<i32>>,
     name_sequence: u64,
     /// The store's resource version when the controllers last came to rest.
-    pub settled_at: u64,
+    pub(crate) settled_at: u64,
     /// `(namespace, name)` of the GPU Operator's pod when it last ran.
-    pub gpu_operator_pod: Option<(String, String)>,
+    pub(crate) gpu_operator_pod: Option<(String, String)>,
     /// `(namespace, name)` of the pods waiting for a node: the scheduler's queue.
-    pub unscheduled: BTreeSet<(String, String)>,
+    pub(crate) unscheduled: BTreeSet<(String, String)>,
     /// What controllers keep between passes (the scheduler's view of each node, Karpenter's
     /// NodeClaims and nominations), each under its own type.
-    pub memory: Memory,
+    pub(crate) memory: Memory,
     /// `/version`'s gitVersion and the kubelets': the lab's, or the hybrid lab's 1.36.
-    pub git_version: &'static str,
+    pub(crate) git_version: &'static str,
     /// Nodes whose link to the control plane is cut (the `link-down` fault), since when.
-    pub links_down: BTreeMap<String, Duration>,
+    pub(crate) links_down: BTreeMap<String, Duration>,
     /// Instances the autoscaler asked for and those it gives back, for the twin to carry to
     /// the AWS side.
-    pub launch_requests: Vec<crate::sim::launch::LaunchRequest>,
-    pub terminate_requests: Vec<String>,
+    pub(crate) launch_requests: Vec<crate::sim::launch::LaunchRequest>,
+    pub(crate) terminate_requests: Vec<String>,
 }
 
 impl Default for KubeState {
@@ -146,7 +148,7 @@ impl Default for KubeState {
 }
 
 /// The store key of a built-in resource the controllers use, without a registry lookup.
-pub fn built_in_key(plural: &str) -> String {
+pub(crate) fn built_in_key(plural: &str) -> String {
     let group = match plural {
         "deployments" | "replicasets" | "daemonsets" | "statefulsets" => "apps",
         "jobs" | "cronjobs" => "batch",
@@ -156,17 +158,17 @@ pub fn built_in_key(plural: &str) -> String {
 }
 
 /// The store key of a resource type: `group/plural`, the same for every version.
-pub fn store_key(resource: &ResourceType) -> String {
+pub(crate) fn store_key(resource: &ResourceType) -> String {
     format!("{}/{}", resource.group, resource.plural)
 }
 
 impl KubeState {
-    pub fn resource(&self, api_version: &str, kind: &str) -> Option<ResourceType> {
+    pub(crate) fn resource(&self, api_version: &str, kind: &str) -> Option<ResourceType> {
         self.registry.by_kind(api_version, kind).cloned()
     }
 
     /// A built-in type that the controllers use (panics only on a typo in this crate).
-    pub fn built_in(&self, plural: &str) -> ResourceType {
+    pub(crate) fn built_in(&self, plural: &str) -> ResourceType {
         self.registry
             .all()
             .iter()
@@ -175,7 +177,7 @@ impl KubeState {
             .unwrap_or_else(|| panic!("built-in resource {plural} is registered"))
     }
 
-    pub fn objects(&self, plural: &str, namespace: Option<&str>) -> Vec<Value> {
+    pub(crate) fn objects(&self, plural: &str, namespace: Option<&str>) -> Vec<Value> {
         self.store
             .list(&built_in_key(plural), namespace)
             .cloned()
@@ -183,7 +185,7 @@ impl KubeState {
     }
 
     /// Only the objects that match, so controllers do not copy the whole store on every pass.
-    pub fn objects_where(
+    pub(crate) fn objects_where(
         &self,
         plural: &str,
         namespace: Option<&str>,
@@ -197,24 +199,24 @@ impl KubeState {
     }
 
     /// Built-in objects owned by `owner_uid` (a ReplicaSet's pods, a Deployment's ReplicaSets).
-    pub fn owned(&self, plural: &str, owner_uid: &str) -> Vec<Value> {
+    pub(crate) fn owned(&self, plural: &str, owner_uid: &str) -> Vec<Value> {
         let key = built_in_key(plural);
         self.store.owned_by(&key, owner_uid).cloned().collect()
     }
 
-    pub fn object(&self, plural: &str, namespace: &str, name: &str) -> Option<Value> {
+    pub(crate) fn object(&self, plural: &str, namespace: &str, name: &str) -> Option<Value> {
         self.store
             .get(&built_in_key(plural), namespace, name)
             .cloned()
     }
 
     /// [`KubeState::object`] without the copy, for reads under the lock.
-    pub fn object_ref(&self, plural: &str, namespace: &str, name: &str) -> Option<&Value> {
+    pub(crate) fn object_ref(&self, plural: &str, namespace: &str, name: &str) -> Option<&Value> {
         self.store.get(&built_in_key(plural), namespace, name)
     }
 
     /// A short deterministic suffix for generated names (`coredns-5d8f7-x2k9q`).
-    pub fn next_suffix(&mut self, length: usize) -> String {
+    pub(crate) fn next_suffix(&mut self, length: usize) -> String {
         const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
         self.name_sequence += 1;
         let mut n = self.name_sequence.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 7;
@@ -229,16 +231,16 @@ impl KubeState {
 
     /// Moves generated names past those a captured twin made: its controllers named their
     /// objects from the same sequence.
-    pub fn skip_generated_names(&mut self) {
+    pub(crate) fn skip_generated_names(&mut self) {
         self.name_sequence += 1 << 24;
     }
 
-    pub fn schedule(&mut self, after: Duration, timer: Timer) {
+    pub(crate) fn schedule(&mut self, after: Duration, timer: Timer) {
         self.timers.push((self.now + after, timer));
     }
 
     /// Drops the logs of a deleted pod.
-    pub fn forget_logs(&mut self, namespace: &str, pod: &str) {
+    pub(crate) fn forget_logs(&mut self, namespace: &str, pod: &str) {
         let from = (namespace.to_string(), pod.to_string(), String::new());
         let containers: Vec<_> = self
             .logs
@@ -251,13 +253,13 @@ impl KubeState {
         }
     }
 
-    pub fn log_line(&mut self, namespace: &str, pod: &str, container: &str, line: &str) {
+    pub(crate) fn log_line(&mut self, namespace: &str, pod: &str, container: &str, line: &str) {
         let now = self.now;
         self.log_line_at(namespace, pod, container, now, line);
     }
 
     /// A log line that appears at `at` (virtual time); readers see it once the clock is there.
-    pub fn log_line_at(
+    pub(crate) fn log_line_at(
         &mut self,
         namespace: &str,
         pod: &str,

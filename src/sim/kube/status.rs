@@ -5,11 +5,11 @@ use serde_json::{Value, json};
 use super::resources::ResourceType;
 
 #[derive(Debug, Clone)]
-pub struct ApiError {
-    pub code: u16,
-    pub reason: &'static str,
-    pub message: String,
-    pub details: Value,
+pub(crate) struct ApiError {
+    pub(crate) code: u16,
+    pub(crate) reason: &'static str,
+    pub(crate) message: String,
+    pub(crate) details: Value,
 }
 
 /// A cause's `reason` by its body's first words (apimachinery's `field.ErrorType` values).
@@ -28,7 +28,7 @@ fn cause_reason(message: &str) -> &'static str {
 }
 
 impl ApiError {
-    pub fn new(code: u16, reason: &'static str, message: impl Into<String>) -> Self {
+    pub(crate) fn new(code: u16, reason: &'static str, message: impl Into<String>) -> Self {
         Self {
             code,
             reason,
@@ -37,7 +37,7 @@ impl ApiError {
         }
     }
 
-    pub fn not_found(resource: &ResourceType, name: &str) -> Self {
+    pub(crate) fn not_found(resource: &ResourceType, name: &str) -> Self {
         let mut error = Self::new(
             404,
             "NotFound",
@@ -47,7 +47,7 @@ impl ApiError {
         error
     }
 
-    pub fn already_exists(resource: &ResourceType, name: &str) -> Self {
+    pub(crate) fn already_exists(resource: &ResourceType, name: &str) -> Self {
         let mut error = Self::new(
             409,
             "AlreadyExists",
@@ -57,7 +57,7 @@ impl ApiError {
         error
     }
 
-    pub fn conflict(resource: &ResourceType, name: &str) -> Self {
+    pub(crate) fn conflict(resource: &ResourceType, name: &str) -> Self {
         Self::new(
             409,
             "Conflict",
@@ -70,7 +70,7 @@ impl ApiError {
 
     /// 422 Invalid, as `errors.NewInvalid` words it: one cause inline, several in brackets,
     /// each cause's reason from its body (`Required value`, `Unsupported value`, ...).
-    pub fn invalid(kind: &str, name: &str, causes: &[(&str, String)]) -> Self {
+    pub(crate) fn invalid(kind: &str, name: &str, causes: &[(&str, String)]) -> Self {
         let detail: Vec<String> = causes
             .iter()
             .map(|(field, msg)| format!("{field}: {msg}"))
@@ -94,15 +94,15 @@ impl ApiError {
         error
     }
 
-    pub fn bad_request(message: impl Into<String>) -> Self {
+    pub(crate) fn bad_request(message: impl Into<String>) -> Self {
         Self::new(400, "BadRequest", message)
     }
 
-    pub fn gone(message: impl Into<String>) -> Self {
+    pub(crate) fn gone(message: impl Into<String>) -> Self {
         Self::new(410, "Expired", message)
     }
 
-    pub fn to_status(&self) -> Value {
+    pub(crate) fn to_status(&self) -> Value {
         let mut status = json!({
             "kind": "Status",
             "apiVersion": "v1",

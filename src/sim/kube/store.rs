@@ -11,14 +11,14 @@ use tokio::sync::broadcast;
 use crate::sim::timestamps::rfc3339;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ChangeType {
+pub(crate) enum ChangeType {
     Added,
     Modified,
     Deleted,
 }
 
 impl ChangeType {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             ChangeType::Added => "ADDED",
             ChangeType::Modified => "MODIFIED",
@@ -29,13 +29,13 @@ impl ChangeType {
 
 /// One change, as watches deliver it.
 #[derive(Debug, Clone)]
-pub struct Change {
-    pub resource_version: u64,
-    pub change: ChangeType,
+pub(crate) struct Change {
+    pub(crate) resource_version: u64,
+    pub(crate) change: ChangeType,
     /// `group/plural` (`/pods`, `apps/deployments`).
-    pub resource: String,
-    pub namespace: String,
-    pub object: Arc<Value>,
+    pub(crate) resource: String,
+    pub(crate) namespace: String,
+    pub(crate) object: Arc<Value>,
 }
 
 /// How many past changes a watch can resume from before it gets 410 Gone (whole objects: the
@@ -48,20 +48,20 @@ const TOUCHES: usize = 200_000;
 
 /// What the controllers need to know of one change, without the object.
 #[derive(Debug, Clone)]
-pub struct Touch {
-    pub resource_version: u64,
-    pub change: ChangeType,
+pub(crate) struct Touch {
+    pub(crate) resource_version: u64,
+    pub(crate) change: ChangeType,
     /// `group/plural`, as in [`Change`].
-    pub resource: String,
-    pub namespace: String,
-    pub name: String,
-    pub uid: String,
+    pub(crate) resource: String,
+    pub(crate) namespace: String,
+    pub(crate) name: String,
+    pub(crate) uid: String,
     /// Uids of its owners.
-    pub owners: Vec<String>,
+    pub(crate) owners: Vec<String>,
     /// A pod's `spec.nodeName`.
-    pub node: Option<String>,
+    pub(crate) node: Option<String>,
     /// A pod's `status.phase`.
-    pub phase: Option<String>,
+    pub(crate) phase: Option<String>,
 }
 
 impl Touch {
@@ -95,7 +95,7 @@ struct Entry {
     json: bytes::Bytes,
 }
 
-pub struct Store {
+pub(crate) struct Store {
     resource_version: u64,
     next_uid: u64,
     objects: HashMap<String, BTreeMap<(String, String), Entry>>,
@@ -139,7 +139,7 @@ impl Default for Store {
     }
 }
 
-pub fn name_of(object: &Value) -> &str {
+pub(crate) fn name_of(object: &Value) -> &str {
     object["metadata"]["name"].as_str().unwrap_or_default()
 }
 
@@ -147,16 +147,16 @@ fn uid_of(object: &Value) -> &str {
     object["metadata"]["uid"].as_str().unwrap_or_default()
 }
 
-pub fn namespace_of(object: &Value) -> &str {
+pub(crate) fn namespace_of(object: &Value) -> &str {
     object["metadata"]["namespace"].as_str().unwrap_or_default()
 }
 
 impl Store {
-    pub fn resource_version(&self) -> u64 {
+    pub(crate) fn resource_version(&self) -> u64 {
         self.resource_version
     }
 
-    pub fn get(&self, resource: &str, namespace: &str, name: &str) -> Option<&Value> {
+    pub(crate) fn get(&self, resource: &str, namespace: &str, name: &str) -> Option<&Value> {
         self.objects
             .get(resource)?
             .get(&(namespace.to_string(), name.to_string()))
@@ -164,7 +164,7 @@ impl Store {
     }
 
     /// Objects of a resource, in one namespace or all, ordered by namespace then name.
-    pub fn list<'a>(
+    pub(crate) fn list<'a>(
         &'a self,
         resource: &str,
         namespace: Option<&'a str>,
@@ -174,7 +174,7 @@ impl Store {
 
     /// Like [`Store::list`], each object shared rather than borrowed: a controller can keep
     /// it while it changes the store.
-    pub fn list_shared<'a>(
+    pub(crate) fn list_shared<'a>(
         &'a self,
         resource: &str,
         namespace: Option<&'a str>,
@@ -183,7 +183,7 @@ impl Store {
     }
 
     /// Like [`Store::list`], with each object's JSON as stored.
-    pub fn list_with_json<'a>(
+    pub(crate) fn list_with_json<'a>(
         &'a self,
         resource: &str,
         namespace: Option<&'a str>,
@@ -216,7 +216,7 @@ impl Store {
     }
 
     /// Pods bound to `node`, in one namespace or all, ordered like [`Store::list_with_json`].
-    pub fn pods_on_node_with_json<'a>(
+    pub(crate) fn pods_on_node_with_json<'a>(
         &'a self,
         node: &str,
         namespace: Option<&'a str>,
@@ -259,7 +259,7 @@ impl Store {
     }
 
     /// Every stored object's `(resource, namespace, name)`.
-    pub fn keys(&self) -> Vec<(String, String, String)> {
+    pub(crate) fn keys(&self) -> Vec<(String, String, String)> {
         self.objects
             .iter()
             .flat_map(|(resource, objects)| {
@@ -271,12 +271,12 @@ impl Store {
     }
 
     /// Whether an object with this uid is stored.
-    pub fn has_uid(&self, uid: &str) -> bool {
+    pub(crate) fn has_uid(&self, uid: &str) -> bool {
         self.uids.contains(uid)
     }
 
     /// `(resource, namespace, name)` of every object that lists `owner_uid` among its owners.
-    pub fn dependents_of(&self, owner_uid: &str) -> Vec<(String, String, String)> {
+    pub(crate) fn dependents_of(&self, owner_uid: &str) -> Vec<(String, String, String)> {
         self.owned
             .get(owner_uid)
             .into_iter()
@@ -286,12 +286,12 @@ impl Store {
     }
 
     /// Changes whenever a pod bound to `node` is written or removed (0: none yet).
-    pub fn node_pods_written(&self, node: &str) -> u64 {
+    pub(crate) fn node_pods_written(&self, node: &str) -> u64 {
         self.node_pods_written.get(node).copied().unwrap_or(0)
     }
 
     /// `(namespace, name)` of the pods bound to `node`.
-    pub fn pod_keys_on_node(&self, node: &str) -> Vec<(String, String)> {
+    pub(crate) fn pod_keys_on_node(&self, node: &str) -> Vec<(String, String)> {
         self.pods_on_node
             .get(node)
             .into_iter()
@@ -301,7 +301,7 @@ impl Store {
     }
 
     /// Objects of `resource` that list `owner_uid` among their owners.
-    pub fn owned_by<'a>(
+    pub(crate) fn owned_by<'a>(
         &'a self,
         resource: &'a str,
         owner_uid: &str,
@@ -348,7 +348,7 @@ impl Store {
     }
 
     /// A deterministic uid: the same run always names things the same.
-    pub fn uid(&mut self) -> String {
+    pub(crate) fn uid(&mut self) -> String {
         loop {
             let n = self.next_uid;
             self.next_uid += 1;
@@ -366,7 +366,7 @@ impl Store {
 
     /// Stores an object read from another server as it was (uid, creationTimestamp,
     /// generation and status kept); only the resourceVersion is this store's.
-    pub fn restore(&mut self, resource: &str, mut object: Value) {
+    pub(crate) fn restore(&mut self, resource: &str, mut object: Value) {
         let rv = self.bump();
         object["metadata"]["resourceVersion"] = json!(rv.to_string());
         if object["metadata"]["uid"].as_str().is_none_or(str::is_empty) {
@@ -376,7 +376,7 @@ impl Store {
     }
 
     /// Stores a new object: uid, resourceVersion, generation and creationTimestamp are set here.
-    pub fn create(&mut self, resource: &str, mut object: Value, now: Duration) -> Value {
+    pub(crate) fn create(&mut self, resource: &str, mut object: Value, now: Duration) -> Value {
         let rv = self.bump();
         let uid = match object["metadata"]["uid"].as_str() {
             Some(uid) if !uid.is_empty() => uid.to_string(),
@@ -397,7 +397,7 @@ impl Store {
 
     /// Replaces a stored object, keeping what the server owns; bumps `generation` when the spec
     /// changed.
-    pub fn update(&mut self, resource: &str, mut object: Value) -> Value {
+    pub(crate) fn update(&mut self, resource: &str, mut object: Value) -> Value {
         let key = (
             namespace_of(&object).to_string(),
             name_of(&object).to_string(),
@@ -431,7 +431,7 @@ impl Store {
         object
     }
 
-    pub fn remove(&mut self, resource: &str, namespace: &str, name: &str) -> Option<Value> {
+    pub(crate) fn remove(&mut self, resource: &str, namespace: &str, name: &str) -> Option<Value> {
         let entry = self
             .objects
             .get_mut(resource)?
@@ -501,7 +501,10 @@ impl Store {
 
     /// What changed after `resource_version`, oldest first; None when the record no longer
     /// reaches back that far.
-    pub fn changes_since(&self, resource_version: u64) -> Option<impl Iterator<Item = &Touch>> {
+    pub(crate) fn changes_since(
+        &self,
+        resource_version: u64,
+    ) -> Option<impl Iterator<Item = &Touch>> {
         let oldest = self
             .touches
             .front()
@@ -514,7 +517,7 @@ impl Store {
 
     /// Changes after `resource_version`, and a receiver for those that follow, taken together so
     /// that none falls between. Err when history no longer reaches back that far.
-    pub fn watch_from(
+    pub(crate) fn watch_from(
         &self,
         resource_version: u64,
     ) -> Result<(Vec<Change>, broadcast::Receiver<Change>), u64> {

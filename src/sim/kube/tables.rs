@@ -405,7 +405,7 @@ fn row_object(object: &Value, include: &str) -> Option<Value> {
 }
 
 /// A Table of `objects` as the apiserver prints them for `kubectl get`.
-pub fn table(
+pub(crate) fn table(
     resource: &ResourceType,
     objects: &[Value],
     now: std::time::Duration,
@@ -442,7 +442,7 @@ pub fn table(
 }
 
 /// Whether an Accept header asks for a Table.
-pub fn wants_table(accept: &str) -> bool {
+pub(crate) fn wants_table(accept: &str) -> bool {
     accept
         .split(',')
         .next()
@@ -451,7 +451,7 @@ pub fn wants_table(accept: &str) -> bool {
 
 /// Whether an Accept header asks for metadata only (`as=PartialObjectMetadataList`), as
 /// `kubectl get --show-kind -o name` and readers that must not see a Secret's data do.
-pub fn wants_metadata_only(accept: &str) -> bool {
+pub(crate) fn wants_metadata_only(accept: &str) -> bool {
     accept
         .split(',')
         .next()
@@ -459,7 +459,7 @@ pub fn wants_metadata_only(accept: &str) -> bool {
 }
 
 /// A PartialObjectMetadataList of `objects`: their metadata, nothing else.
-pub fn metadata_list(objects: &[Value], resource_version: u64) -> Value {
+pub(crate) fn metadata_list(objects: &[Value], resource_version: u64) -> Value {
     let items: Vec<Value> = objects
         .iter()
         .map(|o| row_object(o, "Metadata").unwrap_or_default())

@@ -16,19 +16,24 @@ use crate::lab;
 use crate::sim::twin::Twin;
 
 /// The audience the API server accepts (EKS's `--api-audiences`).
-pub const API_AUDIENCE: &str = "https://kubernetes.default.svc";
+pub(crate) const API_AUDIENCE: &str = "https://kubernetes.default.svc";
 
 const DEFAULT_SECONDS: i64 = 3600;
 const MINIMUM_SECONDS: i64 = 600;
 
-pub fn wall_clock_seconds() -> i64 {
+pub(crate) fn wall_clock_seconds() -> i64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
 }
 
 /// The TokenRequest answered (201), or why not.
-pub fn issue(twin: &Twin, namespace: &str, name: &str, body: &Value) -> Result<Value, ApiError> {
+pub(crate) fn issue(
+    twin: &Twin,
+    namespace: &str,
+    name: &str,
+    body: &Value,
+) -> Result<Value, ApiError> {
     let uid = twin.read_kube(|s| {
         s.object_ref("serviceaccounts", namespace, name)
             .map(|o| {

@@ -58,7 +58,7 @@ fn line(kind: &str, object: Value) -> Bytes {
     Bytes::from(text)
 }
 
-pub fn handle(
+pub(crate) fn handle(
     twin: &Arc<Twin>,
     resource: &ResourceType,
     namespace: Option<&str>,

@@ -30,7 +30,7 @@ fn node_affinity(operator: &str, values: &[&str]) -> Value {
 
 /// Brings the cluster in line with an add-on's settings (only the Pod Identity Agent's have an
 /// effect here).
-pub fn apply(state: &mut KubeState, addon: &str, configuration: Option<&str>) {
+pub(crate) fn apply(state: &mut KubeState, addon: &str, configuration: Option<&str>) {
     if addon != AGENT {
         return;
     }

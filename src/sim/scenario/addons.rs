@@ -180,7 +180,7 @@ fn kube_proxy_config() -> Value {
 
 /// Creates an add-on's objects; those that already exist are left as they are (EKS's
 /// "preserve" conflict resolution).
-pub fn install(state: &mut KubeState, addon: &str) {
+pub(crate) fn install(state: &mut KubeState, addon: &str) {
     for (plural, object) in objects(addon) {
         let resource = state.built_in(plural);
         let namespace = object["metadata"]["namespace"]
@@ -194,7 +194,7 @@ pub fn install(state: &mut KubeState, addon: &str) {
 }
 
 /// Deletes an add-on's objects (their pods follow through garbage collection).
-pub fn uninstall(state: &mut KubeState, addon: &str) {
+pub(crate) fn uninstall(state: &mut KubeState, addon: &str) {
     for (plural, object) in objects(addon).into_iter().rev() {
         let resource = state.built_in(plural);
         let namespace = object["metadata"]["namespace"].as_str().unwrap_or_default();

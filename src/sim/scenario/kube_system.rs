@@ -117,7 +117,7 @@ fn system_nodes(state: &mut KubeState) {
 
 /// What a deleted cluster leaves: nothing but what a new one starts with. Every object goes
 /// (custom resource definitions unregistered too), then the base namespaces come back.
-pub fn clear_cluster(state: &mut KubeState) {
+pub(crate) fn clear_cluster(state: &mut KubeState) {
     for (resource, namespace, name) in state.store.keys() {
         if let Some(removed) = state.store.remove(&resource, &namespace, &name)
             && removed["kind"] == "CustomResourceDefinition"

@@ -9,10 +9,10 @@ mod hybrid;
 mod kube_system;
 mod nodes;
 
-pub use addon_settings::apply as configure_addon;
-pub use addons::{install as install_addon, uninstall as uninstall_addon};
-pub use kube_system::clear_cluster;
-pub use nodes::{NodeSpec, node_object};
+pub(crate) use addon_settings::apply as configure_addon;
+pub(crate) use addons::{install as install_addon, uninstall as uninstall_addon};
+pub(crate) use kube_system::clear_cluster;
+pub(crate) use nodes::{NodeSpec, node_object};
 
 use std::str::FromStr;
 use std::sync::Arc;
@@ -23,7 +23,7 @@ use crate::lab_state::LabState;
 use super::twin::Twin;
 
 #[derive(Debug, Clone)]
-pub enum Scenario {
+pub(crate) enum Scenario {
     Empty,
     Deployed,
     /// The deployed lab as an EKS Hybrid Nodes cluster (seed 004).
@@ -49,11 +49,11 @@ impl FromStr for Scenario {
 
 /// How long the deployed lab has been running when a run starts: long enough for every pod to
 /// be Ready (the seed's `kubectl get nodes` shows AGE 87s).
-pub const SETTLE: Duration = Duration::from_secs(90);
+pub(crate) const SETTLE: Duration = Duration::from_secs(90);
 
 /// Puts the scenario's objects into the twin and lets it settle on the virtual clock. Returns
 /// the kinds of captured objects the twin does not serve (left out).
-pub fn load(twin: &Twin, scenario: &Scenario) -> Vec<String> {
+pub(crate) fn load(twin: &Twin, scenario: &Scenario) -> Vec<String> {
     match scenario {
         Scenario::Empty => twin.kube(kube_system::namespaces),
         Scenario::Deployed => {

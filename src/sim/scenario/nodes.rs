@@ -6,18 +6,18 @@ use serde_json::{Value, json};
 use crate::lab::{self, NodeShape};
 use crate::sim::kube::controllers::node_lifecycle::posted_conditions;
 
-pub struct NodeSpec<'a> {
-    pub nodegroup: &'a str,
-    pub instance_id: &'a str,
-    pub zone: &'a str,
-    pub private_ip: &'a str,
-    pub shape: &'a NodeShape,
-    pub ami: &'a str,
+pub(crate) struct NodeSpec<'a> {
+    pub(crate) nodegroup: &'a str,
+    pub(crate) instance_id: &'a str,
+    pub(crate) zone: &'a str,
+    pub(crate) private_ip: &'a str,
+    pub(crate) shape: &'a NodeShape,
+    pub(crate) ami: &'a str,
     /// Labels set by the node group (`tier=primary`).
-    pub labels: &'a [(&'a str, &'a str)],
+    pub(crate) labels: &'a [(&'a str, &'a str)],
     /// `(key, value, effect)`.
-    pub taints: &'a [(&'a str, &'a str, &'a str)],
-    pub ready: bool,
+    pub(crate) taints: &'a [(&'a str, &'a str, &'a str)],
+    pub(crate) ready: bool,
 }
 
 /// `ip-192-168-13-45.ap-northeast-2.compute.internal`.
@@ -29,7 +29,7 @@ pub(super) fn node_name(private_ip: &str) -> String {
     )
 }
 
-pub fn node_object(spec: &NodeSpec<'_>) -> Value {
+pub(crate) fn node_object(spec: &NodeSpec<'_>) -> Value {
     let name = node_name(spec.private_ip);
     let shape = spec.shape;
     let mut labels = json!({

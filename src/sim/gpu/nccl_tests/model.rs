@@ -5,38 +5,38 @@
 use super::super::gpu_model::{GpuDevice, SeedStream, seed_from_name};
 
 /// The nccl-tests release whose output format the twin prints.
-pub const NCCL_TESTS_VERSION: &str = "2.17.9";
+pub(crate) const NCCL_TESTS_VERSION: &str = "2.17.9";
 /// `NCCL_VERSION_CODE` of NCCL 2.27.3 (headers and library alike).
-pub const NCCL_VERSION_CODE: u32 = 22703;
+pub(crate) const NCCL_VERSION_CODE: u32 = 22703;
 /// What NCCL logs as its version.
-pub const NCCL_VERSION: &str = "2.27.3+cuda12.9";
+pub(crate) const NCCL_VERSION: &str = "2.27.3+cuda12.9";
 /// `cudaDriverGetVersion` under the 580 driver (CUDA 13.0).
-pub const CUDA_DRIVER_VERSION: u32 = 13000;
+pub(crate) const CUDA_DRIVER_VERSION: u32 = 13000;
 
 /// The bus bandwidth large messages reach over a g5.xlarge's socket transport (up to 10 Gbps).
-pub const SOCKET_BUSBW_GBPS: f64 = 1.1;
+pub(crate) const SOCKET_BUSBW_GBPS: f64 = 1.1;
 
 /// One rank: the process and the GPU it drives.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RankInfo {
+pub(crate) struct RankInfo {
     /// The host name as the process sees it (a pod's name in Kubernetes).
-    pub host: String,
+    pub(crate) host: String,
     /// The address NCCL's bootstrap and socket transport use (the pod's `eth0`).
-    pub ip: String,
-    pub pid: u32,
+    pub(crate) ip: String,
+    pub(crate) pid: u32,
     /// CUDA device index inside the process.
-    pub device: u32,
-    pub pci_domain: u32,
-    pub pci_bus: u32,
-    pub pci_device: u32,
-    pub gpu_name: String,
+    pub(crate) device: u32,
+    pub(crate) pci_domain: u32,
+    pub(crate) pci_bus: u32,
+    pub(crate) pci_device: u32,
+    pub(crate) gpu_name: String,
     /// `cudaDeviceProp::totalGlobalMem`: the framebuffer less the driver's reserve.
-    pub global_mem_bytes: u64,
+    pub(crate) global_mem_bytes: u64,
 }
 
 impl RankInfo {
     /// The rank that drives `gpu` from process `pid` on `host`.
-    pub fn on_gpu(host: &str, ip: &str, pid: u32, gpu: &GpuDevice) -> Self {
+    pub(crate) fn on_gpu(host: &str, ip: &str, pid: u32, gpu: &GpuDevice) -> Self {
         Self {
             host: host.to_owned(),
             ip: ip.to_owned(),
@@ -51,12 +51,12 @@ impl RankInfo {
     }
 
     /// The name both nccl-tests and NCCL print: the host name up to its first dot.
-    pub fn short_host(&self) -> &str {
+    pub(crate) fn short_host(&self) -> &str {
         self.host.split('.').next().unwrap_or(&self.host)
     }
 
     /// NCCL's integer bus id (`0000:00:1e.0` is `0x1e0`).
-    pub fn nccl_bus_id(&self) -> u64 {
+    pub(crate) fn nccl_bus_id(&self) -> u64 {
         u64::from(self.pci_domain) << 20
             | u64::from(self.pci_bus) << 12
             | u64::from(self.pci_device) << 4
@@ -65,7 +65,7 @@ impl RankInfo {
 
 /// `NCCL_DEBUG`: what NCCL itself writes to stdout.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum NcclDebug {
+pub(crate) enum NcclDebug {
     /// Unset: NCCL prints nothing.
     Off,
     /// `WARN`: the bare version line and warnings.
@@ -77,7 +77,7 @@ pub enum NcclDebug {
 /// How ranks on different nodes talk: NCCL's socket transport over the pods' `eth0`, or
 /// aws-ofi-nccl's Libfabric plugin over the EFA devices the pods were given.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Network {
+pub(crate) enum Network {
     Socket,
     Efa {
         /// EFA devices each node gives its pod (`vpc.amazonaws.com/efa`).
@@ -90,14 +90,14 @@ pub enum Network {
 /// How ranks on one node talk: through shared host memory (PCIe GPUs on a Nitro host, where
 /// NCCL finds no peer-to-peer path), or GPU to GPU over NVLink.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LocalPath {
+pub(crate) enum LocalPath {
     Shm,
     NvLink,
 }
 
 /// How the run ends.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Outcome {
+pub(crate) enum Outcome {
     /// Every size is measured and the summary printed.
     Ok,
     /// A TCP connection to `unreachable_peer_ip` is never answered (a security group drops
@@ -118,39 +118,39 @@ pub enum Outcome {
 
 /// One `all_reduce_perf` run (`-t 1`, float sum, validation on, no graphs).
 #[derive(Debug, Clone, PartialEq)]
-pub struct NcclRun {
+pub(crate) struct NcclRun {
     /// In rank order. Ranks that share host and pid are one process (`-g N`).
-    pub ranks: Vec<RankInfo>,
-    pub min_bytes: u64,
-    pub max_bytes: u64,
-    pub step_factor: u64,
-    pub iters: u32,
-    pub warmup_iters: u32,
+    pub(crate) ranks: Vec<RankInfo>,
+    pub(crate) min_bytes: u64,
+    pub(crate) max_bytes: u64,
+    pub(crate) step_factor: u64,
+    pub(crate) iters: u32,
+    pub(crate) warmup_iters: u32,
     /// The bus bandwidth large messages reach, in GB/s.
-    pub busbw_gbps: f64,
+    pub(crate) busbw_gbps: f64,
     /// The time of an empty all-reduce, in microseconds.
-    pub latency_us: f64,
+    pub(crate) latency_us: f64,
     /// Ranks whose GPU hands back corrupted data (uncorrectable ECC errors): every rank's
     /// result then has wrong elements once a message reaches the bad memory.
-    pub corrupted_ranks: u32,
-    pub debug: NcclDebug,
+    pub(crate) corrupted_ranks: u32,
+    pub(crate) debug: NcclDebug,
     /// Wall-clock start of the run (Unix seconds): NCCL stamps its warnings with it.
-    pub started_unix_s: i64,
-    pub network: Network,
-    pub local: LocalPath,
+    pub(crate) started_unix_s: i64,
+    pub(crate) network: Network,
+    pub(crate) local: LocalPath,
     /// The image carries aws-ofi-nccl (AWS's NCCL images do): it logs its search for EFA
     /// even when the pod got none and NCCL falls back to sockets.
-    pub aws_ofi_nccl: bool,
+    pub(crate) aws_ofi_nccl: bool,
     /// `NCCL_ALGO` as the environment set it: NCCL acknowledges it in its INFO log (the
     /// twin's figures do not depend on it).
-    pub algorithm: Option<String>,
-    pub outcome: Outcome,
+    pub(crate) algorithm: Option<String>,
+    pub(crate) outcome: Outcome,
 }
 
 impl NcclRun {
     /// `all_reduce_perf -b 8 -e 128M -f 2 -w 5 -n 20` with `NCCL_DEBUG=INFO`, over the
     /// socket transport of a g5.xlarge (up to 10 Gbps: about 1.1 GB/s of bus bandwidth).
-    pub fn new(ranks: Vec<RankInfo>, started_unix_s: i64) -> Self {
+    pub(crate) fn new(ranks: Vec<RankInfo>, started_unix_s: i64) -> Self {
         Self {
             ranks,
             min_bytes: 8,
@@ -172,7 +172,7 @@ impl NcclRun {
     }
 
     /// The seed of everything random-looking in the output (thread ids, pointers, jitter).
-    pub fn seed(&self) -> u64 {
+    pub(crate) fn seed(&self) -> u64 {
         let mut key = String::new();
         for rank in &self.ranks {
             key.push_str(&format!(
@@ -184,7 +184,7 @@ impl NcclRun {
     }
 
     /// GPUs per process: the ranks that share the first rank's host and pid.
-    pub fn gpus_per_process(&self) -> usize {
+    pub(crate) fn gpus_per_process(&self) -> usize {
         match self.ranks.first() {
             Some(first) => self
                 .ranks
@@ -196,13 +196,13 @@ impl NcclRun {
     }
 
     /// The bus bandwidth factor of all-reduce: `2 (n - 1) / n`.
-    pub fn bus_factor(&self) -> f64 {
+    pub(crate) fn bus_factor(&self) -> f64 {
         let n = self.ranks.len() as f64;
         if n > 0.0 { 2.0 * (n - 1.0) / n } else { 0.0 }
     }
 
     /// The device memory the run can use: the smallest of its ranks' GPUs.
-    pub fn global_mem_bytes(&self) -> u64 {
+    pub(crate) fn global_mem_bytes(&self) -> u64 {
         self.ranks
             .iter()
             .map(|r| r.global_mem_bytes)
@@ -212,7 +212,7 @@ impl NcclRun {
 
     /// The sizes the benchmark loop visits (`size *= factor`, or `+= factor` bytes when the
     /// factor is 1), each rounded down to whole floats as nccl-tests counts them.
-    pub fn sizes(&self, max_bytes: u64) -> Vec<u64> {
+    pub(crate) fn sizes(&self, max_bytes: u64) -> Vec<u64> {
         let mut sizes = Vec::new();
         let mut size = self.min_bytes;
         while size <= max_bytes {
@@ -233,16 +233,16 @@ impl NcclRun {
 
 /// One measured size: out-of-place and in-place `(time_us, algbw, busbw)`.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Measurement {
-    pub bytes: u64,
-    pub count: u64,
-    pub out_of_place: (f64, f64, f64),
-    pub in_place: (f64, f64, f64),
+pub(crate) struct Measurement {
+    pub(crate) bytes: u64,
+    pub(crate) count: u64,
+    pub(crate) out_of_place: (f64, f64, f64),
+    pub(crate) in_place: (f64, f64, f64),
 }
 
 /// Times from `latency + bytes / peak algbw`, where the peak algbw is what makes the bus
 /// bandwidth reach `busbw_gbps`; each time is jittered by up to 1.5 % from the run's seed.
-pub fn measure(run: &NcclRun, max_bytes: u64) -> Vec<Measurement> {
+pub(crate) fn measure(run: &NcclRun, max_bytes: u64) -> Vec<Measurement> {
     let factor = run.bus_factor();
     // One rank moves nothing over a bus; its all-reduce is a local copy at busbw_gbps.
     let peak_algbw = if factor > 0.0 {

@@ -12,7 +12,7 @@ use super::model::{
 
 /// The aws-ofi-nccl release and Libfabric version the twin's EFA lines name (those of the AWS
 /// Deep Learning AMI guide's p4d log: "NET/OFI Initializing aws-ofi-nccl 1.13.2-aws").
-pub const OFI_NCCL_VERSION: &str = "1.13.2-aws";
+pub(crate) const OFI_NCCL_VERSION: &str = "1.13.2-aws";
 const LIBFABRIC_VERSION: &str = "1.22";
 /// The CUDA runtime NCCL 2.27.3+cuda12.9 was built with.
 const CUDA_RUNTIME_VERSION: u32 = 12090;
@@ -70,32 +70,32 @@ fn network_lines(run: &NcclRun, rank: &RankInfo) -> Vec<String> {
 }
 
 /// Linux gives up on an unanswered SYN after 127 s (`tcp_syn_retries` = 6).
-pub const CONNECT_TIMEOUT_S: f64 = 127.0;
+pub(crate) const CONNECT_TIMEOUT_S: f64 = 127.0;
 /// `NCCL_SOCKET_RETRY_CNT`: retries after a timed-out connect.
-pub const SOCKET_RETRY_COUNT: u32 = 34;
+pub(crate) const SOCKET_RETRY_COUNT: u32 = 34;
 /// `NCCL_SOCKET_RETRY_SLEEP_MSEC`: the sleep before retry `k` is `k` times this.
-pub const SOCKET_RETRY_SLEEP_MS: f64 = 100.0;
+pub(crate) const SOCKET_RETRY_SLEEP_MS: f64 = 100.0;
 /// Where NCCL 2.27.3 warns that a connect ran out of retries.
 const RETRY_WARN_SITE: &str = "misc/socket.cc:577";
 
 /// The ids a run's processes and threads show (derived from the run's seed).
-pub struct Ids {
+pub(crate) struct Ids {
     /// The thread that initializes each rank's communicator.
-    pub init_tid: Vec<u32>,
+    pub(crate) init_tid: Vec<u32>,
     /// The thread of each rank's proxy.
-    pub proxy_tid: Vec<u32>,
+    pub(crate) proxy_tid: Vec<u32>,
     /// The bootstrap root's thread, in rank 0's process.
-    pub root_tid: u32,
+    pub(crate) root_tid: u32,
     /// Each rank's `ncclComm_t`.
-    pub comm: Vec<u64>,
-    pub comm_id: u64,
+    pub(crate) comm: Vec<u64>,
+    pub(crate) comm_id: u64,
     /// The bootstrap root's port, and each rank's port for the root.
-    pub root_port: u32,
-    pub listen_port: Vec<u32>,
+    pub(crate) root_port: u32,
+    pub(crate) listen_port: Vec<u32>,
 }
 
 impl Ids {
-    pub fn of(run: &NcclRun) -> Self {
+    pub(crate) fn of(run: &NcclRun) -> Self {
         let mut seeds = SeedStream::new(run.seed() ^ 0x6E63_636C);
         let tid = |pid: u32, seeds: &mut SeedStream| {
             pid + 60 + u32::try_from(seeds.below(140)).unwrap_or(0)
@@ -126,7 +126,7 @@ impl Ids {
 }
 
 /// `host:pid:tid [dev] NCCL INFO msg`
-pub fn info(rank: &RankInfo, tid: u32, message: &str) -> String {
+pub(crate) fn info(rank: &RankInfo, tid: u32, message: &str) -> String {
     format!(
         "{}:{}:{tid} [{}] NCCL INFO {message}\n",
         rank.short_host(),
@@ -136,7 +136,7 @@ pub fn info(rank: &RankInfo, tid: u32, message: &str) -> String {
 }
 
 /// A warning: a blank line, then `[date time] host:pid:tid [dev] file:line NCCL WARN msg`.
-pub fn warn(rank: &RankInfo, tid: u32, unix_s: i64, site: &str, message: &str) -> String {
+pub(crate) fn warn(rank: &RankInfo, tid: u32, unix_s: i64, site: &str, message: &str) -> String {
     format!(
         "\n[{}] {}:{}:{tid} [{}] {site} NCCL WARN {message}\n",
         date_time(unix_s),
@@ -147,7 +147,7 @@ pub fn warn(rank: &RankInfo, tid: u32, unix_s: i64, site: &str, message: &str) -
 }
 
 /// `2026-11-30 04:43:45` (UTC) for Unix seconds.
-pub fn date_time(unix_s: i64) -> String {
+pub(crate) fn date_time(unix_s: i64) -> String {
     let (days, secs) = (unix_s.div_euclid(86_400), unix_s.rem_euclid(86_400));
     // Howard Hinnant's civil_from_days.
     let z = days + 719_468;
@@ -168,7 +168,7 @@ pub fn date_time(unix_s: i64) -> String {
 }
 
 /// What each rank logs from `ncclGetUniqueId`/`ncclCommInitRankConfig` up to its bootstrap.
-pub fn init_start(run: &NcclRun, ids: &Ids) -> String {
+pub(crate) fn init_start(run: &NcclRun, ids: &Ids) -> String {
     let mut out = String::new();
     match run.debug {
         NcclDebug::Off => {}
@@ -213,7 +213,7 @@ pub fn init_start(run: &NcclRun, ids: &Ids) -> String {
 }
 
 /// The rest of init, once every rank has bootstrapped: topology, channels, completion.
-pub fn init_complete(run: &NcclRun, ids: &Ids) -> String {
+pub(crate) fn init_complete(run: &NcclRun, ids: &Ids) -> String {
     if run.debug != NcclDebug::Info {
         return String::new();
     }
@@ -313,7 +313,7 @@ pub fn init_complete(run: &NcclRun, ids: &Ids) -> String {
 }
 
 /// The first collective connects each rank to its ring neighbours.
-pub fn connect(run: &NcclRun, ids: &Ids) -> String {
+pub(crate) fn connect(run: &NcclRun, ids: &Ids) -> String {
     if run.debug != NcclDebug::Info || run.ranks.len() < 2 {
         return String::new();
     }
@@ -376,7 +376,7 @@ fn net_device(run: &NcclRun, rank: &RankInfo) -> String {
 /// connection manager and libfabric's EFA provider word it (error 4126; the form of
 /// gnosia93/training-on-eks appendix/a1-karpenter-message.md, an EKS run whose security group
 /// lacked the self rule), and the INFO lines NCCL unwinds with.
-pub fn efa_handshake_failed(
+pub(crate) fn efa_handshake_failed(
     run: &NcclRun,
     ids: &Ids,
     host_id: &str,
@@ -424,7 +424,7 @@ fn efa_addr(seeds: &mut SeedStream) -> String {
 }
 
 /// `ncclCommDestroy` of the given ranks.
-pub fn destroy(run: &NcclRun, ids: &Ids, ranks: impl Iterator<Item = usize>) -> String {
+pub(crate) fn destroy(run: &NcclRun, ids: &Ids, ranks: impl Iterator<Item = usize>) -> String {
     if run.debug != NcclDebug::Info {
         return String::new();
     }
@@ -447,7 +447,7 @@ pub fn destroy(run: &NcclRun, ids: &Ids, ranks: impl Iterator<Item = usize>) -> 
 }
 
 /// When the `k`-th connect attempt (1-based) times out, in seconds from its first try.
-pub fn attempt_timeout_s(k: u32) -> f64 {
+pub(crate) fn attempt_timeout_s(k: u32) -> f64 {
     let k = f64::from(k);
     CONNECT_TIMEOUT_S * k + SOCKET_RETRY_SLEEP_MS / 1000.0 * k * (k - 1.0) / 2.0
 }
@@ -455,7 +455,7 @@ pub fn attempt_timeout_s(k: u32) -> f64 {
 /// The message of the warning when a connect runs out of retries. `function` is
 /// `socketPollConnect` for a socket that can be aborted (a rank's), `socketStartConnect` for a
 /// blocking one (the bootstrap root's).
-pub fn retry_exhausted(function: &str, target: &str) -> String {
+pub(crate) fn retry_exhausted(function: &str, target: &str) -> String {
     format!(
         "{function}: connect to {target} returned Connection timed out, exceeded error \
          retry count after {} attempts",
@@ -465,16 +465,16 @@ pub fn retry_exhausted(function: &str, target: &str) -> String {
 
 /// One connect that is never answered: who makes it (`rank`'s thread `tid`), to what
 /// (`ip<port>`), and in which NCCL function it is checked.
-pub struct Connect<'a> {
-    pub rank: &'a RankInfo,
-    pub tid: u32,
-    pub target: String,
-    pub function: &'static str,
+pub(crate) struct Connect<'a> {
+    pub(crate) rank: &'a RankInfo,
+    pub(crate) tid: u32,
+    pub(crate) target: String,
+    pub(crate) function: &'static str,
 }
 
 /// What a connect logs while it is retried for `waited_s`: one INFO line (and its time) per
 /// timed-out attempt, then the warning once the retries run out (`true`).
-pub fn connect_retries(
+pub(crate) fn connect_retries(
     run: &NcclRun,
     connect: &Connect<'_>,
     waited_s: u64,

@@ -2,7 +2,7 @@
 //! `%e` (whose exponent has a sign and at least two digits, unlike Rust's).
 
 /// `%.{precision}e` as C prints it: `1.2e+07`.
-pub fn c_exp(value: f64, precision: usize) -> String {
+pub(crate) fn c_exp(value: f64, precision: usize) -> String {
     let rust = format!("{value:.precision$e}");
     let (mantissa, exponent) = rust.split_once('e').unwrap_or((&rust, "0"));
     let exponent: i32 = exponent.parse().unwrap_or(0);
@@ -11,7 +11,7 @@ pub fn c_exp(value: f64, precision: usize) -> String {
 }
 
 /// `%g`: six significant digits, no trailing zeros, exponent form outside `1e-4..1e6`.
-pub fn c_g(value: f64) -> String {
+pub(crate) fn c_g(value: f64) -> String {
     if value == 0.0 || !value.is_finite() {
         return if value.is_finite() {
             "0".to_owned()
@@ -43,7 +43,7 @@ fn trim_zeros(text: &str) -> &str {
 
 /// nccl-tests' `getFloatStr`: two decimals while they fit `width`, then one, then none, then
 /// exponent form.
-pub fn float_str(value: f64, width: usize) -> String {
+pub(crate) fn float_str(value: f64, width: usize) -> String {
     let mut power = 0usize;
     let mut bound = 1.0f64;
     while value >= bound {

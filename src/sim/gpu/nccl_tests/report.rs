@@ -9,13 +9,13 @@ use super::printf::{c_g, float_str};
 
 /// What the run printed, and how it ended: `None` while it still runs (a hang).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Transcript {
-    pub stdout: String,
-    pub exit_code: Option<i32>,
+pub(crate) struct Transcript {
+    pub(crate) stdout: String,
+    pub(crate) exit_code: Option<i32>,
 }
 
 /// `#  Rank  0 Group  0 Pid     41 on nccl-worker-0 device  0 [0000:00:1e] NVIDIA A10G`
-pub fn rank_info_line(rank: usize, info: &RankInfo) -> String {
+pub(crate) fn rank_info_line(rank: usize, info: &RankInfo) -> String {
     format!(
         "#  Rank {rank:>2} Group  0 Pid {:>6} on {:>10} device {:>2} [{:04x}:{:02x}:{:02x}] {}\n",
         info.pid,
@@ -30,7 +30,7 @@ pub fn rank_info_line(rank: usize, info: &RankInfo) -> String {
 
 /// The largest size that fits: nccl-tests keeps 1 GiB per 16 GiB (at most 4 GiB) plus 1 GiB,
 /// and needs send, receive and expected buffers.
-pub fn memory_max_bytes(global_mem: u64) -> u64 {
+pub(crate) fn memory_max_bytes(global_mem: u64) -> u64 {
     const GIB: u64 = 1 << 30;
     let reserve = (global_mem.div_ceil(16 * GIB) * GIB).min(4 * GIB);
     global_mem.saturating_sub(reserve + GIB) / 3
@@ -109,13 +109,8 @@ fn row(bytes: u64, count: u64, sides: [(f64, f64, f64); 2], wrong: u64) -> Strin
     line
 }
 
-/// The stdout of `run` (the caller kills a hung run at its deadline).
-pub fn all_reduce_perf(run: &NcclRun) -> String {
-    self::run(run).stdout
-}
-
 /// The whole run.
-pub fn run(run: &NcclRun) -> Transcript {
+pub(crate) fn run(run: &NcclRun) -> Transcript {
     let ids = Ids::of(run);
     let max_bytes = run.max_bytes.min(memory_max_bytes(run.global_mem_bytes()));
     let mut out = header(run, max_bytes);
@@ -190,11 +185,11 @@ pub fn run(run: &NcclRun) -> Transcript {
 
 /// How long the first collective waits on an EFA peer that never completes the handshake
 /// before aws-ofi-nccl gives up (reporters describe minutes: aws/aws-ofi-nccl#663).
-pub const EFA_HANDSHAKE_GIVES_UP_S: u64 = 300;
+pub(crate) const EFA_HANDSHAKE_GIVES_UP_S: u64 = 300;
 
 /// What follows the connect lines when the security groups drop EFA's traffic: after
 /// [`EFA_HANDSHAKE_GIVES_UP_S`], the plugin's warning, then nccl-tests' failure (exit 3).
-pub fn efa_unreachable_end(run: &NcclRun, ids: &Ids, host_id: &str) -> String {
+pub(crate) fn efa_unreachable_end(run: &NcclRun, ids: &Ids, host_id: &str) -> String {
     let at = run.started_unix_s + EFA_HANDSHAKE_GIVES_UP_S as i64;
     let (mut out, message) = nccl_log::efa_handshake_failed(run, ids, host_id, at);
     if let Some(rank) = run.ranks.first() {

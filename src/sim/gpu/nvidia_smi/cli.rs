@@ -8,10 +8,10 @@ use super::{query, table, text, xml};
 
 /// What the command printed and how it ended.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Output {
-    pub stdout: String,
-    pub stderr: String,
-    pub exit_code: i32,
+pub(crate) struct Output {
+    pub(crate) stdout: String,
+    pub(crate) stderr: String,
+    pub(crate) exit_code: i32,
 }
 
 impl Output {
@@ -25,11 +25,11 @@ impl Output {
 }
 
 /// `nvidia-smi`'s exit status for a bad argument or flag.
-pub const EXIT_INVALID_ARGUMENT: i32 = 2;
+pub(crate) const EXIT_INVALID_ARGUMENT: i32 = 2;
 /// `nvidia-smi`'s exit status when a query finds no object (no such GPU, no MIG device).
-pub const EXIT_NOT_FOUND: i32 = 6;
+pub(crate) const EXIT_NOT_FOUND: i32 = 6;
 /// `nvidia-smi`'s exit status when a GPU has fallen off the bus or is otherwise inaccessible.
-pub const EXIT_GPU_LOST: i32 = 15;
+pub(crate) const EXIT_GPU_LOST: i32 = 15;
 
 const INVALID_COMBINATION: &str =
     "Invalid combination of input arguments. Please run 'nvidia-smi -h' for help.\n";
@@ -106,7 +106,7 @@ struct Request<'a> {
 }
 
 /// Runs `nvidia-smi` with `args` (without the program name) against `host`.
-pub fn run(host: &GpuHost, args: &[&str]) -> Output {
+pub(crate) fn run(host: &GpuHost, args: &[&str]) -> Output {
     let asks_for_help = args
         .iter()
         .any(|a| matches!(*a, "-h" | "--help" | "--version"));

@@ -1,9 +1,9 @@
 //! `nvidia-smi` as the twin runs it on a GPU node: the CLI and each of its outputs.
 
-pub mod cli;
-pub mod query;
-pub mod table;
-pub mod text;
-pub mod xml;
+pub(crate) mod cli;
+pub(crate) mod query;
+pub(crate) mod table;
+pub(crate) mod text;
+pub(crate) mod xml;
 
-pub use cli::{Output, run};
+pub(crate) use cli::run;

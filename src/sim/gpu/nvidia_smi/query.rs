@@ -5,7 +5,7 @@ use super::super::gpu_model::{GpuDevice, GpuHost, MigMode};
 
 /// One cell of a query.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Cell {
+pub(crate) enum Cell {
     /// Printed as is (`NVIDIA A10G`, `P8`, `41` for a temperature).
     Text(String),
     /// A number and its unit: `23028 MiB`, or `23028` with `nounits`.
@@ -15,14 +15,14 @@ pub enum Cell {
 }
 
 /// How a field reads its value off the host and one of its GPUs.
-pub type Getter = fn(&GpuHost, &GpuDevice) -> Cell;
+pub(crate) type Getter = fn(&GpuHost, &GpuDevice) -> Cell;
 
 /// A field of `--query-gpu`: its canonical name, the other names it answers to, its unit.
-pub struct Field {
-    pub name: &'static str,
-    pub aliases: &'static [&'static str],
-    pub unit: Option<&'static str>,
-    pub value: Getter,
+pub(crate) struct Field {
+    pub(crate) name: &'static str,
+    pub(crate) aliases: &'static [&'static str],
+    pub(crate) unit: Option<&'static str>,
+    pub(crate) value: Getter,
 }
 
 impl Field {
@@ -32,7 +32,7 @@ impl Field {
     }
 
     /// The column header: `memory.total [MiB]`, `name`.
-    pub fn header(&self) -> String {
+    pub(crate) fn header(&self) -> String {
         match self.unit {
             Some(unit) => format!("{} [{unit}]", self.name),
             None => self.name.to_owned(),
@@ -100,7 +100,7 @@ const fn measured(name: &'static str, unit: &'static str, value: Getter) -> Fiel
 }
 
 /// The fields the twin answers, in `--help-query-gpu` order.
-pub const FIELDS: &[Field] = &[
+pub(crate) const FIELDS: &[Field] = &[
     field("timestamp", |h, _| text(csv_timestamp(&h.timestamp))),
     field("driver_version", |h, _| text(&h.driver_version)),
     field("count", |h, _| text(h.gpus.len())),
@@ -269,11 +269,6 @@ const REMAPPED_ROW_FIELDS: &[Field] = &[
     field("remapped_rows.failure", |_, _| text(0)),
 ];
 
-/// The field a name asks for (canonical name or alias).
-pub fn find(name: &str) -> Option<&'static Field> {
-    find_in(FIELDS, name)
-}
-
 fn find_in(table: &'static [Field], name: &str) -> Option<&'static Field> {
     table
         .iter()
@@ -282,7 +277,7 @@ fn find_in(table: &'static [Field], name: &str) -> Option<&'static Field> {
 
 /// The `--query-gpu` csv for `fields` over `gpus`; `Err(name)` for the first name that is not
 /// a field.
-pub fn csv(
+pub(crate) fn csv(
     host: &GpuHost,
     gpus: &[&GpuDevice],
     names: &[&str],
@@ -293,7 +288,7 @@ pub fn csv(
 }
 
 /// The `--query-remapped-rows` csv, as [`csv`].
-pub fn remapped_rows_csv(
+pub(crate) fn remapped_rows_csv(
     host: &GpuHost,
     gpus: &[&GpuDevice],
     names: &[&str],
@@ -343,7 +338,7 @@ fn render(
 
 /// `Mon Nov 30 04:43:45 2026` (ctime) as the query's `2026/11/30 04:43:45.000`; anything else
 /// is passed through unchanged.
-pub fn csv_timestamp(ctime: &str) -> String {
+pub(crate) fn csv_timestamp(ctime: &str) -> String {
     const MONTHS: [&str; 12] = [
         "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
     ];

@@ -25,7 +25,7 @@ const PROCESS_HEADER: [&str; 4] = [
 const NAME_WIDTH: usize = 37;
 
 /// The whole table, newline-terminated, as `nvidia-smi` prints it.
-pub fn render(host: &GpuHost) -> String {
+pub(crate) fn render(host: &GpuHost) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "{}       ", host.timestamp);
     let _ = writeln!(out, "{WIDE_RULE}");

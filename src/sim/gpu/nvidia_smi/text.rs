@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 use super::super::gpu_model::{GpuDevice, GpuHost, MigMode};
 
 /// `-L`: one line per GPU.
-pub fn list(host: &GpuHost) -> String {
+pub(crate) fn list(host: &GpuHost) -> String {
     host.gpus
         .iter()
         .map(|g| format!("GPU {}: {} (UUID: {})\n", g.index, g.name, g.uuid))
@@ -13,7 +13,7 @@ pub fn list(host: &GpuHost) -> String {
 }
 
 /// `--version`: the tool, NVML (major.minor of the driver), driver and CUDA versions.
-pub fn version(host: &GpuHost) -> String {
+pub(crate) fn version(host: &GpuHost) -> String {
     let nvml: Vec<&str> = host.driver_version.split('.').take(2).collect();
     format!(
         "NVIDIA-SMI version  : {0}\nNVML version        : {1}\nDRIVER version      : {0}\n\
@@ -25,7 +25,7 @@ pub fn version(host: &GpuHost) -> String {
 }
 
 /// `-h`: the head of the real help text (up to the selective query options).
-pub fn help(host: &GpuHost) -> String {
+pub(crate) fn help(host: &GpuHost) -> String {
     format!(
         "NVIDIA System Management Interface -- v{}\n\n{HELP}",
         host.driver_version
@@ -144,7 +144,7 @@ fn nic_gpu(host: &GpuHost, nic: usize) -> usize {
 }
 
 /// `topo -m`: the matrix of GPUs and NICs (with its underline escapes), then the legends.
-pub fn topology(host: &GpuHost) -> String {
+pub(crate) fn topology(host: &GpuHost) -> String {
     let mut out = String::from("\t\u{1b}[4m");
     for gpu in &host.gpus {
         let _ = write!(out, "GPU{}\t", gpu.index);
@@ -209,7 +209,7 @@ pub fn topology(host: &GpuHost) -> String {
 
 /// `nvlink -s`: each GPU's links and their speed, `<inactive>` for a link that is down; a GPU
 /// without NVLink prints its name line only.
-pub fn nvlink_status(host: &GpuHost) -> String {
+pub(crate) fn nvlink_status(host: &GpuHost) -> String {
     let mut out = String::new();
     for gpu in &host.gpus {
         let _ = writeln!(out, "GPU {}: {} (UUID: {})", gpu.index, gpu.name, gpu.uuid);
@@ -256,7 +256,7 @@ impl Report {
 /// A `-d` display type: which sections of the `-q` log to print. The twin prints these; the
 /// real tool knows more (UTILIZATION, POWER, CLOCK, ...), which the twin answers as unsupported.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Display {
+pub(crate) enum Display {
     Memory,
     Ecc,
     PageRetirement,
@@ -267,7 +267,7 @@ pub enum Display {
 impl Display {
     /// `-d ECC,ROW_REMAPPER,page_retirement`: names in any case, comma separated. `None` when
     /// one is not a display type the twin prints.
-    pub fn parse_list(list: &str) -> Option<Vec<Self>> {
+    pub(crate) fn parse_list(list: &str) -> Option<Vec<Self>> {
         list.split(',')
             .map(|name| match name.trim().to_ascii_uppercase().as_str() {
                 "MEMORY" => Some(Self::Memory),
@@ -283,7 +283,7 @@ impl Display {
 
 /// `-q`: the plain-text log (570-series layout, GA102 values); with `-d`, only the sections
 /// of those display types under each GPU's bus id, as the real tool prints them.
-pub fn query(host: &GpuHost, display: Option<&[Display]>) -> String {
+pub(crate) fn query(host: &GpuHost, display: Option<&[Display]>) -> String {
     let mut r = Report {
         out: String::from("\n==============NVSMI LOG==============\n\n"),
     };

@@ -62,7 +62,7 @@ fn watts(value: f64) -> String {
 }
 
 /// The whole document, newline-terminated.
-pub fn render(host: &GpuHost) -> String {
+pub(crate) fn render(host: &GpuHost) -> String {
     let mut w = Writer {
         out: String::new(),
         depth: 0,

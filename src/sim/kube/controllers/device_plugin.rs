@@ -129,7 +129,7 @@ fn refresh(state: &mut KubeState, name: &str, running: Running) {
 }
 
 /// Brings a GPU node's resources in line with its hardware faults after they change.
-pub fn hardware_changed(state: &mut KubeState, name: &str) {
+pub(crate) fn hardware_changed(state: &mut KubeState, name: &str) {
     let mut running = Running::default();
     let Some(node) = state.object_ref("nodes", "", name) else {
         return;

@@ -20,13 +20,13 @@ use crate::sim::kube::state::{KubeState, built_in_key};
 use crate::sim::launch::LaunchRequest;
 use crate::sim::timestamps::rfc3339;
 
-pub use super::karpenter_lifecycle::{empty_expired, launched, registered, retry};
+pub(crate) use super::karpenter_lifecycle::{empty_expired, launched, registered, retry};
 
 pub(super) const NODECLAIMS: &str = "karpenter.sh/nodeclaims";
 
 /// What the controller remembers between passes.
 #[derive(Default)]
-pub struct KarpenterMemory {
+pub(crate) struct KarpenterMemory {
     pub(super) claims: BTreeMap<String, Claim>,
     /// Pods waiting for a NodeClaim's node, by (namespace, name).
     pub(super) nominated: BTreeMap<(String, String), String>,

@@ -31,7 +31,7 @@ fn update_claim(state: &mut KubeState, name: &str, condition: Value, fields: Val
 }
 
 /// EC2's answer to a launch.
-pub fn launched(state: &mut KubeState, outcome: &LaunchOutcome) {
+pub(crate) fn launched(state: &mut KubeState, outcome: &LaunchOutcome) {
     match outcome {
         LaunchOutcome::Launched {
             nodeclaim,
@@ -93,7 +93,7 @@ pub fn launched(state: &mut KubeState, outcome: &LaunchOutcome) {
 }
 
 /// A NodeClaim's node has joined the cluster.
-pub fn registered(state: &mut KubeState, nodeclaim: &str, node: &str) {
+pub(crate) fn registered(state: &mut KubeState, nodeclaim: &str, node: &str) {
     let Some(claim) = state
         .memory
         .get_mut::<KarpenterMemory>()
@@ -126,7 +126,7 @@ pub fn registered(state: &mut KubeState, nodeclaim: &str, node: &str) {
 }
 
 /// A failed NodeClaim is deleted; its pods are Pending again, and the next pass tries anew.
-pub fn retry(state: &mut KubeState, nodeclaim: &str) {
+pub(crate) fn retry(state: &mut KubeState, nodeclaim: &str) {
     if state
         .memory
         .get_mut::<KarpenterMemory>()
@@ -197,7 +197,7 @@ pub(super) fn watch_empty_nodes(state: &mut KubeState, pools: &[Pool]) {
 
 /// `consolidateAfter` has passed for an empty node: Karpenter taints it, deletes its
 /// NodeClaim and terminates its instance; the node leaves once the instance is gone.
-pub fn empty_expired(state: &mut KubeState, nodeclaim: &str) {
+pub(crate) fn empty_expired(state: &mut KubeState, nodeclaim: &str) {
     if !state
         .memory
         .get_mut::<KarpenterMemory>()

@@ -17,17 +17,17 @@ use crate::sim::kube::state::KubeState;
 pub(super) const NODEPOOLS: &str = "karpenter.sh/nodepools";
 
 pub(super) struct Pool {
-    pub name: String,
-    pub uid: String,
-    pub weight: i64,
-    pub instance_type: &'static str,
-    pub shape: &'static NodeShape,
-    pub zones: Vec<String>,
-    pub labels: BTreeMap<String, String>,
-    pub taints: Vec<Value>,
-    pub cpu_limit: Option<i128>,
-    pub consolidate_after: Duration,
-    pub spec: Value,
+    pub(crate) name: String,
+    pub(crate) uid: String,
+    pub(crate) weight: i64,
+    pub(crate) instance_type: &'static str,
+    pub(crate) shape: &'static NodeShape,
+    pub(crate) zones: Vec<String>,
+    pub(crate) labels: BTreeMap<String, String>,
+    pub(crate) taints: Vec<Value>,
+    pub(crate) cpu_limit: Option<i128>,
+    pub(crate) consolidate_after: Duration,
+    pub(crate) spec: Value,
 }
 
 /// The instance types the twin can start, by name.

@@ -60,7 +60,7 @@ fn internal_ip(node: &Value) -> Value {
 }
 
 /// Runs what a timer stands for.
-pub fn fire_timer(state: &mut KubeState, timer: &Timer) {
+pub(crate) fn fire_timer(state: &mut KubeState, timer: &Timer) {
     match timer {
         Timer::PodStarted {
             namespace,

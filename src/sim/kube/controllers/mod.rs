@@ -10,26 +10,26 @@ mod events;
 mod gc;
 mod gpu_operator;
 mod job;
-pub mod karpenter;
+pub(crate) mod karpenter;
 mod karpenter_lifecycle;
 mod karpenter_pools;
 mod kubelet;
 mod namespace;
-pub mod node_lifecycle;
+pub(crate) mod node_lifecycle;
 mod placement;
 mod replicaset;
 mod scheduler;
 mod shared;
 
-pub use device_plugin::hardware_changed;
-pub use kubelet::fire_timer;
+pub(crate) use device_plugin::hardware_changed;
+pub(crate) use kubelet::fire_timer;
 
 use super::state::KubeState;
 use dirty::Dirty;
 
 /// Runs the controllers on what changed until nothing changes any more (bounded, in case two
 /// disagree).
-pub fn reconcile(state: &mut KubeState) {
+pub(crate) fn reconcile(state: &mut KubeState) {
     for _ in 0..20 {
         let dirty = Dirty::since(state, state.settled_at);
         state.settled_at = state.store.resource_version();

@@ -16,13 +16,13 @@ use crate::sim::kube::state::{KubeState, Timer, built_in_key};
 use crate::sim::timestamps::rfc3339;
 
 /// kube-controller-manager's `--node-monitor-grace-period` (50 s since Kubernetes 1.32).
-pub const NODE_MONITOR_GRACE: Duration = Duration::from_secs(50);
+pub(crate) const NODE_MONITOR_GRACE: Duration = Duration::from_secs(50);
 /// The grace period an evicted pod gets (its `terminationGracePeriodSeconds` default).
 const EVICTION_GRACE_SECONDS: u64 = 30;
-pub const UNREACHABLE: &str = "node.kubernetes.io/unreachable";
+pub(crate) const UNREACHABLE: &str = "node.kubernetes.io/unreachable";
 
 /// Cuts a node's link: its status goes stale after the grace period.
-pub fn cut(state: &mut KubeState, node: &str) {
+pub(crate) fn cut(state: &mut KubeState, node: &str) {
     if state.links_down.contains_key(node) {
         return;
     }
@@ -36,7 +36,7 @@ pub fn cut(state: &mut KubeState, node: &str) {
 }
 
 /// Brings a node's link back: the kubelet posts Ready again and finishes its evicted pods.
-pub fn restore(state: &mut KubeState, node: &str) {
+pub(crate) fn restore(state: &mut KubeState, node: &str) {
     if state.links_down.remove(node).is_none() {
         return;
     }
@@ -79,7 +79,7 @@ pub fn restore(state: &mut KubeState, node: &str) {
 }
 
 /// `(type, reason, message)` of the kubelet's conditions when it posts them.
-pub const CONDITIONS: [(&str, &str, &str); 4] = [
+pub(crate) const CONDITIONS: [(&str, &str, &str); 4] = [
     (
         "MemoryPressure",
         "KubeletHasSufficientMemory",
@@ -100,7 +100,7 @@ pub const CONDITIONS: [(&str, &str, &str); 4] = [
 
 /// The conditions a kubelet posts: all healthy, Ready as `ready` says (a node whose container
 /// runtime network is not up yet is not Ready).
-pub fn posted_conditions(ready: bool) -> Value {
+pub(crate) fn posted_conditions(ready: bool) -> Value {
     let conditions: Vec<Value> = CONDITIONS
         .iter()
         .map(|(kind, reason, message)| match (*kind, ready) {
@@ -113,7 +113,7 @@ pub fn posted_conditions(ready: bool) -> Value {
 }
 
 /// The grace period has passed without a status from the node.
-pub fn status_stale(state: &mut KubeState, node: &str) {
+pub(crate) fn status_stale(state: &mut KubeState, node: &str) {
     if !state.links_down.contains_key(node) {
         return;
     }
@@ -214,7 +214,7 @@ fn toleration_seconds(tolerations: &Value, taint: &Value) -> Tolerated {
 
 /// A pod's toleration has run out: the taint-eviction controller deletes it if its node is
 /// still unreachable.
-pub fn toleration_expired(state: &mut KubeState, namespace: &str, name: &str, uid: &str) {
+pub(crate) fn toleration_expired(state: &mut KubeState, namespace: &str, name: &str, uid: &str) {
     let Some(pod) = state
         .object("pods", namespace, name)
         .filter(|p| shared::uid(p) == uid)
@@ -260,7 +260,7 @@ fn evict(state: &mut KubeState, pod: &Value) {
 }
 
 /// The nodes whose link a `link-down` fault names: `onprem` (every hybrid node) or a node.
-pub fn nodes_named(state: &KubeState, which: &str) -> Vec<String> {
+pub(crate) fn nodes_named(state: &KubeState, which: &str) -> Vec<String> {
     state
         .store
         .list(&built_in_key("nodes"), None)

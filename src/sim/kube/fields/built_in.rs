@@ -15,14 +15,14 @@ use serde_json::{Map, Value};
 
 use super::shapes::{Dialect, Shapes};
 
-pub struct BuiltIn {
-    pub shapes: Shapes,
+pub(crate) struct BuiltIn {
+    pub(crate) shapes: Shapes,
     /// `(group, version, kind)` -> the kind's root node.
-    pub kinds: HashMap<(&'static str, &'static str, &'static str), usize>,
+    pub(crate) kinds: HashMap<(&'static str, &'static str, &'static str), usize>,
     /// ObjectMeta, which every custom resource's `metadata` is read as.
-    pub object_meta: usize,
+    pub(crate) object_meta: usize,
     /// ObjectMeta's schema and the definitions it names, compiled into each CRD's shapes.
-    pub object_meta_schema: (Value, Map<String, Value>),
+    pub(crate) object_meta_schema: (Value, Map<String, Value>),
 }
 
 fn schema_of<T: JsonSchema>(generator: &mut SchemaGenerator) -> Value {
@@ -98,7 +98,7 @@ fn build() -> BuiltIn {
 }
 
 /// The built-in schemas, compiled on first use.
-pub fn built_in() -> &'static BuiltIn {
+pub(crate) fn built_in() -> &'static BuiltIn {
     static BUILT_IN: OnceLock<BuiltIn> = OnceLock::new();
     BUILT_IN.get_or_init(build)
 }

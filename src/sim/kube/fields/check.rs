@@ -10,31 +10,31 @@ use super::shapes::{Shape, Shapes};
 
 /// One step of a path into an object.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Step {
+pub(crate) enum Step {
     Key(String),
     Index(usize),
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Finding {
+pub(crate) enum Finding {
     Unknown(Vec<Step>),
     Duplicate(Vec<Step>),
 }
 
 impl Finding {
     /// `unknown field "spec.foo"` / `duplicate field "metadata.name"`: the API server's words.
-    pub fn text(&self) -> String {
+    pub(crate) fn text(&self) -> String {
         match self {
             Finding::Unknown(path) => format!("unknown field \"{}\"", dotted(path)),
             Finding::Duplicate(path) => format!("duplicate field \"{}\"", dotted(path)),
         }
     }
 
-    pub fn is_unknown(&self) -> bool {
+    pub(crate) fn is_unknown(&self) -> bool {
         matches!(self, Finding::Unknown(_))
     }
 
-    pub fn path(&self) -> &[Step] {
+    pub(crate) fn path(&self) -> &[Step] {
         match self {
             Finding::Unknown(path) | Finding::Duplicate(path) => path,
         }
@@ -42,7 +42,7 @@ impl Finding {
 }
 
 /// `spec.ports[0].name`.
-pub fn dotted(path: &[Step]) -> String {
+pub(crate) fn dotted(path: &[Step]) -> String {
     let mut out = String::new();
     for step in path {
         match step {
@@ -60,13 +60,13 @@ pub fn dotted(path: &[Step]) -> String {
 
 /// Where a custom resource's own fields end and Kubernetes' begin: its root and each embedded
 /// resource also hold apiVersion, kind and metadata (read as ObjectMeta).
-pub struct Roots {
-    pub object_meta: Option<usize>,
+pub(crate) struct Roots {
+    pub(crate) object_meta: Option<usize>,
 }
 
 /// The findings of `doc` against `shape`, in document order. A key both unknown and repeated
 /// is reported once, as unknown (as the API server does for typed objects).
-pub fn findings(doc: &Doc, shapes: &Shapes, shape: usize, roots: &Roots) -> Vec<Finding> {
+pub(crate) fn findings(doc: &Doc, shapes: &Shapes, shape: usize, roots: &Roots) -> Vec<Finding> {
     let mut out = Vec::new();
     walk(doc, shapes, shape, roots, true, &mut Vec::new(), &mut out);
     out
@@ -137,7 +137,7 @@ fn walk(
 
 /// Every repeated key, wherever it is: a patch's and a custom resource's duplicates are
 /// reported whether or not the schema knows the field.
-pub fn duplicates(doc: &Doc) -> Vec<Finding> {
+pub(crate) fn duplicates(doc: &Doc) -> Vec<Finding> {
     fn walk(doc: &Doc, path: &mut Vec<Step>, out: &mut Vec<Finding>) {
         match doc {
             Doc::Object(entries) => {
@@ -175,7 +175,7 @@ fn parent_of<'a>(object: &'a mut Value, steps: &[Step]) -> Option<&'a mut Value>
 
 /// Removes the unknown fields from `object`, as the API server drops them when it does not
 /// refuse them (a built-in type has nowhere to keep them; a CRD prunes them).
-pub fn prune(object: &mut Value, findings: &[Finding]) {
+pub(crate) fn prune(object: &mut Value, findings: &[Finding]) {
     for finding in findings.iter().filter(|f| f.is_unknown()) {
         let path = finding.path();
         let Some((Step::Key(last), parents)) = path.split_last() else {

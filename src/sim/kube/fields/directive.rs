@@ -3,14 +3,14 @@
 //! silently; Warn is the server's default).
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Directive {
+pub(crate) enum Directive {
     Strict,
     Warn,
     Ignore,
 }
 
 impl Directive {
-    pub fn from_query(value: Option<&str>) -> Self {
+    pub(crate) fn from_query(value: Option<&str>) -> Self {
         match value {
             Some("Strict") => Directive::Strict,
             Some("Ignore") => Directive::Ignore,
@@ -21,7 +21,7 @@ impl Directive {
 
 /// A `Warning` header's value (RFC 7234 warn-code 299, as the API server writes it): the
 /// text quoted, its quotes and backslashes escaped.
-pub fn warning_header(text: &str) -> String {
+pub(crate) fn warning_header(text: &str) -> String {
     let escaped = text.replace('\\', "\\\\").replace('"', "\\\"");
     format!("299 - \"{escaped}\"")
 }

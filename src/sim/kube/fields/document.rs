@@ -8,7 +8,7 @@ use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 
 #[derive(Debug, Clone, PartialEq)]
-pub enum Doc {
+pub(crate) enum Doc {
     Object(Vec<(String, Doc)>),
     Array(Vec<Doc>),
     Null,
@@ -18,13 +18,13 @@ pub enum Doc {
 
 impl Doc {
     /// The body's document, when it is JSON (a YAML body has no duplicates to report here).
-    pub fn parse(bytes: &[u8]) -> Option<Self> {
+    pub(crate) fn parse(bytes: &[u8]) -> Option<Self> {
         serde_json::from_slice(bytes).ok()
     }
 
     /// A document of a value: keys in the value's (sorted) order, no duplicates. Patched
     /// objects are walked this way, as the API server walks its re-encoded patch result.
-    pub fn of(value: &Value) -> Self {
+    pub(crate) fn of(value: &Value) -> Self {
         match value {
             Value::Object(map) => {
                 Doc::Object(map.iter().map(|(k, v)| (k.clone(), Doc::of(v))).collect())

@@ -99,7 +99,7 @@ fn decided(
 
 /// A create's or update's body (`bytes` as sent, `body` as parsed): the warnings to send, or
 /// the 400 a strict request gets. Unknown fields leave `body` unless refused.
-pub fn check_write(
+pub(crate) fn check_write(
     state: &KubeState,
     resource: &ResourceType,
     bytes: &[u8],
@@ -140,7 +140,7 @@ const JSON_PATCH_FIELDS: [&str; 4] = ["op", "path", "value", "from"];
 
 /// A patch: the duplicates in the patch itself (a JSON patch's operations checked for their
 /// own fields), then the unknown fields of the object it makes that `existing` did not have.
-pub fn check_patch(
+pub(crate) fn check_patch(
     state: &KubeState,
     resource: &ResourceType,
     patch: &[u8],
@@ -262,7 +262,7 @@ fn apply_path(path: &[Step], object: &Value) -> String {
 
 /// Server-side apply: an unknown field is an error whatever `fieldValidation` says (the apply
 /// configuration cannot be typed), answered as the API server does, with a 500.
-pub fn check_apply(
+pub(crate) fn check_apply(
     state: &KubeState,
     resource: &ResourceType,
     namespace: &str,

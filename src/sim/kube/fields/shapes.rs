@@ -9,7 +9,7 @@ use serde_json::{Map, Value};
 /// One node of the graph; children are indexes into [`Shapes::nodes`], so recursive schemas
 /// (JSONSchemaProps holds JSONSchemaProps) compile to a cycle, not an endless tree.
 #[derive(Debug, Clone)]
-pub enum Shape {
+pub(crate) enum Shape {
     Object {
         properties: HashMap<String, usize>,
         /// The schema of a map's values (`additionalProperties`).
@@ -25,8 +25,8 @@ pub enum Shape {
 }
 
 #[derive(Debug, Default, Clone)]
-pub struct Shapes {
-    pub nodes: Vec<Shape>,
+pub(crate) struct Shapes {
+    pub(crate) nodes: Vec<Shape>,
     by_name: HashMap<String, usize>,
 }
 
@@ -34,13 +34,13 @@ pub struct Shapes {
 /// (`runtime.RawExtension` is `{"type": "object"}`); in a CRD's structural schema nothing
 /// survives pruning unless the schema preserves unknown fields.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Dialect {
+pub(crate) enum Dialect {
     BuiltIn,
     Structural,
 }
 
 impl Shapes {
-    pub fn any(&mut self) -> usize {
+    pub(crate) fn any(&mut self) -> usize {
         self.push(Shape::Any)
     }
 
@@ -50,7 +50,7 @@ impl Shapes {
     }
 
     /// Compiles `schema`, resolving `$ref`s into `definitions`; the index of its node.
-    pub fn compile(
+    pub(crate) fn compile(
         &mut self,
         schema: &Value,
         definitions: &Map<String, Value>,

@@ -8,22 +8,22 @@ use std::sync::OnceLock;
 const TEXT: &str = include_str!("descriptors.txt");
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Kind {
+pub(crate) enum Kind {
     /// `string`, `int32`, `bool`, ... as the proto names them.
     Scalar(&'static str),
     Message(&'static str),
 }
 
 #[derive(Debug, Clone)]
-pub struct FieldDescriptor {
-    pub name: &'static str,
-    pub kind: Kind,
-    pub repeated: bool,
+pub(crate) struct FieldDescriptor {
+    pub(crate) name: &'static str,
+    pub(crate) kind: Kind,
+    pub(crate) repeated: bool,
     /// A map's key type; the entries are messages of key = 1 and value = 2 (`kind`).
-    pub map_key: Option<&'static str>,
+    pub(crate) map_key: Option<&'static str>,
 }
 
-pub type Message = HashMap<u64, FieldDescriptor>;
+pub(crate) type Message = HashMap<u64, FieldDescriptor>;
 
 fn parse() -> HashMap<&'static str, Message> {
     let mut messages: HashMap<&'static str, Message> = HashMap::new();
@@ -75,7 +75,7 @@ fn parse() -> HashMap<&'static str, Message> {
 }
 
 /// The message named `name` (`k8s.io.api.apps.v1.Deployment`).
-pub fn message(name: &str) -> Option<&'static Message> {
+pub(crate) fn message(name: &str) -> Option<&'static Message> {
     static MESSAGES: OnceLock<HashMap<&'static str, Message>> = OnceLock::new();
     MESSAGES.get_or_init(parse).get(name)
 }

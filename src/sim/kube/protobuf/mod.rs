@@ -2,8 +2,8 @@
 //! the JSON the twin handles: built-in objects by the 1.35 definitions, and the reviews and
 //! token requests kubectl sends.
 
-pub mod descriptors;
-pub mod objects;
-pub mod reviews;
-pub mod to_json;
-pub mod wire;
+pub(crate) mod descriptors;
+pub(crate) mod objects;
+pub(crate) mod reviews;
+pub(crate) mod to_json;
+pub(crate) mod wire;

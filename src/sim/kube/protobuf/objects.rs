@@ -21,7 +21,7 @@ fn package(api_version: &str) -> String {
 
 /// The object in a protobuf body as JSON; None when the body is not one of the kinds the
 /// definitions hold.
-pub fn decode_object(body: &[u8]) -> Option<Value> {
+pub(crate) fn decode_object(body: &[u8]) -> Option<Value> {
     let unknown = body.strip_prefix(b"k8s\0")?;
     let type_meta = decode(
         "k8s.io.apimachinery.pkg.runtime.TypeMeta",

@@ -62,7 +62,7 @@ fn access_attributes(spec: &[u8], into: &mut Value) {
 }
 
 /// The object in a `k8s\0` protobuf body as JSON, or None when it is not one.
-pub fn decode(body: &[u8]) -> Option<Value> {
+pub(crate) fn decode(body: &[u8]) -> Option<Value> {
     let unknown = body.strip_prefix(b"k8s\0")?;
     // runtime.Unknown: typeMeta = 1 (apiVersion = 1, kind = 2), raw = 2.
     let type_meta = strings(message(unknown, 1)?, &[(1, "apiVersion"), (2, "kind")]);

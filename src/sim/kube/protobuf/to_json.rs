@@ -196,7 +196,7 @@ fn entry(descriptor: &FieldDescriptor, bytes: &[u8]) -> Option<(String, Value)> 
 }
 
 /// The message `name` in `bytes` as JSON, or None when the bytes are not one.
-pub fn decode(name: &str, bytes: &[u8]) -> Option<Value> {
+pub(crate) fn decode(name: &str, bytes: &[u8]) -> Option<Value> {
     let descriptors = message(name)?;
     let mut object = Map::new();
     for field in fields(bytes)? {

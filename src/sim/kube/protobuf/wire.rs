@@ -3,7 +3,7 @@
 
 /// One field of a message: its number and value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Field<'a> {
+pub(crate) enum Field<'a> {
     Varint(u64, u64),
     Bytes(u64, &'a [u8]),
     Fixed64(u64, u64),
@@ -11,7 +11,7 @@ pub enum Field<'a> {
 }
 
 impl Field<'_> {
-    pub fn number(&self) -> u64 {
+    pub(crate) fn number(&self) -> u64 {
         match self {
             Field::Varint(n, _)
             | Field::Bytes(n, _)
@@ -21,7 +21,7 @@ impl Field<'_> {
     }
 }
 
-pub fn varint(bytes: &[u8], at: &mut usize) -> Option<u64> {
+pub(crate) fn varint(bytes: &[u8], at: &mut usize) -> Option<u64> {
     let mut value = 0u64;
     for shift in (0..64).step_by(7) {
         let byte = *bytes.get(*at)?;
@@ -42,7 +42,7 @@ fn fixed<const N: usize>(bytes: &[u8], at: &mut usize) -> Option<[u8; N]> {
 }
 
 /// The fields of a message in the order written, or None for bytes that are not one.
-pub fn fields(bytes: &[u8]) -> Option<Vec<Field<'_>>> {
+pub(crate) fn fields(bytes: &[u8]) -> Option<Vec<Field<'_>>> {
     let mut at = 0;
     let mut out = Vec::new();
     while at < bytes.len() {
@@ -66,7 +66,7 @@ pub fn fields(bytes: &[u8]) -> Option<Vec<Field<'_>>> {
 }
 
 /// The bytes of field `number`, when the message has it.
-pub fn message(bytes: &[u8], number: u64) -> Option<&[u8]> {
+pub(crate) fn message(bytes: &[u8], number: u64) -> Option<&[u8]> {
     fields(bytes)?.into_iter().find_map(|f| match f {
         Field::Bytes(n, b) if n == number => Some(b),
         _ => None,

@@ -9,13 +9,13 @@ use crate::sim::kube::authentication::User;
 use crate::sim::kube::request_info::RequestAttributes;
 use crate::sim::kube::state::KubeState;
 
-pub const CLUSTER_ROLES: &str = "rbac.authorization.k8s.io/clusterroles";
-pub const CLUSTER_ROLE_BINDINGS: &str = "rbac.authorization.k8s.io/clusterrolebindings";
-pub const ROLES: &str = "rbac.authorization.k8s.io/roles";
-pub const ROLE_BINDINGS: &str = "rbac.authorization.k8s.io/rolebindings";
+pub(crate) const CLUSTER_ROLES: &str = "rbac.authorization.k8s.io/clusterroles";
+pub(crate) const CLUSTER_ROLE_BINDINGS: &str = "rbac.authorization.k8s.io/clusterrolebindings";
+pub(crate) const ROLES: &str = "rbac.authorization.k8s.io/roles";
+pub(crate) const ROLE_BINDINGS: &str = "rbac.authorization.k8s.io/rolebindings";
 
 /// `system:serviceaccount:NAMESPACE:NAME`, the username of a ServiceAccount.
-pub fn service_account_user(namespace: &str, name: &str) -> String {
+pub(crate) fn service_account_user(namespace: &str, name: &str) -> String {
     format!("system:serviceaccount:{namespace}:{name}")
 }
 
@@ -65,7 +65,7 @@ fn referred_rules(state: &KubeState, binding: &Value) -> Vec<Rule> {
 
 /// Calls `visit` with each rule the user holds for a request in `namespace` (None: the
 /// cluster scope or a URL) until it answers true; whether one did.
-pub fn visit_rules(
+pub(crate) fn visit_rules(
     state: &KubeState,
     user: &User,
     namespace: Option<&str>,
@@ -88,7 +88,7 @@ pub fn visit_rules(
 }
 
 /// Whether RBAC grants the request.
-pub fn allows(state: &KubeState, user: &User, attributes: &RequestAttributes) -> bool {
+pub(crate) fn allows(state: &KubeState, user: &User, attributes: &RequestAttributes) -> bool {
     let namespace = match attributes {
         RequestAttributes::Resource { namespace, .. } => namespace.as_deref(),
         RequestAttributes::NonResource { .. } => None,
@@ -97,7 +97,7 @@ pub fn allows(state: &KubeState, user: &User, attributes: &RequestAttributes) ->
 }
 
 /// Every rule the user holds in `namespace`, in the order the bindings give them.
-pub fn rules_for(state: &KubeState, user: &User, namespace: Option<&str>) -> Vec<Rule> {
+pub(crate) fn rules_for(state: &KubeState, user: &User, namespace: Option<&str>) -> Vec<Rule> {
     let mut rules = Vec::new();
     visit_rules(state, user, namespace, |rule| {
         rules.push(rule.clone());

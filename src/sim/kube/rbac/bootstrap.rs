@@ -23,9 +23,9 @@ const READ_WRITE: &[&str] = &[
     "watch",
 ];
 
-pub const AGGREGATE_TO_ADMIN: &str = "rbac.authorization.k8s.io/aggregate-to-admin";
-pub const AGGREGATE_TO_EDIT: &str = "rbac.authorization.k8s.io/aggregate-to-edit";
-pub const AGGREGATE_TO_VIEW: &str = "rbac.authorization.k8s.io/aggregate-to-view";
+pub(crate) const AGGREGATE_TO_ADMIN: &str = "rbac.authorization.k8s.io/aggregate-to-admin";
+pub(crate) const AGGREGATE_TO_EDIT: &str = "rbac.authorization.k8s.io/aggregate-to-edit";
+pub(crate) const AGGREGATE_TO_VIEW: &str = "rbac.authorization.k8s.io/aggregate-to-view";
 
 /// The URLs `system:public-info-viewer` grants to everyone, signed in or not.
 const PUBLIC_INFO: &[&str] = &["/healthz", "/livez", "/readyz", "/version", "/version/"];
@@ -46,7 +46,7 @@ const DISCOVERY: &[&str] = &[
 ];
 
 /// What `view` reads: workloads and their status, never Secrets.
-pub fn aggregate_to_view() -> Vec<Rule> {
+pub(crate) fn aggregate_to_view() -> Vec<Rule> {
     vec![
         Rule::on(
             READ,
@@ -144,7 +144,7 @@ pub fn aggregate_to_view() -> Vec<Rule> {
 }
 
 /// What `edit` adds to `view`: writes to workloads, Secrets, exec into pods.
-pub fn aggregate_to_edit() -> Vec<Rule> {
+pub(crate) fn aggregate_to_edit() -> Vec<Rule> {
     vec![
         Rule::on(
             READ,
@@ -229,7 +229,7 @@ pub fn aggregate_to_edit() -> Vec<Rule> {
 }
 
 /// What `admin` adds to `edit`: Roles and RoleBindings in its namespaces.
-pub fn aggregate_to_admin() -> Vec<Rule> {
+pub(crate) fn aggregate_to_admin() -> Vec<Rule> {
     vec![
         Rule::on(
             &["create"],
@@ -245,7 +245,7 @@ pub fn aggregate_to_admin() -> Vec<Rule> {
 }
 
 /// `cluster-admin`: everything.
-pub fn cluster_admin() -> Vec<Rule> {
+pub(crate) fn cluster_admin() -> Vec<Rule> {
     vec![
         Rule::on(&["*"], &["*"], &["*"]),
         Rule::on_urls(&["*"], &["*"]),
@@ -253,15 +253,15 @@ pub fn cluster_admin() -> Vec<Rule> {
 }
 
 /// The rules of `view`, `edit` and `admin` once aggregated, as a fresh cluster has them.
-pub fn view() -> Vec<Rule> {
+pub(crate) fn view() -> Vec<Rule> {
     aggregate_to_view()
 }
 
-pub fn edit() -> Vec<Rule> {
+pub(crate) fn edit() -> Vec<Rule> {
     [aggregate_to_edit(), view()].concat()
 }
 
-pub fn admin() -> Vec<Rule> {
+pub(crate) fn admin() -> Vec<Rule> {
     [aggregate_to_admin(), edit()].concat()
 }
 
@@ -294,7 +294,7 @@ fn aggregated(name: &str, labels: &[(&str, &str)], label: &str) -> Value {
 }
 
 /// The default ClusterRoles.
-pub fn cluster_roles() -> Vec<Value> {
+pub(crate) fn cluster_roles() -> Vec<Value> {
     vec![
         role("cluster-admin", &[], &cluster_admin()),
         aggregated("admin", &[], AGGREGATE_TO_ADMIN),
@@ -358,7 +358,7 @@ fn binding(role: &str, groups: &[&str]) -> Value {
 }
 
 /// The default ClusterRoleBindings.
-pub fn cluster_role_bindings() -> Vec<Value> {
+pub(crate) fn cluster_role_bindings() -> Vec<Value> {
     vec![
         binding("cluster-admin", &["system:masters"]),
         binding("system:basic-user", &["system:authenticated"]),
@@ -371,7 +371,7 @@ pub fn cluster_role_bindings() -> Vec<Value> {
 }
 
 /// Puts the default ClusterRoles and ClusterRoleBindings into a new cluster.
-pub fn seed(state: &mut KubeState) {
+pub(crate) fn seed(state: &mut KubeState) {
     let objects = cluster_roles()
         .into_iter()
         .map(|o| ("ClusterRole", o))

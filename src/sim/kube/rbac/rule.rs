@@ -9,21 +9,21 @@ use crate::sim::kube::request_info::RequestAttributes;
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Rule {
+pub(crate) struct Rule {
     #[serde(default)]
-    pub verbs: Vec<String>,
+    pub(crate) verbs: Vec<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub api_groups: Vec<String>,
+    pub(crate) api_groups: Vec<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub resources: Vec<String>,
+    pub(crate) resources: Vec<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub resource_names: Vec<String>,
+    pub(crate) resource_names: Vec<String>,
     #[serde(
         default,
         rename = "nonResourceURLs",
         skip_serializing_if = "Vec::is_empty"
     )]
-    pub non_resource_urls: Vec<String>,
+    pub(crate) non_resource_urls: Vec<String>,
 }
 
 fn strings(items: &[&str]) -> Vec<String> {
@@ -32,7 +32,7 @@ fn strings(items: &[&str]) -> Vec<String> {
 
 impl Rule {
     /// A rule on resources of some API groups.
-    pub fn on(verbs: &[&str], groups: &[&str], resources: &[&str]) -> Self {
+    pub(crate) fn on(verbs: &[&str], groups: &[&str], resources: &[&str]) -> Self {
         Self {
             verbs: strings(verbs),
             api_groups: strings(groups),
@@ -42,7 +42,7 @@ impl Rule {
     }
 
     /// A rule on non-resource URLs.
-    pub fn on_urls(verbs: &[&str], urls: &[&str]) -> Self {
+    pub(crate) fn on_urls(verbs: &[&str], urls: &[&str]) -> Self {
         Self {
             verbs: strings(verbs),
             non_resource_urls: strings(urls),
@@ -51,7 +51,7 @@ impl Rule {
     }
 
     /// The rules of a Role or ClusterRole object; a malformed rule grants nothing.
-    pub fn all_of(role: &Value) -> Vec<Self> {
+    pub(crate) fn all_of(role: &Value) -> Vec<Self> {
         role["rules"]
             .as_array()
             .into_iter()
@@ -60,7 +60,7 @@ impl Rule {
             .collect()
     }
 
-    pub fn to_json(&self) -> Value {
+    pub(crate) fn to_json(&self) -> Value {
         serde_json::to_value(self).unwrap_or(Value::Null)
     }
 
@@ -69,7 +69,7 @@ impl Rule {
     }
 
     /// Whether this rule grants a request with these attributes.
-    pub fn allows(&self, attributes: &RequestAttributes) -> bool {
+    pub(crate) fn allows(&self, attributes: &RequestAttributes) -> bool {
         match attributes {
             RequestAttributes::Resource {
                 verb,

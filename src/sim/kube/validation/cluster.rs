@@ -10,7 +10,7 @@ use super::pod::TAINT_EFFECTS;
 /// What a ConfigMap or Secret may hold in all (etcd's object limit as the API server checks it).
 const DATA_LIMIT: usize = 1024 * 1024;
 
-pub fn node(object: &Value, errors: &mut Errors) {
+pub(crate) fn node(object: &Value, errors: &mut Errors) {
     for (i, taint) in object["spec"]["taints"]
         .as_array()
         .into_iter()
@@ -36,7 +36,7 @@ pub fn node(object: &Value, errors: &mut Errors) {
 
 /// ConfigMaps (`data`, `binaryData`) and Secrets (`data`, `stringData`): each key a config
 /// key, the whole under 1 MiB.
-pub fn config_data(object: &Value, parts: &[&str], errors: &mut Errors) {
+pub(crate) fn config_data(object: &Value, parts: &[&str], errors: &mut Errors) {
     let mut total = 0;
     for part in parts {
         for (key, value) in object[*part].as_object().into_iter().flatten() {

@@ -5,15 +5,15 @@ use serde_json::Value;
 
 /// The field errors of one object, in the order they were found.
 #[derive(Debug, Default)]
-pub struct Errors(pub Vec<(String, String)>);
+pub(crate) struct Errors(pub Vec<(String, String)>);
 
 /// A Go `%q` of a string (JSON's quoting agrees for the text runbooks send).
-pub fn quoted(text: &str) -> String {
+pub(crate) fn quoted(text: &str) -> String {
     serde_json::to_string(text).unwrap_or_else(|_| format!("\"{text}\""))
 }
 
 /// A bad value as Go's `%v` shows it: numbers and booleans bare, strings quoted.
-pub fn shown(value: &Value) -> String {
+pub(crate) fn shown(value: &Value) -> String {
     match value {
         Value::String(text) => quoted(text),
         Value::Null => "null".into(),
@@ -22,27 +22,32 @@ pub fn shown(value: &Value) -> String {
 }
 
 impl Errors {
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.0.is_empty()
     }
 
-    pub fn push(&mut self, path: impl Into<String>, body: impl Into<String>) {
+    pub(crate) fn push(&mut self, path: impl Into<String>, body: impl Into<String>) {
         self.0.push((path.into(), body.into()));
     }
 
-    pub fn required(&mut self, path: impl Into<String>) {
+    pub(crate) fn required(&mut self, path: impl Into<String>) {
         self.push(path, "Required value");
     }
 
-    pub fn required_because(&mut self, path: impl Into<String>, detail: &str) {
+    pub(crate) fn required_because(&mut self, path: impl Into<String>, detail: &str) {
         self.push(path, format!("Required value: {detail}"));
     }
 
-    pub fn invalid(&mut self, path: impl Into<String>, value: &Value, detail: &str) {
+    pub(crate) fn invalid(&mut self, path: impl Into<String>, value: &Value, detail: &str) {
         self.push(path, format!("Invalid value: {}: {detail}", shown(value)));
     }
 
-    pub fn not_supported(&mut self, path: impl Into<String>, value: &str, supported: &[&str]) {
+    pub(crate) fn not_supported(
+        &mut self,
+        path: impl Into<String>,
+        value: &str,
+        supported: &[&str],
+    ) {
         let supported: Vec<String> = supported.iter().map(|s| quoted(s)).collect();
         self.push(
             path,
@@ -54,20 +59,20 @@ impl Errors {
         );
     }
 
-    pub fn forbidden(&mut self, path: impl Into<String>, detail: &str) {
+    pub(crate) fn forbidden(&mut self, path: impl Into<String>, detail: &str) {
         self.push(path, format!("Forbidden: {detail}"));
     }
 
-    pub fn duplicate(&mut self, path: impl Into<String>, value: &Value) {
+    pub(crate) fn duplicate(&mut self, path: impl Into<String>, value: &Value) {
         self.push(path, format!("Duplicate value: {}", shown(value)));
     }
 
-    pub fn not_found(&mut self, path: impl Into<String>, value: &Value) {
+    pub(crate) fn not_found(&mut self, path: impl Into<String>, value: &Value) {
         self.push(path, format!("Not found: {}", shown(value)));
     }
 
     /// An enum field: when set, one of `supported`.
-    pub fn one_of(&mut self, path: impl Into<String>, value: &Value, supported: &[&str]) {
+    pub(crate) fn one_of(&mut self, path: impl Into<String>, value: &Value, supported: &[&str]) {
         if let Some(text) = value.as_str()
             && !supported.contains(&text)
         {
@@ -76,7 +81,7 @@ impl Errors {
     }
 
     /// A port number: when set, 1 to 65535.
-    pub fn port(&mut self, path: impl Into<String>, value: &Value) {
+    pub(crate) fn port(&mut self, path: impl Into<String>, value: &Value) {
         if let Some(n) = value.as_i64()
             && !(1..=65535).contains(&n)
         {
@@ -85,7 +90,7 @@ impl Errors {
     }
 
     /// A count that may not be negative.
-    pub fn non_negative(&mut self, path: impl Into<String>, value: &Value) {
+    pub(crate) fn non_negative(&mut self, path: impl Into<String>, value: &Value) {
         if value.as_i64().is_some_and(|n| n < 0) {
             self.invalid(path, value, "must be greater than or equal to 0");
         }

@@ -6,7 +6,7 @@ use serde_json::Value;
 use super::errors::quoted;
 
 /// `map[string]string{"a":"1", "b":"2"}`, or `map[string]string(nil)` for none.
-pub fn string_map(map: &Value) -> String {
+pub(crate) fn string_map(map: &Value) -> String {
     match map.as_object() {
         None => "map[string]string(nil)".into(),
         Some(map) => {
@@ -33,7 +33,7 @@ fn strings(list: &Value) -> String {
 }
 
 /// A `metav1.LabelSelector` as `%#v` prints it.
-pub fn label_selector(selector: &Value) -> String {
+pub(crate) fn label_selector(selector: &Value) -> String {
     let expressions = match selector["matchExpressions"].as_array() {
         None => "[]v1.LabelSelectorRequirement(nil)".to_string(),
         Some(items) => {

@@ -20,7 +20,7 @@ fn name_rule(resource: &ResourceType) -> fn(&str) -> Vec<String> {
     }
 }
 
-pub fn name(resource: &ResourceType, name: &str, errors: &mut Errors) {
+pub(crate) fn name(resource: &ResourceType, name: &str, errors: &mut Errors) {
     if name.is_empty() {
         return;
     }
@@ -39,7 +39,7 @@ pub fn name(resource: &ResourceType, name: &str, errors: &mut Errors) {
 }
 
 /// `ValidateLabels`: each key a qualified name, each value a label value.
-pub fn labels(labels: &Value, path: &str, errors: &mut Errors) {
+pub(crate) fn labels(labels: &Value, path: &str, errors: &mut Errors) {
     for (key, value) in labels.as_object().into_iter().flatten() {
         for message in qualified_name(key) {
             errors.invalid(path, &Value::String(key.clone()), &message);
@@ -55,7 +55,7 @@ pub fn labels(labels: &Value, path: &str, errors: &mut Errors) {
     }
 }
 
-pub fn annotations(annotations: &Value, path: &str, errors: &mut Errors) {
+pub(crate) fn annotations(annotations: &Value, path: &str, errors: &mut Errors) {
     let mut total = 0;
     for (key, value) in annotations.as_object().into_iter().flatten() {
         for message in qualified_name(&key.to_lowercase()) {
@@ -71,7 +71,7 @@ pub fn annotations(annotations: &Value, path: &str, errors: &mut Errors) {
     }
 }
 
-pub fn metadata(resource: &ResourceType, object: &Value, errors: &mut Errors) {
+pub(crate) fn metadata(resource: &ResourceType, object: &Value, errors: &mut Errors) {
     let meta = &object["metadata"];
     name(resource, meta["name"].as_str().unwrap_or_default(), errors);
     labels(&meta["labels"], "metadata.labels", errors);

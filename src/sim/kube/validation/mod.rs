@@ -2,13 +2,13 @@
 //! nodes, config data, and what an update may not change. Messages as the server words them
 //! (Kubernetes `pkg/apis/*/validation`, apimachinery `util/validation` and `field/errors.go`).
 
-pub mod cluster;
-pub mod errors;
-pub mod go_value;
-pub mod metadata;
-pub mod names;
-pub mod object;
-pub mod pod;
-pub mod service;
-pub mod updates;
-pub mod workloads;
+pub(crate) mod cluster;
+pub(crate) mod errors;
+pub(crate) mod go_value;
+pub(crate) mod metadata;
+pub(crate) mod names;
+pub(crate) mod object;
+pub(crate) mod pod;
+pub(crate) mod service;
+pub(crate) mod updates;
+pub(crate) mod workloads;

@@ -32,7 +32,7 @@ fn label_shaped(text: &str) -> bool {
 const SUBDOMAIN_PATTERN: &str = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*";
 
 /// `IsDNS1123Subdomain`: Deployments, ConfigMaps, Nodes, most names.
-pub fn dns_subdomain(name: &str) -> Vec<String> {
+pub(crate) fn dns_subdomain(name: &str) -> Vec<String> {
     let mut errors = Vec::new();
     if name.len() > 253 {
         errors.push(max_len(253));
@@ -48,7 +48,7 @@ pub fn dns_subdomain(name: &str) -> Vec<String> {
 }
 
 /// `IsDNS1123Label`: Namespaces, container names.
-pub fn dns_label(name: &str) -> Vec<String> {
+pub(crate) fn dns_label(name: &str) -> Vec<String> {
     let mut errors = Vec::new();
     if name.len() > 63 {
         errors.push(max_len(63));
@@ -64,7 +64,7 @@ pub fn dns_label(name: &str) -> Vec<String> {
 }
 
 /// `IsDNS1035Label`: Service names (they become DNS names and environment variables).
-pub fn dns1035_label(name: &str) -> Vec<String> {
+pub(crate) fn dns1035_label(name: &str) -> Vec<String> {
     let mut errors = Vec::new();
     if name.len() > 63 {
         errors.push(max_len(63));
@@ -91,7 +91,7 @@ fn name_part_ok(text: &str) -> bool {
 }
 
 /// `IsQualifiedName`: label and annotation keys (`example.com/name` or `name`).
-pub fn qualified_name(key: &str) -> Vec<String> {
+pub(crate) fn qualified_name(key: &str) -> Vec<String> {
     let parts: Vec<&str> = key.split('/').collect();
     let (prefix, name) = match parts.as_slice() {
         [name] => (None, *name),
@@ -135,7 +135,7 @@ pub fn qualified_name(key: &str) -> Vec<String> {
 }
 
 /// `IsValidLabelValue`.
-pub fn label_value(value: &str) -> Vec<String> {
+pub(crate) fn label_value(value: &str) -> Vec<String> {
     let mut errors = Vec::new();
     if value.len() > 63 {
         errors.push(max_len(63));
@@ -151,7 +151,7 @@ pub fn label_value(value: &str) -> Vec<String> {
 }
 
 /// `IsConfigMapKey`: the keys of a ConfigMap's or Secret's data.
-pub fn config_key(key: &str) -> Vec<String> {
+pub(crate) fn config_key(key: &str) -> Vec<String> {
     let mut errors = Vec::new();
     if key.len() > 253 {
         errors.push(max_len(253));
@@ -177,7 +177,7 @@ pub fn config_key(key: &str) -> Vec<String> {
 
 /// RBAC objects are named as path segments (`system:basic-user`): anything but `.`, `..`,
 /// or a name with `/` or `%`.
-pub fn path_segment(name: &str) -> Vec<String> {
+pub(crate) fn path_segment(name: &str) -> Vec<String> {
     if name == "." || name == ".." {
         return vec![format!("may not be '{name}'")];
     }

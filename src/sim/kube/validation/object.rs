@@ -81,7 +81,7 @@ fn bad_quantity(resource: &ResourceType) -> ApiError {
 }
 
 /// Validates an object about to be stored (defaults already applied, as the server does).
-pub fn validate(
+pub(crate) fn validate(
     _state: &KubeState,
     resource: &ResourceType,
     object: &Value,
@@ -93,7 +93,11 @@ pub fn validate(
 }
 
 /// What an update may not change, on top of [`validate`].
-pub fn validate_update(resource: &ResourceType, old: &Value, new: &Value) -> Result<(), ApiError> {
+pub(crate) fn validate_update(
+    resource: &ResourceType,
+    old: &Value,
+    new: &Value,
+) -> Result<(), ApiError> {
     let mut errors = Errors::default();
     update(&resource.group, &resource.kind, old, new, &mut errors);
     answer(resource, name_of(new), errors)

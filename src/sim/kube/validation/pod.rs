@@ -10,10 +10,10 @@ use super::metadata::labels;
 use super::names::dns_label;
 use crate::sim::kube::quantity::{is_valid, milli};
 
-pub const PULL_POLICIES: [&str; 3] = ["Always", "IfNotPresent", "Never"];
+pub(crate) const PULL_POLICIES: [&str; 3] = ["Always", "IfNotPresent", "Never"];
 const PROTOCOLS: [&str; 3] = ["SCTP", "TCP", "UDP"];
 const DNS_POLICIES: [&str; 4] = ["ClusterFirst", "ClusterFirstWithHostNet", "Default", "None"];
-pub const TAINT_EFFECTS: [&str; 3] = ["NoSchedule", "PreferNoSchedule", "NoExecute"];
+pub(crate) const TAINT_EFFECTS: [&str; 3] = ["NoSchedule", "PreferNoSchedule", "NoExecute"];
 const OPERATORS: [&str; 2] = ["Equal", "Exists"];
 
 /// Resources that may not be overcommitted: requests equal limits (`nvidia.com/gpu`, EFA,
@@ -24,7 +24,7 @@ fn overcommit_allowed(resource: &str) -> bool {
 }
 
 /// A quantity that does not parse: the decode error the API server answers with (400).
-pub struct BadQuantity;
+pub(crate) struct BadQuantity;
 
 fn resources(resources: &Value, path: &str, errors: &mut Errors) -> Result<(), BadQuantity> {
     for part in ["limits", "requests"] {
@@ -151,7 +151,7 @@ fn container(
 
 /// `ValidatePodSpec` for the fields runbooks and charts set. `restart` narrows the restart
 /// policies a workload's template may have (a Deployment's pods always restart).
-pub fn pod_spec(
+pub(crate) fn pod_spec(
     spec: &Value,
     path: &str,
     restart: &[&str],

@@ -9,7 +9,7 @@ use super::errors::Errors;
 const TYPES: [&str; 4] = ["ClusterIP", "ExternalName", "LoadBalancer", "NodePort"];
 const PROTOCOLS: [&str; 3] = ["SCTP", "TCP", "UDP"];
 
-pub fn service(object: &Value, errors: &mut Errors) {
+pub(crate) fn service(object: &Value, errors: &mut Errors) {
     let spec = &object["spec"];
     errors.one_of("spec.type", &spec["type"], &TYPES);
     errors.one_of(

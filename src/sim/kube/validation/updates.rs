@@ -39,7 +39,7 @@ fn without(spec: &Value, fields: &[&str]) -> Value {
     spec
 }
 
-pub fn update(group: &str, kind: &str, old: &Value, new: &Value, errors: &mut Errors) {
+pub(crate) fn update(group: &str, kind: &str, old: &Value, new: &Value, errors: &mut Errors) {
     match (group, kind) {
         ("apps", "Deployment" | "ReplicaSet" | "DaemonSet") => selector(old, new, errors),
         ("apps", "StatefulSet") => {

@@ -53,7 +53,11 @@ fn template(spec: &Value, restart: &[&str], errors: &mut Errors) -> Result<(), B
     )
 }
 
-pub fn replicated(kind: &str, object: &Value, errors: &mut Errors) -> Result<(), BadQuantity> {
+pub(crate) fn replicated(
+    kind: &str,
+    object: &Value,
+    errors: &mut Errors,
+) -> Result<(), BadQuantity> {
     let spec = &object["spec"];
     selected_template(spec, &kind.to_lowercase(), errors);
     if kind != "DaemonSet" {
@@ -126,11 +130,11 @@ fn job_spec(spec: &Value, path: &str, errors: &mut Errors) -> Result<(), BadQuan
     )
 }
 
-pub fn job(object: &Value, errors: &mut Errors) -> Result<(), BadQuantity> {
+pub(crate) fn job(object: &Value, errors: &mut Errors) -> Result<(), BadQuantity> {
     job_spec(&object["spec"], "spec", errors)
 }
 
-pub fn cron_job(object: &Value, errors: &mut Errors) -> Result<(), BadQuantity> {
+pub(crate) fn cron_job(object: &Value, errors: &mut Errors) -> Result<(), BadQuantity> {
     let spec = &object["spec"];
     if spec["schedule"].as_str().is_none_or(str::is_empty) {
         errors.required("spec.schedule");

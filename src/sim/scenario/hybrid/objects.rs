@@ -85,14 +85,14 @@ pub(super) fn crd(
 
 /// A DaemonSet or Deployment with one container.
 pub(super) struct Workload<'a> {
-    pub kind: &'a str,
-    pub namespace: &'a str,
-    pub name: &'a str,
-    pub image: &'a str,
-    pub cpu: &'a str,
+    pub(crate) kind: &'a str,
+    pub(crate) namespace: &'a str,
+    pub(crate) name: &'a str,
+    pub(crate) image: &'a str,
+    pub(crate) cpu: &'a str,
     /// Extra fields of the pod spec (nodeSelector, affinity, tolerations, ...).
-    pub pod_spec: Value,
-    pub replicas: u32,
+    pub(crate) pod_spec: Value,
+    pub(crate) replicas: u32,
 }
 
 impl Workload<'_> {
