@@ -32,13 +32,14 @@ pub(crate) fn execute(args: &CheckArgs) -> AppResult {
     for (folder, members) in folders {
         // Messages show imports relative to the folder as the user named it.
         let shown = args.files[members[0]].display().to_string();
-        let host = Host::new(
+        let host = Host::builder(
             HostConfig::scratch(&shown, folder, std::env::temp_dir()),
             Arc::new(VirtualClock::new()),
             Arc::new(NullSink),
             Interrupt::new(),
             runtime.handle().clone(),
-        );
+        )
+        .build();
         let mut readable = Vec::new();
         for index in &members {
             let file = &args.files[*index];

@@ -18,7 +18,7 @@ pub(crate) fn execute(args: &DocsArgs) -> AppResult {
         return write_man_pages(dir);
     }
     let runtime = runtime::build()?;
-    let host = Host::new(
+    let host = Host::builder(
         HostConfig::scratch(
             "<docs>",
             std::env::current_dir().unwrap_or_default(),
@@ -28,7 +28,8 @@ pub(crate) fn execute(args: &DocsArgs) -> AppResult {
         Arc::new(NullSink),
         Interrupt::new(),
         runtime.handle().clone(),
-    );
+    )
+    .build();
     let engine = build_engine(&host, &crate::target::documentation_extensions(&runtime));
     if let Some(dir) = &args.definitions {
         return write_definitions(&engine, dir);

@@ -12,7 +12,7 @@ use crate::script::{self, Host, HostConfig, Interrupt, to_json};
 pub(crate) fn execute(args: &EvalArgs) -> AppResult {
     let runtime = runtime::build()?;
     let target = crate::target::connect(&runtime, &args.target, None)?;
-    let host = Host::new(
+    let host = Host::builder(
         HostConfig::scratch(
             "<eval>",
             std::env::current_dir().unwrap_or_default(),
@@ -26,8 +26,9 @@ pub(crate) fn execute(args: &EvalArgs) -> AppResult {
         Arc::new(PrintSink::new(std::io::stderr())),
         Interrupt::new(),
         runtime.handle().clone(),
-    );
-    host.attach_guards(args.guards.guards());
+    )
+    .guards(args.guards.guards())
+    .build();
     let (h, snippet) = (host.clone(), args.script.clone());
     let outcome = runtime::run_script(&runtime, move || {
         script::eval_snippet(&h, &snippet, target.extensions.clone())

@@ -27,6 +27,7 @@ mod runtime;
 mod signals;
 mod state_capture;
 mod stdout;
+mod test_hooks;
 
 use clap::Parser;
 

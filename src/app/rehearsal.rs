@@ -66,7 +66,7 @@ fn on(
         SCRATCH.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
     )));
     let runbook = rehearsal.file.display().to_string();
-    let host = Host::new(
+    let host = Host::builder(
         HostConfig {
             runbook: runbook.clone(),
             base_dir: folder,
@@ -81,8 +81,9 @@ fn on(
         Arc::new(NullSink),
         Interrupt::new(),
         runtime.handle().clone(),
-    );
-    host.attach_guards(rehearsal.guards);
+    )
+    .guards(rehearsal.guards)
+    .build();
     let aws = twin.clients.aws.clone();
     let before = runtime.block_on(aws.cost_report()).ok();
     let (h, extensions, text) = (host.clone(), twin.extensions.clone(), rehearsal.text);

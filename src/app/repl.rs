@@ -13,7 +13,7 @@ pub(crate) fn execute(args: &ReplArgs) -> AppResult {
     let runtime = runtime::build()?;
     let target = crate::target::connect(&runtime, &args.target, args.clock)?;
     let interrupt = Interrupt::new();
-    let host = Host::new(
+    let host = Host::builder(
         HostConfig::scratch(
             "<repl>",
             std::env::current_dir().unwrap_or_default(),
@@ -27,8 +27,9 @@ pub(crate) fn execute(args: &ReplArgs) -> AppResult {
         Arc::new(LiveSink::new()),
         interrupt.clone(),
         runtime.handle().clone(),
-    );
-    host.attach_guards(args.guards.guards());
+    )
+    .guards(args.guards.guards())
+    .build();
     // Ctrl-C while an evaluation runs stops it; the session goes on. (While a line is being
     // edited the terminal is raw and Ctrl-C reaches the editor as a key instead.)
     if let Some(mut signals) = super::signals::interrupts(&runtime) {

@@ -102,7 +102,7 @@ pub(crate) fn execute(args: RunArgs) -> AppResult {
             earlier.id, earlier.runbook, earlier.id
         );
     }
-    let run_journal = if crate::script::journal_off() {
+    let run_journal = if super::test_hooks::journal_off() {
         None
     } else {
         Some(start_journal(
@@ -113,7 +113,7 @@ pub(crate) fn execute(args: RunArgs) -> AppResult {
             target.outside().is_some(),
         )?)
     };
-    let host = Host::new(
+    let mut host = Host::builder(
         HostConfig {
             runbook: runbook.clone(),
             base_dir: crate::cli::runbook_folder(&config.file),
@@ -128,16 +128,14 @@ pub(crate) fn execute(args: RunArgs) -> AppResult {
         sink(config.progress),
         Interrupt::new(),
         runtime.handle().clone(),
-    );
-
-    if let Some(journal) = &run_journal {
-        host.attach_journal(journal.clone());
-    }
-    host.attach_guards(config.guards.clone());
+    )
+    .journal(run_journal.clone())
+    .guards(config.guards.clone())
+    .test_hooks(super::test_hooks::from_env());
     if let Some(history) = &history {
-        host.attach_metric_history(Arc::new(history.clone()));
-        host.attach_gpu_record(Arc::new(history.clone()));
+        host = host.history(Arc::new(history.clone()), Arc::new(history.clone()));
     }
+    let host = host.build();
     let outputs = Outputs {
         json: config.report.clone(),
         junit: config.junit.clone(),

@@ -10,7 +10,7 @@ mod test_hooks;
 
 pub use gpu_record::GpuRecord;
 pub use metric_history::MetricHistory;
-pub(crate) use test_hooks::journal_off;
+pub use test_hooks::TestHooks;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
@@ -159,14 +159,16 @@ pub struct Host {
     pub config: HostConfig,
     sink: Arc<dyn Sink>,
     secrets: Mutex<Secrets>,
-    journal: std::sync::OnceLock<Arc<Journal>>,
-    guards: std::sync::OnceLock<crate::guard::Guards>,
+    /// Where every mutation is journaled before it is sent (none: `docs`, `check`, `eval`).
+    journal: Option<Arc<Journal>>,
+    /// What the run may change; none held to nothing.
+    guards: Option<crate::guard::Guards>,
     /// What the resources the run started have cost so far (`--max-cost-usd`).
     spend: Mutex<crate::guard::Spend>,
-    metric_history: std::sync::OnceLock<Arc<dyn MetricHistory>>,
-    gpu_record: std::sync::OnceLock<Arc<dyn GpuRecord>>,
+    metric_history: Option<Arc<dyn MetricHistory>>,
+    gpu_record: Option<Arc<dyn GpuRecord>>,
     /// What the crash-safety tests asked of this run (nothing, in a release build).
-    pub(crate) hooks: test_hooks::TestHooks,
+    pub(crate) hooks: TestHooks,
     answered_calls: std::sync::atomic::AtomicU64,
     cleaning_up: AtomicBool,
     /// Why no more mutations may be sent: the run is being undone from its journal.
@@ -176,29 +178,63 @@ pub struct Host {
     state: Mutex<RunState>,
 }
 
-impl Host {
-    pub fn new(
-        config: HostConfig,
-        clock: Arc<dyn Clock>,
-        sink: Arc<dyn Sink>,
-        interrupt: Interrupt,
-        runtime: tokio::runtime::Handle,
-    ) -> Arc<Self> {
-        let virtual_start = clock.now();
-        Arc::new(Self {
-            clock,
-            runtime,
-            interrupt,
+/// A [`Host`] made whole before the run starts: what it is about, its clock, output and
+/// stop signals, and what the app decided it keeps (journal, guards, history, test hooks).
+pub struct HostBuilder {
+    config: HostConfig,
+    clock: Arc<dyn Clock>,
+    sink: Arc<dyn Sink>,
+    interrupt: Interrupt,
+    runtime: tokio::runtime::Handle,
+    journal: Option<Arc<Journal>>,
+    guards: Option<crate::guard::Guards>,
+    metric_history: Option<Arc<dyn MetricHistory>>,
+    gpu_record: Option<Arc<dyn GpuRecord>>,
+    hooks: TestHooks,
+}
+
+impl HostBuilder {
+    /// Every mutation is journaled here before it is sent.
+    pub fn journal(mut self, journal: Option<Arc<Journal>>) -> Self {
+        self.journal = journal;
+        self
+    }
+
+    /// Every mutation is held to these before it is sent.
+    pub fn guards(mut self, guards: crate::guard::Guards) -> Self {
+        self.guards = Some(guards);
+        self
+    }
+
+    /// Metric baselines and GPU verdicts read the run history.
+    pub fn history(mut self, metrics: Arc<dyn MetricHistory>, gpus: Arc<dyn GpuRecord>) -> Self {
+        self.metric_history = Some(metrics);
+        self.gpu_record = Some(gpus);
+        self
+    }
+
+    /// What the crash-safety tests asked of this run (see [`TestHooks`]).
+    pub fn test_hooks(mut self, hooks: TestHooks) -> Self {
+        self.hooks = hooks;
+        self
+    }
+
+    pub fn build(self) -> Arc<Host> {
+        let virtual_start = self.clock.now();
+        Arc::new(Host {
+            clock: self.clock,
+            runtime: self.runtime,
+            interrupt: self.interrupt,
             sources: SourceMap::default(),
-            config,
-            sink,
+            config: self.config,
+            sink: self.sink,
             secrets: Mutex::new(Secrets::default()),
-            journal: std::sync::OnceLock::new(),
-            guards: std::sync::OnceLock::new(),
+            journal: self.journal,
+            guards: self.guards,
             spend: Mutex::new(crate::guard::Spend::default()),
-            metric_history: std::sync::OnceLock::new(),
-            gpu_record: std::sync::OnceLock::new(),
-            hooks: test_hooks::TestHooks::from_env(),
+            metric_history: self.metric_history,
+            gpu_record: self.gpu_record,
+            hooks: self.hooks,
             answered_calls: std::sync::atomic::AtomicU64::new(0),
             cleaning_up: AtomicBool::new(false),
             closed: std::sync::OnceLock::new(),
@@ -206,6 +242,31 @@ impl Host {
             virtual_start,
             state: Mutex::new(RunState::default()),
         })
+    }
+}
+
+impl Host {
+    /// A host for a run of `config` on `clock`, output to `sink`, stopped by `interrupt`;
+    /// [`HostBuilder::build`] makes it.
+    pub fn builder(
+        config: HostConfig,
+        clock: Arc<dyn Clock>,
+        sink: Arc<dyn Sink>,
+        interrupt: Interrupt,
+        runtime: tokio::runtime::Handle,
+    ) -> HostBuilder {
+        HostBuilder {
+            config,
+            clock,
+            sink,
+            interrupt,
+            runtime,
+            journal: None,
+            guards: None,
+            metric_history: None,
+            gpu_record: None,
+            hooks: TestHooks::default(),
+        }
     }
 
     fn state(&self) -> MutexGuard<'_, RunState> {

@@ -14,13 +14,8 @@ pub trait GpuRecord: Send + Sync {
 }
 
 impl Host {
-    /// Health judgements read `record` from now on.
-    pub fn attach_gpu_record(&self, record: Arc<dyn GpuRecord>) {
-        let _ = self.gpu_record.set(record);
-    }
-
     /// The record, when the run keeps a history.
     pub(crate) fn gpu_record(&self) -> Option<&Arc<dyn GpuRecord>> {
-        self.gpu_record.get()
+        self.gpu_record.as_ref()
     }
 }

@@ -18,17 +18,12 @@ pub struct Sending {
 }
 
 impl Host {
-    /// From now on every mutation is journaled here before it is sent.
-    pub fn attach_journal(&self, journal: Arc<Journal>) {
-        let _ = self.journal.set(journal);
-    }
-
     pub fn journal(&self) -> Option<&Arc<Journal>> {
-        self.journal.get()
+        self.journal.as_ref()
     }
 
     pub fn write_journal(&self, record: &Record) -> Result<(), String> {
-        match self.journal.get() {
+        match self.journal.as_ref() {
             Some(journal) => journal
                 .append(&record.masked(|text| self.mask(text)))
                 .map_err(|e| e.to_string()),
@@ -36,19 +31,14 @@ impl Host {
         }
     }
 
-    /// From now on every mutation is held to these before it is sent.
-    pub fn attach_guards(&self, guards: Guards) {
-        let _ = self.guards.set(guards);
-    }
-
     pub fn guards(&self) -> Guards {
-        self.guards.get().cloned().unwrap_or_default()
+        self.guards.as_ref().cloned().unwrap_or_default()
     }
 
     /// Whether the guards let `change` through; a refusal is listed in the report. For calls
     /// that send several changes at once, each is checked before any is journaled.
     pub fn guard(&self, change: &Change) -> Result<(), String> {
-        let Some(guards) = self.guards.get() else {
+        let Some(guards) = self.guards.as_ref() else {
             return Ok(());
         };
         let checked = guards.check(change).and_then(|()| {
@@ -70,7 +60,7 @@ impl Host {
     /// to a resource: a command run in a pod (`argv`), a lab twin fault. A refusal is listed in
     /// the report as any other.
     pub fn guard_read_only(&self, action: &str, argv: Option<&[String]>) -> Result<(), String> {
-        let Some(guards) = self.guards.get() else {
+        let Some(guards) = self.guards.as_ref() else {
             return Ok(());
         };
         guards.check_read_only(action, argv).map_err(|refusal| {
@@ -87,7 +77,7 @@ impl Host {
     /// What the resources the run started have cost, when it has a `--max-cost-usd` (to a
     /// hundredth of a cent: small budgets are for tests and rehearsals).
     pub fn spent_usd(&self) -> Option<f64> {
-        self.guards.get()?.max_cost_usd?;
+        self.guards.as_ref()?.max_cost_usd?;
         let spent = self
             .spend
             .lock()
@@ -107,7 +97,7 @@ impl Host {
     /// Why the run must stop now, when what it started has cost more than `--max-cost-usd`
     /// (never while its cleanups run).
     pub fn over_budget(&self) -> Option<String> {
-        let guards = self.guards.get()?;
+        let guards = self.guards.as_ref()?;
         guards.max_cost_usd?;
         if self.is_cleaning_up() || self.state().running_defer.is_some() {
             return None;
@@ -120,7 +110,7 @@ impl Host {
     /// without one. Checked on the wall clock: a wait on the virtual clock is over in a blink,
     /// and the next call checks again.
     pub(crate) async fn budget_spent(&self) -> String {
-        if self.guards.get().and_then(|g| g.max_cost_usd).is_none() {
+        if self.guards.as_ref().and_then(|g| g.max_cost_usd).is_none() {
             return std::future::pending().await;
         }
         let mut ticker = tokio::time::interval(std::time::Duration::from_millis(250));
@@ -164,7 +154,7 @@ impl Host {
                 .unwrap_or_else(PoisonError::into_inner)
                 .record(resource, runs, now);
         }
-        let seq = match self.journal.get() {
+        let seq = match self.journal.as_ref() {
             None => 0,
             Some(journal) => self.journal_mutation(journal, &change.action, undo)?,
         };
@@ -218,7 +208,7 @@ impl Host {
                 }
             }
         }
-        if self.journal.get().is_none() {
+        if self.journal.as_ref().is_none() {
             return;
         }
         for sending in sent {

@@ -1,8 +1,6 @@
 //! Metrics a run records, each in the step open when it was measured, and the history that a
 //! metric's baseline is judged against (kept by the app layer; the host only asks it).
 
-use std::sync::Arc;
-
 use super::Host;
 use crate::report::{BaselineResult, BaselineSpec, Better, MetricRecord};
 
@@ -20,11 +18,6 @@ pub trait MetricHistory: Send + Sync {
 }
 
 impl Host {
-    /// Baselines are judged against `history` from now on.
-    pub fn attach_metric_history(&self, history: Arc<dyn MetricHistory>) {
-        let _ = self.metric_history.set(history);
-    }
-
     /// The path of the step open here, for a metric measured now.
     pub(crate) fn metric_step(&self) -> Vec<String> {
         self.open_path()
@@ -60,7 +53,7 @@ impl Host {
         better: Better,
         spec: BaselineSpec,
     ) -> Option<Result<BaselineResult, String>> {
-        let history = self.metric_history.get()?;
+        let history = self.metric_history.as_ref()?;
         let parameters = self
             .state()
             .parameters
