@@ -1,18 +1,23 @@
 //! Undoing from a journal: each step of a [`crate::journal::UndoPlan`] made so against the target
 //! (it reads first, and "already so" or "gone" is fine), so a second pass finds nothing to do.
 //! `runbook recover` runs it for a killed run; a run whose own cleanups could not start runs it
-//! for itself on SIGTERM or a second Ctrl-C.
+//! for itself on SIGTERM or a second Ctrl-C. Like a runbook's cleanups, its AWS steps ride out a
+//! busy API: throttled or failed on AWS's side, a step is made again until its deadline.
 
+use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::clients::aws::{AwsClients, AwsError, RuleSpec};
+use crate::clients::aws::{AwsClients, AwsError, Backoff, RuleSpec, is_transient, until_deadline};
 use crate::clients::kube::{KubeClient, ListOptions};
-use crate::clock::{Clock, RealClock};
-use crate::journal::{Rule, Undo};
+use crate::clock::{Clock, RealClock, format_duration};
+use crate::journal::{Journal, Record, Rule, Undo};
+
+/// How long one AWS step keeps trying while AWS is busy: a defer's default deadline.
+const STEP_DEADLINE: Duration = Duration::from_secs(15 * 60);
 
 /// Runs every step against the target, newest first, saying each as `[undo]`, `[pass]` or
-/// `[fail]` through `say`; answers how many failed.
+/// `[fail]` through `say` (and each retry of a busy API); answers how many failed.
 pub(crate) async fn undo_all(
     clients: &crate::target::TargetClients,
     steps: &[Undo],
@@ -22,7 +27,7 @@ pub(crate) async fn undo_all(
     let mut failed = 0;
     for step in steps {
         say(format!("[undo] {}", step.describe()));
-        match undo(&clients.aws, &clients.kube, step, &clock).await {
+        match undo(&clients.aws, &clients.kube, step, &clock, &say).await {
             Ok(Done::Changed) => say(format!("[pass] {}", step.describe())),
             Ok(Done::AlreadySo) => say(format!("[pass] {} (already so)", step.describe())),
             Err(error) => {
@@ -32,6 +37,48 @@ pub(crate) async fn undo_all(
         }
     }
     failed
+}
+
+/// Marks the journal at `path` recovered, so that neither `recover --list` nor the next run
+/// offers it again; a journal that cannot take the mark is said, not fatal: the steps are safe
+/// to repeat.
+pub(crate) fn mark_recovered(path: &Path) {
+    let at = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let marked = Journal::append_to(path).and_then(|j| j.append(&Record::Recovered { at }));
+    if let Err(error) = marked {
+        eprintln!(
+            "warning: {error}: a second recover will redo the steps (they are safe to repeat)"
+        );
+    }
+}
+
+/// `make` (one AWS step) made again while AWS throttles it or fails on its side, with a
+/// cleanup's backoff, until [`STEP_DEADLINE`]: an undo does not give up on a busy API.
+async fn patiently<F, Fut>(
+    clock: &dyn Clock,
+    say: &impl Fn(String),
+    make: F,
+) -> Result<Done, AwsError>
+where
+    F: Fn() -> Fut,
+    Fut: Future<Output = Result<Done, AwsError>>,
+{
+    until_deadline(
+        clock,
+        Some(clock.now() + STEP_DEADLINE),
+        Backoff::CLEANUP,
+        |error| is_transient(&error.code),
+        |error, pause| {
+            say(format!(
+                "{error}; trying again in {}",
+                format_duration(pause)
+            ))
+        },
+        make,
+    )
+    .await
 }
 
 enum Done {
@@ -84,6 +131,7 @@ async fn undo(
     kube: &Arc<KubeClient>,
     step: &Undo,
     clock: &dyn Clock,
+    say: &impl Fn(String),
 ) -> Result<Done, UndoError> {
     let gone = |e: &AwsError| {
         matches!(
@@ -91,43 +139,53 @@ async fn undo(
             "ResourceNotFoundException" | "InvalidGroup.NotFound" | "InvalidPermission.NotFound"
         )
     };
+    let aws: &AwsClients = aws;
     match step {
         Undo::ScaleNodegroup {
             cluster,
             nodegroup,
             desired,
             max,
-        } => match aws
-            .scale_nodegroup_to(
-                cluster,
-                nodegroup,
-                *desired,
-                *max,
-                Some(Duration::from_secs(1200)),
-                clock,
-            )
-            .await
-        {
-            Ok(update) if update["status"] == "Unchanged" => Ok(Done::AlreadySo),
-            Ok(_) => Ok(Done::Changed),
-            Err(e) if gone(&e) => Ok(Done::AlreadySo),
-            Err(e) => Err(e.into()),
-        },
-        Undo::Authorize { group, rule } => match has_rule(aws, group, rule).await {
-            Ok(true) => Ok(Done::AlreadySo),
-            Ok(false) => match aws.authorize(group, &spec(group, rule)).await {
+        } => Ok(patiently(clock, say, || async move {
+            let scaled = aws
+                .scale_nodegroup_to(
+                    cluster,
+                    nodegroup,
+                    *desired,
+                    *max,
+                    Some(Duration::from_secs(1200)),
+                    clock,
+                )
+                .await;
+            match scaled {
+                Ok(update) if update["status"] == "Unchanged" => Ok(Done::AlreadySo),
                 Ok(_) => Ok(Done::Changed),
-                Err(e) if e.code == "InvalidPermission.Duplicate" => Ok(Done::AlreadySo),
-                Err(e) => Err(e.into()),
-            },
-            Err(e) if gone(&e) => Ok(Done::AlreadySo),
-            Err(e) => Err(e.into()),
-        },
-        Undo::Revoke { group, rule } => match aws.revoke(group, &spec(group, rule)).await {
-            Ok(()) => Ok(Done::Changed),
-            Err(e) if gone(&e) => Ok(Done::AlreadySo),
-            Err(e) => Err(e.into()),
-        },
+                Err(e) if gone(&e) => Ok(Done::AlreadySo),
+                Err(e) => Err(e),
+            }
+        })
+        .await?),
+        Undo::Authorize { group, rule } => Ok(patiently(clock, say, || async move {
+            match has_rule(aws, group, rule).await {
+                Ok(true) => Ok(Done::AlreadySo),
+                Ok(false) => match aws.authorize(group, &spec(group, rule)).await {
+                    Ok(_) => Ok(Done::Changed),
+                    Err(e) if e.code == "InvalidPermission.Duplicate" => Ok(Done::AlreadySo),
+                    Err(e) => Err(e),
+                },
+                Err(e) if gone(&e) => Ok(Done::AlreadySo),
+                Err(e) => Err(e),
+            }
+        })
+        .await?),
+        Undo::Revoke { group, rule } => Ok(patiently(clock, say, || async move {
+            match aws.revoke(group, &spec(group, rule)).await {
+                Ok(()) => Ok(Done::Changed),
+                Err(e) if gone(&e) => Ok(Done::AlreadySo),
+                Err(e) => Err(e),
+            }
+        })
+        .await?),
         Undo::DeleteObject {
             kind,
             namespace,

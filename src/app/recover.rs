@@ -7,7 +7,7 @@ use super::stdout::out;
 use super::{AppResult, journal_undo, runtime};
 use crate::cli::RecoverArgs;
 use crate::error::{Error, Exit};
-use crate::journal::{self, Journal, Record, RunInfo};
+use crate::journal::{self, RunInfo};
 
 pub(crate) fn execute(args: &RecoverArgs) -> AppResult {
     let state_dir = journal::state_dir(args.journal.state_dir.as_deref());
@@ -104,21 +104,9 @@ pub(crate) fn execute(args: &RecoverArgs) -> AppResult {
         );
         return Ok(Exit::CleanupFailed);
     }
-    let marked = Journal::append_to(&run.journal)
-        .and_then(|j| j.append(&Record::Recovered { at: now_secs() }));
-    if let Err(error) = marked {
-        eprintln!(
-            "warning: {error}: a second recover will redo the steps (they are safe to repeat)"
-        );
-    }
+    journal_undo::mark_recovered(&run.journal);
     out!("[result] recovered: {} steps", plan.steps.len());
     Ok(Exit::Passed)
-}
-
-fn now_secs() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs())
 }
 
 fn list(state_dir: &std::path::Path) -> AppResult {

@@ -115,19 +115,14 @@ async fn abort(
         _ => None,
     };
     let report = crate::script::report(host, None);
-    match undone {
-        Some(Ok(())) => {}
-        Some(Err(left)) => {
-            eprintln!("{left}");
-            if let Some(text) = left_behind_text(&report) {
-                eprint!("{text}");
-            }
-        }
-        None => {
-            if let Some(text) = left_behind_text(&report) {
-                eprint!("{text}");
-            }
-        }
+    if let Some(Err(left)) = &undone {
+        eprintln!("{left}");
+    }
+    // Unless the journal put everything back, the report says what may be left.
+    if !matches!(undone, Some(Ok(())))
+        && let Some(text) = left_behind_text(&report)
+    {
+        eprint!("{text}");
     }
     on_abort(&report);
     std::process::exit(Exit::CleanupFailed.code());
@@ -159,15 +154,7 @@ async fn undo_from_journal(
             plan.steps.len()
         ));
     }
-    if let Err(error) = journal.append(&crate::journal::Record::Recovered {
-        at: std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs()),
-    }) {
-        eprintln!(
-            "warning: {error}: `runbook recover` will redo the steps (they are safe to repeat)"
-        );
-    }
+    super::journal_undo::mark_recovered(&path);
     eprintln!(
         "[result] undone from the journal: {} steps",
         plan.steps.len()

@@ -518,3 +518,37 @@ fn lab_serve_lets_go_of_silent_and_slowloris_connections_and_keeps_answering() {
         "resting {resting} KiB, after the flood {after} KiB"
     );
 }
+
+/// `recover` after a run killed with the GPUs up, while AWS throttles every call: it rides out
+/// the busy API as a runbook's cleanup does (it used to give up at the first throttled step,
+/// exit 3, once the SDK's own attempts were spent) and puts the node group back once AWS
+/// answers again.
+#[test]
+fn recover_rides_out_a_throttled_api_and_puts_the_gpus_back() {
+    let lab = LabServer::start("600");
+    let state = tempfile::tempdir().expect("temp dir");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let runbook = scale_then(dir.path(), "()");
+    against(&lab, state.path(), &["run", "--yes", "--progress", "never"])
+        .arg(&runbook)
+        .env("RUNBOOK_CRASH_AFTER_MUTATION", "1")
+        .run()
+        .expect_code(137);
+    assert_eq!(lab.gpu_desired(), 2, "killed with the GPUs up");
+    lab.admin("faults?set=aws-throttle=1.0");
+    // One SDK attempt a call, so that what is measured is recover's own patience (the SDK's
+    // adaptive retries alone ride out about four minutes of throttling).
+    let (child, lines) = spawn_with_lines(
+        against(&lab, state.path(), &["recover", "--aws-max-attempts", "1"]).command(),
+    );
+    let retried = lines
+        .recv_timeout(Duration::from_secs(60))
+        .into_iter()
+        .chain(lines.iter())
+        .find(|line| line.contains("trying again in"));
+    assert!(retried.is_some(), "recover said no retry");
+    lab.admin("faults?set=aws-throttle=0");
+    let (code, err) = ended_within(child, Duration::from_secs(90));
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(lab.gpu_desired(), 0, "put back once AWS answered");
+}
