@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use crate::support::{LabServer, Runbook, helm_available, read_report, repo_root};
 
 /// A run against `lab` with its own state folder (journals, locks).
-fn against(lab: &LabServer, state: &Path, args: &[&str]) -> Runbook {
+pub fn against(lab: &LabServer, state: &Path, args: &[&str]) -> Runbook {
     Runbook::new()
         .lab_env(lab)
         .env("XDG_STATE_HOME", state)

@@ -9,16 +9,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use crate::support::{LabServer, Runbook, read_report, send_signal, spawn_with_lines};
-
-/// A run against `lab` with its own state folder (journals, locks).
-fn against(lab: &LabServer, state: &Path, args: &[&str]) -> Runbook {
-    Runbook::new()
-        .lab_env(lab)
-        .env("XDG_STATE_HOME", state)
-        .args(args)
-        .args(["--aws-endpoint", &lab.aws_endpoint(), "--kubeconfig"])
-        .arg(&lab.kubeconfig)
-}
+use crate::trust::against;
 
 /// A runbook that scales the GPU node group to 2 (a cleanup puts it back), then runs `then`.
 fn scale_then(dir: &Path, then: &str) -> PathBuf {
