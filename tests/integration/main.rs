@@ -14,6 +14,7 @@ mod core_runbooks;
 mod crash_safe;
 mod cronjob_drill;
 mod docs;
+mod function_length;
 mod gpu_catalog;
 mod gpu_fabric;
 mod gpu_health;
