@@ -5,6 +5,7 @@ pub mod error;
 mod fields;
 mod read_aws;
 mod read_kube;
+mod read_vpc;
 pub mod reader;
 
 pub use error::CaptureError;

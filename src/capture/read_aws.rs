@@ -1,6 +1,6 @@
 //! The AWS half of a capture: the cluster and what it stands in (its VPC's network, groups and
-//! rules, instances), its node groups, add-ons and access entries, its OIDC provider and the
-//! roles it names. Describe, List and Get calls only.
+//! rules, instances, read by [`read_vpc`]), its node groups, add-ons and access entries, its
+//! OIDC provider and the roles it names. Describe, List and Get calls only.
 
 use std::collections::BTreeSet;
 
@@ -9,12 +9,12 @@ use serde_json::Value;
 
 use super::error::CaptureError;
 use super::fields::{count, text, texts};
+use super::read_vpc;
 use crate::clients::aws::AwsClients;
 use crate::lab_state::{
-    AccessEntry, AccessPolicy, Addon, Address, AwsState, Cluster, ClusterConfig, Instance,
-    LaunchTemplate, NatGateway, Nodegroup, NodegroupTemplate, OidcProvider, PlacementGroup,
-    PodIdentityAssociation, RemoteNetwork, Role, Rule, SecurityGroup, Subnet, Taint,
-    TemplateInterface, Vpc,
+    AccessEntry, AccessPolicy, Addon, AwsState, Cluster, ClusterConfig, Instance, LaunchTemplate,
+    Nodegroup, NodegroupTemplate, OidcProvider, PlacementGroup, PodIdentityAssociation,
+    RemoteNetwork, Role, Taint, TemplateInterface,
 };
 
 /// The cluster to capture when none was named: the one whose endpoint is the Kubernetes API
@@ -54,136 +54,51 @@ pub(super) async fn read(aws: &AwsClients, name: &str) -> Result<AwsState, Captu
         .cluster(name)
         .await
         .map_err(CaptureError::aws(format!("EKS cluster {name}")))?;
-    let vpc = text(&c["resources_vpc_config"]["vpc_id"]);
-    let in_vpc = |v: &Value| v["vpc_id"].as_str() == Some(vpc.as_str());
-    let vpcs = aws.vpcs().await.map_err(CaptureError::aws("the VPCs"))?;
-    let vpcs = vpcs
-        .iter()
-        .filter(|v| in_vpc(v))
-        .map(|v| Vpc {
-            id: text(&v["vpc_id"]),
-            cidr: text(&v["cidr_block"]),
-            name: text(&v["name"]),
-        })
-        .collect();
-    let subnets: Vec<Subnet> = aws
-        .subnets()
-        .await
-        .map_err(CaptureError::aws("the subnets"))?
-        .iter()
-        .filter(|s| in_vpc(s))
-        .map(|s| Subnet {
-            id: text(&s["subnet_id"]),
-            vpc: vpc.clone(),
-            cidr: text(&s["cidr_block"]),
-            zone: text(&s["availability_zone"]),
-            public: s["map_public_ip_on_launch"].as_bool().unwrap_or(false),
-            name: text(&s["name"]),
-        })
-        .collect();
-    let nat_gateways: Vec<NatGateway> = aws
-        .nat_gateways()
-        .await
-        .map_err(CaptureError::aws("the NAT gateways"))?
-        .iter()
-        .filter(|n| in_vpc(n) && n["state"] != "deleted")
-        .map(|n| NatGateway {
-            id: text(&n["nat_gateway_id"]),
-            subnet: text(&n["subnet_id"]),
-            vpc: vpc.clone(),
-            state: text(&n["state"]),
-            name: text(&n["name"]),
-            allocation: n["allocation_id"].as_str().map(str::to_string),
-        })
-        .collect();
-    let held: BTreeSet<&str> = nat_gateways
-        .iter()
-        .filter_map(|n| n.allocation.as_deref())
-        .collect();
-    let addresses = aws
-        .addresses(None)
-        .await
-        .map_err(CaptureError::aws("the Elastic IPs"))?
-        .iter()
-        .filter(|a| {
-            a["allocation_id"]
-                .as_str()
-                .is_some_and(|id| held.contains(id))
-        })
-        .map(|a| Address {
-            allocation_id: text(&a["allocation_id"]),
-            public_ip: text(&a["public_ip"]),
-            name: text(&a["name"]),
-        })
-        .collect();
-    let security_groups = security_groups(aws, &vpc).await?;
-    let subnet_ids: BTreeSet<&str> = subnets.iter().map(|s| s.id.as_str()).collect();
-    let mut instances: Vec<Instance> = aws
-        .instances()
-        .await
-        .map_err(CaptureError::aws("the EC2 instances"))?
-        .iter()
-        .filter(|i| {
-            i["state"] != "terminated"
-                && i["subnet_id"]
-                    .as_str()
-                    .is_some_and(|s| subnet_ids.contains(s))
-        })
-        .map(|i| Instance {
-            id: text(&i["instance_id"]),
-            state: text(&i["state"]),
-            instance_type: text(&i["instance_type"]),
-            zone: text(&i["availability_zone"]),
-            subnet: text(&i["subnet_id"]),
-            private_ip: text(&i["private_ip_address"]),
-            security_groups: texts(&i["security_groups"]),
-            image: text(&i["image_id"]),
-            nodegroup: i["nodegroup"].as_str().map(str::to_string),
-            placement_group: i["placement_group"].as_str().map(str::to_string),
-            efa_interfaces: count(&i["efa_interfaces"]),
-        })
-        .collect();
-    instances.sort_by(|a, b| a.id.cmp(&b.id));
+    let network = read_vpc::read(aws, &text(&c["resources_vpc_config"]["vpc_id"])).await?;
     let nodegroups = nodegroups(aws, name).await?;
     let cluster = cluster(aws, name, &c).await?;
-    let issuer = cluster
-        .config
-        .oidc_issuer
-        .trim_start_matches("https://")
-        .to_string();
-    let oidc_providers = aws
-        .oidc_providers()
-        .await
-        .map_err(CaptureError::aws("the IAM OIDC providers"))?
-        .iter()
-        .filter(|p| p["url"].as_str() == Some(issuer.as_str()))
-        .map(|p| OidcProvider {
-            url: text(&p["url"]),
-            client_ids: texts(&p["client_ids"]),
-            thumbprints: texts(&p["thumbprints"]),
-        })
-        .collect();
+    let oidc_providers = oidc_providers(aws, &cluster).await?;
     let role_arns: BTreeSet<&str> = std::iter::once(cluster.config.role_arn.as_str())
         .chain(nodegroups.iter().map(|n| n.node_role.as_str()))
         .filter(|arn| !arn.is_empty())
         .collect();
     let roles = roles(aws, role_arns).await?;
     let launch_templates = launch_templates(aws, &nodegroups).await?;
-    let placement_groups = placement_groups(aws, &launch_templates, &instances).await?;
+    let placement_groups = placement_groups(aws, &launch_templates, &network.instances).await?;
     Ok(AwsState {
-        vpcs,
-        subnets,
-        nat_gateways,
-        addresses,
-        security_groups,
+        vpcs: network.vpcs,
+        subnets: network.subnets,
+        nat_gateways: network.nat_gateways,
+        addresses: network.addresses,
+        security_groups: network.security_groups,
         cluster,
         nodegroups,
-        instances,
+        instances: network.instances,
         oidc_providers,
         roles,
         placement_groups,
         launch_templates,
     })
+}
+
+/// The IAM OIDC provider of the cluster's issuer, when there is one.
+async fn oidc_providers(
+    aws: &AwsClients,
+    cluster: &Cluster,
+) -> Result<Vec<OidcProvider>, CaptureError> {
+    let issuer = cluster.config.oidc_issuer.trim_start_matches("https://");
+    Ok(aws
+        .oidc_providers()
+        .await
+        .map_err(CaptureError::aws("the IAM OIDC providers"))?
+        .iter()
+        .filter(|p| p["url"].as_str() == Some(issuer))
+        .map(|p| OidcProvider {
+            url: text(&p["url"]),
+            client_ids: texts(&p["client_ids"]),
+            thumbprints: texts(&p["thumbprints"]),
+        })
+        .collect())
 }
 
 /// The launch templates the node groups name (none read when no group names one).
@@ -264,48 +179,6 @@ async fn placement_groups(
     Ok(groups)
 }
 
-async fn security_groups(aws: &AwsClients, vpc: &str) -> Result<Vec<SecurityGroup>, CaptureError> {
-    let mut groups: Vec<Value> = aws
-        .security_groups()
-        .await
-        .map_err(CaptureError::aws("the security groups"))?
-        .into_iter()
-        .filter(|g| g["vpc_id"].as_str() == Some(vpc))
-        .collect();
-    groups.sort_by(|a, b| a["group_id"].as_str().cmp(&b["group_id"].as_str()));
-    let rules = try_join_all(groups.iter().map(|g| {
-        let id = text(&g["group_id"]);
-        async move {
-            aws.rules(&id)
-                .await
-                .map_err(CaptureError::aws(format!("the rules of {id}")))
-        }
-    }))
-    .await?;
-    Ok(groups
-        .iter()
-        .zip(rules)
-        .map(|(g, rules)| SecurityGroup {
-            id: text(&g["group_id"]),
-            name: text(&g["group_name"]),
-            description: text(&g["description"]),
-            vpc: vpc.to_string(),
-            rules: rules
-                .iter()
-                .map(|r| Rule {
-                    id: text(&r["id"]),
-                    direction: text(&r["direction"]),
-                    protocol: text(&r["protocol"]),
-                    from_port: r["from_port"].as_i64().unwrap_or(-1) as i32,
-                    to_port: r["to_port"].as_i64().unwrap_or(-1) as i32,
-                    source: text(&r["source"]),
-                    description: text(&r["description"]),
-                })
-                .collect(),
-        })
-        .collect())
-}
-
 async fn nodegroups(aws: &AwsClients, cluster: &str) -> Result<Vec<Nodegroup>, CaptureError> {
     let mut names = aws
         .nodegroups(cluster)
@@ -373,11 +246,57 @@ fn kubernetes_effect(eks: &str) -> String {
 }
 
 async fn cluster(aws: &AwsClients, name: &str, c: &Value) -> Result<Cluster, CaptureError> {
+    let addons = addons(aws, name).await?;
+    let pod_identity_associations = pod_identity_associations(aws, name).await?;
+    let mode = text(&c["access_config"]["authentication_mode"]);
+    // Access entries exist only where the API authenticates them.
+    let access_entries = if mode == "CONFIG_MAP" {
+        Vec::new()
+    } else {
+        access_entries(aws, name).await?
+    };
+    Ok(Cluster {
+        config: cluster_config(c, mode),
+        created_at: text(&c["created_at"]),
+        addons,
+        access_entries,
+        pod_identity_associations,
+    })
+}
+
+/// The cluster's own settings, from its description; `mode` is its authentication mode.
+fn cluster_config(c: &Value, mode: String) -> ClusterConfig {
+    let remote_network = c["remote_network_config"]
+        .is_object()
+        .then(|| RemoteNetwork {
+            node_cidrs: texts(&c["remote_network_config"]["remote_node_networks"]),
+            pod_cidrs: texts(&c["remote_network_config"]["remote_pod_networks"]),
+        });
+    let vpc = &c["resources_vpc_config"];
+    ClusterConfig {
+        name: text(&c["name"]),
+        status: text(&c["status"]),
+        version: text(&c["version"]),
+        platform_version: text(&c["platform_version"]),
+        endpoint: text(&c["endpoint"]),
+        role_arn: text(&c["role_arn"]),
+        vpc: text(&vpc["vpc_id"]),
+        subnets: texts(&vpc["subnet_ids"]),
+        security_groups: texts(&vpc["security_group_ids"]),
+        cluster_security_group: text(&vpc["cluster_security_group_id"]),
+        oidc_issuer: text(&c["identity"]["oidc"]["issuer"]),
+        authentication_mode: mode,
+        secrets_key: c["secrets_key"].as_str().map(str::to_string),
+        remote_network,
+    }
+}
+
+async fn addons(aws: &AwsClients, name: &str) -> Result<Vec<Addon>, CaptureError> {
     let addons = aws
         .addons(name)
         .await
         .map_err(CaptureError::aws(format!("the add-ons of {name}")))?;
-    let addons = addons
+    Ok(addons
         .as_object()
         .into_iter()
         .flatten()
@@ -387,8 +306,14 @@ async fn cluster(aws: &AwsClients, name: &str, c: &Value) -> Result<Cluster, Cap
             status: text(&v["status"]),
             configuration_values: v["configuration_values"].as_str().map(str::to_string),
         })
-        .collect();
-    let pod_identity_associations = aws
+        .collect())
+}
+
+async fn pod_identity_associations(
+    aws: &AwsClients,
+    name: &str,
+) -> Result<Vec<PodIdentityAssociation>, CaptureError> {
+    Ok(aws
         .pod_identity_associations(name)
         .await
         .map_err(CaptureError::aws(format!(
@@ -401,63 +326,32 @@ async fn cluster(aws: &AwsClients, name: &str, c: &Value) -> Result<Cluster, Cap
             service_account: text(&a["service_account"]),
             role_arn: text(&a["role_arn"]),
         })
-        .collect();
-    let remote_network = c["remote_network_config"]
-        .is_object()
-        .then(|| RemoteNetwork {
-            node_cidrs: texts(&c["remote_network_config"]["remote_node_networks"]),
-            pod_cidrs: texts(&c["remote_network_config"]["remote_pod_networks"]),
-        });
-    let mode = text(&c["access_config"]["authentication_mode"]);
-    // Access entries exist only where the API authenticates them.
-    let access_entries = if mode == "CONFIG_MAP" {
-        Vec::new()
-    } else {
-        aws.access_entries(name)
-            .await
-            .map_err(CaptureError::aws(format!("the access entries of {name}")))?
-            .iter()
-            .map(|e| AccessEntry {
-                principal_arn: text(&e["principal_arn"]),
-                username: text(&e["username"]),
-                groups: texts(&e["kubernetes_groups"]),
-                kind: text(&e["type"]),
-                policies: e["policies"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .map(|p| AccessPolicy {
-                        policy_arn: text(&p["policy_arn"]),
-                        scope: text(&p["scope"]),
-                        namespaces: texts(&p["namespaces"]),
-                    })
-                    .collect(),
-            })
-            .collect()
-    };
-    let vpc = &c["resources_vpc_config"];
-    Ok(Cluster {
-        config: ClusterConfig {
-            name: text(&c["name"]),
-            status: text(&c["status"]),
-            version: text(&c["version"]),
-            platform_version: text(&c["platform_version"]),
-            endpoint: text(&c["endpoint"]),
-            role_arn: text(&c["role_arn"]),
-            vpc: text(&vpc["vpc_id"]),
-            subnets: texts(&vpc["subnet_ids"]),
-            security_groups: texts(&vpc["security_group_ids"]),
-            cluster_security_group: text(&vpc["cluster_security_group_id"]),
-            oidc_issuer: text(&c["identity"]["oidc"]["issuer"]),
-            authentication_mode: mode,
-            secrets_key: c["secrets_key"].as_str().map(str::to_string),
-            remote_network,
-        },
-        created_at: text(&c["created_at"]),
-        addons,
-        access_entries,
-        pod_identity_associations,
-    })
+        .collect())
+}
+
+async fn access_entries(aws: &AwsClients, name: &str) -> Result<Vec<AccessEntry>, CaptureError> {
+    Ok(aws
+        .access_entries(name)
+        .await
+        .map_err(CaptureError::aws(format!("the access entries of {name}")))?
+        .iter()
+        .map(|e| AccessEntry {
+            principal_arn: text(&e["principal_arn"]),
+            username: text(&e["username"]),
+            groups: texts(&e["kubernetes_groups"]),
+            kind: text(&e["type"]),
+            policies: e["policies"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|p| AccessPolicy {
+                    policy_arn: text(&p["policy_arn"]),
+                    scope: text(&p["scope"]),
+                    namespaces: texts(&p["namespaces"]),
+                })
+                .collect(),
+        })
+        .collect())
 }
 
 /// The roles named, those that exist (a role deleted under a cluster is the account's

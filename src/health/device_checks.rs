@@ -59,95 +59,130 @@ pub fn device_findings(
     gpu: Option<String>,
     widest: Option<f64>,
 ) -> Vec<Finding> {
-    let mut findings = Vec::new();
-    let mut add =
-        |check: &'static str, verdict: Verdict, observed: String, threshold: &str, source| {
-            findings.push(
-                Finding {
-                    verdict,
-                    ..Finding::passed(check, observed, threshold.to_string(), source)
-                }
-                .on_gpu(gpu.clone()),
-            );
-        };
-    if let Some(action) = reported(row, "gpu_recovery_action") {
-        add(
-            "recovery_action",
-            recovery_verdict(action),
-            format!("the driver's recovery action: {action}"),
-            "None",
-            RECOVERY,
-        );
+    let mut findings: Vec<Finding> = recovery_action(row).into_iter().collect();
+    findings.extend(
+        BELOW_DEFAULT
+            .iter()
+            .filter_map(|setting| setting.finding(row)),
+    );
+    findings.extend(nvswitch_fabric(row));
+    findings.extend(pcie_link_width(row, widest));
+    findings
+        .into_iter()
+        .map(|finding| finding.on_gpu(gpu.clone()))
+        .collect()
+}
+
+fn finding(
+    check: &'static str,
+    verdict: Verdict,
+    observed: String,
+    threshold: &str,
+    source: &'static str,
+) -> Finding {
+    Finding {
+        verdict,
+        ..Finding::passed(check, observed, threshold.to_string(), source)
     }
-    // A setting someone lowered below its default: (check, set, default, what, unit, threshold).
-    let below_default = [
-        (
-            "power_limit",
-            "power.limit",
-            "power.default_limit",
-            "power limit",
-            "W",
-            ">= the default limit",
-            POWER,
-        ),
-        (
-            "application_clocks",
-            "clocks.applications.graphics",
-            "clocks.default_applications.graphics",
-            "application graphics clock",
-            "MHz",
-            ">= the default",
-            CLOCKS,
-        ),
-    ];
-    for (check, set_field, default_field, what, unit, threshold, source) in below_default {
-        let (Some(set), Some(default)) = (number(row, set_field), number(row, default_field))
-        else {
-            continue;
-        };
+}
+
+fn recovery_action(row: &Map<String, Value>) -> Option<Finding> {
+    let action = reported(row, "gpu_recovery_action")?;
+    Some(finding(
+        "recovery_action",
+        recovery_verdict(action),
+        format!("the driver's recovery action: {action}"),
+        "None",
+        RECOVERY,
+    ))
+}
+
+/// A setting someone may have lowered below its default.
+struct BelowDefault {
+    check: &'static str,
+    set_field: &'static str,
+    default_field: &'static str,
+    what: &'static str,
+    unit: &'static str,
+    threshold: &'static str,
+    source: &'static str,
+}
+
+const BELOW_DEFAULT: [BelowDefault; 2] = [
+    BelowDefault {
+        check: "power_limit",
+        set_field: "power.limit",
+        default_field: "power.default_limit",
+        what: "power limit",
+        unit: "W",
+        threshold: ">= the default limit",
+        source: POWER,
+    },
+    BelowDefault {
+        check: "application_clocks",
+        set_field: "clocks.applications.graphics",
+        default_field: "clocks.default_applications.graphics",
+        what: "application graphics clock",
+        unit: "MHz",
+        threshold: ">= the default",
+        source: CLOCKS,
+    },
+];
+
+impl BelowDefault {
+    /// MONITOR when the setting is below its default; none when either is not reported.
+    fn finding(&self, row: &Map<String, Value>) -> Option<Finding> {
+        let set = number(row, self.set_field)?;
+        let default = number(row, self.default_field)?;
         let verdict = if set < default {
             Verdict::Monitor
         } else {
             Verdict::Healthy
         };
-        add(
-            check,
+        let (what, unit) = (self.what, self.unit);
+        Some(finding(
+            self.check,
             verdict,
             format!("{what} {set:.0} {unit} of the default {default:.0} {unit}"),
-            threshold,
-            source,
-        );
+            self.threshold,
+            self.source,
+        ))
     }
-    if let Some(state) = reported(row, "fabric.state") {
-        let status = reported(row, "fabric.status").unwrap_or("N/A");
-        let verdict = match (state, status) {
-            ("Completed", "Success") => Verdict::Healthy,
-            ("In Progress", _) => Verdict::Monitor,
-            _ => Verdict::Reboot,
-        };
-        add(
-            "nvswitch_fabric",
-            verdict,
-            format!("fabric {state}, status {status}"),
-            "Completed, Success",
-            FABRIC,
-        );
-    }
-    if let (Some(width), Some(widest)) = (number(row, "pcie.link.width.current"), widest) {
-        let max = number(row, "pcie.link.width.max").unwrap_or(widest);
-        add(
-            "pcie_link_width",
-            if width < widest {
-                Verdict::Monitor
-            } else {
-                Verdict::Healthy
-            },
-            format!("PCIe x{width:.0} (the GPU's maximum x{max:.0})"),
-            &format!(">= x{widest:.0}, the widest of this model in the run"),
-            PCIE,
-        );
-    }
-    findings
+}
+
+fn nvswitch_fabric(row: &Map<String, Value>) -> Option<Finding> {
+    let state = reported(row, "fabric.state")?;
+    let status = reported(row, "fabric.status").unwrap_or("N/A");
+    let verdict = match (state, status) {
+        ("Completed", "Success") => Verdict::Healthy,
+        ("In Progress", _) => Verdict::Monitor,
+        _ => Verdict::Reboot,
+    };
+    Some(finding(
+        "nvswitch_fabric",
+        verdict,
+        format!("fabric {state}, status {status}"),
+        "Completed, Success",
+        FABRIC,
+    ))
+}
+
+fn pcie_link_width(row: &Map<String, Value>, widest: Option<f64>) -> Option<Finding> {
+    let width = number(row, "pcie.link.width.current")?;
+    let widest = widest?;
+    let max = number(row, "pcie.link.width.max").unwrap_or(widest);
+    let verdict = if width < widest {
+        Verdict::Monitor
+    } else {
+        Verdict::Healthy
+    };
+    Some(finding(
+        "pcie_link_width",
+        verdict,
+        format!("PCIe x{width:.0} (the GPU's maximum x{max:.0})"),
+        &format!(">= x{widest:.0}, the widest of this model in the run"),
+        PCIE,
+    ))
 }
 
 /// The widest current PCIe link among `rows`, by GPU model (`name`).

@@ -22,153 +22,148 @@ pub const SBE_PAGES_MONITOR: u64 = 60;
 /// Azure: SBE + DBE retired pages >= 62 with a page pending: the retirement table is full.
 pub const PAGES_TABLE_FULL: u64 = 62;
 
+/// One rule: a finding from one GPU's counters, or none where the GPU does not report them.
+type Rule = fn(&MemoryErrors) -> Option<Finding>;
+
+/// The rules, in the order their findings are listed.
+const RULES: [Rule; 8] = [
+    row_remap_failure,
+    row_remap_uncorrectable,
+    row_remap_pending,
+    sram_threshold,
+    ecc_uncorrectable,
+    retired_pages_dbe,
+    retired_pages_table_or_pending,
+    retired_pages_sbe,
+];
+
 /// The findings for one GPU's counters; a counter the GPU does not report gives none.
 pub fn memory_findings(gpu: &MemoryErrors) -> Vec<Finding> {
-    let id = gpu.bus_id.clone();
-    let mut findings = Vec::new();
-    let mut add = |check: &'static str,
-                   verdict: Verdict,
-                   observed: String,
-                   threshold: &str,
-                   source: &'static str| {
-        findings.push(
-            Finding {
-                check,
-                verdict,
-                gpu: None,
-                gpu_uuid: None,
-                observed,
-                threshold: threshold.to_string(),
-                source,
-            }
-            .on_gpu(id.clone()),
-        );
-    };
-    let rows = &gpu.remapped_rows;
-    if let Some(failed) = rows.failure {
-        let verdict = if failed {
-            Verdict::Isolate
-        } else {
-            Verdict::Healthy
-        };
-        add(
-            "row_remap_failure",
-            verdict,
-            format!("Remapping Failure Occurred: {}", yes_no(failed)),
-            "Yes: RMA once the field diagnostic confirms it",
-            NVIDIA_RMA,
-        );
+    RULES
+        .iter()
+        .filter_map(|rule| rule(gpu))
+        .map(|finding| finding.on_gpu(gpu.bus_id.clone()))
+        .collect()
+}
+
+fn finding(
+    check: &'static str,
+    verdict: Verdict,
+    observed: String,
+    threshold: &str,
+    source: &'static str,
+) -> Finding {
+    Finding {
+        verdict,
+        ..Finding::passed(check, observed, threshold.to_string(), source)
     }
-    if let Some(uncorrectable) = rows.uncorrectable {
-        let verdict = if uncorrectable >= MAX_UNCORRECTABLE_REMAPS {
-            Verdict::Isolate
-        } else {
-            Verdict::Healthy
-        };
-        add(
-            "row_remap_uncorrectable",
-            verdict,
-            format!("{uncorrectable} rows remapped for uncorrectable errors"),
-            ">= 512: the bank is out of spare rows",
-            NVIDIA_RMA,
-        );
-    }
-    if let Some(pending) = rows.pending {
-        let verdict = if pending {
-            Verdict::Reset
-        } else {
-            Verdict::Healthy
-        };
-        add(
-            "row_remap_pending",
-            verdict,
-            format!("Remapped Rows Pending: {}", yes_no(pending)),
-            "Yes: reset the GPU to apply the remap",
-            NVIDIA_ROW_REMAP,
-        );
-    }
-    if let Some(exceeded) = gpu.sram_threshold_exceeded {
-        let verdict = if exceeded {
-            Verdict::Isolate
-        } else {
-            Verdict::Healthy
-        };
-        add(
-            "sram_threshold",
-            verdict,
-            format!("SRAM Threshold Exceeded: {}", yes_no(exceeded)),
-            "Yes: RMA",
-            NVIDIA_RMA,
-        );
-    }
-    if let Some(uncorrectable) = gpu.volatile.uncorrectable {
-        let verdict = if uncorrectable > 0 {
-            Verdict::Reset
-        } else {
-            Verdict::Healthy
-        };
-        add(
-            "ecc_uncorrectable",
-            verdict,
-            format!("{uncorrectable} uncorrectable ECC errors since the driver loaded"),
-            "> 0: reset the GPU",
-            AWS_ECC,
-        );
-    }
+}
+
+/// `verdict` when the counter crossed its threshold, HEALTHY when not.
+fn when(crossed: bool, verdict: Verdict) -> Verdict {
+    if crossed { verdict } else { Verdict::Healthy }
+}
+
+fn row_remap_failure(gpu: &MemoryErrors) -> Option<Finding> {
+    let failed = gpu.remapped_rows.failure?;
+    Some(finding(
+        "row_remap_failure",
+        when(failed, Verdict::Isolate),
+        format!("Remapping Failure Occurred: {}", yes_no(failed)),
+        "Yes: RMA once the field diagnostic confirms it",
+        NVIDIA_RMA,
+    ))
+}
+
+fn row_remap_uncorrectable(gpu: &MemoryErrors) -> Option<Finding> {
+    let uncorrectable = gpu.remapped_rows.uncorrectable?;
+    Some(finding(
+        "row_remap_uncorrectable",
+        when(uncorrectable >= MAX_UNCORRECTABLE_REMAPS, Verdict::Isolate),
+        format!("{uncorrectable} rows remapped for uncorrectable errors"),
+        ">= 512: the bank is out of spare rows",
+        NVIDIA_RMA,
+    ))
+}
+
+fn row_remap_pending(gpu: &MemoryErrors) -> Option<Finding> {
+    let pending = gpu.remapped_rows.pending?;
+    Some(finding(
+        "row_remap_pending",
+        when(pending, Verdict::Reset),
+        format!("Remapped Rows Pending: {}", yes_no(pending)),
+        "Yes: reset the GPU to apply the remap",
+        NVIDIA_ROW_REMAP,
+    ))
+}
+
+fn sram_threshold(gpu: &MemoryErrors) -> Option<Finding> {
+    let exceeded = gpu.sram_threshold_exceeded?;
+    Some(finding(
+        "sram_threshold",
+        when(exceeded, Verdict::Isolate),
+        format!("SRAM Threshold Exceeded: {}", yes_no(exceeded)),
+        "Yes: RMA",
+        NVIDIA_RMA,
+    ))
+}
+
+fn ecc_uncorrectable(gpu: &MemoryErrors) -> Option<Finding> {
+    let uncorrectable = gpu.volatile.uncorrectable?;
+    Some(finding(
+        "ecc_uncorrectable",
+        when(uncorrectable > 0, Verdict::Reset),
+        format!("{uncorrectable} uncorrectable ECC errors since the driver loaded"),
+        "> 0: reset the GPU",
+        AWS_ECC,
+    ))
+}
+
+fn retired_pages_dbe(gpu: &MemoryErrors) -> Option<Finding> {
+    let dbe = gpu.retired_pages.double_bit?;
+    Some(finding(
+        "retired_pages_dbe",
+        when(dbe > 0, Verdict::Isolate),
+        format!("{dbe} pages retired for double bit errors"),
+        "> 0: drain and replace",
+        AWS_ECC,
+    ))
+}
+
+/// A full retirement table (Azure's rule) outranks the pending page it comes with, so a GPU
+/// gets one finding or the other.
+fn retired_pages_table_or_pending(gpu: &MemoryErrors) -> Option<Finding> {
     let pages = &gpu.retired_pages;
-    if let Some(dbe) = pages.double_bit {
-        let verdict = if dbe > 0 {
-            Verdict::Isolate
-        } else {
-            Verdict::Healthy
-        };
-        add(
-            "retired_pages_dbe",
-            verdict,
-            format!("{dbe} pages retired for double bit errors"),
-            "> 0: drain and replace",
-            AWS_ECC,
-        );
-    }
     if let (Some(sbe), Some(dbe), Some(true)) = (pages.single_bit, pages.double_bit, pages.pending)
         && sbe + dbe >= PAGES_TABLE_FULL
     {
-        add(
+        return Some(finding(
             "retired_pages_table",
             Verdict::Isolate,
             format!("{} retired pages and one pending", sbe + dbe),
             ">= 62 with a page pending: the retirement table is full",
             AZURE_PAGES,
-        );
-    } else if let Some(pending) = pages.pending {
-        let verdict = if pending {
-            Verdict::Reboot
-        } else {
-            Verdict::Healthy
-        };
-        add(
-            "retired_pages_pending",
-            verdict,
-            format!("Pending Page Blacklist: {}", yes_no(pending)),
-            "Yes: reboot (the page is retired when the driver reloads)",
-            AWS_ECC,
-        );
+        ));
     }
-    if let Some(sbe) = pages.single_bit {
-        let verdict = if sbe > SBE_PAGES_MONITOR {
-            Verdict::Monitor
-        } else {
-            Verdict::Healthy
-        };
-        add(
-            "retired_pages_sbe",
-            verdict,
-            format!("{sbe} pages retired for single bit errors"),
-            "> 60: nearing the limit of 64",
-            AWS_ECC,
-        );
-    }
-    findings
+    let pending = pages.pending?;
+    Some(finding(
+        "retired_pages_pending",
+        when(pending, Verdict::Reboot),
+        format!("Pending Page Blacklist: {}", yes_no(pending)),
+        "Yes: reboot (the page is retired when the driver reloads)",
+        AWS_ECC,
+    ))
+}
+
+fn retired_pages_sbe(gpu: &MemoryErrors) -> Option<Finding> {
+    let sbe = gpu.retired_pages.single_bit?;
+    Some(finding(
+        "retired_pages_sbe",
+        when(sbe > SBE_PAGES_MONITOR, Verdict::Monitor),
+        format!("{sbe} pages retired for single bit errors"),
+        "> 60: nearing the limit of 64",
+        AWS_ECC,
+    ))
 }
 
 fn yes_no(value: bool) -> &'static str {

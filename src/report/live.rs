@@ -80,30 +80,8 @@ impl Sink for LiveSink {
                 runbook,
                 clock,
                 run_id,
-            } => {
-                self.virtual_clock
-                    .store(*clock == "virtual", Ordering::Relaxed);
-                let about = match run_id {
-                    Some(id) => format!("({clock} clock, run {id})"),
-                    None => format!("({clock} clock)"),
-                };
-                self.println(&format!("▶ {runbook} {}", dim(&about)));
-            }
-            Event::StepStarted { path } => {
-                let depth = path.len().saturating_sub(1);
-                let bar = self.multi.add(ProgressBar::new_spinner());
-                bar.set_style(
-                    ProgressStyle::with_template("{spinner:.cyan} {msg} {elapsed:.dim}")
-                        .expect("static template"),
-                );
-                bar.set_message(format!(
-                    "{}{}",
-                    indent(depth),
-                    path.last().map_or("", |s| s)
-                ));
-                bar.enable_steady_tick(Duration::from_millis(100));
-                self.running().push(bar);
-            }
+            } => self.run_started(runbook, clock, *run_id),
+            Event::StepStarted { path } => self.step_started(path),
             Event::StepFinished {
                 path,
                 outcome,
@@ -111,26 +89,8 @@ impl Sink for LiveSink {
                 virtual_time,
                 wall_time,
             } => {
-                if let Some(bar) = self.running().pop() {
-                    bar.finish_and_clear();
-                    self.multi.remove(&bar);
-                }
-                let depth = path.len().saturating_sub(1);
-                let mut text = format!(
-                    "{}{} {}  {}",
-                    indent(depth),
-                    mark(*outcome),
-                    path.last().map_or("", |s| s),
-                    dim(&self.timing(*virtual_time, *wall_time))
-                );
-                if let Some(error) = error {
-                    let pad = indent(depth + 1);
-                    text.push_str(&format!(
-                        "\n{pad}{}",
-                        error.replace('\n', &format!("\n{pad}"))
-                    ));
-                }
-                self.println(&text);
+                let timing = self.timing(*virtual_time, *wall_time);
+                self.step_finished(path, *outcome, *error, &timing);
             }
             Event::Log { line } => {
                 let depth = self.running().len();
@@ -144,23 +104,8 @@ impl Sink for LiveSink {
                 virtual_time,
                 wall_time,
             } => {
-                let symbol = match status {
-                    DeferStatus::Passed => "↺",
-                    DeferStatus::Failed => "\u{1b}[31m✗\u{1b}[0m",
-                    DeferStatus::Skipped | DeferStatus::CutShort => "\u{1b}[33m-\u{1b}[0m",
-                };
-                let mut text = format!(
-                    "{symbol} cleanup {name}  {}",
-                    dim(&format!(
-                        "{} · {}",
-                        defer_word(*status),
-                        self.timing(*virtual_time, *wall_time)
-                    ))
-                );
-                if let Some(error) = error {
-                    text.push_str(&format!("\n  {error}"));
-                }
-                self.println(&text);
+                let timing = self.timing(*virtual_time, *wall_time);
+                self.defer_finished(name, *status, *error, &timing);
             }
             Event::Snapshot {
                 name,
@@ -177,5 +122,75 @@ impl Sink for LiveSink {
                 self.println(summary);
             }
         }
+    }
+}
+
+impl LiveSink {
+    /// The run's first line; its clock decides how durations are shown from here on.
+    fn run_started(&self, runbook: &str, clock: &str, run_id: Option<&str>) {
+        self.virtual_clock
+            .store(clock == "virtual", Ordering::Relaxed);
+        let about = match run_id {
+            Some(id) => format!("({clock} clock, run {id})"),
+            None => format!("({clock} clock)"),
+        };
+        self.println(&format!("▶ {runbook} {}", dim(&about)));
+    }
+
+    /// A spinner for the step, indented under the steps it is in.
+    fn step_started(&self, path: &[String]) {
+        let depth = path.len().saturating_sub(1);
+        let bar = self.multi.add(ProgressBar::new_spinner());
+        bar.set_style(
+            ProgressStyle::with_template("{spinner:.cyan} {msg} {elapsed:.dim}")
+                .expect("static template"),
+        );
+        bar.set_message(format!(
+            "{}{}",
+            indent(depth),
+            path.last().map_or("", |s| s)
+        ));
+        bar.enable_steady_tick(Duration::from_millis(100));
+        self.running().push(bar);
+    }
+
+    /// The step's spinner replaced by its mark, name and `timing`, and its error below.
+    fn step_finished(&self, path: &[String], outcome: Outcome, error: Option<&str>, timing: &str) {
+        if let Some(bar) = self.running().pop() {
+            bar.finish_and_clear();
+            self.multi.remove(&bar);
+        }
+        let depth = path.len().saturating_sub(1);
+        let mut text = format!(
+            "{}{} {}  {}",
+            indent(depth),
+            mark(outcome),
+            path.last().map_or("", |s| s),
+            dim(timing)
+        );
+        if let Some(error) = error {
+            let pad = indent(depth + 1);
+            text.push_str(&format!(
+                "\n{pad}{}",
+                error.replace('\n', &format!("\n{pad}"))
+            ));
+        }
+        self.println(&text);
+    }
+
+    fn defer_finished(&self, name: &str, status: DeferStatus, error: Option<&str>, timing: &str) {
+        let symbol = match status {
+            DeferStatus::Passed => "↺",
+            DeferStatus::Failed => "\u{1b}[31m✗\u{1b}[0m",
+            DeferStatus::Skipped | DeferStatus::CutShort => "\u{1b}[33m-\u{1b}[0m",
+        };
+        let mut text = format!(
+            "{symbol} cleanup {name}  {}",
+            dim(&format!("{} · {timing}", defer_word(status)))
+        );
+        if let Some(error) = error {
+            text.push_str(&format!("\n  {error}"));
+        }
+        self.println(&text);
     }
 }

@@ -11,7 +11,7 @@ use super::{Outcome, Report, RunStatus};
 struct Family {
     name: &'static str,
     help: &'static str,
-    samples: Vec<(Vec<(String, String)>, f64)>,
+    samples: Vec<(Labels, f64)>,
 }
 
 /// Label names a script's own metric labels may not use: the exposition gives them meaning.
@@ -38,49 +38,68 @@ pub fn for_pushgateway(report: &Report, finished: f64) -> (String, Option<String
 
 const LAST_SUCCESS: &str = "runbook_last_success_timestamp_seconds";
 
+/// A sample's labels, in the order they are written.
+type Labels = Vec<(String, String)>;
+
 fn families(report: &Report, finished: f64, runbook_label: bool) -> Vec<Family> {
-    let runbook = || {
-        if runbook_label {
-            vec![("runbook".to_string(), report.runbook.clone())]
-        } else {
-            Vec::new()
-        }
+    let runbook: Labels = if runbook_label {
+        vec![("runbook".to_string(), report.runbook.clone())]
+    } else {
+        Vec::new()
     };
+    let mut families = run_families(report, finished, &runbook);
+    families.extend(step_families(report, &runbook));
+    families.extend(metric_families(report, &runbook));
+    families
+}
+
+/// The run's own families: how it ended, how long it took, what it left behind.
+fn run_families(report: &Report, finished: f64, runbook: &Labels) -> Vec<Family> {
     let passed = report.status == RunStatus::Passed;
+    let gauge = |name, help, value| Family {
+        name,
+        help,
+        samples: vec![(runbook.clone(), value)],
+    };
     let mut families = vec![
-        Family {
-            name: "runbook_run_success",
-            help: "1 if the last run passed, 0 if it failed or was interrupted.",
-            samples: vec![(runbook(), f64::from(u8::from(passed)))],
-        },
-        Family {
-            name: "runbook_run_duration_seconds",
-            help: "Wall-clock time of the last run.",
-            samples: vec![(runbook(), seconds(report.wall_ms))],
-        },
-        Family {
-            name: "runbook_run_virtual_duration_seconds",
-            help: "Time of the last run on its own clock (virtual on the lab twin).",
-            samples: vec![(runbook(), seconds(report.virtual_ms))],
-        },
-        Family {
-            name: "runbook_run_timestamp_seconds",
-            help: "When the last run ended, as a Unix time.",
-            samples: vec![(runbook(), finished)],
-        },
-        Family {
-            name: "runbook_cleanups_left_behind",
-            help: "Cleanups of the last run that did not finish: what it may have left behind.",
-            samples: vec![(runbook(), report.left_behind().len() as f64)],
-        },
+        gauge(
+            "runbook_run_success",
+            "1 if the last run passed, 0 if it failed or was interrupted.",
+            f64::from(u8::from(passed)),
+        ),
+        gauge(
+            "runbook_run_duration_seconds",
+            "Wall-clock time of the last run.",
+            seconds(report.wall_ms),
+        ),
+        gauge(
+            "runbook_run_virtual_duration_seconds",
+            "Time of the last run on its own clock (virtual on the lab twin).",
+            seconds(report.virtual_ms),
+        ),
+        gauge(
+            "runbook_run_timestamp_seconds",
+            "When the last run ended, as a Unix time.",
+            finished,
+        ),
+        gauge(
+            "runbook_cleanups_left_behind",
+            "Cleanups of the last run that did not finish: what it may have left behind.",
+            report.left_behind().len() as f64,
+        ),
     ];
     if passed {
-        families.push(Family {
-            name: LAST_SUCCESS,
-            help: "When the last passing run ended, as a Unix time.",
-            samples: vec![(runbook(), finished)],
-        });
+        families.push(gauge(
+            LAST_SUCCESS,
+            "When the last passing run ended, as a Unix time.",
+            finished,
+        ));
     }
+    families
+}
+
+/// Each step's status (one series per status, 1 for the one it ended with) and duration.
+fn step_families(report: &Report, runbook: &Labels) -> [Family; 2] {
     let mut status = Family {
         name: "runbook_step_status",
         help: "1 for the status each step of the last run ended with, 0 for the others.",
@@ -92,28 +111,29 @@ fn families(report: &Report, finished: f64, runbook_label: bool) -> Vec<Family> 
         samples: Vec::new(),
     };
     for (path, step) in report.flat_steps() {
-        let step_labels = || {
-            let mut labels = runbook();
-            labels.push(("step".to_string(), path.join(" > ")));
-            labels
-        };
+        let mut step_labels = runbook.clone();
+        step_labels.push(("step".to_string(), path.join(" > ")));
         for (name, outcome) in [
             ("passed", Outcome::Passed),
             ("failed", Outcome::Failed),
             ("interrupted", Outcome::Interrupted),
         ] {
-            let mut labels = step_labels();
+            let mut labels = step_labels.clone();
             labels.push(("status".to_string(), name.to_string()));
             status
                 .samples
                 .push((labels, f64::from(u8::from(step.status == outcome))));
         }
-        duration
-            .samples
-            .push((step_labels(), seconds(step.wall_ms)));
+        duration.samples.push((step_labels, seconds(step.wall_ms)));
     }
-    families.push(status);
-    families.push(duration);
+    [status, duration]
+}
+
+/// The values the script measured and whether each was within bounds; none without metrics.
+fn metric_families(report: &Report, runbook: &Labels) -> Vec<Family> {
+    if report.metrics.is_empty() {
+        return Vec::new();
+    }
     let mut measured = Family {
         name: "runbook_metric",
         help: "A value the last run measured with metric(), by name.",
@@ -125,7 +145,7 @@ fn families(report: &Report, finished: f64, runbook_label: bool) -> Vec<Family> 
         samples: Vec::new(),
     };
     for metric in &report.metrics {
-        let mut labels = runbook();
+        let mut labels = runbook.clone();
         labels.push(("name".to_string(), metric.name.clone()));
         if let Some(unit) = &metric.unit {
             labels.push(("unit".to_string(), unit.clone()));
@@ -137,11 +157,7 @@ fn families(report: &Report, finished: f64, runbook_label: bool) -> Vec<Family> 
             .push((labels.clone(), f64::from(u8::from(metric.ok))));
         measured.samples.push((labels, metric.value));
     }
-    if !measured.samples.is_empty() {
-        families.push(measured);
-        families.push(within);
-    }
-    families
+    vec![measured, within]
 }
 
 fn render(families: &[Family]) -> String {

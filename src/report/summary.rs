@@ -5,8 +5,8 @@
 use std::fmt::Write as _;
 
 use super::{
-    BaselineVerdict, DeferStatus, MetricRecord, Outcome, Report, RunStatus, runs_named,
-    shown_number, sparkline,
+    BaselineVerdict, DeferRecord, DeferStatus, MetricRecord, Outcome, Report, RunStatus,
+    StepRecord, runs_named, shown_number, sparkline,
 };
 
 /// GitHub's limit for one step's summary is 1 MiB; this leaves room for other steps' output.
@@ -28,6 +28,18 @@ pub struct SummaryContext {
 
 pub fn to_markdown_summary(report: &Report, context: &SummaryContext) -> String {
     let mut out = String::new();
+    let steps = report.flat_steps();
+    write_headline(&mut out, report, context, steps.len());
+    write_what_went_wrong(&mut out, report, &steps);
+    if !report.metrics.is_empty() {
+        write_metrics(&mut out, report, context);
+    }
+    write_steps(&mut out, &steps);
+    out
+}
+
+/// How the run ended, then one line of facts: its times, steps, cleanups and names.
+fn write_headline(out: &mut String, report: &Report, context: &SummaryContext, steps: usize) {
     let verdict = match report.status {
         RunStatus::Passed => "passed",
         RunStatus::Failed => "failed",
@@ -35,7 +47,6 @@ pub fn to_markdown_summary(report: &Report, context: &SummaryContext) -> String 
         RunStatus::Interrupted => "was interrupted",
     };
     let _ = writeln!(out, "### `{}` {verdict}\n", code(&report.runbook));
-    let steps = report.flat_steps();
     let mut facts = vec![
         format!("{} wall", readable_millis(report.wall_ms)),
         format!(
@@ -43,7 +54,7 @@ pub fn to_markdown_summary(report: &Report, context: &SummaryContext) -> String 
             readable_millis(report.virtual_ms),
             report.clock
         ),
-        format!("{} steps", steps.len()),
+        format!("{steps} steps"),
     ];
     if !report.defers.is_empty() {
         let n = report.defers.len();
@@ -56,85 +67,100 @@ pub fn to_markdown_summary(report: &Report, context: &SummaryContext) -> String 
         facts.push(format!("history run {number}"));
     }
     let _ = writeln!(out, "{}\n", facts.join(" · "));
+}
 
+/// The failed steps (or the run's error when no step failed) and the cleanups that may have
+/// left something behind; nothing when all went well.
+fn write_what_went_wrong(out: &mut String, report: &Report, steps: &[(Vec<&str>, &StepRecord)]) {
     let failed: Vec<_> = steps.iter().filter(|(_, s)| s.failed_here()).collect();
     let left_behind = report.left_behind();
-    if !failed.is_empty() || report.error.is_some() || !left_behind.is_empty() {
-        out.push_str("#### What went wrong\n\n");
-        for (path, step) in &failed {
-            let error = step
-                .error
-                .as_deref()
-                .map(first_line)
-                .unwrap_or("interrupted");
-            let _ = writeln!(
-                out,
-                "- **{}**: {}",
-                escape(&path.join(" > ")),
-                escape(error)
-            );
-        }
-        if failed.is_empty()
-            && let Some(error) = &report.error
-        {
-            let _ = writeln!(out, "- {}", escape(first_line(error)));
-        }
-        for defer in left_behind {
-            let why = match defer.status {
-                DeferStatus::Failed => defer.error.as_deref().map(first_line).unwrap_or("failed"),
-                DeferStatus::CutShort => "cut short",
-                _ => "did not run",
-            };
-            let _ = writeln!(
-                out,
-                "- cleanup **{}** {}: something may be left behind",
-                escape(&defer.name),
-                escape(why)
-            );
-            if let Some(undo) = &defer.undo {
-                let _ = writeln!(out, "  - by hand: `{}`", undo.replace('`', "'"));
-            }
-        }
-        out.push('\n');
+    if failed.is_empty() && report.error.is_none() && left_behind.is_empty() {
+        return;
     }
-
-    if !report.metrics.is_empty() {
-        out.push_str("#### Metrics\n\n| metric | step | value | bounds | baseline | trend |\n|---|---|---:|---|---|---|\n");
-        let mut omitted = 0;
-        for (i, metric) in report.metrics.iter().enumerate() {
-            // Half the room for metrics, the rest for the steps.
-            if out.len() > MAX_SUMMARY_BYTES / 2 {
-                omitted += 1;
-                continue;
-            }
-            let trend = context
-                .trends
-                .get(i)
-                .filter(|t| t.len() > 1)
-                .map(|t| sparkline(t))
-                .unwrap_or_default();
-            let _ = writeln!(
-                out,
-                "| {}{} | {} | {}{} | {} | {} | {trend} |",
-                escape(&metric.name),
-                labels(metric),
-                escape(&metric.step.join(" > ")),
-                escape(&metric.shown()),
-                if metric.ok { "" } else { " ❌" },
-                bounds(metric),
-                baseline(metric),
-            );
-        }
-        if omitted > 0 {
-            let _ = writeln!(out, "\n{omitted} more metrics are in the JSON report.");
-        }
-        out.push('\n');
+    out.push_str("#### What went wrong\n\n");
+    for (path, step) in &failed {
+        let error = step
+            .error
+            .as_deref()
+            .map(first_line)
+            .unwrap_or("interrupted");
+        let _ = writeln!(
+            out,
+            "- **{}**: {}",
+            escape(&path.join(" > ")),
+            escape(error)
+        );
     }
+    if failed.is_empty()
+        && let Some(error) = &report.error
+    {
+        let _ = writeln!(out, "- {}", escape(first_line(error)));
+    }
+    for defer in left_behind {
+        write_left_behind(out, defer);
+    }
+    out.push('\n');
+}
 
+/// A cleanup that did not finish, and the command that does it by hand when there is one.
+fn write_left_behind(out: &mut String, defer: &DeferRecord) {
+    let why = match defer.status {
+        DeferStatus::Failed => defer.error.as_deref().map(first_line).unwrap_or("failed"),
+        DeferStatus::CutShort => "cut short",
+        _ => "did not run",
+    };
+    let _ = writeln!(
+        out,
+        "- cleanup **{}** {}: something may be left behind",
+        escape(&defer.name),
+        escape(why)
+    );
+    if let Some(undo) = &defer.undo {
+        let _ = writeln!(out, "  - by hand: `{}`", undo.replace('`', "'"));
+    }
+}
+
+/// The metrics table, filling at most half the summary's room; the rest are counted.
+fn write_metrics(out: &mut String, report: &Report, context: &SummaryContext) {
+    out.push_str("#### Metrics\n\n| metric | step | value | bounds | baseline | trend |\n|---|---|---:|---|---|---|\n");
+    let mut omitted = 0;
+    for (i, metric) in report.metrics.iter().enumerate() {
+        // Half the room for metrics, the rest for the steps.
+        if out.len() > MAX_SUMMARY_BYTES / 2 {
+            omitted += 1;
+            continue;
+        }
+        let trend = context
+            .trends
+            .get(i)
+            .filter(|t| t.len() > 1)
+            .map(|t| sparkline(t))
+            .unwrap_or_default();
+        let _ = writeln!(
+            out,
+            "| {}{} | {} | {}{} | {} | {} | {trend} |",
+            escape(&metric.name),
+            labels(metric),
+            escape(&metric.step.join(" > ")),
+            escape(&metric.shown()),
+            if metric.ok { "" } else { " ❌" },
+            bounds(metric),
+            baseline(metric),
+        );
+    }
+    if omitted > 0 {
+        let _ = writeln!(out, "\n{omitted} more metrics are in the JSON report.");
+    }
+    out.push('\n');
+}
+
+/// The steps table, folded, as many rows as fit under [`MAX_SUMMARY_BYTES`]; the rest are
+/// counted.
+fn write_steps(out: &mut String, steps: &[(Vec<&str>, &StepRecord)]) {
     out.push_str("<details><summary>Steps</summary>\n\n| step | status | wall | on its clock |\n|---|---|---:|---:|\n");
     let mut rows = String::new();
     let mut cut = 0;
-    for (path, step) in &steps {
+    for (path, step) in steps {
         let status = match step.status {
             Outcome::Passed => "passed",
             Outcome::Failed => "failed ❌",
@@ -157,7 +183,6 @@ pub fn to_markdown_summary(report: &Report, context: &SummaryContext) -> String 
         let _ = writeln!(out, "\n{cut} more steps are in the JSON report.");
     }
     out.push_str("\n</details>\n");
-    out
 }
 
 pub(super) fn labels(metric: &MetricRecord) -> String {

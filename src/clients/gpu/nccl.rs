@@ -155,6 +155,96 @@ fn resources(gpus: &str, efa: u32) -> Value {
     json!({"limits": wanted, "requests": wanted})
 }
 
+/// The nodes a run uses: those `names` (each Ready and matching the selector), or else the
+/// first `nodes` Ready ones in name order.
+async fn choose_nodes(kube: &KubeClient, spec: &AllReduceSpec) -> Result<Vec<String>, KubeError> {
+    let ready = ready_nodes(kube, &spec.selector).await?;
+    match &spec.names {
+        Some(names) => {
+            if let Some(missing) = names.iter().find(|n| !ready.contains(n)) {
+                return Err(KubeError::Invalid(format!(
+                    "nccl::all_reduce: node {missing} is not a Ready node matching `{}`",
+                    spec.selector
+                )));
+            }
+            Ok(names.clone())
+        }
+        None if ready.len() < spec.nodes || spec.nodes == 0 => Err(KubeError::Invalid(format!(
+            "nccl::all_reduce needs {} Ready nodes matching `{}`; there are {} ({})",
+            spec.nodes,
+            spec.selector,
+            ready.len(),
+            if ready.is_empty() {
+                "scale the GPU node group up first".to_string()
+            } else {
+                ready.join(", ")
+            }
+        ))),
+        None => Ok(ready.into_iter().take(spec.nodes).collect()),
+    }
+}
+
+/// The Ready nodes matching `selector`, in name order.
+async fn ready_nodes(kube: &KubeClient, selector: &str) -> Result<Vec<String>, KubeError> {
+    let candidates = kube
+        .list(
+            "Node",
+            &ListOptions {
+                namespace: None,
+                labels: Some(selector.to_string()),
+                fields: None,
+            },
+        )
+        .await?;
+    let mut ready: Vec<String> = candidates
+        .iter()
+        .map(NodeSummary::from_object)
+        .filter(|n| n.ready)
+        .map(|n| n.name)
+        .collect();
+    ready.sort();
+    Ok(ready)
+}
+
+/// The run's status and summary line, from how the launcher ended (None: not by the deadline)
+/// and what its log says.
+fn outcome(
+    finished: Option<&str>,
+    log: &str,
+    spec: &AllReduceSpec,
+    ranks: &str,
+) -> (&'static str, String) {
+    let report = parse(log);
+    match finished {
+        None => {
+            let last = report
+                .warnings
+                .last()
+                .cloned()
+                .or_else(|| log.lines().last().map(str::to_string))
+                .unwrap_or_default();
+            (
+                "hang",
+                format!(
+                    "hang: no result within {} across {} ranks; last: {}",
+                    format_duration(spec.timeout),
+                    ranks,
+                    last.trim()
+                ),
+            )
+        }
+        Some("Succeeded") if report.ok => ("ok", report.summary.clone()),
+        Some(phase) => (
+            "error",
+            format!(
+                "error: the launcher {}; {}",
+                phase.to_lowercase(),
+                report.summary
+            ),
+        ),
+    }
+}
+
 impl AllReduce {
     /// Names for a run started at `now` on the run's clock; `salt` (the process id on a real
     /// cluster, 0 on the twin, whose runs must repeat exactly) keeps two drills apart.
@@ -214,127 +304,19 @@ impl AllReduce {
     ) -> Result<Value, KubeError> {
         let started = clock.now();
         let deadline = started + spec.timeout;
-        let candidates = kube
-            .list(
-                "Node",
-                &ListOptions {
-                    namespace: None,
-                    labels: Some(spec.selector.clone()),
-                    fields: None,
-                },
-            )
-            .await?;
-        let mut ready: Vec<String> = candidates
-            .iter()
-            .map(NodeSummary::from_object)
-            .filter(|n| n.ready)
-            .map(|n| n.name)
-            .collect();
-        ready.sort();
-        if spec.names.is_none() && (ready.len() < spec.nodes || spec.nodes == 0) {
-            return Err(KubeError::Invalid(format!(
-                "nccl::all_reduce needs {} Ready nodes matching `{}`; there are {} ({})",
-                spec.nodes,
-                spec.selector,
-                ready.len(),
-                if ready.is_empty() {
-                    "scale the GPU node group up first".to_string()
-                } else {
-                    ready.join(", ")
-                }
-            )));
+        let nodes = choose_nodes(kube, spec).await?;
+        self.start_workers(kube, spec, &nodes).await?;
+        if let Some(waiting) = self.workers_not_running(kube, clock, deadline).await? {
+            let summary = format!(
+                "error: the workers did not start within {}: {waiting}",
+                format_duration(spec.timeout)
+            );
+            return Ok(self.result("error", summary, &nodes, started, clock, ""));
         }
-        let nodes: Vec<String> = match &spec.names {
-            Some(names) => {
-                if let Some(missing) = names.iter().find(|n| !ready.contains(n)) {
-                    return Err(KubeError::Invalid(format!(
-                        "nccl::all_reduce: node {missing} is not a Ready node matching `{}`",
-                        spec.selector
-                    )));
-                }
-                names.clone()
-            }
-            None => ready.into_iter().take(spec.nodes).collect(),
-        };
-        let service = json!({
-            "apiVersion": "v1", "kind": "Service",
-            "metadata": {"name": self.name, "namespace": self.namespace, "labels": labels(&self.name, "service", self.group.as_deref())},
-            "spec": {"clusterIP": "None", "selector": {"runbook/nccl": self.name, "runbook/role": "worker"}, "ports": [{"name": "ssh", "port": 2222}]},
-        });
-        kube.apply(&[service], Some(&self.namespace)).await?;
-        let gpus = spec.gpus_per_node.to_string();
-        for (index, node) in nodes.iter().enumerate() {
-            let worker = format!("{}-worker-{index}", self.name);
-            let pod = json!({
-                "apiVersion": "v1", "kind": "Pod",
-                "metadata": {"name": worker, "namespace": self.namespace, "labels": labels(&self.name, "worker", self.group.as_deref())},
-                "spec": {
-                    "hostname": worker,
-                    "subdomain": self.name,
-                    "nodeSelector": {"kubernetes.io/hostname": node},
-                    "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
-                    "containers": [{
-                        "name": "worker",
-                        "image": spec.image,
-                        "command": ["/usr/sbin/sshd", "-De", "-p", "2222"],
-                        "resources": resources(&gpus, spec.efa_per_node),
-                    }],
-                },
-            });
-            kube.apply(&[pod], Some(&self.namespace)).await?;
-            self.workers.push(worker);
-        }
-        // Every worker running, or the reason one is not.
-        loop {
-            let mut waiting = None;
-            for worker in &self.workers {
-                let pod = kube.get("Pod", worker, Some(&self.namespace)).await?;
-                if phase(&pod) != "Running" {
-                    waiting = Some(format!("{worker}: {}", why_not_running(&pod)));
-                    break;
-                }
-            }
-            let Some(waiting) = waiting else { break };
-            if clock.now() >= deadline {
-                let summary = format!(
-                    "error: the workers did not start within {}: {waiting}",
-                    format_duration(spec.timeout)
-                );
-                return Ok(self.result("error", summary, &nodes, started, clock, ""));
-            }
-            pause(clock, deadline).await;
-        }
-        let hosts: Vec<String> = self
-            .workers
-            .iter()
-            .map(|w| format!("{w}.{}:{gpus}", self.name))
-            .collect();
         let ranks = (nodes.len() as u32 * spec.gpus_per_node).to_string();
-        let launcher = json!({
-            "apiVersion": "v1", "kind": "Pod",
-            "metadata": {"name": self.launcher(), "namespace": self.namespace, "labels": labels(&self.name, "launcher", self.group.as_deref())},
-            "spec": {
-                "restartPolicy": "Never",
-                "containers": [{
-                    "name": "launcher",
-                    "image": spec.image,
-                    "command": launcher_command(spec, &ranks, &hosts.join(",")),
-                }],
-            },
-        });
-        kube.apply(&[launcher], Some(&self.namespace)).await?;
-        let finished = loop {
-            let pod = kube
-                .get("Pod", &self.launcher(), Some(&self.namespace))
-                .await?;
-            if matches!(phase(&pod), "Succeeded" | "Failed") {
-                break Some(phase(&pod).to_string());
-            }
-            if clock.now() >= deadline {
-                break None;
-            }
-            pause(clock, deadline).await;
-        };
+        kube.apply(&[self.launcher_pod(spec, &ranks)], Some(&self.namespace))
+            .await?;
+        let finished = self.launcher_finished(kube, clock, deadline).await?;
         let log = kube
             .logs(
                 &self.launcher(),
@@ -343,36 +325,126 @@ impl AllReduce {
             )
             .await
             .unwrap_or_default();
-        let report = parse(&log);
-        let (status, summary) = match finished.as_deref() {
-            None => {
-                let last = report
-                    .warnings
-                    .last()
-                    .cloned()
-                    .or_else(|| log.lines().last().map(str::to_string))
-                    .unwrap_or_default();
-                (
-                    "hang",
-                    format!(
-                        "hang: no result within {} across {} ranks; last: {}",
-                        format_duration(spec.timeout),
-                        ranks,
-                        last.trim()
-                    ),
-                )
-            }
-            Some("Succeeded") if report.ok => ("ok", report.summary.clone()),
-            Some(phase) => (
-                "error",
-                format!(
-                    "error: the launcher {}; {}",
-                    phase.to_lowercase(),
-                    report.summary
-                ),
-            ),
-        };
+        let (status, summary) = outcome(finished.as_deref(), &log, spec, &ranks);
         Ok(self.result(status, summary, &nodes, started, clock, &log))
+    }
+
+    /// The headless Service that names the workers, then one worker pod on each node.
+    async fn start_workers(
+        &mut self,
+        kube: &KubeClient,
+        spec: &AllReduceSpec,
+        nodes: &[String],
+    ) -> Result<(), KubeError> {
+        let service = json!({
+            "apiVersion": "v1", "kind": "Service",
+            "metadata": {"name": self.name, "namespace": self.namespace, "labels": labels(&self.name, "service", self.group.as_deref())},
+            "spec": {"clusterIP": "None", "selector": {"runbook/nccl": self.name, "runbook/role": "worker"}, "ports": [{"name": "ssh", "port": 2222}]},
+        });
+        kube.apply(&[service], Some(&self.namespace)).await?;
+        for (index, node) in nodes.iter().enumerate() {
+            let worker = format!("{}-worker-{index}", self.name);
+            kube.apply(
+                &[self.worker_pod(spec, &worker, node)],
+                Some(&self.namespace),
+            )
+            .await?;
+            self.workers.push(worker);
+        }
+        Ok(())
+    }
+
+    /// A worker: the image's sshd on `node`, with the node's GPUs (and EFA devices).
+    fn worker_pod(&self, spec: &AllReduceSpec, worker: &str, node: &str) -> Value {
+        let gpus = spec.gpus_per_node.to_string();
+        json!({
+            "apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": worker, "namespace": self.namespace, "labels": labels(&self.name, "worker", self.group.as_deref())},
+            "spec": {
+                "hostname": worker,
+                "subdomain": self.name,
+                "nodeSelector": {"kubernetes.io/hostname": node},
+                "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
+                "containers": [{
+                    "name": "worker",
+                    "image": spec.image,
+                    "command": ["/usr/sbin/sshd", "-De", "-p", "2222"],
+                    "resources": resources(&gpus, spec.efa_per_node),
+                }],
+            },
+        })
+    }
+
+    /// Waits until every worker runs; past the deadline, answers why one does not.
+    async fn workers_not_running(
+        &self,
+        kube: &KubeClient,
+        clock: &dyn Clock,
+        deadline: Duration,
+    ) -> Result<Option<String>, KubeError> {
+        loop {
+            let Some(waiting) = self.first_waiting_worker(kube).await? else {
+                return Ok(None);
+            };
+            if clock.now() >= deadline {
+                return Ok(Some(waiting));
+            }
+            pause(clock, deadline).await;
+        }
+    }
+
+    /// The first worker not yet running, and the reason.
+    async fn first_waiting_worker(&self, kube: &KubeClient) -> Result<Option<String>, KubeError> {
+        for worker in &self.workers {
+            let pod = kube.get("Pod", worker, Some(&self.namespace)).await?;
+            if phase(&pod) != "Running" {
+                return Ok(Some(format!("{worker}: {}", why_not_running(&pod))));
+            }
+        }
+        Ok(None)
+    }
+
+    /// The launcher: `mpirun` over every worker, `ranks` ranks in all.
+    fn launcher_pod(&self, spec: &AllReduceSpec, ranks: &str) -> Value {
+        let gpus = spec.gpus_per_node.to_string();
+        let hosts: Vec<String> = self
+            .workers
+            .iter()
+            .map(|w| format!("{w}.{}:{gpus}", self.name))
+            .collect();
+        json!({
+            "apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": self.launcher(), "namespace": self.namespace, "labels": labels(&self.name, "launcher", self.group.as_deref())},
+            "spec": {
+                "restartPolicy": "Never",
+                "containers": [{
+                    "name": "launcher",
+                    "image": spec.image,
+                    "command": launcher_command(spec, ranks, &hosts.join(",")),
+                }],
+            },
+        })
+    }
+
+    /// The launcher's final phase (`Succeeded` or `Failed`), or None when the deadline came first.
+    async fn launcher_finished(
+        &self,
+        kube: &KubeClient,
+        clock: &dyn Clock,
+        deadline: Duration,
+    ) -> Result<Option<String>, KubeError> {
+        loop {
+            let pod = kube
+                .get("Pod", &self.launcher(), Some(&self.namespace))
+                .await?;
+            if matches!(phase(&pod), "Succeeded" | "Failed") {
+                return Ok(Some(phase(&pod).to_string()));
+            }
+            if clock.now() >= deadline {
+                return Ok(None);
+            }
+            pause(clock, deadline).await;
+        }
     }
 
     /// Deletes the launcher, the workers and the Service. Safe to call more than once.

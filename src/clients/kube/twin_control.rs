@@ -1,6 +1,6 @@
 //! Switching the lab twin's faults during a run (a drill cuts the on-premises link, then
-//! restores it): `POST /twin/faults?set=NAME=VALUE` on the twin's API server. A real API server
-//! has no such endpoint, and says so with a 404.
+//! restores it): `POST /twin/faults?set=NAME=VALUE` on the twin's API server, for the
+//! `twin::fault` binding alone. A real API server has no such endpoint, and says so with a 404.
 
 use http::Request;
 use percent_encoding::{NON_ALPHANUMERIC, utf8_percent_encode};

@@ -8,11 +8,14 @@ use super::model::{ErrorColumn, NcclReport, Perf, Rank, Row, Status};
 use super::parse::{push_distinct, version_from_code};
 use super::summary::conclude;
 
+/// How such a document starts: text that starts otherwise is not tried as JSON.
+const OBJECT_OPEN: char = '{';
+
 /// The report, when `text` is such a JSON document (an object with `results`); `None` for
 /// anything else, which is read as text.
 pub(super) fn parse_json(text: &str) -> Option<NcclReport> {
     let trimmed = text.trim_start();
-    if !trimmed.starts_with('{') {
+    if !trimmed.starts_with(OBJECT_OPEN) {
         return None;
     }
     let document: Value = serde_json::from_str(trimmed).ok()?;
@@ -30,24 +33,8 @@ pub(super) fn parse_json(text: &str) -> Option<NcclReport> {
         push_distinct(&mut hosts, &rank.host);
         push_distinct(&mut devices, &rank.gpu);
     }
-    let peak_busbw = rows
-        .iter()
-        .flat_map(|r| [r.out_of_place.busbw, r.in_place.busbw])
-        .reduce(f64::max);
     let validated = config["validation"].as_i64().unwrap_or(1) != 0;
-    let errors: Vec<String> = document["errors"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(Value::as_str)
-        .map(str::trim)
-        .filter(|e| !e.is_empty())
-        .map(str::to_string)
-        .collect();
-    let collective = document["args"][0]
-        .as_str()
-        .and_then(|program| program.rsplit('/').next())
-        .map(|name| name.strip_suffix("_mpi").unwrap_or(name).to_string());
+    let errors = errors(&document);
     let mut report = NcclReport {
         status: Status::Incomplete,
         ok: false,
@@ -55,19 +42,15 @@ pub(super) fn parse_json(text: &str) -> Option<NcclReport> {
             .as_u64()
             .and_then(|code| version_from_code(&code.to_string())),
         tests_version: None,
-        collective,
+        collective: collective(&document),
         nranks: u64::try_from(ranks.len()).ok().filter(|n| *n > 0),
         hosts,
         devices,
         ranks,
-        error_column: (!rows.is_empty()).then_some(if validated {
-            ErrorColumn::WrongCount
-        } else {
-            ErrorColumn::NotChecked
-        }),
+        error_column: error_column(&rows, validated),
+        peak_busbw: peak_busbw(&rows),
         rows,
         avg_busbw: document["average_bus_bandwidth"]["bandwidth"].as_f64(),
-        peak_busbw,
         out_of_bounds: document["out_of_bounds"]["count"].as_u64(),
         out_of_bounds_ok: match document["out_of_bounds"]["okay"].as_str() {
             Some("true") => Some(true),
@@ -76,13 +59,7 @@ pub(super) fn parse_json(text: &str) -> Option<NcclReport> {
         },
         network: None,
         ofi_version: None,
-        // The one entry of `env` read (it holds the whole environment, secrets included).
-        algorithm: document["env"].as_array().and_then(|env| {
-            env.iter()
-                .filter_map(|e| e.as_str()?.strip_prefix("NCCL_ALGO="))
-                .next()
-                .map(str::to_string)
-        }),
+        algorithm: algorithm(&document),
         warnings: Vec::new(),
         causes: errors.clone(),
         errors,
@@ -90,6 +67,53 @@ pub(super) fn parse_json(text: &str) -> Option<NcclReport> {
     };
     conclude(&mut report);
     Some(report)
+}
+
+/// The document's failure lines, blank ones left out.
+fn errors(document: &Value) -> Vec<String> {
+    document["errors"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .map(str::trim)
+        .filter(|e| !e.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+/// The program's name without its directory or `_mpi` suffix: `all_reduce_perf`.
+fn collective(document: &Value) -> Option<String> {
+    document["args"][0]
+        .as_str()
+        .and_then(|program| program.rsplit('/').next())
+        .map(|name| name.strip_suffix("_mpi").unwrap_or(name).to_string())
+}
+
+/// `NCCL_ALGO` from `env`: the one entry of it read, since it holds the whole environment,
+/// secrets included.
+fn algorithm(document: &Value) -> Option<String> {
+    document["env"].as_array().and_then(|env| {
+        env.iter()
+            .filter_map(|e| e.as_str()?.strip_prefix("NCCL_ALGO="))
+            .next()
+            .map(str::to_string)
+    })
+}
+
+/// What the rows' check column holds: `nwrong` counts, or nothing when validation was off.
+fn error_column(rows: &[Row], validated: bool) -> Option<ErrorColumn> {
+    (!rows.is_empty()).then_some(if validated {
+        ErrorColumn::WrongCount
+    } else {
+        ErrorColumn::NotChecked
+    })
+}
+
+fn peak_busbw(rows: &[Row]) -> Option<f64> {
+    rows.iter()
+        .flat_map(|r| [r.out_of_place.busbw, r.in_place.busbw])
+        .reduce(f64::max)
 }
 
 fn rank(device: &Value) -> Option<Rank> {

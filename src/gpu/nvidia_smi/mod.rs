@@ -9,6 +9,7 @@ pub mod mig;
 pub mod nvlink;
 pub mod query_text;
 pub mod table;
+mod table_rows;
 pub mod topology;
 pub mod xml;
 

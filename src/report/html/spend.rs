@@ -38,6 +38,21 @@ pub(super) fn spend(report: &Report) -> String {
         return String::new();
     }
     let end = report.virtual_ms.max(1);
+    let resources = resource_kinds(report);
+    let total = resources
+        .keys()
+        .map(|r| spent_by(report, r, end))
+        .sum::<f64>();
+    let svg = chart(report, &resources, end, total);
+    let mut out = format!(
+        "<figure id=\"spend-chart\">{svg}<figcaption>Spend over the run, by resource (on its clock)</figcaption></figure>\n"
+    );
+    out.push_str(&table(report, &resources, end, total));
+    out
+}
+
+/// Each resource by name, with the last kind a rate named for it.
+fn resource_kinds(report: &Report) -> BTreeMap<&str, &str> {
     let mut resources: BTreeMap<&str, &str> = BTreeMap::new();
     for rate in &report.spend {
         let kind = resources.entry(rate.resource.as_str()).or_insert("");
@@ -45,18 +60,39 @@ pub(super) fn spend(report: &Report) -> String {
             *kind = rate.kind.as_str();
         }
     }
-    // The times where some rate changes, and the end of the run.
+    resources
+}
+
+/// The times where some rate changes, and the start and end of the run.
+fn change_times(report: &Report, end: u64) -> Vec<u64> {
     let mut times: Vec<u64> = report.spend.iter().map(|r| r.from_ms.min(end)).collect();
     times.extend([0, end]);
     times.sort_unstable();
     times.dedup();
-    let total = resources
-        .keys()
-        .map(|r| spent_by(report, r, end))
-        .sum::<f64>();
-    let top = if total > 0.0 { total } else { 1.0 };
-    let x = |ms: u64| 40.0 + (W - 50.0) * ms as f64 / end as f64;
-    let y = |usd: f64| H - 20.0 - (H - 30.0) * usd / top;
+    times
+}
+
+/// The chart's axes: the run's time across, dollars up to `top`.
+struct Scale {
+    end: u64,
+    top: f64,
+}
+
+impl Scale {
+    fn point(&self, ms: u64, usd: f64) -> String {
+        let x = 40.0 + (W - 50.0) * ms as f64 / self.end as f64;
+        let y = H - 20.0 - (H - 30.0) * usd / self.top;
+        format!("{x:.1},{y:.1}")
+    }
+}
+
+/// Each resource's spend as a band stacked on those before it, and the axes' labels.
+fn chart(report: &Report, resources: &BTreeMap<&str, &str>, end: u64, total: f64) -> String {
+    let times = change_times(report, end);
+    let scale = Scale {
+        end,
+        top: if total > 0.0 { total } else { 1.0 },
+    };
     let mut svg = format!(
         "<svg class=\"spend\" viewBox=\"0 0 {W} {H}\" width=\"{W}\" height=\"{H}\" role=\"img\" aria-label=\"spend over the run\">\
          <title>What the resources the run started cost over its {} (${total:.4} in all)</title>",
@@ -69,22 +105,10 @@ pub(super) fn spend(report: &Report) -> String {
             .zip(&below)
             .map(|(t, b)| b + spent_by(report, resource, *t))
             .collect();
-        let mut points: Vec<String> = times
-            .iter()
-            .zip(&above)
-            .map(|(t, v)| format!("{:.1},{:.1}", x(*t), y(*v)))
-            .collect();
-        points.extend(
-            times
-                .iter()
-                .zip(&below)
-                .rev()
-                .map(|(t, v)| format!("{:.1},{:.1}", x(*t), y(*v))),
-        );
         let _ = write!(
             svg,
             "<polygon points=\"{}\" fill=\"{}\" fill-opacity=\"0.75\"><title>{}: ${:.4}</title></polygon>",
-            points.join(" "),
+            outline(&scale, &times, &below, &above),
             COLORS[n % COLORS.len()],
             html(resource),
             spent_by(report, resource, end)
@@ -100,11 +124,26 @@ pub(super) fn spend(report: &Report) -> String {
         H - 4.0,
         readable_millis(end)
     );
-    let mut out = format!(
-        "<figure id=\"spend-chart\">{svg}<figcaption>Spend over the run, by resource (on its clock)</figcaption></figure>\n"
+    svg
+}
+
+/// A band's outline: along its top from the run's start, then back along its bottom.
+fn outline(scale: &Scale, times: &[u64], below: &[f64], above: &[f64]) -> String {
+    let top = times.iter().zip(above).map(|(t, v)| scale.point(*t, *v));
+    let bottom = times
+        .iter()
+        .zip(below)
+        .rev()
+        .map(|(t, v)| scale.point(*t, *v));
+    top.chain(bottom).collect::<Vec<String>>().join(" ")
+}
+
+/// The same spend as a table: each resource's, then all of it.
+fn table(report: &Report, resources: &BTreeMap<&str, &str>, end: u64, total: f64) -> String {
+    let mut out = String::from(
+        "<table class=\"spend\"><thead><tr><th>resource</th><th>kind</th><th>spent</th></tr></thead><tbody>\n",
     );
-    out.push_str("<table class=\"spend\"><thead><tr><th>resource</th><th>kind</th><th>spent</th></tr></thead><tbody>\n");
-    for (resource, kind) in &resources {
+    for (resource, kind) in resources {
         let _ = writeln!(
             out,
             "<tr><td>{}</td><td>{}</td><td>${:.4}</td></tr>",
