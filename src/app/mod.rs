@@ -4,15 +4,16 @@
 //! A subcommand each, which wires a clock, the script host and the reporters: `run`, `check`,
 //! `eval`, `docs`, `lab_serve` (`lab serve`), `repl`, `recover`, `history`, `doctor`,
 //! `completions`, `new_runbook` (`new`), `plan` and `state_capture` (`state capture`).
-//! Beside some, a part of theirs alone: `run_outputs` (where `run` writes its reports),
-//! `doctor_access` (`doctor`'s access reviews), `lab_files` (the files `lab serve` writes).
 //!
-//! What several share: `runtime` (the async runtime), `signals` (stop signals), `confirm` (a
-//! yes at the terminal), `preflight` (outputs checked before a run), `rehearsal` (a run on a
-//! twin of the target first, for `run` and `plan`), `journal_undo` (undoing from a journal,
-//! for `recover` and `signals`), `run_history` (the history's outputs, for `run` and
-//! `history`), `test_hooks` (the crash-safety tests' environment), `stdout` (printing to a
-//! pipe).
+//! Parts of one subcommand: for `run`, `run_outputs` (where it writes its reports), `confirm`
+//! (a yes at the terminal), `preflight` (outputs checked before it starts) and `test_hooks`
+//! (the crash-safety tests' environment); for `doctor`, `doctor_access` (its access reviews);
+//! for `lab serve`, `lab_files` (the files it writes; `state capture` writes through it too).
+//!
+//! What several share: `runtime` (the async runtime), `signals` (stop signals, for `run` and
+//! `repl`), `rehearsal` (a run on a twin of the target first, for `run` and `plan`),
+//! `journal_undo` (undoing from a journal, for `recover` and `signals`), `run_history` (the
+//! history's outputs, for `run` and `history`), `stdout` (printing to a pipe).
 
 mod check;
 mod completions;
