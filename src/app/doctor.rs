@@ -8,7 +8,9 @@ use serde_json::{Value, json};
 
 use super::{AppResult, doctor_access, runtime};
 use crate::cli::DoctorArgs;
+use crate::clients::aws::AwsClients;
 use crate::clients::helm::find_helm;
+use crate::clients::kube::KubeClient;
 use crate::error::Exit;
 use crate::target::Target;
 
@@ -79,8 +81,20 @@ pub(crate) fn execute(args: &DoctorArgs) -> AppResult {
 }
 
 async fn probe(target: &Target, args: &DoctorArgs) -> Vec<Probe> {
-    let kube = &target.clients.kube;
-    let aws = &target.clients.aws;
+    let mut probes = kubernetes(&target.clients.kube).await;
+    probes.push(aws_identity(&target.clients.aws).await);
+    probes.extend(eks_cluster(target, args).await);
+    probes.push(Probe::new(
+        "helm",
+        find_helm(args.target.helm.as_deref())
+            .map(|path| path.display().to_string())
+            .map_err(|e| e.to_string()),
+    ));
+    probes
+}
+
+/// The Kubernetes API, and once it answers, its readyz and what the credentials may do.
+async fn kubernetes(kube: &KubeClient) -> Vec<Probe> {
     let mut probes = Vec::new();
     let version = kube.version().await;
     let api_up = version.is_ok();
@@ -107,8 +121,13 @@ async fn probe(target: &Target, args: &DoctorArgs) -> Vec<Probe> {
         ));
         probes.extend(doctor_access::probe(kube).await);
     }
+    probes
+}
+
+/// Who the AWS credentials are, and in which region.
+async fn aws_identity(aws: &AwsClients) -> Probe {
     let region = aws.region().await;
-    probes.push(Probe::new(
+    Probe::new(
         "AWS identity",
         aws.caller_identity()
             .await
@@ -120,7 +139,13 @@ async fn probe(target: &Target, args: &DoctorArgs) -> Vec<Probe> {
                 )
             })
             .map_err(|e| e.to_string()),
-    ));
+    )
+}
+
+/// The EKS cluster `--cluster` names (the lab's by default), and whether the kubeconfig
+/// points at it.
+async fn eks_cluster(target: &Target, args: &DoctorArgs) -> Vec<Probe> {
+    let (kube, aws) = (&target.clients.kube, &target.clients.aws);
     let name = args
         .target
         .cluster
@@ -131,7 +156,7 @@ async fn probe(target: &Target, args: &DoctorArgs) -> Vec<Probe> {
         .as_ref()
         .ok()
         .and_then(|c| c["endpoint"].as_str().map(str::to_string));
-    probes.push(Probe::new(
+    let mut probes = vec![Probe::new(
         format!("EKS cluster {name}"),
         cluster
             .map(|c| {
@@ -143,30 +168,28 @@ async fn probe(target: &Target, args: &DoctorArgs) -> Vec<Probe> {
                 )
             })
             .map_err(|e| e.to_string()),
-    ));
+    )];
     // Against AWS itself the kubeconfig must point at that cluster's endpoint; the lab twin
     // and emulators serve the Kubernetes API on a port of their own.
     if let Some(endpoint) = endpoint
         && args.target.kubeconfig.is_some()
         && aws.endpoint_url().is_none()
     {
-        let ours = kube.endpoint.trim_end_matches('/');
-        probes.push(Probe::new(
-            "kubeconfig points at it",
-            if ours.eq_ignore_ascii_case(endpoint.trim_end_matches('/')) {
-                Ok(ours.to_string())
-            } else {
-                Err(format!(
-                    "the kubeconfig's server is {ours}, the cluster's endpoint {endpoint}: pass --context for {name}, or run `aws eks update-kubeconfig --name {name}`"
-                ))
-            },
-        ));
+        probes.push(kubeconfig_points_at(kube, &endpoint, name));
     }
-    probes.push(Probe::new(
-        "helm",
-        find_helm(args.target.helm.as_deref())
-            .map(|path| path.display().to_string())
-            .map_err(|e| e.to_string()),
-    ));
     probes
+}
+
+fn kubeconfig_points_at(kube: &KubeClient, endpoint: &str, name: &str) -> Probe {
+    let ours = kube.endpoint.trim_end_matches('/');
+    Probe::new(
+        "kubeconfig points at it",
+        if ours.eq_ignore_ascii_case(endpoint.trim_end_matches('/')) {
+            Ok(ours.to_string())
+        } else {
+            Err(format!(
+                "the kubeconfig's server is {ours}, the cluster's endpoint {endpoint}: pass --context for {name}, or run `aws eks update-kubeconfig --name {name}`"
+            ))
+        },
+    )
 }

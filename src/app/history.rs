@@ -1,5 +1,7 @@
-//! `runbook history`: the runs kept in the history, newest first, as a table or JSON; and
-//! `history check`, which fails when a drill has not passed recently enough.
+//! `runbook history`: the runs kept in the history, newest first, as a table or JSON; and its
+//! subcommands: `check` (fails when a drill has not passed recently enough), `diff` (what
+//! changed between two runs), `trend` (a metric run by run), `show` (a kept run's report or
+//! page) and `gpu` (a GPU node's verdicts run by run).
 
 use super::AppResult;
 use super::run_history::history_dir;

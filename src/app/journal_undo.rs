@@ -133,104 +133,146 @@ async fn undo(
     clock: &dyn Clock,
     say: &impl Fn(String),
 ) -> Result<Done, UndoError> {
-    let gone = |e: &AwsError| {
-        matches!(
-            e.code.as_str(),
-            "ResourceNotFoundException" | "InvalidGroup.NotFound" | "InvalidPermission.NotFound"
-        )
-    };
-    let aws: &AwsClients = aws;
     match step {
         Undo::ScaleNodegroup {
             cluster,
             nodegroup,
             desired,
             max,
-        } => Ok(patiently(clock, say, || async move {
-            let scaled = aws
-                .scale_nodegroup_to(
-                    cluster,
-                    nodegroup,
-                    *desired,
-                    *max,
-                    Some(Duration::from_secs(1200)),
-                    clock,
-                )
-                .await;
-            match scaled {
-                Ok(update) if update["status"] == "Unchanged" => Ok(Done::AlreadySo),
-                Ok(_) => Ok(Done::Changed),
-                Err(e) if gone(&e) => Ok(Done::AlreadySo),
-                Err(e) => Err(e),
-            }
+        } => Ok(patiently(clock, say, || {
+            scale_back(aws, cluster, nodegroup, *desired, *max, clock)
         })
         .await?),
-        Undo::Authorize { group, rule } => Ok(patiently(clock, say, || async move {
-            match has_rule(aws, group, rule).await {
-                Ok(true) => Ok(Done::AlreadySo),
-                Ok(false) => match aws.authorize(group, &spec(group, rule)).await {
-                    Ok(_) => Ok(Done::Changed),
-                    Err(e) if e.code == "InvalidPermission.Duplicate" => Ok(Done::AlreadySo),
-                    Err(e) => Err(e),
-                },
-                Err(e) if gone(&e) => Ok(Done::AlreadySo),
-                Err(e) => Err(e),
-            }
-        })
-        .await?),
-        Undo::Revoke { group, rule } => Ok(patiently(clock, say, || async move {
-            match aws.revoke(group, &spec(group, rule)).await {
-                Ok(()) => Ok(Done::Changed),
-                Err(e) if gone(&e) => Ok(Done::AlreadySo),
-                Err(e) => Err(e),
-            }
-        })
-        .await?),
+        Undo::Authorize { group, rule } => {
+            Ok(patiently(clock, say, || authorize(aws, group, rule)).await?)
+        }
+        Undo::Revoke { group, rule } => {
+            Ok(patiently(clock, say, || revoke(aws, group, rule)).await?)
+        }
         Undo::DeleteObject {
             kind,
             namespace,
             name,
-        } => match kube.delete(kind, name, namespace.as_deref()).await {
-            Ok(()) => Ok(Done::Changed),
-            Err(crate::clients::kube::KubeError::Api { code: 404, .. }) => Ok(Done::AlreadySo),
-            Err(e) => Err(e.into()),
-        },
+        } => delete_object(kube, kind, namespace.as_deref(), name).await,
         Undo::DeleteLabeled {
             kinds,
             namespace,
             selector,
-        } => {
-            let mut deleted = 0;
-            for kind in kinds {
-                let options = ListOptions {
-                    namespace: Some(namespace.clone()),
-                    labels: Some(selector.clone()),
-                    fields: None,
-                };
-                for object in kube.list(kind, &options).await? {
-                    let name = object["metadata"]["name"].as_str().unwrap_or_default();
-                    match kube.delete(kind, name, Some(namespace)).await {
-                        Ok(()) => deleted += 1,
-                        Err(crate::clients::kube::KubeError::Api { code: 404, .. }) => {}
-                        Err(e) => return Err(e.into()),
-                    }
-                }
-            }
-            Ok(if deleted > 0 {
-                Done::Changed
-            } else {
-                Done::AlreadySo
-            })
-        }
+        } => delete_labeled(kube, kinds, namespace, selector).await,
         Undo::RestoreObject { object } => {
             kube.apply(std::slice::from_ref(object), None).await?;
             Ok(Done::Changed)
         }
-        Undo::ReleaseNode { node, key } => match kube.release(node, key).await {
-            Ok(true) => Ok(Done::Changed),
-            Ok(false) => Ok(Done::AlreadySo),
-            Err(crate::clients::kube::KubeError::Api { code: 404, .. }) => Ok(Done::AlreadySo),
-            Err(e) => Err(e.into()),
+        Undo::ReleaseNode { node, key } => release_node(kube, node, key).await,
+    }
+}
+
+/// Whether AWS says the resource (or the rule) is not there: undoing it is then done.
+fn gone(e: &AwsError) -> bool {
+    matches!(
+        e.code.as_str(),
+        "ResourceNotFoundException" | "InvalidGroup.NotFound" | "InvalidPermission.NotFound"
+    )
+}
+
+/// One try at scaling the node group back.
+async fn scale_back(
+    aws: &AwsClients,
+    cluster: &str,
+    nodegroup: &str,
+    desired: i32,
+    max: Option<i32>,
+    clock: &dyn Clock,
+) -> Result<Done, AwsError> {
+    let scaled = aws
+        .scale_nodegroup_to(
+            cluster,
+            nodegroup,
+            desired,
+            max,
+            Some(Duration::from_secs(1200)),
+            clock,
+        )
+        .await;
+    match scaled {
+        Ok(update) if update["status"] == "Unchanged" => Ok(Done::AlreadySo),
+        Ok(_) => Ok(Done::Changed),
+        Err(e) if gone(&e) => Ok(Done::AlreadySo),
+        Err(e) => Err(e),
+    }
+}
+
+/// One try at putting the rule back in the group.
+async fn authorize(aws: &AwsClients, group: &str, rule: &Rule) -> Result<Done, AwsError> {
+    match has_rule(aws, group, rule).await {
+        Ok(true) => Ok(Done::AlreadySo),
+        Ok(false) => match aws.authorize(group, &spec(group, rule)).await {
+            Ok(_) => Ok(Done::Changed),
+            Err(e) if e.code == "InvalidPermission.Duplicate" => Ok(Done::AlreadySo),
+            Err(e) => Err(e),
         },
+        Err(e) if gone(&e) => Ok(Done::AlreadySo),
+        Err(e) => Err(e),
+    }
+}
+
+/// One try at taking the rule out of the group.
+async fn revoke(aws: &AwsClients, group: &str, rule: &Rule) -> Result<Done, AwsError> {
+    match aws.revoke(group, &spec(group, rule)).await {
+        Ok(()) => Ok(Done::Changed),
+        Err(e) if gone(&e) => Ok(Done::AlreadySo),
+        Err(e) => Err(e),
+    }
+}
+
+async fn delete_object(
+    kube: &KubeClient,
+    kind: &str,
+    namespace: Option<&str>,
+    name: &str,
+) -> Result<Done, UndoError> {
+    match kube.delete(kind, name, namespace).await {
+        Ok(()) => Ok(Done::Changed),
+        Err(crate::clients::kube::KubeError::Api { code: 404, .. }) => Ok(Done::AlreadySo),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Every object of `kinds` in `namespace` that `selector` matches, deleted.
+async fn delete_labeled(
+    kube: &KubeClient,
+    kinds: &[String],
+    namespace: &str,
+    selector: &str,
+) -> Result<Done, UndoError> {
+    let mut deleted = 0;
+    for kind in kinds {
+        let options = ListOptions {
+            namespace: Some(namespace.to_string()),
+            labels: Some(selector.to_string()),
+            fields: None,
+        };
+        for object in kube.list(kind, &options).await? {
+            let name = object["metadata"]["name"].as_str().unwrap_or_default();
+            match kube.delete(kind, name, Some(namespace)).await {
+                Ok(()) => deleted += 1,
+                Err(crate::clients::kube::KubeError::Api { code: 404, .. }) => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
+    }
+    Ok(if deleted > 0 {
+        Done::Changed
+    } else {
+        Done::AlreadySo
+    })
+}
+
+async fn release_node(kube: &KubeClient, node: &str, key: &str) -> Result<Done, UndoError> {
+    match kube.release(node, key).await {
+        Ok(true) => Ok(Done::Changed),
+        Ok(false) => Ok(Done::AlreadySo),
+        Err(crate::clients::kube::KubeError::Api { code: 404, .. }) => Ok(Done::AlreadySo),
+        Err(e) => Err(e.into()),
     }
 }

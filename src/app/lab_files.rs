@@ -1,7 +1,8 @@
 //! The files `lab serve` writes for other tools, without ever destroying a user's file: a
 //! kubeconfig that exists gets a `runbook-lab` cluster, user and context merged in (as `kind`
 //! and `aws eks update-kubeconfig` do) and taken out again on exit, byte for byte; an env file
-//! is written only where none is or where it wrote one before. Both are 0600.
+//! is written only where none is or where it wrote one before. Both are 0600, as is the
+//! lab-state file `state capture` writes through the same private write.
 
 use std::path::{Path, PathBuf};
 

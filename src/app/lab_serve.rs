@@ -21,64 +21,114 @@ pub(crate) fn execute(args: &ServeArgs) -> AppResult {
         )));
     }
     let runtime = runtime::build()?;
+    let twin = start_twin(args, &scenario)?;
+    let endpoints = serve(&runtime, &twin, args)?;
+    let written = write_files(args, &endpoints, &twin)?;
+    say_where(args, &endpoints);
+    tick_until_stopped(&runtime, twin, args.speed);
+    undo_all(&written);
+    Ok(Exit::Passed)
+}
+
+/// Where the twin serves, and the CA its clients trust.
+struct Endpoints {
+    /// The Kubernetes API's URL.
+    kube: String,
+    /// The AWS endpoint's URL.
+    aws: String,
+    ca_pem: String,
+}
+
+/// The twin with its scenario loaded and the faults asked for applied.
+fn start_twin(args: &ServeArgs, scenario: &crate::sim::Scenario) -> Result<Arc<Twin>, Error> {
     let twin = Twin::new(Arc::new(VirtualClock::new()));
     // Its clients may ask which requests they made (`GET /twin/audit`).
     twin.audit.enable();
     twin.aws_audit.enable();
-    crate::target::scenario::load(&twin, &scenario);
+    crate::target::scenario::load(&twin, scenario);
     for fault in &args.faults {
         crate::sim::apply_fault(&twin, fault).map_err(Error::Usage)?;
     }
+    Ok(twin)
+}
+
+/// The Kubernetes API and the AWS endpoint listening, on one CA.
+fn serve(
+    runtime: &tokio::runtime::Runtime,
+    twin: &Arc<Twin>,
+    args: &ServeArgs,
+) -> Result<Endpoints, Error> {
+    let cannot_listen = |port: u16| {
+        move |source| Error::Usage(format!("cannot listen on 127.0.0.1:{port}: {source}"))
+    };
     let served = runtime
         .block_on(crate::sim::serve_kube(twin.clone(), args.port))
-        .map_err(|source| {
-            Error::Usage(format!(
-                "cannot listen on 127.0.0.1:{}: {source}",
-                args.port
-            ))
-        })?;
-    let server = served.url.clone();
+        .map_err(cannot_listen(args.port))?;
     let aws_address = runtime
         .block_on(crate::sim::serve_aws(
             twin.clone(),
             args.aws_port,
             served.acceptor.clone(),
         ))
-        .map_err(|source| {
-            Error::Usage(format!(
-                "cannot listen on 127.0.0.1:{}: {source}",
-                args.aws_port
-            ))
-        })?;
-    let aws = format!("https://{aws_address}");
+        .map_err(cannot_listen(args.aws_port))?;
+    Ok(Endpoints {
+        kube: served.url,
+        aws: format!("https://{aws_address}"),
+        ca_pem: served.ca_pem,
+    })
+}
+
+/// The env file (with its CA beside it) and the kubeconfig asked for; when one cannot be
+/// written, those written before it are taken back.
+fn write_files(
+    args: &ServeArgs,
+    endpoints: &Endpoints,
+    twin: &Twin,
+) -> Result<Vec<lab_files::Written>, Error> {
     let mut written = Vec::new();
     if let Some(path) = &args.write_env {
         let ca_bundle = lab_files::ca_path_beside(path);
-        written.push(lab_files::write_ca(&ca_bundle, &served.ca_pem)?);
+        written.push(lab_files::write_ca(&ca_bundle, &endpoints.ca_pem)?);
         let env = lab_files::LabEnv {
-            aws_endpoint: &aws,
-            kube_server: &server,
+            aws_endpoint: &endpoints.aws,
+            kube_server: &endpoints.kube,
             secrets: &twin.secrets,
             ca_bundle: &ca_bundle,
         };
-        match lab_files::write_env(path, &env) {
-            Ok(file) => written.push(file),
-            Err(error) => {
-                undo_all(&written);
-                return Err(error);
-            }
-        }
+        keep_or_undo(&mut written, lab_files::write_env(path, &env))?;
     }
     if let Some(path) = &args.write_kubeconfig {
-        match lab_files::write_kubeconfig(path, &server, &served.ca_pem, &twin.secrets.admin_token)
-        {
-            Ok(file) => written.push(file),
-            Err(error) => {
-                undo_all(&written);
-                return Err(error);
-            }
+        let kubeconfig = lab_files::write_kubeconfig(
+            path,
+            &endpoints.kube,
+            &endpoints.ca_pem,
+            &twin.secrets.admin_token,
+        );
+        keep_or_undo(&mut written, kubeconfig)?;
+    }
+    Ok(written)
+}
+
+/// A file written joins `written`; a failure takes back everything written so far.
+fn keep_or_undo(
+    written: &mut Vec<lab_files::Written>,
+    file: Result<lab_files::Written, Error>,
+) -> Result<(), Error> {
+    match file {
+        Ok(file) => {
+            written.push(file);
+            Ok(())
+        }
+        Err(error) => {
+            undo_all(written);
+            Err(error)
         }
     }
+}
+
+/// Where the twin serves, how to reach it with the files written, and how to move its clock.
+fn say_where(args: &ServeArgs, endpoints: &Endpoints) {
+    let (server, aws) = (&endpoints.kube, &endpoints.aws);
     say(format!(
         "lab twin ({}) serving the Kubernetes API on {server} and AWS (EKS, EC2, IAM, KMS, STS) on {aws}",
         crate::target::scenario::describe(&args.scenario)
@@ -105,7 +155,12 @@ pub(crate) fn execute(args: &ServeArgs) -> AppResult {
         "virtual clock: {}x; GET {server}/twin/clock, POST {server}/twin/advance?by=5m (with the kubeconfig's token); Ctrl-C stops",
         args.speed
     ));
-    let step = TICK.mul_f64(args.speed);
+}
+
+/// Moves the twin's clock on at `speed` until Ctrl-C or SIGTERM, saying each request the twin
+/// refused.
+fn tick_until_stopped(runtime: &tokio::runtime::Runtime, twin: Arc<Twin>, speed: f64) {
+    let step = TICK.mul_f64(speed);
     runtime.block_on(async move {
         let mut ticker = tokio::time::interval(TICK);
         // SIGTERM (a CI job cancelled, `kill`) stops it like Ctrl-C: the files come back out.
@@ -124,8 +179,6 @@ pub(crate) fn execute(args: &ServeArgs) -> AppResult {
             }
         }
     });
-    undo_all(&written);
-    Ok(Exit::Passed)
 }
 
 /// Takes back what `lab serve` wrote (newest first); says so when it cannot.

@@ -1,8 +1,19 @@
-//! The subcommands, a file each (named as the subcommand): each wires a clock, the script host
-//! and the reporters. Beside them, what several share: `runtime` (the async runtime), `signals`
-//! (stop signals), `confirm` (a yes at the terminal), `preflight` (outputs checked before a
-//! run), `rehearsal` (a run on a twin of the target first), `journal_undo` (undoing from a
-//! journal), `run_history` (the history's outputs), `lab_files` (lab serve's files), `stdout`.
+//! The command line's subcommands, and the run-time plumbing they share; here, `main` (which
+//! picks the subcommand and turns its result into the exit code) and the panic hook.
+//!
+//! A subcommand each, which wires a clock, the script host and the reporters: `run`, `check`,
+//! `eval`, `docs`, `lab_serve` (`lab serve`), `repl`, `recover`, `history`, `doctor`,
+//! `completions`, `new_runbook` (`new`), `plan` and `state_capture` (`state capture`).
+//!
+//! Parts of one subcommand: for `run`, `run_outputs` (where it writes its reports), `confirm`
+//! (a yes at the terminal), `preflight` (outputs checked before it starts) and `test_hooks`
+//! (the crash-safety tests' environment); for `doctor`, `doctor_access` (its access reviews);
+//! for `lab serve`, `lab_files` (the files it writes; `state capture` writes through it too).
+//!
+//! What several share: `runtime` (the async runtime), `signals` (stop signals, for `run` and
+//! `repl`), `rehearsal` (a run on a twin of the target first, for `run` and `plan`),
+//! `journal_undo` (undoing from a journal, for `recover` and `signals`), `run_history` (the
+//! history's outputs, for `run` and `history`), `stdout` (printing to a pipe).
 
 mod check;
 mod completions;
@@ -23,6 +34,7 @@ mod rehearsal;
 mod repl;
 mod run;
 mod run_history;
+mod run_outputs;
 mod runtime;
 mod signals;
 mod state_capture;

@@ -2,12 +2,14 @@
 //! there to undo. Each step makes a resource so (it reads first, and "already so" or "gone"
 //! is fine), so a second recover finds nothing to do; a run whose process lives is refused.
 
-use super::stdout::out;
+use std::path::Path;
 
+use super::stdout::out;
 use super::{AppResult, journal_undo, runtime};
 use crate::cli::RecoverArgs;
 use crate::error::{Error, Exit};
-use crate::journal::{self, RunInfo};
+use crate::journal::{self, RunInfo, UndoPlan};
+use crate::target::{Target, TargetClients};
 
 pub(crate) fn execute(args: &RecoverArgs) -> AppResult {
     let state_dir = journal::state_dir(args.journal.state_dir.as_deref());
@@ -23,41 +25,14 @@ pub(crate) fn execute(args: &RecoverArgs) -> AppResult {
                 .into(),
         ));
     };
-    let runs = journal::list_runs(&state_dir);
-    let run = match &args.run_id {
-        Some(id) => runs.into_iter().find(|r| &r.id == id).ok_or_else(|| {
-            Error::Usage(format!(
-                "no run {id} under {}; `runbook recover --list` shows the unfinished ones",
-                state_dir.display()
-            ))
-        })?,
-        None => match runs
-            .into_iter()
-            .rev()
-            .find(|r| r.unfinished() && r.target == target.key)
-        {
-            Some(run) => run,
-            None => {
-                out!(
-                    "nothing to recover: no unfinished run against {}",
-                    target.key
-                );
-                return Ok(Exit::Passed);
-            }
-        },
+    let Some(run) = chosen_run(args, &state_dir, &target)? else {
+        out!(
+            "nothing to recover: no unfinished run against {}",
+            target.key
+        );
+        return Ok(Exit::Passed);
     };
-    if run.target != target.key {
-        return Err(Error::Usage(format!(
-            "run {} acted on {}, not on {}: give the same --kubeconfig and --aws-endpoint",
-            run.id, run.target, target.key
-        )));
-    }
-    if run.alive() {
-        return Err(Error::Usage(format!(
-            "run {} (pid {}) is still running: stop it first (Ctrl-C or SIGTERM runs its cleanups); recover is for a run that was killed",
-            run.id, run.pid
-        )));
-    }
+    may_recover(&run, &target)?;
     let _lock = journal::acquire(
         &state_dir,
         &journal::Holder {
@@ -81,20 +56,74 @@ pub(crate) fn execute(args: &RecoverArgs) -> AppResult {
         out!("[result] already recovered: nothing to do");
         return Ok(Exit::Passed);
     }
+    carry_out(&runtime, &clients, &run, &plan, args.dry_run)
+}
+
+/// The run `--run-id` names, or the newest unfinished one against this target (None when
+/// there is none).
+fn chosen_run(
+    args: &RecoverArgs,
+    state_dir: &Path,
+    target: &Target,
+) -> Result<Option<RunInfo>, Error> {
+    let runs = journal::list_runs(state_dir);
+    match &args.run_id {
+        Some(id) => runs
+            .into_iter()
+            .find(|r| &r.id == id)
+            .map(Some)
+            .ok_or_else(|| {
+                Error::Usage(format!(
+                    "no run {id} under {}; `runbook recover --list` shows the unfinished ones",
+                    state_dir.display()
+                ))
+            }),
+        None => Ok(runs
+            .into_iter()
+            .rev()
+            .find(|r| r.unfinished() && r.target == target.key)),
+    }
+}
+
+/// Refuses a run against another target, and one whose process still lives.
+fn may_recover(run: &RunInfo, target: &Target) -> Result<(), Error> {
+    if run.target != target.key {
+        return Err(Error::Usage(format!(
+            "run {} acted on {}, not on {}: give the same --kubeconfig and --aws-endpoint",
+            run.id, run.target, target.key
+        )));
+    }
+    if run.alive() {
+        return Err(Error::Usage(format!(
+            "run {} (pid {}) is still running: stop it first (Ctrl-C or SIGTERM runs its cleanups); recover is for a run that was killed",
+            run.id, run.pid
+        )));
+    }
+    Ok(())
+}
+
+/// The plan's steps done against the target (or, `--dry-run`, only said), and the result.
+fn carry_out(
+    runtime: &tokio::runtime::Runtime,
+    clients: &TargetClients,
+    run: &RunInfo,
+    plan: &UndoPlan,
+    dry_run: bool,
+) -> AppResult {
     for action in &plan.not_undoable {
         out!("[not undone] {action} (nothing undoes it)");
     }
     if plan.steps.is_empty() {
         out!("[result] nothing to undo");
     }
-    if args.dry_run {
+    if dry_run {
         for step in &plan.steps {
             out!("[would undo] {}", step.describe());
         }
         out!("[result] dry run: {} steps, nothing done", plan.steps.len());
         return Ok(Exit::Passed);
     }
-    let failed = runtime.block_on(journal_undo::undo_all(&clients, &plan.steps, |line| {
+    let failed = runtime.block_on(journal_undo::undo_all(clients, &plan.steps, |line| {
         out!("{line}")
     }));
     if failed > 0 {
@@ -109,7 +138,7 @@ pub(crate) fn execute(args: &RecoverArgs) -> AppResult {
     Ok(Exit::Passed)
 }
 
-fn list(state_dir: &std::path::Path) -> AppResult {
+fn list(state_dir: &Path) -> AppResult {
     let runs: Vec<RunInfo> = journal::list_runs(state_dir)
         .into_iter()
         .filter(|run| run.unfinished() && !run.on_embedded_twin())

@@ -121,6 +121,25 @@ pub fn read(
     now: SystemTime,
     host_allowed: impl Fn(&str, &str) -> bool,
 ) -> Result<TokenUrl, TokenError> {
+    let url = decode(token)?;
+    let host = allowed_host(&url, host_allowed)?;
+    if url.path() != "/" {
+        return Err(TokenError::Format(
+            "unexpected path in pre-signed URL".into(),
+        ));
+    }
+    let raw_query = url.query().unwrap_or_default().to_string();
+    check_parameters(&sigv4::pairs(&raw_query))?;
+    let claim = fresh_claim(&raw_query, now)?;
+    Ok(TokenUrl {
+        host,
+        raw_query,
+        claim,
+    })
+}
+
+/// The URL in the token: not too large, the prefix, base64url, a URL.
+fn decode(token: &str) -> Result<url::Url, TokenError> {
     let format = |m: String| TokenError::Format(m);
     if token.len() > MAX_TOKEN_BYTES {
         return Err(format("token is too large".into()));
@@ -134,28 +153,34 @@ pub fn read(
         .decode(encoded)
         .map_err(|e| format(format!("the token is not base64url: {e}")))?;
     let text = String::from_utf8(bytes).map_err(|_| format("the token is not a URL".into()))?;
-    let url = url::Url::parse(&text).map_err(|e| format(format!("the token is not a URL: {e}")))?;
+    url::Url::parse(&text).map_err(|e| format(format!("the token is not a URL: {e}")))
+}
+
+/// The URL's `host[:port]`, when `host_allowed` takes it with the URL's scheme.
+fn allowed_host(
+    url: &url::Url,
+    host_allowed: impl Fn(&str, &str) -> bool,
+) -> Result<String, TokenError> {
     let host = match (url.host_str(), url.port()) {
         (Some(h), Some(p)) => format!("{h}:{p}"),
         (Some(h), None) => h.to_string(),
         (None, _) => String::new(),
     };
-    if !host_allowed(url.scheme(), &host) {
-        return Err(if url.scheme() == "https" {
-            format(format!("unexpected hostname \"{host}\" in pre-signed URL"))
-        } else {
-            format(format!(
-                "unexpected scheme \"{}\" in pre-signed URL",
-                url.scheme()
-            ))
-        });
+    if host_allowed(url.scheme(), &host) {
+        return Ok(host);
     }
-    if url.path() != "/" {
-        return Err(format("unexpected path in pre-signed URL".into()));
-    }
-    let raw_query = url.query().unwrap_or_default().to_string();
-    let pairs = sigv4::pairs(&raw_query);
-    for (key, _) in &pairs {
+    Err(TokenError::Format(if url.scheme() == "https" {
+        format!("unexpected hostname \"{host}\" in pre-signed URL")
+    } else {
+        format!("unexpected scheme \"{}\" in pre-signed URL", url.scheme())
+    }))
+}
+
+/// Only SigV4 and GetCallerIdentity parameters, each once; the action GetCallerIdentity,
+/// `x-k8s-aws-id` signed, `X-Amz-Expires` at most 15 minutes.
+fn check_parameters(pairs: &[(String, String)]) -> Result<(), TokenError> {
+    let format = |m: String| TokenError::Format(m);
+    for (key, _) in pairs {
         if !ALLOWED_PARAMETERS.contains(&key.to_ascii_lowercase().as_str()) {
             return Err(format(format!("non-whitelisted query parameter \"{key}\"")));
         }
@@ -197,29 +222,30 @@ pub fn read(
             expires.unwrap_or_default()
         )));
     }
+    Ok(())
+}
+
+/// The URL's SigV4 claim, refused when its `X-Amz-Date` is [`ACCEPTED_FOR`] old at `now`.
+fn fresh_claim(raw_query: &str, now: SystemTime) -> Result<sigv4::Claim, TokenError> {
     let empty = http::HeaderMap::new();
     let claim = sigv4::Claim::of(&Sent {
         method: "GET",
         path: "/",
-        raw_query: &raw_query,
+        raw_query,
         headers: &empty,
         body: b"",
     })
-    .map_err(|e| format(e.to_string()))?;
+    .map_err(|e| TokenError::Format(e.to_string()))?;
     let now_s = now
         .duration_since(SystemTime::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs() as i64);
     if now_s > claim.signed_at() + ACCEPTED_FOR.as_secs() as i64 {
-        return Err(format(format!(
+        return Err(TokenError::Format(format!(
             "X-Amz-Date parameter is expired (15 minute expiration) {}",
             crate::clock::dates::rfc3339_utc(claim.signed_at())
         )));
     }
-    Ok(TokenUrl {
-        host,
-        raw_query,
-        claim,
-    })
+    Ok(claim)
 }
 
 impl TokenUrl {

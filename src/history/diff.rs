@@ -27,7 +27,14 @@ pub fn diff_text(a: (u64, &Value), b: (u64, &Value)) -> String {
             format!("{} -> {}", ra["parameters"], rb["parameters"])
         }
     );
+    section(&mut out, "steps", &changed_steps(ra, rb));
+    section(&mut out, "metrics", &moved_metrics(ra, rb));
+    section(&mut out, "snapshots", &snapshot_drift(ra, rb));
+    out
+}
 
+/// The steps whose status changed, or that ran in one run only.
+fn changed_steps(ra: &Value, rb: &Value) -> Vec<String> {
     let (sa, sb) = (steps(ra), steps(rb));
     let mut changed = Vec::new();
     for (path, (status_a, _)) in &sa {
@@ -48,8 +55,12 @@ pub fn diff_text(a: (u64, &Value), b: (u64, &Value)) -> String {
             changed.push(format!("  {path}: not run -> {status_b}"));
         }
     }
-    section(&mut out, "steps", &changed);
+    changed
+}
 
+/// The metrics whose value moved (by how much, and whether it failed), or that were measured
+/// in one run only.
+fn moved_metrics(ra: &Value, rb: &Value) -> Vec<String> {
     let (ma, mb) = (metrics(ra), metrics(rb));
     let mut moved = Vec::new();
     for (key, (value_a, shown_a, _)) in &ma {
@@ -72,11 +83,14 @@ pub fn diff_text(a: (u64, &Value), b: (u64, &Value)) -> String {
             moved.push(format!("  {key}: not measured -> {shown_b}"));
         }
     }
-    section(&mut out, "metrics", &moved);
+    moved
+}
 
+/// The snapshots of run `b` whose outcome differs from run `a`'s, or that mismatched or were
+/// updated.
+fn snapshot_drift(ra: &Value, rb: &Value) -> Vec<String> {
     let (pa, pb) = (snapshots(ra), snapshots(rb));
-    let drift: Vec<String> = pb
-        .iter()
+    pb.iter()
         .filter(|(name, outcome)| {
             pa.get(*name) != Some(outcome) || matches!(outcome.as_str(), "mismatched" | "updated")
         })
@@ -86,9 +100,7 @@ pub fn diff_text(a: (u64, &Value), b: (u64, &Value)) -> String {
                 pa.get(name).map_or("absent", String::as_str)
             )
         })
-        .collect();
-    section(&mut out, "snapshots", &drift);
-    out
+        .collect()
 }
 
 fn section(out: &mut String, name: &str, lines: &[String]) {

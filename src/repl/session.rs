@@ -251,90 +251,104 @@ impl Repl {
 
     fn command(&mut self, command: Command) {
         match command {
-            Command::Help(None) => {
-                println!("commands:");
-                for (name, help) in COMMANDS {
-                    println!("  {name:<9} {help}");
-                }
-                let known = self
-                    .known
-                    .lock()
-                    .unwrap_or_else(std::sync::PoisonError::into_inner);
-                let mut modules: Vec<&str> = known
-                    .functions
-                    .iter()
-                    .map(|d| {
-                        if d.module.is_empty() {
-                            "core"
-                        } else {
-                            d.module.as_str()
-                        }
-                    })
-                    .collect();
-                modules.dedup();
-                println!(
-                    "modules: {} (:help MODULE lists its functions)",
-                    modules.join(", ")
-                );
-            }
-            Command::Help(Some(name)) => {
-                let known = self
-                    .known
-                    .lock()
-                    .unwrap_or_else(std::sync::PoisonError::into_inner);
-                let wanted = name.trim_end_matches("::");
-                let matches: Vec<_> = known
-                    .functions
-                    .iter()
-                    .filter(|d| {
-                        let qualified = if d.module.is_empty() {
-                            d.name.clone()
-                        } else {
-                            format!("{}::{}", d.module, d.name)
-                        };
-                        qualified == wanted
-                            || d.module == wanted
-                            || (wanted == "core" && d.module.is_empty())
-                    })
-                    .collect();
-                if matches.is_empty() {
-                    eprintln!("error: no function or module `{name}`; :help lists modules");
-                }
-                for doc in matches {
-                    println!("{}", doc.signature);
-                    for line in doc.doc.lines() {
-                        println!("    {line}");
-                    }
-                }
-            }
-            Command::Time => {
-                let kind = if self.target.clock.is_virtual() {
-                    "virtual"
-                } else {
-                    "real"
-                };
-                println!(
-                    "{kind} clock: {} since the session started",
-                    format_duration(self.host.virtual_elapsed())
-                );
-            }
-            Command::Advance(text) => match (&self.target.virtual_clock, parse_duration(&text)) {
-                (Some(clock), Ok(by)) => {
-                    clock.advance(by);
-                    println!(
-                        "virtual clock moved on {}: {} since the session started",
-                        format_duration(by),
-                        format_duration(self.host.virtual_elapsed())
-                    );
-                }
-                (None, _) => eprintln!(
-                    "error: :advance moves the lab twin's virtual clock; this session runs on the real clock"
-                ),
-                (_, Err(error)) => eprintln!("error: {error}"),
-            },
+            Command::Help(None) => self.help(),
+            Command::Help(Some(name)) => self.help_on(&name),
+            Command::Time => self.time(),
+            Command::Advance(text) => self.advance(&text),
             Command::Target => println!("{}", self.target.description),
             Command::Load(path) => self.load(&path),
             Command::Quit => {}
+        }
+    }
+
+    /// `:help`: the commands, and the modules whose functions `:help MODULE` lists.
+    fn help(&self) {
+        println!("commands:");
+        for (name, help) in COMMANDS {
+            println!("  {name:<9} {help}");
+        }
+        let known = self
+            .known
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut modules: Vec<&str> = known
+            .functions
+            .iter()
+            .map(|d| {
+                if d.module.is_empty() {
+                    "core"
+                } else {
+                    d.module.as_str()
+                }
+            })
+            .collect();
+        modules.dedup();
+        println!(
+            "modules: {} (:help MODULE lists its functions)",
+            modules.join(", ")
+        );
+    }
+
+    /// `:help NAME`: the signature and doc of a function, or of every function of a module.
+    fn help_on(&self, name: &str) {
+        let known = self
+            .known
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let wanted = name.trim_end_matches("::");
+        let matches: Vec<_> = known
+            .functions
+            .iter()
+            .filter(|d| {
+                let qualified = if d.module.is_empty() {
+                    d.name.clone()
+                } else {
+                    format!("{}::{}", d.module, d.name)
+                };
+                qualified == wanted
+                    || d.module == wanted
+                    || (wanted == "core" && d.module.is_empty())
+            })
+            .collect();
+        if matches.is_empty() {
+            eprintln!("error: no function or module `{name}`; :help lists modules");
+        }
+        for doc in matches {
+            println!("{}", doc.signature);
+            for line in doc.doc.lines() {
+                println!("    {line}");
+            }
+        }
+    }
+
+    /// `:time`: how long the session has run, on its clock.
+    fn time(&self) {
+        let kind = if self.target.clock.is_virtual() {
+            "virtual"
+        } else {
+            "real"
+        };
+        println!(
+            "{kind} clock: {} since the session started",
+            format_duration(self.host.virtual_elapsed())
+        );
+    }
+
+    /// `:advance DURATION`: the twin's virtual clock moved on.
+    fn advance(&self, text: &str) {
+        match (&self.target.virtual_clock, parse_duration(text)) {
+            (Some(clock), Ok(by)) => {
+                clock.advance(by);
+                println!(
+                    "virtual clock moved on {}: {} since the session started",
+                    format_duration(by),
+                    format_duration(self.host.virtual_elapsed())
+                );
+            }
+            (None, _) => eprintln!(
+                "error: :advance moves the lab twin's virtual clock; this session runs on the real clock"
+            ),
+            (_, Err(error)) => eprintln!("error: {error}"),
         }
     }
 

@@ -111,65 +111,8 @@ pub(crate) fn connect(
             "a real cluster runs on the real clock; drop --clock virtual".into(),
         ));
     }
-    // As the aws CLI does: a TLS-inspecting proxy's CA, or `lab serve`'s CA file.
-    let trusted_ca = TrustedCa::from_environment().map_err(Error::Usage)?;
-    let aws = Arc::new(
-        match &args.aws_endpoint {
-            Some(endpoint) => AwsClients::for_endpoint(
-                endpoint,
-                args.region.as_deref().unwrap_or(crate::lab::REGION),
-            ),
-            None => AwsClients::from_environment(args.profile.as_deref(), args.region.as_deref()),
-        }
-        .with_retry(RetryPolicy {
-            max_attempts: args.aws_max_attempts,
-            virtual_clock: None,
-        })
-        .with_timeouts(timeouts(args))
-        .with_lab_token(args.lab_token.clone().map(Secret::new))
-        .with_trusted_ca(trusted_ca),
-    );
-    let (kube, description) = match (&args.kubeconfig, &args.cluster) {
-        _ if args.in_cluster => {
-            let dir = args
-                .service_account_dir
-                .clone()
-                .unwrap_or_else(|| SERVICE_ACCOUNT_DIR.into());
-            let client = runtime
-                .block_on(KubeClient::in_cluster(
-                    &dir,
-                    args.connect_timeout,
-                    args.request_timeout,
-                ))
-                .map_err(|e| Error::Usage(e.to_string()))?;
-            let description = format!("the cluster of this pod ({})", client.endpoint);
-            (client, description)
-        }
-        (None, Some(cluster)) => {
-            let client = runtime.block_on(eks_cluster::connect(&aws, cluster, args))?;
-            (client, format!("EKS cluster {cluster} ({})", aws.endpoint))
-        }
-        (path, _) => {
-            let path = path.as_deref();
-            let client = runtime
-                .block_on(KubeClient::from_kubeconfig(
-                    path,
-                    args.context.as_deref(),
-                    args.connect_timeout,
-                    args.request_timeout,
-                ))
-                .map_err(|e| Error::Usage(e.to_string()))?;
-            let description = format!(
-                "the cluster of {}{}",
-                path.map_or("the default kubeconfig".into(), |p| p.display().to_string()),
-                args.context
-                    .as_ref()
-                    .map(|c| format!(" (context {c})"))
-                    .unwrap_or_default()
-            );
-            (client, description)
-        }
-    };
+    let aws = Arc::new(outside_aws(args)?);
+    let (kube, description) = outside_kube(runtime, args, &aws)?;
     let key = format!("Kubernetes {} with AWS {}", kube.endpoint, aws.endpoint);
     let kube = Arc::new(kube);
     Ok(Target {
@@ -187,6 +130,88 @@ pub(crate) fn connect(
         twin_name: None,
         twin: None,
     })
+}
+
+/// The AWS clients of a real target: `--aws-endpoint`'s, or AWS's own from the credential
+/// chain (`--profile`, `--region`).
+fn outside_aws(args: &TargetArgs) -> Result<AwsClients, Error> {
+    // As the aws CLI does: a TLS-inspecting proxy's CA, or `lab serve`'s CA file.
+    let trusted_ca = TrustedCa::from_environment().map_err(Error::Usage)?;
+    Ok(match &args.aws_endpoint {
+        Some(endpoint) => AwsClients::for_endpoint(
+            endpoint,
+            args.region.as_deref().unwrap_or(crate::lab::REGION),
+        ),
+        None => AwsClients::from_environment(args.profile.as_deref(), args.region.as_deref()),
+    }
+    .with_retry(RetryPolicy {
+        max_attempts: args.aws_max_attempts,
+        virtual_clock: None,
+    })
+    .with_timeouts(timeouts(args))
+    .with_lab_token(args.lab_token.clone().map(Secret::new))
+    .with_trusted_ca(trusted_ca))
+}
+
+/// The Kubernetes client of a real target, and where its calls go in words: this pod's
+/// cluster (`--in-cluster`), an EKS cluster by name, or a kubeconfig's.
+fn outside_kube(
+    runtime: &tokio::runtime::Runtime,
+    args: &TargetArgs,
+    aws: &Arc<AwsClients>,
+) -> Result<(KubeClient, String), Error> {
+    match (&args.kubeconfig, &args.cluster) {
+        _ if args.in_cluster => in_cluster(runtime, args),
+        (None, Some(cluster)) => {
+            let client = runtime.block_on(eks_cluster::connect(aws, cluster, args))?;
+            Ok((client, format!("EKS cluster {cluster} ({})", aws.endpoint)))
+        }
+        (path, _) => from_kubeconfig(runtime, args, path.as_deref()),
+    }
+}
+
+fn in_cluster(
+    runtime: &tokio::runtime::Runtime,
+    args: &TargetArgs,
+) -> Result<(KubeClient, String), Error> {
+    let dir = args
+        .service_account_dir
+        .clone()
+        .unwrap_or_else(|| SERVICE_ACCOUNT_DIR.into());
+    let client = runtime
+        .block_on(KubeClient::in_cluster(
+            &dir,
+            args.connect_timeout,
+            args.request_timeout,
+        ))
+        .map_err(|e| Error::Usage(e.to_string()))?;
+    let description = format!("the cluster of this pod ({})", client.endpoint);
+    Ok((client, description))
+}
+
+/// `path`'s cluster (the default kubeconfig's without one), in `--context` when given.
+fn from_kubeconfig(
+    runtime: &tokio::runtime::Runtime,
+    args: &TargetArgs,
+    path: Option<&std::path::Path>,
+) -> Result<(KubeClient, String), Error> {
+    let client = runtime
+        .block_on(KubeClient::from_kubeconfig(
+            path,
+            args.context.as_deref(),
+            args.connect_timeout,
+            args.request_timeout,
+        ))
+        .map_err(|e| Error::Usage(e.to_string()))?;
+    let description = format!(
+        "the cluster of {}{}",
+        path.map_or("the default kubeconfig".into(), |p| p.display().to_string()),
+        args.context
+            .as_ref()
+            .map(|c| format!(" (context {c})"))
+            .unwrap_or_default()
+    );
+    Ok((client, description))
 }
 
 /// A twin in this process started from a capture of a real target, on the virtual clock, with
@@ -226,11 +251,10 @@ fn embedded_twin(
     let served = runtime
         .block_on(crate::sim::serve_kube(twin.clone(), 0))
         .map_err(|e| Error::Usage(format!("cannot start the lab twin on 127.0.0.1: {e}")))?;
-    let admin = twin.secrets.admin_token.clone();
     let client = KubeClient::for_endpoint(
         &served.url,
         Some(served.ca_der.clone()),
-        Some(Arc::new(Fixed(admin.clone()))),
+        Some(Arc::new(Fixed(twin.secrets.admin_token.clone()))),
     )
     .map_err(|e| Error::Usage(e.to_string()))?;
     let aws_address = runtime
@@ -245,31 +269,14 @@ fn embedded_twin(
             ))
         })?;
     let twin_clock = virtual_clock.clone();
-    let clock: Arc<dyn Clock> = if clock == Some(ClockKind::Real) {
-        // The twin's world then follows the wall clock, as under `lab serve --speed 1`.
-        runtime.spawn(follow_wall_clock(virtual_clock));
-        Arc::new(RealClock::new())
-    } else {
-        virtual_clock
-    };
-    let aws = match &args.aws_endpoint {
-        // AWS elsewhere (an emulator): its keys come from the credential chain.
-        Some(endpoint) => AwsClients::for_endpoint(endpoint, crate::lab::REGION)
-            .with_trusted_ca(TrustedCa::from_environment().map_err(Error::Usage)?),
-        None => AwsClients::for_endpoint_with_keys(
-            &format!("https://{aws_address}"),
-            crate::lab::REGION,
-            &twin.secrets.access_key_id,
-            twin.secrets.secret_access_key.clone(),
-        )
-        .with_lab_token(Some(admin))
-        .with_trusted_ca(Some(TrustedCa::lab(&served.ca_pem))),
-    }
-    .with_retry(RetryPolicy {
-        max_attempts: args.aws_max_attempts,
-        virtual_clock: clock.is_virtual().then(|| twin_clock.clone()),
-    })
-    .with_timeouts(timeouts(args));
+    let clock = run_clock(runtime, virtual_clock, clock);
+    let aws_url = format!("https://{aws_address}");
+    let aws = aws_of_twin(args, &aws_url, &twin, &served.ca_pem)?
+        .with_retry(RetryPolicy {
+            max_attempts: args.aws_max_attempts,
+            virtual_clock: clock.is_virtual().then(|| twin_clock.clone()),
+        })
+        .with_timeouts(timeouts(args));
     let twin_name = format!("the lab twin ({name})");
     let description = format!("{twin_name} at {}", served.url);
     let (kube, aws) = (Arc::new(client), Arc::new(aws));
@@ -287,6 +294,44 @@ fn embedded_twin(
         cluster: None,
         twin_name: Some(twin_name),
         twin: Some(twin),
+    })
+}
+
+/// The run's clock: the twin's virtual clock, or with `--clock real` the wall clock, which the
+/// twin's world then follows, as under `lab serve --speed 1`.
+fn run_clock(
+    runtime: &tokio::runtime::Runtime,
+    virtual_clock: Arc<VirtualClock>,
+    clock: Option<ClockKind>,
+) -> Arc<dyn Clock> {
+    if clock == Some(ClockKind::Real) {
+        runtime.spawn(follow_wall_clock(virtual_clock));
+        Arc::new(RealClock::new())
+    } else {
+        virtual_clock
+    }
+}
+
+/// The AWS clients of a run on the twin: the twin's endpoint (`url`, trusting its CA) with the
+/// lab's keys and token, or `--aws-endpoint`'s (an emulator) with keys from the credential chain.
+fn aws_of_twin(
+    args: &TargetArgs,
+    url: &str,
+    twin: &Twin,
+    ca_pem: &str,
+) -> Result<AwsClients, Error> {
+    let secrets = &twin.secrets;
+    Ok(match &args.aws_endpoint {
+        Some(endpoint) => AwsClients::for_endpoint(endpoint, crate::lab::REGION)
+            .with_trusted_ca(TrustedCa::from_environment().map_err(Error::Usage)?),
+        None => AwsClients::for_endpoint_with_keys(
+            url,
+            crate::lab::REGION,
+            &secrets.access_key_id,
+            secrets.secret_access_key.clone(),
+        )
+        .with_lab_token(Some(secrets.admin_token.clone()))
+        .with_trusted_ca(Some(TrustedCa::lab(ca_pem))),
     })
 }
 
