@@ -15,6 +15,7 @@
 //!   metrics, what baselines compare with
 //! - [`report`]: live output, JSON reports, JUnit XML, Prometheus text, Markdown summaries
 //! - [`capture`]: a live lab read into a lab-state file over the clients
+//! - [`lock`]: the lock on a target that every machine meets: a Lease in the target cluster
 //! - [`clients`]: typed clients for Kubernetes and AWS
 //! - [`sim`]: the lab twin (speaks the real wire protocols on loopback; never the clients)
 //! - [`journal`], [`guard`]: the run journal, what undoes each mutation and the lock on a
@@ -41,6 +42,7 @@ pub mod history;
 pub mod journal;
 pub mod lab;
 pub mod lab_state;
+pub mod lock;
 pub mod plan;
 pub mod repl;
 pub mod report;

@@ -4,8 +4,10 @@
 
 mod connect;
 mod eks_cluster;
+mod identity;
 pub(crate) mod scenario;
 
 pub(crate) use connect::{
     Target, TargetClients, connect, connections_line, documentation_extensions, twin_of,
 };
+pub(crate) use identity::{TargetIdentity, identify};

@@ -337,6 +337,11 @@ impl KubeClient {
             .await
     }
 
+    /// kube's own client, for typed APIs (the lock's Lease).
+    pub(super) fn kube_client(&self) -> kube::Client {
+        self.client.clone()
+    }
+
     /// TCP connections this client has opened to the API server so far.
     pub fn connections(&self) -> &Connections {
         &self.connections
