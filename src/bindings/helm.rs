@@ -189,84 +189,147 @@ fn rendered_objects(
 impl Extension for HelmBindings {
     fn install(&self, engine: &mut rhai::Engine, host: &Arc<Host>) {
         let mut m = Module::new();
-        for with_options in [false, true] {
-            let (explicit, h) = (self.explicit.clone(), host.clone());
-            let render = move |ctx: NativeCallContext, chart: &str, options: Map| -> Result {
-                let position = ctx.call_position();
-                let opts = template_options(chart, &options, position)?;
-                let chart = chart_argument(chart, &h.config.base_dir);
-                // A chart on disk is read through the sandbox, its symlinks included: helm
-                // follows them (`.Files.Get` of a link to /proc/self/environ).
-                if opts.repo.is_none() && Path::new(&chart).exists() {
-                    chart_sandbox(&h)
-                        .check_tree(Path::new(&chart))
-                        .map_err(|e| failure_error(format!("helm::template: {e}"), position))?;
-                }
-                let helm = find_helm(explicit.as_deref()).map_err(|e| helm_error(e, position))?;
-                let objects = h
-                    .block_on(position, template(&helm, &chart, &opts))?
-                    .map_err(|e| helm_error(e, position))?;
-                Ok(from_json(
-                    &serde_json::to_value(objects).unwrap_or_default(),
-                ))
-            };
-            if with_options {
-                doc("template", &["chart: &str", "options: Map", "Array"], "The same; options: release, namespace, version, repo, set: #{...}, set_string: #{...},\nvalues: #{...} or [#{...}], include_crds, kube_version, api_versions.")
-                    .set_into_module(&mut m, render);
-            } else {
-                doc("template", &["chart: &str", "Array"], "Runs the real `helm template` (binary from --helm, RUNBOOK_HELM, PATH or .tools/bin) and returns\nwhat it rendered: #{ object, source, chart, hook, hook_weight, hook_delete_policy, is_crd }.\nA relative chart path is found from the runbook's folder; repo/name and oci:// go to helm.")
-                    .set_into_module(&mut m, move |ctx: NativeCallContext, chart: &str| render(ctx, chart, Map::new()));
-            }
-        }
-        doc("summary", &["objects: Array", "Map"], "Counts of what helm::template rendered: #{ total, by_kind, by_chart: [#{ chart, resources, hooks,\ncrds, kinds }], hooks: [#{ kind, name, chart, hook, weight }] }, in a stable order for snapshots.")
-            .set_into_module(&mut m, |ctx: NativeCallContext, objects: Dynamic| -> Result {
-                let objects = rendered_objects(&objects, "helm::summary", ctx.call_position())?;
-                Ok(from_json(&serde_json::to_value(summary(&objects)).unwrap_or_default()))
-            });
-        let (kube, h) = (self.kube.clone(), host.clone());
-        doc("apply", &["objects: Array", "options: Map", "Map"], "Installs rendered objects as `helm install` would: the namespace, CRDs (until Established),\npre-install hooks, resources in Helm's kind order, post-install hooks; other hooks are skipped.\nOptions: namespace (default \"default\"), wait (a timeout: also waits for workloads to roll out).")
-            .set_into_module(&mut m, move |ctx: NativeCallContext, objects: Dynamic, options: Map| -> Result {
-                let position = ctx.call_position();
-                let s = Spec::new(&options, "helm::apply", &["namespace", "wait"], position)?;
-                let namespace = s.string("namespace")?.unwrap_or_else(|| "default".into());
-                let wait = match options.get("wait") {
-                    None => None,
-                    Some(v) if v.as_bool() == Ok(false) => None,
-                    Some(v) => Some(duration_value(v, "helm::apply: `wait`", position)?),
-                };
-                let objects = rendered_objects(&objects, "helm::apply", position)?;
-                let kube = kube.clone().ok_or_else(|| crate::script::usage_error("helm::apply needs a cluster (the lab twin or --kubeconfig)", position))?;
-                let clock = h.clock.clone();
-                // Each object it may create or change is journaled, with what undoes it, before
-                // the install starts (hooks it skips included: a recover deletes what is not there
-                // as a no-op).
-                let namespace_object = serde_json::json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}});
-                let changes: Vec<(Change, String, Option<String>, String)> = std::iter::once(&namespace_object)
-                    .chain(objects.iter().map(|o| &o.object))
-                    .map(|object| {
-                        let (kind, ns, name) = identity(object, Some(&namespace));
-                        let ns = if kind == "v1/Namespace" { None } else { ns };
-                        let change = Change::new(format!("helm::apply {kind} {}/{name}", ns.as_deref().unwrap_or("")))
-                            .on(Change::kubernetes(&kind, ns.as_deref(), &name));
-                        (change, kind, ns, name)
-                    })
-                    .collect();
-                // The install is one call: every object passes the guards before any is journaled.
-                for (change, ..) in &changes {
-                    h.guard(change).map_err(|e| crate::script::failure_error(e, position))?;
-                }
-                let mut seqs = Vec::new();
-                for (change, kind, ns, name) in &changes {
-                    let undo = undo_of(&h, &kube, kind, name, ns.as_deref(), position)?;
-                    seqs.push(h.mutation_starts(change, undo).map_err(|e| crate::script::failure_error(e, position))?);
-                }
-                let installed = h.block_on(position, install(&kube, &objects, &namespace, wait, clock.as_ref()));
-                // Answered as sent even when the install failed: it may have failed after some
-                // objects went in, and undoing an object that is not there does nothing.
-                h.mutation_answered(&seqs, None);
-                let report = installed?.map_err(|e| helm_error(e, position))?;
-                Ok(from_json(&serde_json::to_value(report).unwrap_or_default()))
-            });
+        install_template(&mut m, self.explicit.as_deref(), host);
+        install_summary(&mut m);
+        install_apply(&mut m, self.kube.as_ref(), host);
         engine.register_static_module("helm", m.into());
     }
+}
+
+/// Registers `template(chart)` and `template(chart, options)`.
+fn install_template(m: &mut Module, explicit: Option<&Path>, host: &Arc<Host>) {
+    for with_options in [false, true] {
+        let (explicit, h) = (explicit.map(Path::to_path_buf), host.clone());
+        let render = move |ctx: NativeCallContext, chart: &str, options: Map| -> Result {
+            render_chart(
+                &h,
+                explicit.as_deref(),
+                ctx.call_position(),
+                chart,
+                &options,
+            )
+        };
+        if with_options {
+            doc("template", &["chart: &str", "options: Map", "Array"], "The same; options: release, namespace, version, repo, set: #{...}, set_string: #{...},\nvalues: #{...} or [#{...}], include_crds, kube_version, api_versions.")
+                .set_into_module(m, render);
+        } else {
+            doc("template", &["chart: &str", "Array"], "Runs the real `helm template` (binary from --helm, RUNBOOK_HELM, PATH or .tools/bin) and returns\nwhat it rendered: #{ object, source, chart, hook, hook_weight, hook_delete_policy, is_crd }.\nA relative chart path is found from the runbook's folder; repo/name and oci:// go to helm.")
+                .set_into_module(m, move |ctx: NativeCallContext, chart: &str| render(ctx, chart, Map::new()));
+        }
+    }
+}
+
+/// Runs `helm template` on a chart and answers what it rendered.
+fn render_chart(
+    h: &Host,
+    explicit: Option<&Path>,
+    position: Position,
+    chart: &str,
+    options: &Map,
+) -> Result {
+    let opts = template_options(chart, options, position)?;
+    let chart = chart_argument(chart, &h.config.base_dir);
+    // A chart on disk is read through the sandbox, its symlinks included: helm
+    // follows them (`.Files.Get` of a link to /proc/self/environ).
+    if opts.repo.is_none() && Path::new(&chart).exists() {
+        chart_sandbox(h)
+            .check_tree(Path::new(&chart))
+            .map_err(|e| failure_error(format!("helm::template: {e}"), position))?;
+    }
+    let helm = find_helm(explicit).map_err(|e| helm_error(e, position))?;
+    let objects = h
+        .block_on(position, template(&helm, &chart, &opts))?
+        .map_err(|e| helm_error(e, position))?;
+    Ok(from_json(
+        &serde_json::to_value(objects).unwrap_or_default(),
+    ))
+}
+
+fn install_summary(m: &mut Module) {
+    doc("summary", &["objects: Array", "Map"], "Counts of what helm::template rendered: #{ total, by_kind, by_chart: [#{ chart, resources, hooks,\ncrds, kinds }], hooks: [#{ kind, name, chart, hook, weight }] }, in a stable order for snapshots.")
+        .set_into_module(m, |ctx: NativeCallContext, objects: Dynamic| -> Result {
+            let objects = rendered_objects(&objects, "helm::summary", ctx.call_position())?;
+            Ok(from_json(&serde_json::to_value(summary(&objects)).unwrap_or_default()))
+        });
+}
+
+fn install_apply(m: &mut Module, kube: Option<&Arc<KubeClient>>, host: &Arc<Host>) {
+    let (kube, h) = (kube.cloned(), host.clone());
+    doc("apply", &["objects: Array", "options: Map", "Map"], "Installs rendered objects as `helm install` would: the namespace, CRDs (until Established),\npre-install hooks, resources in Helm's kind order, post-install hooks; other hooks are skipped.\nOptions: namespace (default \"default\"), wait (a timeout: also waits for workloads to roll out).")
+        .set_into_module(m, move |ctx: NativeCallContext, objects: Dynamic, options: Map| -> Result {
+            apply(&h, kube.as_deref(), ctx.call_position(), &objects, &options)
+        });
+}
+
+/// One object `helm::apply` may create or change: the change, and the object's kind,
+/// namespace and name.
+type Planned = (Change, String, Option<String>, String);
+
+/// Installs rendered objects, each journaled with what undoes it before the install starts.
+fn apply(
+    h: &Host,
+    kube: Option<&KubeClient>,
+    position: Position,
+    objects: &Dynamic,
+    options: &Map,
+) -> Result {
+    let s = Spec::new(options, "helm::apply", &["namespace", "wait"], position)?;
+    let namespace = s.string("namespace")?.unwrap_or_else(|| "default".into());
+    let wait = match options.get("wait") {
+        None => None,
+        Some(v) if v.as_bool() == Ok(false) => None,
+        Some(v) => Some(duration_value(v, "helm::apply: `wait`", position)?),
+    };
+    let objects = rendered_objects(objects, "helm::apply", position)?;
+    let kube = kube.ok_or_else(|| {
+        crate::script::usage_error(
+            "helm::apply needs a cluster (the lab twin or --kubeconfig)",
+            position,
+        )
+    })?;
+    let clock = h.clock.clone();
+    // Each object it may create or change is journaled, with what undoes it, before
+    // the install starts (hooks it skips included: a recover deletes what is not there
+    // as a no-op).
+    let changes = planned_changes(&namespace, &objects);
+    // The install is one call: every object passes the guards before any is journaled.
+    for (change, ..) in &changes {
+        h.guard(change)
+            .map_err(|e| crate::script::failure_error(e, position))?;
+    }
+    let mut seqs = Vec::new();
+    for (change, kind, ns, name) in &changes {
+        let undo = undo_of(h, kube, kind, name, ns.as_deref(), position)?;
+        seqs.push(
+            h.mutation_starts(change, undo)
+                .map_err(|e| crate::script::failure_error(e, position))?,
+        );
+    }
+    let installed = h.block_on(
+        position,
+        install(kube, &objects, &namespace, wait, clock.as_ref()),
+    );
+    // Answered as sent even when the install failed: it may have failed after some
+    // objects went in, and undoing an object that is not there does nothing.
+    h.mutation_answered(&seqs, None);
+    let report = installed?.map_err(|e| helm_error(e, position))?;
+    Ok(from_json(&serde_json::to_value(report).unwrap_or_default()))
+}
+
+/// What `helm::apply` may create or change: the namespace, then every object.
+fn planned_changes(namespace: &str, objects: &[RenderedObject]) -> Vec<Planned> {
+    let namespace_object = serde_json::json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}});
+    std::iter::once(&namespace_object)
+        .chain(objects.iter().map(|o| &o.object))
+        .map(|object| {
+            let (kind, ns, name) = identity(object, Some(namespace));
+            let ns = if kind == "v1/Namespace" { None } else { ns };
+            let change = Change::new(format!(
+                "helm::apply {kind} {}/{name}",
+                ns.as_deref().unwrap_or("")
+            ))
+            .on(Change::kubernetes(&kind, ns.as_deref(), &name));
+            (change, kind, ns, name)
+        })
+        .collect()
 }

@@ -13,6 +13,12 @@ use crate::guard::Change;
 use crate::script::{Host, documented as doc};
 
 pub(super) fn install(ec2: &mut Module, clients: &Arc<AwsClients>, host: &Arc<Host>) {
+    install_placement_groups(ec2, clients, host);
+    install_launch_templates(ec2, clients, host);
+}
+
+/// Registers creating, listing and deleting placement groups.
+fn install_placement_groups(ec2: &mut Module, clients: &Arc<AwsClients>, host: &Arc<Host>) {
     let (c, h) = (clients.clone(), host.clone());
     doc(
         "create_placement_group",
@@ -58,6 +64,10 @@ pub(super) fn install(ec2: &mut Module, clients: &Arc<AwsClients>, host: &Arc<Ho
         })
         .map(|()| unit())
     });
+}
+
+/// Registers creating, listing and deleting launch templates.
+fn install_launch_templates(ec2: &mut Module, clients: &Arc<AwsClients>, host: &Arc<Host>) {
     let (c, h) = (clients.clone(), host.clone());
     doc("create_launch_template", &["spec: Map", "String"], "Creates a launch template for a node group: #{ name, placement_group, efa_interfaces (one EFA\ninterface per network card, 0 for none), security_groups }; returns its id.")
         .set_into_module(ec2, move |ctx: NativeCallContext, spec: Map| -> Result<String> {

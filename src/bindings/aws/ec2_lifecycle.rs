@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use rhai::{Map, Module, NativeCallContext};
+use rhai::{Map, Module, NativeCallContext, Position};
 
 use super::call::{Result, call, json, unit, waiter};
 use crate::bindings::shared::journaled::journaled;
@@ -16,6 +16,15 @@ use crate::script::{Host, documented as doc};
 const MINUTE: Duration = Duration::from_secs(60);
 
 pub(super) fn install(ec2: &mut Module, clients: &Arc<AwsClients>, host: &Arc<Host>) {
+    install_networks(ec2, clients, host);
+    install_nat_gateways(ec2, clients, host);
+    install_security_groups(ec2, clients, host);
+    install_deletes(ec2, clients, host);
+    addresses(ec2, clients, host);
+}
+
+/// Registers creating VPCs and subnets.
+fn install_networks(ec2: &mut Module, clients: &Arc<AwsClients>, host: &Arc<Host>) {
     let (c, h) = (clients.clone(), host.clone());
     doc(
         "create_vpc",
@@ -41,21 +50,37 @@ pub(super) fn install(ec2: &mut Module, clients: &Arc<AwsClients>, host: &Arc<Ho
     doc("create_subnet", &["spec: Map", "String"], "Creates a subnet: #{ vpc, cidr, zone, name, role: \"public\" | \"private\" }; returns its id. Public ones get the\nkubernetes.io/role/elb tag, private ones kubernetes.io/role/internal-elb.")
         .set_into_module(ec2, move |ctx: NativeCallContext, spec: Map| -> Result<String> {
             let position = ctx.call_position();
-            let s = Spec::new(&spec, "ec2::create_subnet", &["vpc", "cidr", "zone", "name", "role"], position)?;
-            let public = match s.string("role")?.as_deref() {
-                None | Some("private") => false,
-                Some("public") => true,
-                Some(other) => return Err(s.error(format!("`role` is \"public\" or \"private\", got {other}"))),
-            };
-            let subnet = SubnetSpec {
-                vpc: s.required("vpc")?,
-                cidr: s.required("cidr")?,
-                zone: s.required("zone")?,
-                name: s.string("name")?.unwrap_or_default(),
-                public,
-            };
+            let subnet = subnet_spec(&spec, position)?;
             journaled(&h, position, named_create("ec2::create_subnet", "subnet", &subnet.name, &subnet.cidr), None, || call(&h, position, || c.create_subnet(&subnet)))
         });
+}
+
+/// A subnet as `ec2::create_subnet` takes it; private unless its role says public.
+fn subnet_spec(spec: &Map, position: Position) -> Result<SubnetSpec> {
+    let s = Spec::new(
+        spec,
+        "ec2::create_subnet",
+        &["vpc", "cidr", "zone", "name", "role"],
+        position,
+    )?;
+    let public = match s.string("role")?.as_deref() {
+        None | Some("private") => false,
+        Some("public") => true,
+        Some(other) => {
+            return Err(s.error(format!("`role` is \"public\" or \"private\", got {other}")));
+        }
+    };
+    Ok(SubnetSpec {
+        vpc: s.required("vpc")?,
+        cidr: s.required("cidr")?,
+        zone: s.required("zone")?,
+        name: s.string("name")?.unwrap_or_default(),
+        public,
+    })
+}
+
+/// Registers creating, listing and waiting for NAT gateways.
+fn install_nat_gateways(ec2: &mut Module, clients: &Arc<AwsClients>, host: &Arc<Host>) {
     let (c, h) = (clients.clone(), host.clone());
     doc("create_nat_gateway", &["spec: Map", "String"], "Creates a public NAT gateway: #{ subnet, name, allocation_id } (real AWS needs the Elastic IP's\nallocation_id); returns its id. ec2::wait_nat_gateway_available waits for it.")
         .set_into_module(ec2, move |ctx: NativeCallContext, spec: Map| -> Result<String> {
@@ -87,6 +112,10 @@ pub(super) fn install(ec2: &mut Module, clients: &Arc<AwsClients>, host: &Arc<Ho
         (id) => id,
         wait_nat_gateway_available
     );
+}
+
+/// Registers creating and listing security groups.
+fn install_security_groups(ec2: &mut Module, clients: &Arc<AwsClients>, host: &Arc<Host>) {
     let (c, h) = (clients.clone(), host.clone());
     doc("create_security_group", &["spec: Map", "String"], "Creates a security group: #{ name, description, vpc }; returns its id. It starts with AWS's\nallow-all egress rule.")
         .set_into_module(ec2, move |ctx: NativeCallContext, spec: Map| -> Result<String> {
@@ -108,6 +137,10 @@ pub(super) fn install(ec2: &mut Module, clients: &Arc<AwsClients>, host: &Arc<Ho
             || c.security_groups()
         )?)))
     });
+}
+
+/// Registers `delete_vpc`, `delete_subnet`, `delete_nat_gateway` and `delete_security_group`.
+fn install_deletes(ec2: &mut Module, clients: &Arc<AwsClients>, host: &Arc<Host>) {
     for (name, what) in [
         (
             "delete_vpc",
@@ -127,44 +160,27 @@ pub(super) fn install(ec2: &mut Module, clients: &Arc<AwsClients>, host: &Arc<Ho
         doc(name, &["id: &str", "()"], &format!("Deletes {what}.")).set_into_module(
             ec2,
             move |ctx: NativeCallContext, id: &str| -> Result {
-                let position = ctx.call_position();
-                let outcome = match name {
-                    "delete_vpc" => journaled(
-                        &h,
-                        position,
-                        Change::new(format!("ec2::delete_vpc {id}")).on(format!("vpc/{id}")),
-                        None,
-                        || call(&h, position, || c.delete_vpc(id)),
-                    ),
-                    "delete_subnet" => journaled(
-                        &h,
-                        position,
-                        Change::new(format!("ec2::delete_subnet {id}")).on(format!("subnet/{id}")),
-                        None,
-                        || call(&h, position, || c.delete_subnet(id)),
-                    ),
-                    "delete_nat_gateway" => journaled(
-                        &h,
-                        position,
-                        Change::new(format!("ec2::delete_nat_gateway {id}"))
-                            .on(format!("nat/{id}")),
-                        None,
-                        || call(&h, position, || c.delete_nat_gateway(id)),
-                    ),
-                    _ => journaled(
-                        &h,
-                        position,
-                        Change::new(format!("ec2::delete_security_group {id}"))
-                            .on(format!("sg/{id}")),
-                        None,
-                        || call(&h, position, || c.delete_security_group(id)),
-                    ),
-                };
-                outcome.map(|()| unit())
+                delete(&h, &c, ctx.call_position(), name, id).map(|()| unit())
             },
         );
     }
-    addresses(ec2, clients, host);
+}
+
+/// One of the deletes `install_deletes` registers, by its name, journaled on what it deletes.
+fn delete(h: &Host, c: &AwsClients, position: Position, name: &str, id: &str) -> Result<()> {
+    let kind = match name {
+        "delete_vpc" => "vpc",
+        "delete_subnet" => "subnet",
+        "delete_nat_gateway" => "nat",
+        _ => "sg",
+    };
+    let change = Change::new(format!("ec2::{name} {id}")).on(format!("{kind}/{id}"));
+    journaled(h, position, change, None, || match name {
+        "delete_vpc" => call(h, position, || c.delete_vpc(id)),
+        "delete_subnet" => call(h, position, || c.delete_subnet(id)),
+        "delete_nat_gateway" => call(h, position, || c.delete_nat_gateway(id)),
+        _ => call(h, position, || c.delete_security_group(id)),
+    })
 }
 
 fn addresses(ec2: &mut Module, clients: &Arc<AwsClients>, host: &Arc<Host>) {

@@ -28,86 +28,16 @@ pub(super) fn rule_spec(group: &str, rule: &Map, position: Position) -> Result<R
         ],
         position,
     )?;
-    let text = |key: &str| {
-        rule.get(key)
-            .filter(|v| !v.is_unit())
-            .map(|v| v.to_string())
-    };
-    let direction = text("direction").unwrap_or_else(|| "ingress".into());
-    let egress = match direction.as_str() {
-        "ingress" => false,
-        "egress" => true,
-        other => {
-            return Err(usage_error(
-                format!("ec2 rule: `direction` is ingress or egress, got {other}"),
-                position,
-            ));
-        }
-    };
-    let protocol = match text("protocol")
-        .unwrap_or_else(|| "tcp".into())
-        .to_lowercase()
-        .as_str()
-    {
-        "all" | "-1" => "-1".to_string(),
-        p @ ("tcp" | "udp" | "icmp") => p.to_string(),
-        other => {
-            return Err(usage_error(
-                format!("ec2 rule: `protocol` is tcp, udp, icmp or all, got {other}"),
-                position,
-            ));
-        }
-    };
-    let int = |key: &str| -> Result<Option<i32>> {
-        match rule.get(key) {
-            None => Ok(None),
-            Some(v) => v.as_int().map(|i| Some(i as i32)).map_err(|t| {
-                usage_error(
-                    format!("ec2 rule: `{key}` must be an integer, got {t}"),
-                    position,
-                )
-            }),
-        }
-    };
-    let (from, to) = if let Some(port) = int("port")? {
-        (port, port)
-    } else if let Some(ports) = text("ports") {
-        let (a, b) = ports
-            .split_once('-')
-            .unwrap_or((ports.as_str(), ports.as_str()));
-        let parse = |p: &str| {
-            p.trim().parse::<i32>().map_err(|_| {
-                usage_error(
-                    format!("ec2 rule: `ports` is like \"1025-65535\", got {ports}"),
-                    position,
-                )
-            })
-        };
-        (parse(a)?, parse(b)?)
-    } else {
-        (
-            int("from_port")?.unwrap_or(-1),
-            int("to_port")?.unwrap_or(-1),
-        )
-    };
+    let egress = is_egress(rule, position)?;
+    let protocol = protocol(rule, position)?;
+    let (from, to) = ports(rule, position)?;
     if protocol != "-1" && (from < 0 || to < from || to > 65535) {
         return Err(usage_error(
             format!("ec2 rule: a {protocol} rule needs ports within 0-65535, got {from}-{to}"),
             position,
         ));
     }
-    let source = text("source").ok_or_else(|| usage_error("ec2 rule: `source` is required (a CIDR such as \"192.168.0.0/16\", a group id, or \"self\")", position))?;
-    let (cidr, group_source) = match source.as_str() {
-        "self" => (None, Some(group.to_string())),
-        s if s.starts_with("sg-") => (None, Some(s.to_string())),
-        s if s.contains('/') => (Some(s.to_string()), None),
-        other => {
-            return Err(usage_error(
-                format!("ec2 rule: `source` {other} is not a CIDR, a group id or \"self\""),
-                position,
-            ));
-        }
-    };
+    let (cidr, group_source) = source(group, rule, position)?;
     Ok(RuleSpec {
         egress,
         protocol,
@@ -115,8 +45,96 @@ pub(super) fn rule_spec(group: &str, rule: &Map, position: Position) -> Result<R
         to_port: to,
         cidr,
         group: group_source,
-        description: text("description").filter(|d| !d.is_empty()),
+        description: text(rule, "description").filter(|d| !d.is_empty()),
     })
+}
+
+/// A key of the rule as text; absent and `()` are both none.
+fn text(rule: &Map, key: &str) -> Option<String> {
+    rule.get(key)
+        .filter(|v| !v.is_unit())
+        .map(|v| v.to_string())
+}
+
+/// A key of the rule that must be an integer when given.
+fn int(rule: &Map, key: &str, position: Position) -> Result<Option<i32>> {
+    match rule.get(key) {
+        None => Ok(None),
+        Some(v) => v.as_int().map(|i| Some(i as i32)).map_err(|t| {
+            usage_error(
+                format!("ec2 rule: `{key}` must be an integer, got {t}"),
+                position,
+            )
+        }),
+    }
+}
+
+/// `direction`: ingress (the default) or egress.
+fn is_egress(rule: &Map, position: Position) -> Result<bool> {
+    let direction = text(rule, "direction").unwrap_or_else(|| "ingress".into());
+    match direction.as_str() {
+        "ingress" => Ok(false),
+        "egress" => Ok(true),
+        other => Err(usage_error(
+            format!("ec2 rule: `direction` is ingress or egress, got {other}"),
+            position,
+        )),
+    }
+}
+
+/// `protocol` as AWS names it: tcp (the default), udp, icmp, or -1 for all.
+fn protocol(rule: &Map, position: Position) -> Result<String> {
+    match text(rule, "protocol")
+        .unwrap_or_else(|| "tcp".into())
+        .to_lowercase()
+        .as_str()
+    {
+        "all" | "-1" => Ok("-1".to_string()),
+        p @ ("tcp" | "udp" | "icmp") => Ok(p.to_string()),
+        other => Err(usage_error(
+            format!("ec2 rule: `protocol` is tcp, udp, icmp or all, got {other}"),
+            position,
+        )),
+    }
+}
+
+/// The port range: `port`, `ports` ("1025-65535") or `from_port` and `to_port` (-1 when none).
+fn ports(rule: &Map, position: Position) -> Result<(i32, i32)> {
+    if let Some(port) = int(rule, "port", position)? {
+        return Ok((port, port));
+    }
+    let Some(ports) = text(rule, "ports") else {
+        return Ok((
+            int(rule, "from_port", position)?.unwrap_or(-1),
+            int(rule, "to_port", position)?.unwrap_or(-1),
+        ));
+    };
+    let (a, b) = ports
+        .split_once('-')
+        .unwrap_or((ports.as_str(), ports.as_str()));
+    let parse = |p: &str| {
+        p.trim().parse::<i32>().map_err(|_| {
+            usage_error(
+                format!("ec2 rule: `ports` is like \"1025-65535\", got {ports}"),
+                position,
+            )
+        })
+    };
+    Ok((parse(a)?, parse(b)?))
+}
+
+/// `source` as (CIDR, group): a CIDR, a group id, or `self` for `group` itself.
+fn source(group: &str, rule: &Map, position: Position) -> Result<(Option<String>, Option<String>)> {
+    let source = text(rule, "source").ok_or_else(|| usage_error("ec2 rule: `source` is required (a CIDR such as \"192.168.0.0/16\", a group id, or \"self\")", position))?;
+    match source.as_str() {
+        "self" => Ok((None, Some(group.to_string()))),
+        s if s.starts_with("sg-") => Ok((None, Some(s.to_string()))),
+        s if s.contains('/') => Ok((Some(s.to_string()), None)),
+        other => Err(usage_error(
+            format!("ec2 rule: `source` {other} is not a CIDR, a group id or \"self\""),
+            position,
+        )),
+    }
 }
 
 /// A rule as the journal keeps it.

@@ -17,8 +17,17 @@ use crate::script::{Host, documented as doc, duration_value, usage_error};
 
 pub(super) fn module(c: &Arc<AwsClients>, h: &Arc<Host>) -> Module {
     let mut eks = Module::new();
+    install_cluster_reads(&mut eks, c, h);
+    install_nodegroup_and_addon_reads(&mut eks, c, h);
+    install_scaling(&mut eks, c, h);
+    super::eks_lifecycle::install(&mut eks, c, h);
+    eks
+}
+
+/// Registers reading a cluster and its Pod Identity associations.
+fn install_cluster_reads(eks: &mut Module, c: &Arc<AwsClients>, h: &Arc<Host>) {
     read_only!(
-        &mut eks,
+        eks,
         c,
         h,
         "pod_identity_associations",
@@ -28,7 +37,7 @@ pub(super) fn module(c: &Arc<AwsClients>, h: &Arc<Host>) -> Module {
         |clients| clients.pod_identity_associations(cluster)
     );
     read_only!(
-        &mut eks,
+        eks,
         c,
         h,
         "cluster",
@@ -37,8 +46,12 @@ pub(super) fn module(c: &Arc<AwsClients>, h: &Arc<Host>) -> Module {
         "describe-cluster: #{ name, status, version, endpoint, platform_version, identity: #{ oidc: #{ issuer } }, resources_vpc_config, node_security_group, ... }.",
         |clients| clients.cluster(name)
     );
+}
+
+/// Registers reading a cluster's node groups and add-ons.
+fn install_nodegroup_and_addon_reads(eks: &mut Module, c: &Arc<AwsClients>, h: &Arc<Host>) {
     read_only!(
-        &mut eks,
+        eks,
         c,
         h,
         "nodegroups",
@@ -48,7 +61,7 @@ pub(super) fn module(c: &Arc<AwsClients>, h: &Arc<Host>) -> Module {
         |clients| clients.nodegroups(cluster)
     );
     read_only!(
-        &mut eks,
+        eks,
         c,
         h,
         "nodegroup",
@@ -58,7 +71,7 @@ pub(super) fn module(c: &Arc<AwsClients>, h: &Arc<Host>) -> Module {
         |clients| clients.nodegroup(cluster, name)
     );
     read_only!(
-        &mut eks,
+        eks,
         c,
         h,
         "addons",
@@ -67,13 +80,17 @@ pub(super) fn module(c: &Arc<AwsClients>, h: &Arc<Host>) -> Module {
         "Add-ons by name: #{ \"vpc-cni\": #{ version, status, configuration_values }, ... }\n(configuration_values: the add-on's JSON settings as a string, only when it has some).",
         |clients| clients.addons(cluster)
     );
+}
+
+/// Registers `scale_nodegroup`, journaled with the size before.
+fn install_scaling(eks: &mut Module, c: &Arc<AwsClients>, h: &Arc<Host>) {
     let (clients, host) = (c.clone(), h.clone());
     doc(
         "scale_nodegroup",
         &["cluster: &str", "name: &str", "desired: i64", "Map"],
         "Sets a node group's desired size and waits (on the run's clock, up to 20m) until the update is\nSuccessful; returns the update #{ id, status }. An update already in flight is waited out first;\na group that already has the size is left alone (status \"Unchanged\", id ()). Waiting for the\nNodes is k8s::wait_nodes's job.",
     )
-    .set_into_module(&mut eks, move |ctx: NativeCallContext, cluster: &str, name: &str, desired: i64| -> Result {
+    .set_into_module(eks, move |ctx: NativeCallContext, cluster: &str, name: &str, desired: i64| -> Result {
         scale(&host, &clients, ctx.call_position(), (cluster, name), desired, None, Some(Duration::from_secs(1200)))
     });
     let (clients, host) = (c.clone(), h.clone());
@@ -89,7 +106,7 @@ pub(super) fn module(c: &Arc<AwsClients>, h: &Arc<Host>) -> Module {
         "The same; options `wait`: a timeout (\"30m\"), or false to return at once; `max`: the group's\nmaximum size, set in the same update (a recover puts the old one back).",
     )
     .set_into_module(
-        &mut eks,
+        eks,
         move |ctx: NativeCallContext,
               cluster: &str,
               name: &str,
@@ -98,23 +115,44 @@ pub(super) fn module(c: &Arc<AwsClients>, h: &Arc<Host>) -> Module {
               -> Result {
             let position = ctx.call_position();
             known_options(&options, "eks::scale_nodegroup", &["wait", "max"], position)?;
-            let max = match options.get("max") {
-                None => None,
-                Some(v) if v.is_unit() => None,
-                Some(v) => Some(v.as_int().ok().and_then(|m| i32::try_from(m).ok()).filter(|m| *m >= 1).ok_or_else(|| {
-                    usage_error(format!("eks::scale_nodegroup: `max` is a size of at least 1, got {v}"), position)
-                })?),
-            };
-            let wait = match options.get("wait") {
-                None => Some(Duration::from_secs(1200)),
-                Some(v) if v.as_bool() == Ok(false) => None,
-                Some(v) => Some(duration_value(v, "eks::scale_nodegroup: `wait`", position)?),
-            };
+            let max = max_option(&options, position)?;
+            let wait = wait_option(&options, position)?;
             scale(&host, &clients, position, (cluster, name), desired, max, wait)
         },
     );
-    super::eks_lifecycle::install(&mut eks, c, h);
-    eks
+}
+
+/// `max`: the group's new maximum size, at least 1; none when absent or `()`.
+fn max_option(options: &Map, position: Position) -> Result<Option<i32>> {
+    match options.get("max") {
+        None => Ok(None),
+        Some(v) if v.is_unit() => Ok(None),
+        Some(v) => Ok(Some(
+            v.as_int()
+                .ok()
+                .and_then(|m| i32::try_from(m).ok())
+                .filter(|m| *m >= 1)
+                .ok_or_else(|| {
+                    usage_error(
+                        format!("eks::scale_nodegroup: `max` is a size of at least 1, got {v}"),
+                        position,
+                    )
+                })?,
+        )),
+    }
+}
+
+/// `wait`: how long to wait for the update (20m when absent); none for false.
+fn wait_option(options: &Map, position: Position) -> Result<Option<Duration>> {
+    match options.get("wait") {
+        None => Ok(Some(Duration::from_secs(1200))),
+        Some(v) if v.as_bool() == Ok(false) => Ok(None),
+        Some(v) => Ok(Some(duration_value(
+            v,
+            "eks::scale_nodegroup: `wait`",
+            position,
+        )?)),
+    }
 }
 
 fn scale(

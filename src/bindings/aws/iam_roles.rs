@@ -13,6 +13,13 @@ use crate::guard::Change;
 use crate::script::{Host, documented as doc};
 
 pub(super) fn install(iam: &mut Module, clients: &Arc<AwsClients>, host: &Arc<Host>) {
+    install_create(iam, clients, host);
+    install_reads(iam, clients, host);
+    install_policy_attachments(iam, clients, host);
+    install_delete(iam, clients, host);
+}
+
+fn install_create(iam: &mut Module, clients: &Arc<AwsClients>, host: &Arc<Host>) {
     let (c, h) = (clients.clone(), host.clone());
     doc("create_role", &["spec: Map", "String"], "Creates a role an AWS service may assume: #{ name, service: \"eks.amazonaws.com\", description };\nreturns its ARN.")
         .set_into_module(iam, move |ctx: NativeCallContext, spec: Map| -> Result<String> {
@@ -24,6 +31,10 @@ pub(super) fn install(iam: &mut Module, clients: &Arc<AwsClients>, host: &Arc<Ho
                 call(&h, position, || c.create_role(&name, &service, &description))
             })
         });
+}
+
+/// Registers reading a role, its inline policies and its attached ones.
+fn install_reads(iam: &mut Module, clients: &Arc<AwsClients>, host: &Arc<Host>) {
     let (c, h) = (clients.clone(), host.clone());
     doc("role", &["name: &str", "Map"], "A role: #{ name, arn, role_id, trust_policy, description }; NoSuchEntity when there is none.")
         .set_into_module(iam, move |ctx: NativeCallContext, name: &str| -> Result {
@@ -55,6 +66,10 @@ pub(super) fn install(iam: &mut Module, clients: &Arc<AwsClients>, host: &Arc<Ho
             || c.attached_role_policies(name)
         )?)))
     });
+}
+
+/// Registers `attach_role_policy` and `detach_role_policy`.
+fn install_policy_attachments(iam: &mut Module, clients: &Arc<AwsClients>, host: &Arc<Host>) {
     for (name, what) in [
         (
             "attach_role_policy",
@@ -89,6 +104,9 @@ pub(super) fn install(iam: &mut Module, clients: &Arc<AwsClients>, host: &Arc<Ho
             },
         );
     }
+}
+
+fn install_delete(iam: &mut Module, clients: &Arc<AwsClients>, host: &Arc<Host>) {
     let (c, h) = (clients.clone(), host.clone());
     doc(
         "delete_role",

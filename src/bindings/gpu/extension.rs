@@ -102,77 +102,142 @@ impl Extension for GpuBindings {
         super::expected::install_expected(&mut nvml, &mut nccl_module);
         install_fleet(&mut nvml, &mut nccl_module, &self.kube, host);
         super::isolation::install_isolation(&mut nvml, &self.kube, host);
-
-        let (kube, h) = (self.kube.clone(), host.clone());
-        doc("query", &["options: Map", "Array"], "nvidia-smi --query-gpu on every node `nodes` selects (a selector: #{ tier: \"gpu\" } or \"tier=gpu\"), a few\nat a time, through a pod there that sees the GPUs or a short-lived probe pod (deleted after);\none #{ node, ok, via, gpus: [#{ name, memory.total, ... }], error } per node, a failing node\nreported, not raised. Options: fields, concurrency (32), timeout (\"2m\" per node), namespace,\nimage (of the probe pod), local: true (this machine's nvidia-smi instead).")
-            .set_into_module(&mut nvml, move |ctx: NativeCallContext, options: Map| -> Result {
-                let position = ctx.call_position();
-                let s = Spec::new(&options, "nvml::query", &["nodes", "fields", "concurrency", "timeout", "namespace", "image", "local"], position)?;
-                let mut fields = s.strings("fields")?;
-                if fields.is_empty() {
-                    fields = DEFAULT_FIELDS.iter().map(|f| (*f).to_string()).collect();
-                }
-                if options.get("local").is_some_and(|v| v.as_bool() == Ok(true)) {
-                    let answer = h.block_on(position, query_local(&fields))?;
-                    return Ok(encode(&vec![answer]));
-                }
-                let nodes = options.get("nodes").cloned().unwrap_or(Dynamic::UNIT);
-                let spec = QuerySpec {
-                    selector: selector(&nodes, "nvml::query", position)?,
-                    fields,
-                    probe_image: s.string("image")?.unwrap_or_else(|| "nvcr.io/nvidia/cuda:13.0.1-base-ubuntu24.04".into()),
-                    namespace: s.string("namespace")?.unwrap_or_else(|| "default".into()),
-                    concurrency: s.int("concurrency")?.map_or(32, |c| c.max(1) as usize),
-                    timeout: timeout_of(&options, "nvml::query", Duration::from_secs(120), position)?,
-                };
-                let clock = h.clock.clone();
-                // Probe pods it may start; a run killed meanwhile leaves them to recover.
-                let undo = Undo::DeleteLabeled {
-                    kinds: vec!["Pod".into()],
-                    namespace: spec.namespace.clone(),
-                    selector: "app.kubernetes.io/managed-by=runbook,runbook/probe=nvml".into(),
-                };
-                journaled(&h, position, Change::new("nvml::query (probe pods)").on(format!("pod/{}/nvml-probes", spec.namespace)), Some(undo), || {
-                    let answered = h.block_on(position, query(&kube, &spec, clock.as_ref()));
-                    if answered.is_err() {
-                        h.block_on_cleanup(remove_probes(&kube, &spec));
-                    }
-                    Ok(encode(&answered?.map_err(|e| kube_error(e, position))?))
-                })
-            });
-
-        let (kube, h) = (self.kube.clone(), host.clone());
-        doc("all_reduce", &["options: Map", "Map"], "A multi-node nccl-tests all_reduce_perf, as an MPIJob runs it (headless Service, one worker pod per\nGPU node with the GPU taint tolerated and nvidia.com/gpu requested, an mpirun launcher), always\ncleaned up. Options: nodes (how many, 2), selector (\"nvidia.com/gpu=true\"), gpus_per_node (1),\nefa_per_node (0: EFA devices each worker asks for, vpc.amazonaws.com/efa; 32 on a p5.48xlarge),\nmin_bytes (\"8\"), max_bytes (\"128M\"), step_factor (2), iters (20), timeout (\"10m\": past it the\nrun is a hang), image, namespace, algorithm (NCCL_ALGO: \"Ring\" measures the network between nodes, which a\ntree's figure overstates; NCCL chooses by default). Answers #{ ok, status: ok|hang|error, summary, avg_busbw, rows,\nranks, devices, nccl_version, tests_version, ofi_version (aws-ofi-nccl's release), algorithm (as NCCL\nacknowledged it), network (\"Socket\", \"Libfabric\": NCCL's \"Using network\"\nline), warnings, nodes, ... }.")
-            .set_into_module(&mut nccl_module, move |ctx: NativeCallContext, options: Map| -> Result {
-                let position = ctx.call_position();
-                let s = Spec::new(&options, "nccl::all_reduce", &["nodes", "selector", "gpus_per_node", "efa_per_node", "min_bytes", "max_bytes", "step_factor", "iters", "timeout", "image", "namespace", "algorithm"], position)?;
-                let mut spec = all_reduce_spec(&options, &s, "nccl::all_reduce", position)?;
-                spec.nodes = s.int("nodes")?.map_or(2, |n| n.max(0) as usize);
-                let clock = h.clock.clone();
-                let salt = if clock.is_virtual() { 0 } else { std::process::id() };
-                let mut run = AllReduce::new(&spec, clock.now(), salt);
-                let undo = Undo::DeleteLabeled {
-                    kinds: vec!["Job".into(), "Pod".into(), "Service".into()],
-                    namespace: spec.namespace.clone(),
-                    selector: format!("app.kubernetes.io/managed-by=runbook,runbook/nccl={}", run.name),
-                };
-                journaled(&h, position, Change::new(format!("nccl::all_reduce {}", run.name)).on(format!("pod/{}/{}", spec.namespace, run.name)), Some(undo), || {
-                    let outcome = h.block_on(position, run.run(&kube, &spec, clock.as_ref()));
-                    let cleaned = h.block_on_cleanup(run.cleanup(&kube));
-                    let result = outcome?.map_err(|e| kube_error(e, position))?;
-                    if let Some(Err(e)) = cleaned {
-                        return Err(kube_error(e, position));
-                    }
-                    h.record_evidence("nccl", serde_json::json!({
-                        "status": result["status"], "summary": result["summary"],
-                        "network": result["network"], "avg_busbw": result["avg_busbw"],
-                        "peak_busbw": result["peak_busbw"], "rows": result["rows"],
-                        "nccl_version": result["nccl_version"], "tests_version": result["tests_version"],
-                    }));
-                    Ok(from_json(&result))
-                })
-            });
+        install_query(&mut nvml, &self.kube, host);
+        install_all_reduce(&mut nccl_module, &self.kube, host);
         engine.register_static_module("nvml", nvml.into());
         engine.register_static_module("nccl", nccl_module.into());
     }
+}
+
+fn install_query(nvml: &mut Module, kube: &Arc<KubeClient>, host: &Arc<Host>) {
+    let (kube, h) = (kube.clone(), host.clone());
+    doc("query", &["options: Map", "Array"], "nvidia-smi --query-gpu on every node `nodes` selects (a selector: #{ tier: \"gpu\" } or \"tier=gpu\"), a few\nat a time, through a pod there that sees the GPUs or a short-lived probe pod (deleted after);\none #{ node, ok, via, gpus: [#{ name, memory.total, ... }], error } per node, a failing node\nreported, not raised. Options: fields, concurrency (32), timeout (\"2m\" per node), namespace,\nimage (of the probe pod), local: true (this machine's nvidia-smi instead).")
+        .set_into_module(nvml, move |ctx: NativeCallContext, options: Map| -> Result {
+            query_gpus(&h, &kube, ctx.call_position(), &options)
+        });
+}
+
+/// `nvml::query`'s options.
+const QUERY_OPTIONS: &[&str] = &[
+    "nodes",
+    "fields",
+    "concurrency",
+    "timeout",
+    "namespace",
+    "image",
+    "local",
+];
+
+/// `nvml::query`: on the nodes through probe pods, or on this machine with `local`.
+fn query_gpus(h: &Host, kube: &KubeClient, position: Position, options: &Map) -> Result {
+    let s = Spec::new(options, "nvml::query", QUERY_OPTIONS, position)?;
+    let mut fields = s.strings("fields")?;
+    if fields.is_empty() {
+        fields = DEFAULT_FIELDS.iter().map(|f| (*f).to_string()).collect();
+    }
+    if options
+        .get("local")
+        .is_some_and(|v| v.as_bool() == Ok(true))
+    {
+        let answer = h.block_on(position, query_local(&fields))?;
+        return Ok(encode(&vec![answer]));
+    }
+    let nodes = options.get("nodes").cloned().unwrap_or(Dynamic::UNIT);
+    let spec = QuerySpec {
+        selector: selector(&nodes, "nvml::query", position)?,
+        fields,
+        probe_image: s
+            .string("image")?
+            .unwrap_or_else(|| "nvcr.io/nvidia/cuda:13.0.1-base-ubuntu24.04".into()),
+        namespace: s.string("namespace")?.unwrap_or_else(|| "default".into()),
+        concurrency: s.int("concurrency")?.map_or(32, |c| c.max(1) as usize),
+        timeout: timeout_of(options, "nvml::query", Duration::from_secs(120), position)?,
+    };
+    let clock = h.clock.clone();
+    // Probe pods it may start; a run killed meanwhile leaves them to recover.
+    let undo = Undo::DeleteLabeled {
+        kinds: vec!["Pod".into()],
+        namespace: spec.namespace.clone(),
+        selector: "app.kubernetes.io/managed-by=runbook,runbook/probe=nvml".into(),
+    };
+    let change =
+        Change::new("nvml::query (probe pods)").on(format!("pod/{}/nvml-probes", spec.namespace));
+    journaled(h, position, change, Some(undo), || {
+        let answered = h.block_on(position, query(kube, &spec, clock.as_ref()));
+        if answered.is_err() {
+            h.block_on_cleanup(remove_probes(kube, &spec));
+        }
+        Ok(encode(&answered?.map_err(|e| kube_error(e, position))?))
+    })
+}
+
+fn install_all_reduce(nccl_module: &mut Module, kube: &Arc<KubeClient>, host: &Arc<Host>) {
+    let (kube, h) = (kube.clone(), host.clone());
+    doc("all_reduce", &["options: Map", "Map"], "A multi-node nccl-tests all_reduce_perf, as an MPIJob runs it (headless Service, one worker pod per\nGPU node with the GPU taint tolerated and nvidia.com/gpu requested, an mpirun launcher), always\ncleaned up. Options: nodes (how many, 2), selector (\"nvidia.com/gpu=true\"), gpus_per_node (1),\nefa_per_node (0: EFA devices each worker asks for, vpc.amazonaws.com/efa; 32 on a p5.48xlarge),\nmin_bytes (\"8\"), max_bytes (\"128M\"), step_factor (2), iters (20), timeout (\"10m\": past it the\nrun is a hang), image, namespace, algorithm (NCCL_ALGO: \"Ring\" measures the network between nodes, which a\ntree's figure overstates; NCCL chooses by default). Answers #{ ok, status: ok|hang|error, summary, avg_busbw, rows,\nranks, devices, nccl_version, tests_version, ofi_version (aws-ofi-nccl's release), algorithm (as NCCL\nacknowledged it), network (\"Socket\", \"Libfabric\": NCCL's \"Using network\"\nline), warnings, nodes, ... }.")
+        .set_into_module(nccl_module, move |ctx: NativeCallContext, options: Map| -> Result {
+            all_reduce(&h, &kube, ctx.call_position(), &options)
+        });
+}
+
+/// `nccl::all_reduce`'s options.
+const ALL_REDUCE_OPTIONS: &[&str] = &[
+    "nodes",
+    "selector",
+    "gpus_per_node",
+    "efa_per_node",
+    "min_bytes",
+    "max_bytes",
+    "step_factor",
+    "iters",
+    "timeout",
+    "image",
+    "namespace",
+    "algorithm",
+];
+
+/// `nccl::all_reduce`: one run, always cleaned up, its result kept as the run's evidence.
+fn all_reduce(h: &Host, kube: &KubeClient, position: Position, options: &Map) -> Result {
+    let s = Spec::new(options, "nccl::all_reduce", ALL_REDUCE_OPTIONS, position)?;
+    let mut spec = all_reduce_spec(options, &s, "nccl::all_reduce", position)?;
+    spec.nodes = s.int("nodes")?.map_or(2, |n| n.max(0) as usize);
+    let clock = h.clock.clone();
+    let salt = if clock.is_virtual() {
+        0
+    } else {
+        std::process::id()
+    };
+    let mut run = AllReduce::new(&spec, clock.now(), salt);
+    let undo = Undo::DeleteLabeled {
+        kinds: vec!["Job".into(), "Pod".into(), "Service".into()],
+        namespace: spec.namespace.clone(),
+        selector: format!(
+            "app.kubernetes.io/managed-by=runbook,runbook/nccl={}",
+            run.name
+        ),
+    };
+    let change = Change::new(format!("nccl::all_reduce {}", run.name))
+        .on(format!("pod/{}/{}", spec.namespace, run.name));
+    journaled(h, position, change, Some(undo), || {
+        let outcome = h.block_on(position, run.run(kube, &spec, clock.as_ref()));
+        let cleaned = h.block_on_cleanup(run.cleanup(kube));
+        let result = outcome?.map_err(|e| kube_error(e, position))?;
+        if let Some(Err(e)) = cleaned {
+            return Err(kube_error(e, position));
+        }
+        record_nccl_evidence(h, &result);
+        Ok(from_json(&result))
+    })
+}
+
+/// What of an all-reduce the run's evidence keeps.
+fn record_nccl_evidence(h: &Host, result: &serde_json::Value) {
+    h.record_evidence(
+        "nccl",
+        serde_json::json!({
+            "status": result["status"], "summary": result["summary"],
+            "network": result["network"], "avg_busbw": result["avg_busbw"],
+            "peak_busbw": result["peak_busbw"], "rows": result["rows"],
+            "nccl_version": result["nccl_version"], "tests_version": result["tests_version"],
+        }),
+    );
 }

@@ -3,7 +3,6 @@
 use super::undo::{identity, undo_of};
 use crate::bindings::shared::journaled::journaled;
 use std::sync::Arc;
-use std::time::Duration;
 
 use kube::api::LogParams;
 use rhai::{Array, Dynamic, Engine, EvalAltResult, Map, Module, NativeCallContext, Position};
@@ -12,11 +11,9 @@ use super::access::install_access;
 use super::kubectl_view::Shown;
 use super::quarantine::install_quarantine;
 use crate::bindings::shared::args::{
-    command, encode, known_options, kube_error, selector, string_option, timeout_of,
+    command, encode, known_options, kube_error, selector, string_option,
 };
-use crate::clients::kube::{
-    Condition, KubeClient, KubeError, ListOptions, NodeSummary, NodeWait, PodSummary,
-};
+use crate::clients::kube::{KubeClient, KubeError, ListOptions, NodeSummary, PodSummary};
 use crate::guard::Change;
 use crate::script::{
     Extension, Host, documented as doc, failure_error, from_json, to_json, usage_error,
@@ -35,7 +32,7 @@ impl KubeBindings {
 }
 
 /// Runs one client call on the host's runtime and turns its error into a script error.
-fn call<T>(
+pub(super) fn call<T>(
     host: &Host,
     position: Position,
     future: impl Future<Output = std::result::Result<T, KubeError>>,
@@ -156,6 +153,7 @@ macro_rules! handles {
         ($c.clone(), $h.clone())
     };
 }
+pub(super) use handles;
 
 impl Extension for KubeBindings {
     fn install(&self, engine: &mut Engine, host: &Arc<Host>) {
@@ -165,9 +163,10 @@ impl Extension for KubeBindings {
         install_reads(&mut m, &c, &h);
         install_apply_and_delete(&mut m, &c, &h);
         install_patch(&mut m, &c, &h);
-        install_nodes_and_pods(&mut m, &c, &h);
+        install_nodes(&mut m, &c, &h);
+        install_pods(&mut m, &c, &h);
         install_exec(&mut m, &c, &h);
-        install_waits(&mut m, &c, &h);
+        super::waits::install_waits(&mut m, &c, &h);
         install_quarantine(&mut m, &self.client, &h);
         install_access(&mut m, &self.client, &h);
         engine.register_static_module("k8s", m.into());
@@ -348,23 +347,9 @@ fn install_patch(m: &mut Module, c: &Arc<KubeClient>, h: &Arc<Host>) {
     .set_into_module(
         m,
         move |ctx: NativeCallContext, kind: &str, name: &str, patch: Map| -> Result {
-            let position = ctx.call_position();
             let patch = to_json(&Dynamic::from_map(patch));
-            let undo = undo_of(&host, &client, kind, name, None, position)?;
-            journaled(
-                &host,
-                position,
-                Change::new(format!("k8s::patch {kind} {name}"))
-                    .on(Change::kubernetes(kind, None, name)),
-                undo,
-                || {
-                    Ok(from_json(&call(
-                        &host,
-                        position,
-                        client.patch(kind, name, None, &patch, "merge"),
-                    )?))
-                },
-            )
+            let target = (kind, name, None);
+            patch_journaled(&host, &client, target, &patch, "merge", ctx.call_position())
         },
     );
     let (client, host) = handles!(c, h);
@@ -392,41 +377,47 @@ fn install_patch(m: &mut Module, c: &Arc<KubeClient>, h: &Arc<Host>) {
             let namespace = string_option(&options, "namespace", "k8s::patch", position)?;
             let kind_of_patch = string_option(&options, "type", "k8s::patch", position)?
                 .unwrap_or_else(|| "merge".into());
-            let undo = undo_of(&host, &client, kind, name, namespace.as_deref(), position)?;
-            journaled(
+            let target = (kind, name, namespace.as_deref());
+            patch_journaled(
                 &host,
+                &client,
+                target,
+                &to_json(&patch),
+                &kind_of_patch,
                 position,
-                Change::new(format!("k8s::patch {kind} {name}")).on(Change::kubernetes(
-                    kind,
-                    namespace.as_deref(),
-                    name,
-                )),
-                undo,
-                || {
-                    Ok(from_json(&call(
-                        &host,
-                        position,
-                        client.patch(
-                            kind,
-                            name,
-                            namespace.as_deref(),
-                            &to_json(&patch),
-                            &kind_of_patch,
-                        ),
-                    )?))
-                },
             )
         },
     );
 }
 
-/// Registers nodes, pods and their logs as kubectl shows them.
-fn install_nodes_and_pods(m: &mut Module, c: &Arc<KubeClient>, h: &Arc<Host>) {
+/// Patches one object (kind, name, namespace), journaled with the object as it was.
+fn patch_journaled(
+    host: &Host,
+    client: &KubeClient,
+    (kind, name, namespace): (&str, &str, Option<&str>),
+    patch: &serde_json::Value,
+    kind_of_patch: &str,
+    position: Position,
+) -> Result {
+    let undo = undo_of(host, client, kind, name, namespace, position)?;
+    let change = Change::new(format!("k8s::patch {kind} {name}"))
+        .on(Change::kubernetes(kind, namespace, name));
+    journaled(host, position, change, undo, || {
+        Ok(from_json(&call(
+            host,
+            position,
+            client.patch(kind, name, namespace, patch, kind_of_patch),
+        )?))
+    })
+}
+
+/// Registers nodes as kubectl shows them, all or by label.
+fn install_nodes(m: &mut Module, c: &Arc<KubeClient>, h: &Arc<Host>) {
     let (client, host) = handles!(c, h);
     doc("nodes", &["Array"], "Every node: #{ name, status, ready, version, internal_ip, zone, instance_type, nodegroup, instance_id, labels, taints, capacity, allocatable }.")
         .set_into_module(m, move |ctx: NativeCallContext| -> Result {
             let nodes = call(&host, ctx.call_position(), client.list("Node", &ListOptions::default()))?;
-            Ok(encode(&nodes.iter().map(NodeSummary::from_object).collect::<Vec<_>>()))
+            Ok(node_summaries(&nodes))
         });
     let (client, host) = handles!(c, h);
     doc(
@@ -443,14 +434,22 @@ fn install_nodes_and_pods(m: &mut Module, c: &Arc<KubeClient>, h: &Arc<Host>) {
                 ..Default::default()
             };
             let nodes = call(&host, position, client.list("Node", &options))?;
-            Ok(encode(
-                &nodes
-                    .iter()
-                    .map(NodeSummary::from_object)
-                    .collect::<Vec<_>>(),
-            ))
+            Ok(node_summaries(&nodes))
         },
     );
+}
+
+fn node_summaries(nodes: &[serde_json::Value]) -> Dynamic {
+    encode(
+        &nodes
+            .iter()
+            .map(NodeSummary::from_object)
+            .collect::<Vec<_>>(),
+    )
+}
+
+/// Registers pods and their logs as kubectl shows them.
+fn install_pods(m: &mut Module, c: &Arc<KubeClient>, h: &Arc<Host>) {
     let (client, host) = handles!(c, h);
     doc("pods", &["options: Map", "Array"], "Pods as kubectl shows them: #{ name, namespace, ready, status, phase, restarts, node, ip, labels }; options `namespace`, `labels`, `fields`.")
         .set_into_module(m, move |ctx: NativeCallContext, options: Map| -> Result {
@@ -470,31 +469,7 @@ fn install_nodes_and_pods(m: &mut Module, c: &Arc<KubeClient>, h: &Arc<Host>) {
         m,
         move |ctx: NativeCallContext, pod: &str, options: Map| -> Result<String> {
             let position = ctx.call_position();
-            known_options(
-                &options,
-                "k8s::logs",
-                &["namespace", "container", "tail", "since"],
-                position,
-            )?;
-            let namespace = string_option(&options, "namespace", "k8s::logs", position)?;
-            let mut params = LogParams {
-                container: string_option(&options, "container", "k8s::logs", position)?,
-                ..Default::default()
-            };
-            if let Some(tail) = options.get("tail") {
-                params.tail_lines = Some(tail.as_int().map_err(|t| {
-                    usage_error(
-                        format!("k8s::logs: `tail` must be an integer, got {t}"),
-                        position,
-                    )
-                })?);
-            }
-            if let Some(since) = options.get("since") {
-                params.since_seconds = Some(
-                    crate::script::duration_value(since, "k8s::logs: `since`", position)?.as_secs()
-                        as i64,
-                );
-            }
+            let (namespace, params) = log_options(&options, position)?;
             call(
                 &host,
                 position,
@@ -502,6 +477,35 @@ fn install_nodes_and_pods(m: &mut Module, c: &Arc<KubeClient>, h: &Arc<Host>) {
             )
         },
     );
+}
+
+/// `k8s::logs`'s options: the namespace, and what of the log to read.
+fn log_options(options: &Map, position: Position) -> Result<(Option<String>, LogParams)> {
+    known_options(
+        options,
+        "k8s::logs",
+        &["namespace", "container", "tail", "since"],
+        position,
+    )?;
+    let namespace = string_option(options, "namespace", "k8s::logs", position)?;
+    let mut params = LogParams {
+        container: string_option(options, "container", "k8s::logs", position)?,
+        ..Default::default()
+    };
+    if let Some(tail) = options.get("tail") {
+        params.tail_lines = Some(tail.as_int().map_err(|t| {
+            usage_error(
+                format!("k8s::logs: `tail` must be an integer, got {t}"),
+                position,
+            )
+        })?);
+    }
+    if let Some(since) = options.get("since") {
+        params.since_seconds = Some(
+            crate::script::duration_value(since, "k8s::logs: `since`", position)?.as_secs() as i64,
+        );
+    }
+    Ok((namespace, params))
 }
 
 /// Registers commands run in a pod (held to `--read-only`'s list).
@@ -524,55 +528,6 @@ fn install_exec(m: &mut Module, c: &Arc<KubeClient>, h: &Arc<Host>) {
             let argv = command(&cmd, position)?;
             host.guard_read_only("k8s::exec", Some(&argv)).map_err(|e| failure_error(e, position))?;
             Ok(encode(&call(&host, position, client.exec(pod, namespace.as_deref(), &argv, container.as_deref()))?))
-        });
-}
-
-/// Registers waits on the run's clock: `wait`, `wait_nodes`, `rollout_status`.
-fn install_waits(m: &mut Module, c: &Arc<KubeClient>, h: &Arc<Host>) {
-    let (client, host) = handles!(c, h);
-    doc(
-        "wait",
-        &["kind: &str", "name: &str", "condition: &str", "options: Map", "Dynamic"],
-        "Waits on the run's clock until an object meets a condition, as kubectl wait: \"condition=Available\",\n\"condition=Ready=False\", \"delete\", \"create\", \"jsonpath={.status.phase}=Running\". Options `timeout`\n(default \"5m\"), `namespace`. Returns the object (() after delete).",
-    )
-    .set_into_module(m, move |ctx: NativeCallContext, kind: &str, name: &str, condition: &str, options: Map| -> Result {
-        let position = ctx.call_position();
-        known_options(&options, "k8s::wait", &["namespace", "timeout"], position)?;
-        let namespace = string_option(&options, "namespace", "k8s::wait", position)?;
-        let timeout = timeout_of(&options, "k8s::wait", Duration::from_secs(300), position)?;
-        let condition = Condition::parse(condition).map_err(|e| usage_error(e.to_string(), position))?;
-        let clock = host.clock.clone();
-        let object = call(&host, position, client.wait(kind, name, namespace.as_deref(), &condition, timeout, clock.as_ref()))?;
-        Ok(object.map_or(Dynamic::UNIT, |o| from_json(&o)))
-    });
-
-    let (client, host) = handles!(c, h);
-    doc("wait_nodes", &["options: Map", "Array"], "Waits until `count` nodes match `labels` (and are Ready when `ready`), within `timeout`; returns them as nodes() does.")
-        .set_into_module(m, move |ctx: NativeCallContext, options: Map| -> Result {
-            let position = ctx.call_position();
-            known_options(&options, "k8s::wait_nodes", &["labels", "count", "ready", "timeout"], position)?;
-            let wait = NodeWait {
-                labels: match options.get("labels") {
-                    Some(v) => selector(v, "k8s::wait_nodes", position)?,
-                    None => None,
-                },
-                count: options.get("count").map_or(Ok(1), |c| c.as_int()).map_err(|t| usage_error(format!("k8s::wait_nodes: `count` must be an integer, got {t}"), position))?.max(0) as usize,
-                ready: options.get("ready").map_or(Ok(true), |r| r.as_bool()).map_err(|t| usage_error(format!("k8s::wait_nodes: `ready` must be true or false, got {t}"), position))?,
-                timeout: timeout_of(&options, "k8s::wait_nodes", Duration::from_secs(900), position)?,
-            };
-            let clock = host.clock.clone();
-            Ok(encode(&call(&host, position, client.wait_nodes(&wait, clock.as_ref()))?))
-        });
-
-    let (client, host) = handles!(c, h);
-    doc("rollout_status", &["kind: &str", "name: &str", "options: Map", "Map"], "Waits until a Deployment or DaemonSet has rolled out; options `namespace`, `timeout` (default \"5m\").")
-        .set_into_module(m, move |ctx: NativeCallContext, kind: &str, name: &str, options: Map| -> Result {
-            let position = ctx.call_position();
-            known_options(&options, "k8s::rollout_status", &["namespace", "timeout"], position)?;
-            let namespace = string_option(&options, "namespace", "k8s::rollout_status", position)?;
-            let timeout = timeout_of(&options, "k8s::rollout_status", Duration::from_secs(300), position)?;
-            let clock = host.clock.clone();
-            Ok(from_json(&call(&host, position, client.rollout_status(kind, name, namespace.as_deref(), timeout, clock.as_ref()))?))
         });
 }
 

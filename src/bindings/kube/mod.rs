@@ -7,5 +7,6 @@ mod kubectl_view;
 mod quarantine;
 mod twin_control;
 pub(super) mod undo;
+mod waits;
 
 pub use extension::KubeBindings;

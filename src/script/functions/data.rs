@@ -10,6 +10,12 @@ use crate::script::error::failure;
 use crate::script::host::Host;
 
 pub(super) fn register(engine: &mut Engine, host: &Arc<Host>) {
+    register_read_text(engine, host);
+    register_json(engine);
+    register_yaml(engine);
+}
+
+fn register_read_text(engine: &mut Engine, host: &Arc<Host>) {
     let h = host.clone();
     doc(
         "read_text",
@@ -28,7 +34,10 @@ pub(super) fn register(engine: &mut Engine, host: &Arc<Host>) {
                 .map_err(|e| failure(e.to_string(), ctx.call_position()))
         },
     );
+}
 
+/// Registers `json::parse` and `json::to_string`.
+fn register_json(engine: &mut Engine) {
     let mut json = Module::new();
     doc(
         "parse",
@@ -66,7 +75,10 @@ pub(super) fn register(engine: &mut Engine, host: &Arc<Host>) {
         .unwrap_or_default()
     });
     engine.register_static_module("json", json.into());
+}
 
+/// Registers `yaml::parse`, `yaml::parse_all` and `yaml::to_string`.
+fn register_yaml(engine: &mut Engine) {
     let mut yaml = Module::new();
     doc(
         "parse",

@@ -159,31 +159,41 @@ impl Check {
     }
 
     fn first_violation(&self, name: &str, value: &Dynamic, params: &Map) -> Option<String> {
-        if let Some(kind) = &self.kind {
-            let actual = type_name(value);
-            let ok = match kind.as_str() {
-                "duration" => value
-                    .read_lock::<ImmutableString>()
-                    .is_some_and(|s| parse_duration(&s).is_ok()),
-                "float" => actual == "float" || actual == "int",
-                other => actual == other,
-            };
-            if !ok {
-                let article = if kind.starts_with(['a', 'i']) {
-                    "an"
-                } else {
-                    "a"
-                };
-                return Some(format!(
-                    "{name} must be {article} {kind}, not {}",
-                    shown(value)
-                ));
-            }
+        self.type_violation(name, value)
+            .or_else(|| self.range_violation(name, value))
+            .or_else(|| self.choice_violation(name, value))
+            .or_else(|| self.relative_violation(name, value, params))
+    }
+
+    /// `type`: a duration is a string that parses as one; an int will do for a float.
+    fn type_violation(&self, name: &str, value: &Dynamic) -> Option<String> {
+        let kind = self.kind.as_ref()?;
+        let actual = type_name(value);
+        let ok = match kind.as_str() {
+            "duration" => value
+                .read_lock::<ImmutableString>()
+                .is_some_and(|s| parse_duration(&s).is_ok()),
+            "float" => actual == "float" || actual == "int",
+            other => actual == other,
+        };
+        if ok {
+            return None;
         }
-        let this = magnitude(value);
-        let bound = |limit: &Dynamic| magnitude(limit).zip(this);
+        let article = if kind.starts_with(['a', 'i']) {
+            "an"
+        } else {
+            "a"
+        };
+        Some(format!(
+            "{name} must be {article} {kind}, not {}",
+            shown(value)
+        ))
+    }
+
+    /// `min` and `max`.
+    fn range_violation(&self, name: &str, value: &Dynamic) -> Option<String> {
         if let Some(min) = &self.min
-            && let Some((limit, this)) = bound(min)
+            && let Some((limit, this)) = bound(min, value)
             && this < limit
         {
             return Some(format!(
@@ -193,7 +203,7 @@ impl Check {
             ));
         }
         if let Some(max) = &self.max
-            && let Some((limit, this)) = bound(max)
+            && let Some((limit, this)) = bound(max, value)
             && this > limit
         {
             return Some(format!(
@@ -202,22 +212,32 @@ impl Check {
                 shown(value)
             ));
         }
-        if let Some(choices) = &self.one_of
-            && !choices
-                .iter()
-                .any(|c| c.to_string() == value.to_string() && type_name(c) == type_name(value))
+        None
+    }
+
+    /// `one_of`: the same text and the same type as one of the choices.
+    fn choice_violation(&self, name: &str, value: &Dynamic) -> Option<String> {
+        let choices = self.one_of.as_ref()?;
+        if choices
+            .iter()
+            .any(|c| c.to_string() == value.to_string() && type_name(c) == type_name(value))
         {
-            let listed: Vec<String> = choices.iter().map(shown).collect();
-            return Some(format!(
-                "{name} must be one of {}, not {}",
-                listed.join(", "),
-                shown(value)
-            ));
+            return None;
         }
+        let listed: Vec<String> = choices.iter().map(shown).collect();
+        Some(format!(
+            "{name} must be one of {}, not {}",
+            listed.join(", "),
+            shown(value)
+        ))
+    }
+
+    /// `at_least` and `at_most` another parameter, when that one is set.
+    fn relative_violation(&self, name: &str, value: &Dynamic, params: &Map) -> Option<String> {
         let other = |key: &String| params.get(key.as_str()).filter(|v| !v.is_unit());
         if let Some(key) = &self.at_least
             && let Some(limit) = other(key)
-            && let Some((limit_n, this)) = bound(limit)
+            && let Some((limit_n, this)) = bound(limit, value)
             && this < limit_n
         {
             return Some(format!(
@@ -228,7 +248,7 @@ impl Check {
         }
         if let Some(key) = &self.at_most
             && let Some(limit) = other(key)
-            && let Some((limit_n, this)) = bound(limit)
+            && let Some((limit_n, this)) = bound(limit, value)
             && this > limit_n
         {
             return Some(format!(
@@ -239,6 +259,11 @@ impl Check {
         }
         None
     }
+}
+
+/// A limit and the value as numbers to compare, when both are numbers or durations.
+fn bound(limit: &Dynamic, value: &Dynamic) -> Option<(f64, f64)> {
+    magnitude(limit).zip(magnitude(value))
 }
 
 #[cfg(test)]

@@ -16,6 +16,13 @@ const DEFAULT_TIMEOUT: Duration = Duration::from_secs(300);
 const DEFAULT_INTERVAL: Duration = Duration::from_secs(10);
 
 pub(super) fn register(engine: &mut Engine, host: &Arc<Host>) {
+    register_elapsed(engine, host);
+    register_sleep(engine, host);
+    register_wait_until(engine, host);
+    register_retry(engine, host);
+}
+
+fn register_elapsed(engine: &mut Engine, host: &Arc<Host>) {
     let h = host.clone();
     doc(
         "elapsed",
@@ -24,6 +31,9 @@ pub(super) fn register(engine: &mut Engine, host: &Arc<Host>) {
          wait took is `elapsed()` after less `elapsed()` before.",
     )
     .register_into_engine(engine, move || h.virtual_elapsed().as_secs_f64());
+}
+
+fn register_sleep(engine: &mut Engine, host: &Arc<Host>) {
     // Rhai's standard library has a `sleep(seconds)` that blocks the thread in wall time;
     // these exact-type overloads take its place so that sleeps go through the run's clock.
     let h = host.clone();
@@ -53,7 +63,10 @@ pub(super) fn register(engine: &mut Engine, host: &Arc<Host>) {
     .register_into_engine(engine, move |ctx: NativeCallContext, seconds: f64| {
         sleep(&h, &ctx, &Dynamic::from_float(seconds))
     });
+}
 
+/// Registers `wait_until(options, probe)` and `wait_until(timeout, probe)`.
+fn register_wait_until(engine: &mut Engine, host: &Arc<Host>) {
     let h = host.clone();
     doc(
         "wait_until",
@@ -96,7 +109,9 @@ pub(super) fn register(engine: &mut Engine, host: &Arc<Host>) {
             wait_until(&h, &ctx, timeout, DEFAULT_INTERVAL, None, &probe)
         },
     );
+}
 
+fn register_retry(engine: &mut Engine, host: &Arc<Host>) {
     let h = host.clone();
     doc(
         "retry",
