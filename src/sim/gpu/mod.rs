@@ -2,6 +2,7 @@
 //! faults, and what their tools print (`nvidia-smi`, `dcgmi`, `dmesg`, nccl-tests'
 //! `all_reduce_perf`), deterministically.
 
+mod all_reduce;
 pub(crate) mod boards;
 #[cfg(test)]
 mod catalog_hosts_tests;

@@ -2,6 +2,7 @@
 
 pub(crate) mod cli;
 pub(crate) mod query;
+pub(crate) mod query_log;
 pub(crate) mod table;
 pub(crate) mod text;
 pub(crate) mod xml;
