@@ -13,7 +13,7 @@ pub(crate) mod kernel_log;
 pub(crate) mod mig_profiles;
 pub(crate) mod nccl_tests;
 pub(crate) mod node_faults;
-pub(crate) mod nvidia_smi;
 pub(crate) mod programs;
+pub(crate) mod smi_output;
 #[cfg(test)]
 mod test_support;

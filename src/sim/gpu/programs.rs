@@ -12,7 +12,7 @@ use super::all_reduce::all_reduce;
 use super::boards::{BOARDS, board_of};
 use super::gpu_model::{GpuHost, seed_from_name};
 use super::node_faults::NodeFaults;
-use super::{dcgmi, kernel_log, nvidia_smi};
+use super::{dcgmi, kernel_log, smi_output};
 use crate::lab::gpu_catalog;
 use crate::sim::kube::programs::{Context, Output};
 use crate::sim::kube::state::{KubeState, ProgramRun, built_in_key};
@@ -191,7 +191,7 @@ fn nvidia_smi(args: &[String], context: &Context<'_>, state: &KubeState) -> Outp
     }
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let faults = faults_of(state, node_name(node));
-    let out = nvidia_smi::run(&gpu_host(node, state.now, faults), &args);
+    let out = smi_output::run(&gpu_host(node, state.now, faults), &args);
     Output {
         stdout: out.stdout,
         stderr: out.stderr,
