@@ -4,7 +4,7 @@
 
 use super::gpu_model::GpuHost;
 use super::node_faults::NodeFaults;
-use super::nvidia_smi;
+use super::smi_output;
 use crate::gpu::nvidia_smi::csv::parse_csv;
 use crate::gpu::nvidia_smi::list::parse_list;
 use crate::gpu::nvidia_smi::nvlink::parse_nvlink_status;
@@ -19,7 +19,7 @@ fn host(instance_type: &str) -> GpuHost {
 }
 
 fn smi(host: &GpuHost, args: &[&str]) -> String {
-    let out = nvidia_smi::run(host, args);
+    let out = smi_output::run(host, args);
     assert_eq!(out.exit_code, 0, "{args:?}: {}", out.stderr);
     out.stdout
 }

@@ -2,6 +2,7 @@
 //! faults, and what their tools print (`nvidia-smi`, `dcgmi`, `dmesg`, nccl-tests'
 //! `all_reduce_perf`), deterministically.
 
+mod all_reduce;
 pub(crate) mod boards;
 #[cfg(test)]
 mod catalog_hosts_tests;
@@ -12,7 +13,7 @@ pub(crate) mod kernel_log;
 pub(crate) mod mig_profiles;
 pub(crate) mod nccl_tests;
 pub(crate) mod node_faults;
-pub(crate) mod nvidia_smi;
 pub(crate) mod programs;
+pub(crate) mod smi_output;
 #[cfg(test)]
 mod test_support;

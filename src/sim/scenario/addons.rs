@@ -12,119 +12,142 @@ use crate::sim::kube::state::KubeState;
 /// `(plural, object)` pairs an add-on owns, in creation order.
 fn objects(addon: &str) -> Vec<(&'static str, Value)> {
     match addon {
-        "vpc-cni" => vec![
-            (
-                "daemonsets",
-                workload(
-                    "DaemonSet",
-                    "kube-system",
-                    "aws-node",
-                    ("k8s-app", "aws-node"),
-                    container(
-                        "aws-node",
-                        format!("{ECR}/amazon-k8s-cni:{}", lab::addon_version("vpc-cni")),
-                        "25m",
-                        "0",
-                    ),
-                    json!({"hostNetwork": true}),
-                ),
-            ),
-            ("configmaps", vpc_cni_config()),
-        ],
-        "kube-proxy" => vec![
-            (
-                "daemonsets",
-                workload(
-                    "DaemonSet",
-                    "kube-system",
-                    "kube-proxy",
-                    ("k8s-app", "kube-proxy"),
-                    container("kube-proxy", image("kube-proxy", "kube-proxy"), "100m", "0"),
-                    json!({"hostNetwork": true}),
-                ),
-            ),
-            ("configmaps", kube_proxy_config()),
-        ],
-        "eks-pod-identity-agent" => vec![(
+        "vpc-cni" => vpc_cni(),
+        "kube-proxy" => kube_proxy(),
+        "eks-pod-identity-agent" => pod_identity_agent(),
+        "coredns" => vec![("deployments", coredns()), ("services", kube_dns())],
+        "metrics-server" => metrics_server(),
+        "cert-manager" => cert_manager(),
+        "external-dns" => external_dns(),
+        _ => vec![],
+    }
+}
+
+fn vpc_cni() -> Vec<(&'static str, Value)> {
+    vec![
+        (
             "daemonsets",
             workload(
                 "DaemonSet",
                 "kube-system",
-                "eks-pod-identity-agent",
-                ("app.kubernetes.io/name", "eks-pod-identity-agent"),
+                "aws-node",
+                ("k8s-app", "aws-node"),
                 container(
-                    "eks-pod-identity-agent",
-                    image("eks-pod-identity-agent", "eks-pod-identity-agent"),
+                    "aws-node",
+                    format!("{ECR}/amazon-k8s-cni:{}", lab::addon_version("vpc-cni")),
                     "25m",
                     "0",
                 ),
                 json!({"hostNetwork": true}),
             ),
-        )],
-        "coredns" => vec![("deployments", coredns()), ("services", kube_dns())],
-        "metrics-server" => vec![(
-            "deployments",
+        ),
+        ("configmaps", vpc_cni_config()),
+    ]
+}
+
+fn kube_proxy() -> Vec<(&'static str, Value)> {
+    vec![
+        (
+            "daemonsets",
             workload(
-                "Deployment",
+                "DaemonSet",
                 "kube-system",
+                "kube-proxy",
+                ("k8s-app", "kube-proxy"),
+                container("kube-proxy", image("kube-proxy", "kube-proxy"), "100m", "0"),
+                json!({"hostNetwork": true}),
+            ),
+        ),
+        ("configmaps", kube_proxy_config()),
+    ]
+}
+
+fn pod_identity_agent() -> Vec<(&'static str, Value)> {
+    vec![(
+        "daemonsets",
+        workload(
+            "DaemonSet",
+            "kube-system",
+            "eks-pod-identity-agent",
+            ("app.kubernetes.io/name", "eks-pod-identity-agent"),
+            container(
+                "eks-pod-identity-agent",
+                image("eks-pod-identity-agent", "eks-pod-identity-agent"),
+                "25m",
+                "0",
+            ),
+            json!({"hostNetwork": true}),
+        ),
+    )]
+}
+
+fn metrics_server() -> Vec<(&'static str, Value)> {
+    vec![(
+        "deployments",
+        workload(
+            "Deployment",
+            "kube-system",
+            "metrics-server",
+            ("k8s-app", "metrics-server"),
+            container(
                 "metrics-server",
-                ("k8s-app", "metrics-server"),
-                container(
-                    "metrics-server",
-                    image("metrics-server", "metrics-server"),
-                    "100m",
-                    "200Mi",
-                ),
-                json!({"priorityClassName": "system-cluster-critical"}),
+                image("metrics-server", "metrics-server"),
+                "100m",
+                "200Mi",
             ),
-        )],
-        "cert-manager" => {
-            let mut objects = vec![("namespaces", namespace("cert-manager"))];
-            for name in [
+            json!({"priorityClassName": "system-cluster-critical"}),
+        ),
+    )]
+}
+
+/// Its namespace and its three Deployments (controller, cainjector, webhook).
+fn cert_manager() -> Vec<(&'static str, Value)> {
+    let mut objects = vec![("namespaces", namespace("cert-manager"))];
+    for name in [
+        "cert-manager",
+        "cert-manager-cainjector",
+        "cert-manager-webhook",
+    ] {
+        let image = format!(
+            "quay.io/jetstack/{}:v1.19.1",
+            name.replace("cert-manager", "cert-manager-controller")
+                .replace("-controller-", "-")
+        );
+        objects.push((
+            "deployments",
+            single_replica(workload(
+                "Deployment",
                 "cert-manager",
-                "cert-manager-cainjector",
-                "cert-manager-webhook",
-            ] {
-                let image = format!(
-                    "quay.io/jetstack/{}:v1.19.1",
-                    name.replace("cert-manager", "cert-manager-controller")
-                        .replace("-controller-", "-")
-                );
-                objects.push((
-                    "deployments",
-                    single_replica(workload(
-                        "Deployment",
-                        "cert-manager",
-                        name,
-                        ("app.kubernetes.io/name", name),
-                        container(name, image, "10m", "32Mi"),
-                        json!({}),
-                    )),
-                ));
-            }
-            objects
-        }
-        "external-dns" => vec![
-            ("namespaces", namespace("external-dns")),
-            (
-                "deployments",
-                single_replica(workload(
-                    "Deployment",
-                    "external-dns",
-                    "external-dns",
-                    ("app.kubernetes.io/name", "external-dns"),
-                    container(
-                        "external-dns",
-                        "registry.k8s.io/external-dns/external-dns:v0.20.0".into(),
-                        "10m",
-                        "32Mi",
-                    ),
-                    json!({}),
-                )),
-            ),
-        ],
-        _ => vec![],
+                name,
+                ("app.kubernetes.io/name", name),
+                container(name, image, "10m", "32Mi"),
+                json!({}),
+            )),
+        ));
     }
+    objects
+}
+
+fn external_dns() -> Vec<(&'static str, Value)> {
+    vec![
+        ("namespaces", namespace("external-dns")),
+        (
+            "deployments",
+            single_replica(workload(
+                "Deployment",
+                "external-dns",
+                "external-dns",
+                ("app.kubernetes.io/name", "external-dns"),
+                container(
+                    "external-dns",
+                    "registry.k8s.io/external-dns/external-dns:v0.20.0".into(),
+                    "10m",
+                    "32Mi",
+                ),
+                json!({}),
+            )),
+        ),
+    ]
 }
 
 fn namespace(name: &str) -> Value {

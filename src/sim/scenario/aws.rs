@@ -13,6 +13,31 @@ use crate::sim::aws::state::{
 };
 
 pub(super) fn deployed(state: &mut AwsState) {
+    vpc_and_nat_gateway(state);
+    for role in iam_roles::deployed_roles(Duration::ZERO) {
+        state.roles.insert(role.name.clone(), role);
+    }
+    nat_address(state);
+    state
+        .meter
+        .start(lab::NAT_GATEWAY_ID, "nat-gateway", Duration::ZERO);
+    state
+        .meter
+        .start(lab::CLUSTER_NAME, "eks-cluster", Duration::ZERO);
+    subnets(state);
+    security_groups(state);
+    cluster(state);
+    nodegroups(state);
+    system_instances(state);
+    state.oidc_providers.push(OidcProvider {
+        url: lab::OIDC_ISSUER.trim_start_matches("https://").into(),
+        client_ids: vec!["sts.amazonaws.com".into()],
+        thumbprints: vec![lab::OIDC_THUMBPRINT.into()],
+        created_at: Duration::ZERO,
+    });
+}
+
+fn vpc_and_nat_gateway(state: &mut AwsState) {
     state.vpcs.insert(
         lab::VPC_ID.into(),
         Vpc {
@@ -32,9 +57,10 @@ pub(super) fn deployed(state: &mut AwsState) {
             allocation: Some(lab::NAT_EIP_ALLOCATION_ID.into()),
         },
     );
-    for role in iam_roles::deployed_roles(Duration::ZERO) {
-        state.roles.insert(role.name.clone(), role);
-    }
+}
+
+/// The Elastic IP the NAT gateway holds.
+fn nat_address(state: &mut AwsState) {
     state.addresses.insert(
         lab::NAT_EIP_ALLOCATION_ID.into(),
         Address {
@@ -44,12 +70,9 @@ pub(super) fn deployed(state: &mut AwsState) {
             nat_gateway: Some(lab::NAT_GATEWAY_ID.into()),
         },
     );
-    state
-        .meter
-        .start(lab::NAT_GATEWAY_ID, "nat-gateway", Duration::ZERO);
-    state
-        .meter
-        .start(lab::CLUSTER_NAME, "eks-cluster", Duration::ZERO);
+}
+
+fn subnets(state: &mut AwsState) {
     for (id, cidr, zone, public, name) in lab::SUBNETS {
         state.subnets.insert(
             id.into(),
@@ -63,6 +86,11 @@ pub(super) fn deployed(state: &mut AwsState) {
             },
         );
     }
+}
+
+/// The lab's security groups with their baseline rules; a rule's source is `self`, another
+/// group, or a CIDR.
+fn security_groups(state: &mut AwsState) {
     for (id, name, description, rules) in lab::SECURITY_GROUPS {
         state.groups.insert(
             id.into(),
@@ -93,7 +121,59 @@ pub(super) fn deployed(state: &mut AwsState) {
             });
         }
     }
-    let addons: BTreeMap<String, Addon> = lab::ADDONS
+}
+
+/// The ACTIVE cluster with the seed's add-ons and its creator's admin access entry.
+fn cluster(state: &mut AwsState) {
+    state.clusters.insert(
+        lab::CLUSTER_NAME.into(),
+        Cluster {
+            config: cluster_config(),
+            created_at: Duration::ZERO,
+            addons: addons(),
+            pod_identity_associations: BTreeMap::new(),
+            // Terraform applied as the lab's user: the creator's admin entry.
+            access_entries: std::iter::once((
+                crate::sim::aws::identity::user_arn(crate::sim::aws::identity::LAB_USER),
+                crate::sim::aws::access_entries::creator_entry(
+                    &crate::sim::aws::identity::user_arn(crate::sim::aws::identity::LAB_USER),
+                    Duration::ZERO,
+                ),
+            ))
+            .collect(),
+        },
+    );
+}
+
+fn cluster_config() -> ClusterConfig {
+    ClusterConfig {
+        name: lab::CLUSTER_NAME.into(),
+        status: "ACTIVE".into(),
+        version: lab::KUBERNETES_VERSION.into(),
+        platform_version: lab::PLATFORM_VERSION.into(),
+        endpoint: lab::CLUSTER_ENDPOINT.into(),
+        role_arn: format!(
+            "arn:aws:iam::{}:role/{}",
+            lab::ACCOUNT_ID,
+            lab::CLUSTER_ROLE
+        ),
+        subnets: lab::PRIVATE_SUBNETS
+            .iter()
+            .map(|s| (*s).to_string())
+            .collect(),
+        security_groups: vec![lab::NODE_SG.into()],
+        cluster_security_group: lab::CLUSTER_SG.into(),
+        vpc: lab::VPC_ID.into(),
+        oidc_issuer: lab::OIDC_ISSUER.into(),
+        authentication_mode: "API_AND_CONFIG_MAP".into(),
+        secrets_key: None,
+        remote_network: None,
+    }
+}
+
+/// The seed's add-ons, ACTIVE at the versions they resolve to.
+fn addons() -> BTreeMap<String, Addon> {
+    lab::ADDONS
         .iter()
         .map(|(name, version)| {
             let version = lab::resolved_addon_version(name, version);
@@ -108,47 +188,10 @@ pub(super) fn deployed(state: &mut AwsState) {
                 },
             )
         })
-        .collect();
-    state.clusters.insert(
-        lab::CLUSTER_NAME.into(),
-        Cluster {
-            config: ClusterConfig {
-                name: lab::CLUSTER_NAME.into(),
-                status: "ACTIVE".into(),
-                version: lab::KUBERNETES_VERSION.into(),
-                platform_version: lab::PLATFORM_VERSION.into(),
-                endpoint: lab::CLUSTER_ENDPOINT.into(),
-                role_arn: format!(
-                    "arn:aws:iam::{}:role/{}",
-                    lab::ACCOUNT_ID,
-                    lab::CLUSTER_ROLE
-                ),
-                subnets: lab::PRIVATE_SUBNETS
-                    .iter()
-                    .map(|s| (*s).to_string())
-                    .collect(),
-                security_groups: vec![lab::NODE_SG.into()],
-                cluster_security_group: lab::CLUSTER_SG.into(),
-                vpc: lab::VPC_ID.into(),
-                oidc_issuer: lab::OIDC_ISSUER.into(),
-                authentication_mode: "API_AND_CONFIG_MAP".into(),
-                secrets_key: None,
-                remote_network: None,
-            },
-            created_at: Duration::ZERO,
-            addons,
-            pod_identity_associations: BTreeMap::new(),
-            // Terraform applied as the lab's user: the creator's admin entry.
-            access_entries: std::iter::once((
-                crate::sim::aws::identity::user_arn(crate::sim::aws::identity::LAB_USER),
-                crate::sim::aws::access_entries::creator_entry(
-                    &crate::sim::aws::identity::user_arn(crate::sim::aws::identity::LAB_USER),
-                    Duration::ZERO,
-                ),
-            ))
-            .collect(),
-        },
-    );
+        .collect()
+}
+
+fn nodegroups(state: &mut AwsState) {
     for fact in &lab::NODEGROUPS {
         let uuid = state.next_uuid();
         state.nodegroups.insert(
@@ -182,6 +225,11 @@ pub(super) fn deployed(state: &mut AwsState) {
             },
         );
     }
+}
+
+/// The primary node group's t3.medium instances that the system nodes run on, metered from
+/// the start.
+fn system_instances(state: &mut AwsState) {
     for (instance, _, _) in SYSTEM_NODES {
         state
             .meter
@@ -211,10 +259,4 @@ pub(super) fn deployed(state: &mut AwsState) {
             },
         );
     }
-    state.oidc_providers.push(OidcProvider {
-        url: lab::OIDC_ISSUER.trim_start_matches("https://").into(),
-        client_ids: vec!["sts.amazonaws.com".into()],
-        thumbprints: vec![lab::OIDC_THUMBPRINT.into()],
-        created_at: Duration::ZERO,
-    });
 }

@@ -58,6 +58,39 @@ fn time(text: &str, otherwise: Duration) -> Duration {
 }
 
 fn aws(state: &mut AwsState, capture: &format::AwsState, at: Duration) {
+    network(state, capture, at);
+    for group in &capture.security_groups {
+        state.groups.insert(
+            group.id.clone(),
+            SecurityGroup {
+                id: group.id.clone(),
+                name: group.name.clone(),
+                description: group.description.clone(),
+                vpc_id: group.vpc.clone(),
+            },
+        );
+        state
+            .rules
+            .extend(group.rules.iter().map(|rule| rule_of(&group.id, rule)));
+    }
+    cluster(state, &capture.cluster, at);
+    launch(state, capture, at);
+    nodegroups(state, capture, at);
+    instances(state, capture, at);
+    state
+        .oidc_providers
+        .extend(capture.oidc_providers.iter().map(|p| OidcProvider {
+            url: p.url.clone(),
+            client_ids: p.client_ids.clone(),
+            thumbprints: p.thumbprints.clone(),
+            created_at: at,
+        }));
+    roles(state, capture, at);
+    skip_captured_ids(state);
+}
+
+/// VPCs, subnets, NAT gateways (billed while available) and the addresses they hold.
+fn network(state: &mut AwsState, capture: &format::AwsState, at: Duration) {
     for vpc in &capture.vpcs {
         state.vpcs.insert(vpc.id.clone(), vpc.clone());
     }
@@ -85,22 +118,9 @@ fn aws(state: &mut AwsState, capture: &format::AwsState, at: Duration) {
             },
         );
     }
-    for group in &capture.security_groups {
-        state.groups.insert(
-            group.id.clone(),
-            SecurityGroup {
-                id: group.id.clone(),
-                name: group.name.clone(),
-                description: group.description.clone(),
-                vpc_id: group.vpc.clone(),
-            },
-        );
-        state
-            .rules
-            .extend(group.rules.iter().map(|rule| rule_of(&group.id, rule)));
-    }
-    cluster(state, &capture.cluster, at);
-    launch(state, capture, at);
+}
+
+fn nodegroups(state: &mut AwsState, capture: &format::AwsState, at: Duration) {
     for nodegroup in &capture.nodegroups {
         let uuid = state.next_uuid();
         state.nodegroups.insert(
@@ -134,6 +154,10 @@ fn aws(state: &mut AwsState, capture: &format::AwsState, at: Duration) {
             },
         );
     }
+}
+
+/// The captured instances, launched at the capture; those pending or running are billed.
+fn instances(state: &mut AwsState, capture: &format::AwsState, at: Duration) {
     for instance in &capture.instances {
         if matches!(instance.state.as_str(), "pending" | "running") {
             state.meter.start(&instance.id, &instance.instance_type, at);
@@ -156,14 +180,9 @@ fn aws(state: &mut AwsState, capture: &format::AwsState, at: Duration) {
             },
         );
     }
-    state
-        .oidc_providers
-        .extend(capture.oidc_providers.iter().map(|p| OidcProvider {
-            url: p.url.clone(),
-            client_ids: p.client_ids.clone(),
-            thumbprints: p.thumbprints.clone(),
-            created_at: at,
-        }));
+}
+
+fn roles(state: &mut AwsState, capture: &format::AwsState, at: Duration) {
     for role in &capture.roles {
         state.roles.insert(
             role.name.clone(),
@@ -180,6 +199,10 @@ fn aws(state: &mut AwsState, capture: &format::AwsState, at: Duration) {
             },
         );
     }
+}
+
+/// Keeps the twin from generating an id the capture already holds.
+fn skip_captured_ids(state: &mut AwsState) {
     let ids: Vec<String> = state
         .instances
         .keys()
@@ -270,7 +293,36 @@ fn cluster(state: &mut AwsState, capture: &format::Cluster, at: Duration) {
             (a.name.clone(), addon)
         })
         .collect();
-    let access_entries = capture
+    let access_entries = access_entries(capture, at);
+    state.clusters.insert(
+        capture.config.name.clone(),
+        Cluster {
+            // The file's configuration is the twin's: nothing to convert field by field.
+            config: capture.config.clone(),
+            created_at: time(&capture.created_at, at),
+            addons,
+            access_entries,
+            pod_identity_associations: capture
+                .pod_identity_associations
+                .iter()
+                .map(|a| {
+                    let association = PodIdentityAssociation {
+                        id: a.id.clone(),
+                        namespace: a.namespace.clone(),
+                        service_account: a.service_account.clone(),
+                        role_arn: a.role_arn.clone(),
+                        created_at: at,
+                    };
+                    (a.id.clone(), association)
+                })
+                .collect(),
+        },
+    );
+}
+
+/// The captured access entries with their associated policies, made and changed at `at`.
+fn access_entries(capture: &format::Cluster, at: Duration) -> BTreeMap<String, AccessEntry> {
+    capture
         .access_entries
         .iter()
         .map(|e| {
@@ -299,31 +351,7 @@ fn cluster(state: &mut AwsState, capture: &format::Cluster, at: Duration) {
             };
             (e.principal_arn.clone(), entry)
         })
-        .collect();
-    state.clusters.insert(
-        capture.config.name.clone(),
-        Cluster {
-            // The file's configuration is the twin's: nothing to convert field by field.
-            config: capture.config.clone(),
-            created_at: time(&capture.created_at, at),
-            addons,
-            access_entries,
-            pod_identity_associations: capture
-                .pod_identity_associations
-                .iter()
-                .map(|a| {
-                    let association = PodIdentityAssociation {
-                        id: a.id.clone(),
-                        namespace: a.namespace.clone(),
-                        service_account: a.service_account.clone(),
-                        role_arn: a.role_arn.clone(),
-                        created_at: at,
-                    };
-                    (a.id.clone(), association)
-                })
-                .collect(),
-        },
-    );
+        .collect()
 }
 
 /// The captured objects as they were; Secrets by name, without data (none was read). Returns

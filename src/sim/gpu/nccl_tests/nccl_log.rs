@@ -217,78 +217,142 @@ pub(crate) fn init_complete(run: &NcclRun, ids: &Ids) -> String {
     if run.debug != NcclDebug::Info {
         return String::new();
     }
-    let n = run.ranks.len();
-    let nodes = {
-        let mut hosts: Vec<&str> = run.ranks.iter().map(|r| r.ip.as_str()).collect();
-        hosts.sort_unstable();
-        hosts.dedup();
-        hosts.len()
-    };
-    let width = (n.saturating_sub(1)).to_string().len();
-    let ring: String = (0..n).map(|r| format!(" {r:>width$}")).collect();
     let mut seeds = SeedStream::new(run.seed() ^ 0x7469_6D65);
     let mut out = String::new();
     for (r, rank) in run.ranks.iter().enumerate() {
-        let tid = ids.init_tid[r];
-        let local: Vec<usize> = (0..n).filter(|&p| run.ranks[p].ip == rank.ip).collect();
-        let local_rank = local.iter().position(|&p| p == r).unwrap_or(0);
+        let bootstrap = BootstrapTimings::draw(&mut seeds);
+        let mut lines = topology_lines(run, ids, r, &bootstrap);
+        lines.extend(tuning_lines(run, r));
+        lines.extend(completion_lines(run, ids, r, bootstrap.recv, &mut seeds));
+        for line in lines {
+            out.push_str(&info(rank, ids.init_tid[r], &line));
+        }
+    }
+    out
+}
+
+/// How long a rank's bootstrap took, in seconds, step by step.
+struct BootstrapTimings {
+    create: f64,
+    send: f64,
+    recv: f64,
+    ring: f64,
+}
+
+impl BootstrapTimings {
+    fn draw(seeds: &mut SeedStream) -> Self {
         let mut ms = |low: u64, high: u64| seeds.between(low, high) as f64 / 1e6;
-        let (create, send, recv, ring_t) = (ms(10, 20), ms(60, 90), ms(100, 900_000), ms(9, 30));
-        let mut lines = vec![
-            "RAS client listening socket at 127.0.0.1<28028>".to_owned(),
-            format!(
-                "Bootstrap timings total {:.6} (create {create:.6}, send {send:.6}, recv {recv:.6}, \
-                 ring {ring_t:.6}, delay 0.000000)",
-                create + send + recv + ring_t
-            ),
-            format!(
-                "comm 0x{:x} rank {r} nRanks {n} nNodes {nodes} localRanks {} localRank {local_rank} \
-                 MNNVL 0",
-                ids.comm[r],
-                local.len()
-            ),
-        ];
-        if r == 0 {
-            lines.push(format!("Channel 00/02 :{ring}"));
-            lines.push(format!("Channel 01/02 :{ring}"));
+        let (create, send, recv, ring) = (ms(10, 20), ms(60, 90), ms(100, 900_000), ms(9, 30));
+        Self {
+            create,
+            send,
+            recv,
+            ring,
         }
-        let down = |c: usize| match c {
-            0 if r + 1 < n => (r + 1) as i64,
-            1 if r > 0 => r as i64 - 1,
-            _ => -1,
-        };
-        let up = |c: usize| match c {
-            0 if r > 0 => r as i64 - 1,
-            1 if r + 1 < n => (r + 1) as i64,
-            _ => -1,
-        };
-        lines.push(format!(
-            "Trees [0] {}/-1/-1->{r}->{} [1] {}/-1/-1->{r}->{}",
-            down(0),
-            up(0),
-            down(1),
-            up(1)
-        ));
-        lines.push("P2P Chunksize set to 131072".to_owned());
-        lines.push("PROFILER/Plugin: Could not find: libnccl-profiler.so. ".to_owned());
-        // src/graph/tuning.cc, while it sets up the tuning, just before the channel counts:
-        // INFO(NCCL_ENV, "NCCL_ALGO set by environment to %s", algoStr).
-        if let Some(algorithm) = &run.algorithm {
-            lines.push(format!("NCCL_ALGO set by environment to {algorithm}"));
-        }
-        lines.push(
-            "2 coll channels, 2 collnet channels, 0 nvls channels, 2 p2p channels, \
-             2 p2p channels per peer"
-                .to_owned(),
-        );
-        if r == 0 {
-            lines.push("CC Off, workFifoBytes 1048576".to_owned());
-        }
-        lines.push(
-            "TUNER/Plugin: Could not find: libnccl-tuner.so. Using internal tuner plugin."
-                .to_owned(),
-        );
-        lines.push(format!(
+    }
+}
+
+/// The hosts the run's ranks are on.
+fn node_count(run: &NcclRun) -> usize {
+    let mut hosts: Vec<&str> = run.ranks.iter().map(|r| r.ip.as_str()).collect();
+    hosts.sort_unstable();
+    hosts.dedup();
+    hosts.len()
+}
+
+/// Rank `r`'s bootstrap timings and place in the run (its node, its channels for rank 0, its
+/// trees).
+fn topology_lines(run: &NcclRun, ids: &Ids, r: usize, t: &BootstrapTimings) -> Vec<String> {
+    let n = run.ranks.len();
+    let rank = &run.ranks[r];
+    let local: Vec<usize> = (0..n).filter(|&p| run.ranks[p].ip == rank.ip).collect();
+    let local_rank = local.iter().position(|&p| p == r).unwrap_or(0);
+    let (create, send, recv, ring_t) = (t.create, t.send, t.recv, t.ring);
+    let mut lines = vec![
+        "RAS client listening socket at 127.0.0.1<28028>".to_owned(),
+        format!(
+            "Bootstrap timings total {:.6} (create {create:.6}, send {send:.6}, recv {recv:.6}, \
+             ring {ring_t:.6}, delay 0.000000)",
+            create + send + recv + ring_t
+        ),
+        format!(
+            "comm 0x{:x} rank {r} nRanks {n} nNodes {} localRanks {} localRank {local_rank} \
+             MNNVL 0",
+            ids.comm[r],
+            node_count(run),
+            local.len()
+        ),
+    ];
+    if r == 0 {
+        let width = (n.saturating_sub(1)).to_string().len();
+        let ring: String = (0..n).map(|r| format!(" {r:>width$}")).collect();
+        lines.push(format!("Channel 00/02 :{ring}"));
+        lines.push(format!("Channel 01/02 :{ring}"));
+    }
+    lines.push(trees_line(r, n));
+    lines
+}
+
+/// Rank `r`'s two trees, which follow the ring down and up.
+fn trees_line(r: usize, n: usize) -> String {
+    let down = |c: usize| match c {
+        0 if r + 1 < n => (r + 1) as i64,
+        1 if r > 0 => r as i64 - 1,
+        _ => -1,
+    };
+    let up = |c: usize| match c {
+        0 if r > 0 => r as i64 - 1,
+        1 if r + 1 < n => (r + 1) as i64,
+        _ => -1,
+    };
+    format!(
+        "Trees [0] {}/-1/-1->{r}->{} [1] {}/-1/-1->{r}->{}",
+        down(0),
+        up(0),
+        down(1),
+        up(1)
+    )
+}
+
+/// The plugins NCCL looks for and the channels it sets up while it tunes.
+fn tuning_lines(run: &NcclRun, r: usize) -> Vec<String> {
+    let mut lines = vec![
+        "P2P Chunksize set to 131072".to_owned(),
+        "PROFILER/Plugin: Could not find: libnccl-profiler.so. ".to_owned(),
+    ];
+    // src/graph/tuning.cc, while it sets up the tuning, just before the channel counts:
+    // INFO(NCCL_ENV, "NCCL_ALGO set by environment to %s", algoStr).
+    if let Some(algorithm) = &run.algorithm {
+        lines.push(format!("NCCL_ALGO set by environment to {algorithm}"));
+    }
+    lines.push(
+        "2 coll channels, 2 collnet channels, 0 nvls channels, 2 p2p channels, \
+         2 p2p channels per peer"
+            .to_owned(),
+    );
+    if r == 0 {
+        lines.push("CC Off, workFifoBytes 1048576".to_owned());
+    }
+    lines.push(
+        "TUNER/Plugin: Could not find: libnccl-tuner.so. Using internal tuner plugin.".to_owned(),
+    );
+    lines
+}
+
+/// Rank `r`'s Init COMPLETE and its init timings (`recv`: how long its bootstrap waited).
+fn completion_lines(
+    run: &NcclRun,
+    ids: &Ids,
+    r: usize,
+    recv: f64,
+    seeds: &mut SeedStream,
+) -> [String; 2] {
+    let n = run.ranks.len();
+    let rank = &run.ranks[r];
+    let kernels = seeds.between(8, 12) as f64 / 100.0;
+    let total = kernels + recv + 0.02;
+    [
+        format!(
             "ncclCommInitRankConfig comm 0x{:x} rank {r} nranks {n} cudaDev {} nvmlDev {} \
              busId {:x} commId 0x{:x} - Init COMPLETE",
             ids.comm[r],
@@ -296,20 +360,14 @@ pub(crate) fn init_complete(run: &NcclRun, ids: &Ids) -> String {
             rank.device,
             rank.nccl_bus_id(),
             ids.comm_id
-        ));
-        let kernels = seeds.between(8, 12) as f64 / 100.0;
-        let total = kernels + recv + 0.02;
-        lines.push(format!(
+        ),
+        format!(
             "Init timings - ncclCommInitRankConfig: rank {r} nranks {n} total {total:.2} \
              (kernels {kernels:.2}, alloc 0.00, bootstrap {:.2}, allgathers 0.00, topo 0.01, \
              graphs 0.00, connections 0.00, rest 0.01)",
             recv
-        ));
-        for line in lines {
-            out.push_str(&info(rank, tid, &line));
-        }
-    }
-    out
+        ),
+    ]
 }
 
 /// The first collective connects each rank to its ring neighbours.
@@ -515,59 +573,5 @@ pub(crate) fn connect_retries(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::super::model::two_nodes;
-    use super::*;
-
-    #[test]
-    fn dates_are_utc_civil() {
-        assert_eq!(date_time(0), "1970-01-01 00:00:00");
-        assert_eq!(date_time(1_767_225_600), "2026-01-01 00:00:00");
-        assert_eq!(date_time(1_796_013_825), "2026-11-30 04:43:45");
-    }
-
-    #[test]
-    fn info_lines_have_the_real_prefix() {
-        let run = two_nodes();
-        let line = info(&run.ranks[1], 99, "Using network Socket");
-        assert_eq!(
-            line,
-            "nccl-worker-1:38:99 [0] NCCL INFO Using network Socket\n"
-        );
-        let log = init_start(&run, &Ids::of(&run));
-        assert!(log.contains(
-            "nccl-worker-0:41:41 [0] NCCL INFO Bootstrap: Using eth0:192.168.12.34<0>\n"
-        ));
-        assert!(log.contains("NCCL INFO NCCL version 2.27.3+cuda12.9\n"));
-        assert!(log.contains("busId 1e0 commId 0x"));
-    }
-
-    #[test]
-    fn retries_follow_the_connect_timeout() {
-        let run = two_nodes();
-        let connect = |target: &str| Connect {
-            rank: &run.ranks[1],
-            tid: 7,
-            target: target.to_owned(),
-            function: "socketPollConnect",
-        };
-        let (lines, exhausted) = connect_retries(&run, &connect("192.168.12.34<40000>"), 300);
-        assert_eq!(lines.len(), 2);
-        assert!(!exhausted);
-        assert!(
-            lines[1]
-                .1
-                .ends_with("retrying (2/34) after sleep for 200 msec\n")
-        );
-        let (lines, exhausted) = connect_retries(&run, &connect("x<1>"), 10_000);
-        assert!(exhausted);
-        assert_eq!(lines.len(), 35);
-        let warn = &lines[34].1;
-        assert!(warn.starts_with("\n[2026-"));
-        assert!(
-            warn.contains(
-                "] nccl-worker-1:38:7 [0] misc/socket.cc:577 NCCL WARN socketPollConnect"
-            )
-        );
-    }
-}
+#[path = "nccl_log_tests.rs"]
+mod tests;

@@ -11,7 +11,7 @@ use serde_json::json;
 
 use crate::lab::{self, hybrid};
 use crate::sim::aws::pod_identity::associate;
-use crate::sim::aws::state::{AccessEntry, Addon, AwsState, RemoteNetwork, Role, Rule};
+use crate::sim::aws::state::{AccessEntry, Addon, AwsState, Cluster, RemoteNetwork, Role, Rule};
 
 /// `(namespace, ServiceAccount, role)` of the workloads that use Pod Identity.
 pub(super) const ASSOCIATIONS: [(&str, &str, &str); 2] = [
@@ -42,6 +42,45 @@ fn role_arn(name: &str) -> String {
 }
 
 pub(crate) fn extend(state: &mut AwsState) {
+    let node_role = hybrid_node_role();
+    state.roles.insert(node_role.name.clone(), node_role);
+    for (index, (_, _, name)) in ASSOCIATIONS.iter().enumerate() {
+        let workload = role(
+            name,
+            "pods.eks.amazonaws.com",
+            &format!("AROALABPODROLE00000{index}"),
+        );
+        state.roles.insert(workload.name.clone(), workload);
+    }
+    open_api_to_remote_networks(state);
+    let Some(cluster) = state.clusters.get_mut(lab::CLUSTER_NAME) else {
+        return;
+    };
+    make_hybrid(cluster);
+    // EKS bills each connected hybrid node by its vCPUs.
+    for node in &hybrid::HYBRID_NODES {
+        state.meter.start(
+            node.name,
+            &lab::cost::hybrid_node_kind(node.vcpus),
+            Duration::ZERO,
+        );
+    }
+    for (namespace, account, role) in ASSOCIATIONS {
+        // Fixed data on a cluster made above: an error here is a bug in this file.
+        if let Err(error) = associate(
+            state,
+            lab::CLUSTER_NAME,
+            namespace,
+            account,
+            &role_arn(role),
+        ) {
+            panic!("hybrid scenario association rejected: {}", error.message);
+        }
+    }
+}
+
+/// The role the hybrid nodes' SSM activation gives them.
+fn hybrid_node_role() -> Role {
     let mut node_role = role(
         hybrid::HYBRID_NODE_ROLE,
         "ssm.amazonaws.com",
@@ -63,15 +102,11 @@ pub(crate) fn extend(state: &mut AwsState) {
         })
         .to_string(),
     );
-    state.roles.insert(node_role.name.clone(), node_role);
-    for (index, (_, _, name)) in ASSOCIATIONS.iter().enumerate() {
-        let workload = role(
-            name,
-            "pods.eks.amazonaws.com",
-            &format!("AROALABPODROLE00000{index}"),
-        );
-        state.roles.insert(workload.name.clone(), workload);
-    }
+    node_role
+}
+
+/// The cluster security group's rules that let the remote nodes and pods reach the API on 443.
+fn open_api_to_remote_networks(state: &mut AwsState) {
     for (id, egress, cidr, description) in [
         (
             "sgr-0c00000000000003",
@@ -98,9 +133,11 @@ pub(crate) fn extend(state: &mut AwsState) {
             description: description.into(),
         });
     }
-    let Some(cluster) = state.clusters.get_mut(lab::CLUSTER_NAME) else {
-        return;
-    };
+}
+
+/// The cluster on the hybrid version with its remote networks, the hybrid add-ons and the
+/// hybrid nodes' access entry.
+fn make_hybrid(cluster: &mut Cluster) {
     cluster.config.version = hybrid::KUBERNETES_VERSION.into();
     cluster.config.remote_network = Some(RemoteNetwork {
         node_cidrs: vec![hybrid::REMOTE_NODE_CIDR.into()],
@@ -119,14 +156,6 @@ pub(crate) fn extend(state: &mut AwsState) {
             },
         );
     }
-    // EKS bills each connected hybrid node by its vCPUs.
-    for node in &hybrid::HYBRID_NODES {
-        state.meter.start(
-            node.name,
-            &lab::cost::hybrid_node_kind(node.vcpus),
-            Duration::ZERO,
-        );
-    }
     let principal = role_arn(hybrid::HYBRID_NODE_ROLE);
     cluster.access_entries.insert(
         principal.clone(),
@@ -140,16 +169,4 @@ pub(crate) fn extend(state: &mut AwsState) {
             policies: BTreeMap::new(),
         },
     );
-    for (namespace, account, role) in ASSOCIATIONS {
-        // Fixed data on a cluster made above: an error here is a bug in this file.
-        if let Err(error) = associate(
-            state,
-            lab::CLUSTER_NAME,
-            namespace,
-            account,
-            &role_arn(role),
-        ) {
-            panic!("hybrid scenario association rejected: {}", error.message);
-        }
-    }
 }

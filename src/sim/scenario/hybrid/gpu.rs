@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 use super::objects::{Workload, crd, hybrid_toleration, namespace, put};
 use crate::lab::hybrid::{
     DEVICE_PLUGIN_VERSION, DRA_DRIVER_VERSION, GPU_OPERATOR_VERSION, GpuManager,
-    HOST_DRIVER_VERSION, HYBRID_NODES, LOCATION_LABEL,
+    HOST_DRIVER_VERSION, HYBRID_NODES, HybridGpu, HybridNode, LOCATION_LABEL,
 };
 use crate::sim::kube::state::KubeState;
 
@@ -37,25 +37,7 @@ pub(super) fn gpu_operator(state: &mut KubeState) {
             "data": {"l4-shared": "version: v1\nsharing:\n  timeSlicing:\n    renameByDefault: true\n    failRequestsGreaterThanOne: true\n    resources:\n    - name: nvidia.com/gpu\n      replicas: 4\n"},
         }),
     );
-    put(
-        state,
-        json!({
-            "apiVersion": "nvidia.com/v1", "kind": "ClusterPolicy",
-            "metadata": {"name": "cluster-policy"},
-            "spec": {
-                "operator": {"defaultRuntime": "containerd"},
-                "driver": {"enabled": false},
-                "toolkit": {"enabled": true},
-                "devicePlugin": {"enabled": true, "version": DEVICE_PLUGIN_VERSION, "config": {"name": "time-slicing-config", "default": ""}},
-                "mig": {"strategy": "mixed"},
-                "migManager": {"enabled": true},
-                "dcgmExporter": {"enabled": true},
-                "gfd": {"enabled": true},
-                "daemonsets": {"tolerations": gpu_tolerations()},
-            },
-            "status": {"state": "ready", "namespace": "gpu-operator"},
-        }),
-    );
+    put(state, cluster_policy());
     Workload {
         kind: "Deployment",
         namespace: "gpu-operator",
@@ -69,7 +51,31 @@ pub(super) fn gpu_operator(state: &mut KubeState) {
         // The twin's operator controller knows the operator by this label.
         operator["spec"]["template"]["metadata"]["labels"]["app"] = json!("gpu-operator");
     });
-    // The operands the ClusterPolicy runs, on the nodes the operator marked for each.
+    operands(state);
+}
+
+/// MIG with the mixed strategy, time-slicing from its ConfigMap, the host's own driver.
+fn cluster_policy() -> Value {
+    json!({
+        "apiVersion": "nvidia.com/v1", "kind": "ClusterPolicy",
+        "metadata": {"name": "cluster-policy"},
+        "spec": {
+            "operator": {"defaultRuntime": "containerd"},
+            "driver": {"enabled": false},
+            "toolkit": {"enabled": true},
+            "devicePlugin": {"enabled": true, "version": DEVICE_PLUGIN_VERSION, "config": {"name": "time-slicing-config", "default": ""}},
+            "mig": {"strategy": "mixed"},
+            "migManager": {"enabled": true},
+            "dcgmExporter": {"enabled": true},
+            "gfd": {"enabled": true},
+            "daemonsets": {"tolerations": gpu_tolerations()},
+        },
+        "status": {"state": "ready", "namespace": "gpu-operator"},
+    })
+}
+
+/// The operands the ClusterPolicy runs, on the nodes the operator marked for each.
+fn operands(state: &mut KubeState) {
     let plugin_image = format!("nvcr.io/nvidia/k8s-device-plugin:{DEVICE_PLUGIN_VERSION}");
     let validator_image =
         format!("nvcr.io/nvidia/cloud-native/gpu-operator-validator:{GPU_OPERATOR_VERSION}");
@@ -155,43 +161,47 @@ pub(super) fn dra_driver(state: &mut KubeState) {
         }),
     );
     for node in HYBRID_NODES.iter() {
-        let Some(gpu) = node
+        if let Some(gpu) = node
             .gpu
             .as_ref()
             .filter(|g| g.manager == GpuManager::DraDriver)
-        else {
-            continue;
-        };
-        let product = gpu.product.replace('-', " ");
-        let devices: Vec<Value> = (0..gpu.count)
-            .map(|index| {
-                json!({
-                    "name": format!("gpu-{index}"),
-                    "attributes": {
-                        "type": {"string": "gpu"},
-                        "index": {"int": index},
-                        "productName": {"string": product},
-                        "uuid": {"string": format!("GPU-{}-{index:04}", node.name.trim_start_matches("mi-"))},
-                        "architecture": {"string": "Ada Lovelace"},
-                        "driverVersion": {"version": HOST_DRIVER_VERSION},
-                        "cudaComputeCapability": {"version": "8.9.0"},
-                    },
-                    "capacity": {"memory": {"value": format!("{}Mi", gpu.memory_mib)}},
-                })
-            })
-            .collect();
-        put(
-            state,
-            json!({
-                "apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
-                "metadata": {"name": format!("{}-{DRA_DRIVER}-x7k2p", node.name)},
-                "spec": {
-                    "driver": DRA_DRIVER,
-                    "nodeName": node.name,
-                    "pool": {"name": node.name, "generation": 1, "resourceSliceCount": 1},
-                    "devices": devices,
-                },
-            }),
-        );
+        {
+            put(state, resource_slice(node, gpu));
+        }
     }
+}
+
+/// The ResourceSlice the DRA driver publishes for `node`'s GPUs.
+fn resource_slice(node: &HybridNode, gpu: &HybridGpu) -> Value {
+    json!({
+        "apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
+        "metadata": {"name": format!("{}-{DRA_DRIVER}-x7k2p", node.name)},
+        "spec": {
+            "driver": DRA_DRIVER,
+            "nodeName": node.name,
+            "pool": {"name": node.name, "generation": 1, "resourceSliceCount": 1},
+            "devices": dra_devices(node, gpu),
+        },
+    })
+}
+
+fn dra_devices(node: &HybridNode, gpu: &HybridGpu) -> Vec<Value> {
+    let product = gpu.product.replace('-', " ");
+    (0..gpu.count)
+        .map(|index| {
+            json!({
+                "name": format!("gpu-{index}"),
+                "attributes": {
+                    "type": {"string": "gpu"},
+                    "index": {"int": index},
+                    "productName": {"string": product},
+                    "uuid": {"string": format!("GPU-{}-{index:04}", node.name.trim_start_matches("mi-"))},
+                    "architecture": {"string": "Ada Lovelace"},
+                    "driverVersion": {"version": HOST_DRIVER_VERSION},
+                    "cudaComputeCapability": {"version": "8.9.0"},
+                },
+                "capacity": {"memory": {"value": format!("{}Mi", gpu.memory_mib)}},
+            })
+        })
+        .collect()
 }

@@ -3,8 +3,8 @@
 
 use super::super::gpu_model::{GpuDevice, GpuHost, MigMode};
 use super::super::mig_profiles;
-use super::text::Display;
-use super::{query, table, text, xml};
+use super::query_log::Display;
+use super::{query, query_log, table, text, xml};
 
 /// What the command printed and how it ended.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -112,27 +112,14 @@ pub(crate) fn run(host: &GpuHost, args: &[&str]) -> Output {
         .any(|a| matches!(*a, "-h" | "--help" | "--version"));
     if !asks_for_help {
         if host.gpus.is_empty() {
-            return Output {
-                stdout: "No devices were found\n".to_owned(),
-                stderr: String::new(),
-                exit_code: EXIT_NOT_FOUND,
-            };
+            return no_devices();
         }
         if host.gpus.iter().any(|g| g.lost) {
             return with_lost_gpus(host, args);
         }
     }
-    match args.first().copied() {
-        None => return Output::ok(table::render(host)),
-        Some("mig") => return mig(host, &args[1..]),
-        Some("topo") if args.get(1..) == Some(&["-m"][..]) => {
-            return Output::ok(text::topology(host));
-        }
-        Some("nvlink") if matches!(args.get(1..), Some(["-s" | "--status"])) => {
-            return Output::ok(text::nvlink_status(host));
-        }
-        Some(sub) if sub == "topo" || SUBCOMMANDS.contains(&sub) => return invalid(),
-        _ => {}
+    if let Some(output) = subcommand(host, args) {
+        return output;
     }
     let request = match parse(args) {
         Ok(request) => request,
@@ -144,17 +131,50 @@ pub(crate) fn run(host: &GpuHost, args: &[&str]) -> Output {
     if request.version {
         return Output::ok(text::version(host));
     }
-    let selected = match select(host, request.id) {
-        Some(selected) => selected,
-        None => {
-            return Output {
-                stdout: "No devices were found\n".to_owned(),
-                stderr: String::new(),
-                exit_code: EXIT_NOT_FOUND,
-            };
-        }
+    let Some(selected) = select(host, request.id) else {
+        return no_devices();
     };
-    let view = GpuHost {
+    if request.unsupported {
+        return invalid();
+    }
+    let csv = request.format.is_some()
+        || request.query_gpu.is_some()
+        || request.query_remapped_rows.is_some();
+    if csv {
+        csv_request(&request, host, &selected)
+    } else {
+        report_request(&request, &view_of(host, &selected))
+    }
+}
+
+fn no_devices() -> Output {
+    Output {
+        stdout: "No devices were found\n".to_owned(),
+        stderr: String::new(),
+        exit_code: EXIT_NOT_FOUND,
+    }
+}
+
+/// The subcommands the twin answers (the summary table without arguments, `mig`, `topo -m`,
+/// `nvlink -s`) or refuses; `None` when `args` are options for the main command.
+fn subcommand(host: &GpuHost, args: &[&str]) -> Option<Output> {
+    match args.first().copied() {
+        None => Some(Output::ok(table::render(host))),
+        Some("mig") => Some(mig(host, &args[1..])),
+        Some("topo") if args.get(1..) == Some(&["-m"][..]) => {
+            Some(Output::ok(text::topology(host)))
+        }
+        Some("nvlink") if matches!(args.get(1..), Some(["-s" | "--status"])) => {
+            Some(Output::ok(text::nvlink_status(host)))
+        }
+        Some(sub) if sub == "topo" || SUBCOMMANDS.contains(&sub) => Some(invalid()),
+        _ => None,
+    }
+}
+
+/// `host` as the GPUs `-i` selected see it: only their processes.
+fn view_of(host: &GpuHost, selected: &[&GpuDevice]) -> GpuHost {
+    GpuHost {
         gpus: selected.iter().map(|g| (*g).clone()).collect(),
         processes: host
             .processes
@@ -163,11 +183,13 @@ pub(crate) fn run(host: &GpuHost, args: &[&str]) -> Output {
             .cloned()
             .collect(),
         ..host.clone()
-    };
+    }
+}
+
+/// `--query-gpu` or `--query-remapped-rows` with `--format`, alone: the csv; anything mixed in
+/// (or a format without a query) is a bad combination.
+fn csv_request(request: &Request<'_>, host: &GpuHost, selected: &[&GpuDevice]) -> Output {
     match request {
-        Request {
-            unsupported: true, ..
-        } => invalid(),
         Request {
             query_gpu: Some(fields),
             query_remapped_rows: None,
@@ -177,8 +199,8 @@ pub(crate) fn run(host: &GpuHost, args: &[&str]) -> Output {
             query: false,
             xml: false,
             ..
-        } => csv_query(fields, format, |names, header, units| {
-            query::csv(host, &selected, names, header, units)
+        } => csv_query(fields, *format, |names, header, units| {
+            query::csv(host, selected, names, header, units)
         }),
         Request {
             query_remapped_rows: Some(fields),
@@ -189,19 +211,16 @@ pub(crate) fn run(host: &GpuHost, args: &[&str]) -> Output {
             query: false,
             xml: false,
             ..
-        } => csv_query(fields, format, |names, header, _| {
-            query::remapped_rows_csv(host, &selected, names, header)
+        } => csv_query(fields, *format, |names, header, _| {
+            query::remapped_rows_csv(host, selected, names, header)
         }),
-        Request {
-            format: Some(_), ..
-        }
-        | Request {
-            query_gpu: Some(_), ..
-        }
-        | Request {
-            query_remapped_rows: Some(_),
-            ..
-        } => invalid(),
+        _ => invalid(),
+    }
+}
+
+/// The reports of the selected GPUs: `-L`, `-q` (with `-d`, `-x`) or the summary table.
+fn report_request(request: &Request<'_>, view: &GpuHost) -> Output {
+    match request {
         Request {
             query: true,
             display: Some(types),
@@ -209,7 +228,7 @@ pub(crate) fn run(host: &GpuHost, args: &[&str]) -> Output {
             list: false,
             ..
         } => match Display::parse_list(types) {
-            Some(display) => Output::ok(text::query(&view, Some(&display))),
+            Some(display) => Output::ok(query_log::query(view, Some(&display))),
             None => invalid(),
         },
         Request {
@@ -220,25 +239,25 @@ pub(crate) fn run(host: &GpuHost, args: &[&str]) -> Output {
             query: false,
             xml: false,
             ..
-        } => Output::ok(text::list(&view)),
+        } => Output::ok(text::list(view)),
         Request {
             query: true,
             xml: true,
             list: false,
             ..
-        } => Output::ok(xml::render(&view)),
+        } => Output::ok(xml::render(view)),
         Request {
             query: true,
             xml: false,
             list: false,
             ..
-        } => Output::ok(text::query(&view, None)),
+        } => Output::ok(query_log::query(view, None)),
         Request {
             list: false,
             query: false,
             xml: false,
             ..
-        } => Output::ok(table::render(&view)),
+        } => Output::ok(table::render(view)),
         _ => invalid(),
     }
 }
