@@ -76,6 +76,9 @@ pub enum Error {
     Journal(#[source] crate::journal::JournalError),
     #[error(transparent)]
     History(crate::history::HistoryError),
+    /// The target's Lease: held by another run, or not to be read or written.
+    #[error(transparent)]
+    Lease(crate::lock::LeaseError),
     #[error(transparent)]
     Push(crate::clients::pushgateway::PushError),
     #[error("cannot capture the lab")]

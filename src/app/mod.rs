@@ -12,7 +12,8 @@
 //!
 //! What several share: `runtime` (the async runtime), `signals` (stop signals, for `run` and
 //! `repl`), `rehearsal` (a run on a twin of the target first, for `run` and `plan`),
-//! `journal_undo` (undoing from a journal, for `recover` and `signals`), `run_history` (the
+//! `journal_undo` (undoing from a journal, for `recover` and `signals`), `target_lock` (the
+//! locks on a target, for `run` and `recover`), `run_history` (the
 //! history's outputs, for `run` and `history`), `stdout` (printing to a pipe).
 
 mod check;
@@ -39,6 +40,7 @@ mod runtime;
 mod signals;
 mod state_capture;
 mod stdout;
+mod target_lock;
 mod test_hooks;
 
 use clap::Parser;

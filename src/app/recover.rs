@@ -5,11 +5,12 @@
 use std::path::Path;
 
 use super::stdout::out;
+use super::target_lock::{RECOVER_OF, Taker, TargetLocks};
 use super::{AppResult, journal_undo, runtime};
 use crate::cli::RecoverArgs;
 use crate::error::{Error, Exit};
 use crate::journal::{self, RunInfo, UndoPlan};
-use crate::target::{Target, TargetClients};
+use crate::target::TargetClients;
 
 pub(crate) fn execute(args: &RecoverArgs) -> AppResult {
     let state_dir = journal::state_dir(args.journal.state_dir.as_deref());
@@ -25,25 +26,35 @@ pub(crate) fn execute(args: &RecoverArgs) -> AppResult {
                 .into(),
         ));
     };
-    let Some(run) = chosen_run(args, &state_dir, &target)? else {
+    let identity =
+        runtime.block_on(crate::target::identify(&clients, target.cluster.as_deref()))?;
+    let names = TargetNames {
+        key: identity.key(),
+        spelt: target.key.clone(),
+    };
+    let Some(run) = chosen_run(args, &state_dir, &names)? else {
         out!(
             "nothing to recover: no unfinished run against {}",
-            target.key
+            identity.describe()
         );
         return Ok(Exit::Passed);
     };
-    may_recover(&run, &target)?;
-    let _lock = journal::acquire(
+    may_recover(&run, &names)?;
+    let _locks = TargetLocks::take(
+        &runtime,
+        &clients,
+        &identity,
         &state_dir,
-        &journal::Holder {
-            pid: std::process::id(),
-            run_id: format!("recover of {}", run.id),
-            runbook: run.runbook.clone(),
-            target: target.key.clone(),
+        &Taker {
+            run_id: &format!("{RECOVER_OF}{}", run.id),
+            runbook: &run.runbook,
         },
-        super::run::lock_patience(&args.journal)?,
-    )
-    .map_err(|e| Error::Usage(e.to_string()))?;
+        // A run killed a moment ago still holds the target's Lease until it expires: recover
+        // waits that out rather than refuse.
+        super::run::lock_patience(&args.journal)?.max(
+            crate::lock::LeaseSettings::default().duration + std::time::Duration::from_secs(2),
+        ),
+    )?;
     let records = journal::read_journal(&run.journal).map_err(|e| Error::Usage(e.to_string()))?;
     let plan = journal::undo_plan(&records);
     out!(
@@ -59,12 +70,25 @@ pub(crate) fn execute(args: &RecoverArgs) -> AppResult {
     carry_out(&runtime, &clients, &run, &plan, args.dry_run)
 }
 
+/// What a journal may name the target by: its identity's key, or (a journal written before
+/// runs named targets by what they are) the addresses as they were spelt.
+struct TargetNames {
+    key: String,
+    spelt: String,
+}
+
+impl TargetNames {
+    fn names(&self, target: &str) -> bool {
+        target == self.key || target == self.spelt
+    }
+}
+
 /// The run `--run-id` names, or the newest unfinished one against this target (None when
 /// there is none).
 fn chosen_run(
     args: &RecoverArgs,
     state_dir: &Path,
-    target: &Target,
+    names: &TargetNames,
 ) -> Result<Option<RunInfo>, Error> {
     let runs = journal::list_runs(state_dir);
     match &args.run_id {
@@ -81,16 +105,16 @@ fn chosen_run(
         None => Ok(runs
             .into_iter()
             .rev()
-            .find(|r| r.unfinished() && r.target == target.key)),
+            .find(|r| r.unfinished() && names.names(&r.target))),
     }
 }
 
 /// Refuses a run against another target, and one whose process still lives.
-fn may_recover(run: &RunInfo, target: &Target) -> Result<(), Error> {
-    if run.target != target.key {
+fn may_recover(run: &RunInfo, names: &TargetNames) -> Result<(), Error> {
+    if !names.names(&run.target) {
         return Err(Error::Usage(format!(
-            "run {} acted on {}, not on {}: give the same --kubeconfig and --aws-endpoint",
-            run.id, run.target, target.key
+            "run {} acted on {}, not on {}: give the --kubeconfig (or --cluster) and --aws-endpoint of the target it ran against",
+            run.id, run.target, names.key
         )));
     }
     if run.alive() {

@@ -10,6 +10,7 @@ use std::sync::Arc;
 use super::rehearsal::{Rehearsal, rehearse};
 use super::run_history::{RunHistory, history_dir};
 use super::run_outputs::Outputs;
+use super::target_lock::{Taker, TargetLocks};
 use super::{AppResult, confirm, preflight, runtime, signals};
 use crate::cli::{IfHistoryDamaged, JournalArgs, Progress, RunArgs, RunConfig};
 use crate::clients::pushgateway::Pushgateway;
@@ -30,8 +31,11 @@ pub(crate) fn execute(args: RunArgs) -> AppResult {
     let runtime = runtime::build()?;
     let target = crate::target::connect(&runtime, &config.target, config.clock)?;
     confirm_changes(&runtime, &config, &target, &runbook, &text)?;
-    let records = RunRecords::open(&config, &target, &runbook)?;
+    let records = RunRecords::open(&runtime, &config, &target, &runbook)?;
     let host = build_host(&config, &target, &records, &runtime, &runbook);
+    if let Some(locks) = &records.locks {
+        locks.close_mutations_when_lost(&host);
+    }
     let outputs = Outputs::for_run(&config, records.history.clone(), pushgateway, &runtime);
     write_outputs_on_abort(&runtime, &host, &target, &outputs);
     let mut outcome = run_script(&runtime, &host, &target, runbook, text)?;
@@ -130,32 +134,45 @@ fn real_target(config: &RunConfig, target: &Target) -> Option<String> {
     }
 }
 
-/// What the run keeps under the state directory: the target's lock, held for the run, the
-/// history it is judged against and kept in, and its journal.
+/// What the run keeps under the state directory and in the target: the target's locks, held
+/// for the run, the history it is judged against and kept in, and its journal.
 struct RunRecords {
     state_dir: PathBuf,
     run_id: String,
-    _lock: Option<journal::TargetLock>,
+    locks: Option<TargetLocks>,
     history: Option<RunHistory>,
     journal: Option<Arc<Journal>>,
 }
 
 impl RunRecords {
-    fn open(config: &RunConfig, target: &Target, runbook: &str) -> Result<Self, Error> {
+    fn open(
+        runtime: &tokio::runtime::Runtime,
+        config: &RunConfig,
+        target: &Target,
+        runbook: &str,
+    ) -> Result<Self, Error> {
         let state_dir = journal::state_dir(config.journal.state_dir.as_deref());
         let run_id = new_run_id();
         // The embedded twin is this process's own; any other target is held for the run,
-        // unless the run only reads (a monitoring verify runs beside a drill, and beside
-        // others).
-        let lock = match target.outside() {
-            Some(_) if !config.guards.read_only => Some(take_lock(
-                &state_dir,
-                config,
-                &target.key,
-                &run_id,
-                runbook,
-            )?),
-            _ => None,
+        // named by what it is, unless the run only reads (a monitoring verify runs beside a
+        // drill, and beside others).
+        let (key, locks) = match target.outside() {
+            Some(clients) if !config.guards.read_only => {
+                let identity = runtime
+                    .block_on(crate::target::identify(clients, target.cluster.as_deref()))?;
+                if config.target.verbose {
+                    eprintln!("target: {}", identity.describe());
+                }
+                let taker = Taker {
+                    run_id: &run_id,
+                    runbook,
+                };
+                let wait = lock_patience(&config.journal)?;
+                let locks =
+                    TargetLocks::take(runtime, clients, &identity, &state_dir, &taker, wait)?;
+                (identity.key(), Some(locks))
+            }
+            _ => (target.key.clone(), None),
         };
         // Opened and checked before anything runs: a history that cannot be written, or is
         // damaged, is found here, not after the drill.
@@ -163,7 +180,7 @@ impl RunRecords {
             .map(|dir| RunHistory::open(&dir, &config.file, runbook, &target.history_key))
             .transpose()
             .or_else(|error| damaged_history(error, config.history.if_damaged))?;
-        note_unfinished_run(&state_dir, &target.key);
+        note_unfinished_run(&state_dir, &key);
         let journal = if super::test_hooks::journal_off() {
             None
         } else {
@@ -171,22 +188,25 @@ impl RunRecords {
                 &state_dir,
                 &run_id,
                 runbook,
-                &target.key,
+                &key,
                 target.outside().is_some(),
             )?)
         };
         Ok(Self {
             state_dir,
             run_id,
-            _lock: lock,
+            locks,
             history,
             journal,
         })
     }
 
-    /// The journal's end record. A run whose cleanups did not all finish stays unfinished:
-    /// recover can still act on it.
-    fn end(&self, report: &Report) {
+    /// The journal's end record, then the locks given back. A run whose cleanups did not all
+    /// finish stays unfinished: recover can still act on it.
+    fn end(self, report: &Report) {
+        if let Some(locks) = self.locks {
+            locks.release();
+        }
         if !report.left_behind().is_empty() {
             return;
         }
@@ -341,32 +361,6 @@ fn new_run_id() -> String {
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
     format!("r{secs}-{}", std::process::id())
-}
-
-fn take_lock(
-    state_dir: &Path,
-    config: &RunConfig,
-    key: &str,
-    run_id: &str,
-    runbook: &str,
-) -> Result<journal::TargetLock, Error> {
-    let wait = lock_patience(&config.journal)?;
-    journal::acquire(
-        state_dir,
-        &journal::Holder {
-            pid: std::process::id(),
-            run_id: run_id.to_string(),
-            runbook: runbook.to_string(),
-            target: key.to_string(),
-        },
-        wait,
-    )
-    .inspect(|lock| {
-        if let Some(note) = &lock.taken_over {
-            eprintln!("note: {note}");
-        }
-    })
-    .map_err(|e| Error::Usage(e.to_string()))
 }
 
 /// A damaged history refuses the run, or (`--if-history-damaged without`) is said in one line

@@ -9,6 +9,7 @@ const RUNBOOK: &str = "runbook.dev/runbook";
 const HOST: &str = "runbook.dev/host";
 const PID: &str = "runbook.dev/pid";
 const STARTED: &str = "runbook.dev/started";
+const PROCESS_SPACE: &str = "runbook.dev/process-space";
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LeaseHolder {
@@ -18,6 +19,9 @@ pub struct LeaseHolder {
     pub pid: u32,
     /// RFC 3339, when the run started.
     pub started: String,
+    /// The boot and pid namespace its pid belongs to ([`process_space`]): where the pid can
+    /// be looked up.
+    pub process_space: String,
 }
 
 impl LeaseHolder {
@@ -33,6 +37,7 @@ impl LeaseHolder {
             (HOST, self.host.clone()),
             (PID, self.pid.to_string()),
             (STARTED, self.started.clone()),
+            (PROCESS_SPACE, self.process_space.clone()),
         ]
         .into_iter()
         .map(|(key, value)| (key.to_string(), value))
@@ -52,7 +57,17 @@ impl LeaseHolder {
             host: get(HOST).unwrap_or_else(|| "?".into()),
             pid: get(PID).and_then(|p| p.parse().ok()).unwrap_or(0),
             started: get(STARTED).unwrap_or_else(|| "?".into()),
+            process_space: get(PROCESS_SPACE).unwrap_or_default(),
         }
+    }
+
+    /// Whether the holder's process is gone for certain: it ran in this boot and pid
+    /// namespace (this machine, this container) and its pid is no more. A holder elsewhere
+    /// is never judged gone: its Lease has to expire.
+    pub fn is_gone(&self) -> bool {
+        !self.process_space.is_empty()
+            && self.process_space == process_space()
+            && !std::path::Path::new(&format!("/proc/{}", self.pid)).exists()
     }
 }
 
@@ -63,6 +78,18 @@ impl std::fmt::Display for LeaseHolder {
             "run {} ({}, on {} pid {}, since {})",
             self.run_id, self.runbook, self.host, self.pid, self.started
         )
+    }
+}
+
+/// This boot of this machine and this pid namespace: `BOOT_ID/pid:[INODE]`, empty where the
+/// kernel does not say. Two containers on one host share a host name and may share pids, but
+/// not a pid namespace.
+pub fn process_space() -> String {
+    let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").unwrap_or_default();
+    let namespace = std::fs::read_link("/proc/self/ns/pid").unwrap_or_default();
+    match (boot.trim(), namespace.to_str()) {
+        ("", _) | (_, None | Some("")) => String::new(),
+        (boot, Some(namespace)) => format!("{boot}/{namespace}"),
     }
 }
 
@@ -86,6 +113,7 @@ mod tests {
             host: "ci-7".into(),
             pid: 42,
             started: "2026-12-07T06:00:00Z".into(),
+            process_space: "boot/pid:[1]".into(),
         }
     }
 
@@ -99,6 +127,31 @@ mod tests {
         assert_eq!(
             holder().to_string(),
             "run r-1 (gpu-lab.rhai, on ci-7 pid 42, since 2026-12-07T06:00:00Z)"
+        );
+    }
+
+    #[test]
+    fn a_holder_is_gone_only_when_its_pid_is_gone_from_this_process_space() {
+        let here = LeaseHolder {
+            pid: std::process::id(),
+            process_space: process_space(),
+            ..holder()
+        };
+        assert!(!here.process_space.is_empty());
+        assert!(!here.is_gone(), "this process lives");
+        // No pid is this high on Linux (pid_max is at most 2^22).
+        let dead = LeaseHolder {
+            pid: 1 << 23,
+            ..here.clone()
+        };
+        assert!(dead.is_gone());
+        let elsewhere = LeaseHolder {
+            process_space: "another-boot/pid:[4026531836]".into(),
+            ..dead
+        };
+        assert!(
+            !elsewhere.is_gone(),
+            "a pid elsewhere cannot be looked up here"
         );
     }
 

@@ -46,9 +46,21 @@ impl Default for LeaseSettings {
 pub enum Acquired {
     /// There was none, or its last holder gave it back.
     Free,
-    /// Its holder stopped renewing it (killed, lost) and it expired: the run it replaces,
-    /// which may have left changes behind for `runbook recover`.
-    TakenOver { previous: LeaseHolder },
+    /// Its holder stopped renewing it (killed, lost): the run it replaces, which may have
+    /// left changes behind for `runbook recover`, and how it was known to be gone.
+    TakenOver {
+        previous: LeaseHolder,
+        because: Gone,
+    },
+}
+
+/// How a holder was known to have stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Gone {
+    /// Its Lease was not renewed for its whole duration.
+    Expired,
+    /// Its process is no more (it ran on this machine, in this pid namespace).
+    ProcessEnded,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -108,6 +120,7 @@ pub async fn acquire(
         .await
         .map_err(failed)?;
     let started = Instant::now();
+    let mut said_waiting = false;
     loop {
         match attempt(&client, &me, &settings).await.map_err(failed)? {
             Attempt::Won(lease, how) => {
@@ -127,6 +140,16 @@ pub async fn acquire(
                         renewed_ago: whole_seconds(renewed_ago),
                         waited: (!wait.is_zero()).then_some(waited),
                     });
+                }
+                if !said_waiting {
+                    said_waiting = true;
+                    say(format!(
+                        "note: waiting up to {} for the target's lock, held by {holder} (the Lease {}/{}, renewed {} ago)",
+                        whole_seconds(wait),
+                        settings.namespace,
+                        settings.name,
+                        whole_seconds(renewed_ago)
+                    ));
                 }
                 tokio::time::sleep(settings.retry_every.min(wait - waited)).await;
             }
@@ -150,7 +173,7 @@ async fn attempt(
     };
     let how = match state_of(&current, now) {
         LeaseState::Free => Acquired::Free,
-        LeaseState::Expired(previous) => Acquired::TakenOver { previous },
+        LeaseState::Gone(previous, because) => Acquired::TakenOver { previous, because },
         LeaseState::Held {
             holder,
             renewed_ago,
@@ -170,7 +193,7 @@ async fn attempt(
 
 enum LeaseState {
     Free,
-    Expired(LeaseHolder),
+    Gone(LeaseHolder, Gone),
     Held {
         holder: LeaseHolder,
         renewed_ago: Duration,
@@ -187,14 +210,17 @@ fn state_of(lease: &Lease, now: jiff::Timestamp) -> LeaseState {
         return LeaseState::Free;
     }
     let holder = LeaseHolder::from_annotations(lease.metadata.annotations.as_ref(), &identity);
+    if holder.is_gone() {
+        return LeaseState::Gone(holder, Gone::ProcessEnded);
+    }
     let Some(renewed) = spec.renew_time.or(spec.acquire_time).map(|t| t.0) else {
-        return LeaseState::Expired(holder);
+        return LeaseState::Gone(holder, Gone::Expired);
     };
     let duration =
         Duration::from_secs(u64::try_from(spec.lease_duration_seconds.unwrap_or(0)).unwrap_or(0));
     let renewed_ago = Duration::try_from(now.duration_since(renewed)).unwrap_or(Duration::ZERO);
     if renewed_ago >= duration {
-        LeaseState::Expired(holder)
+        LeaseState::Gone(holder, Gone::Expired)
     } else {
         LeaseState::Held {
             holder,

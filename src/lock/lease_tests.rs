@@ -32,6 +32,8 @@ fn holder(run_id: &str) -> LeaseHolder {
         host: "ci-1".into(),
         pid: 7,
         started: "2026-12-07T06:00:00Z".into(),
+        // Another machine's: its pid cannot be looked up here, so only expiry frees its Lease.
+        process_space: "elsewhere/pid:[1]".into(),
     }
 }
 
@@ -221,4 +223,36 @@ async fn a_lease_taken_by_another_is_lost_and_said_so() {
             .expect("read")
             .is_some()
     );
+}
+
+#[tokio::test]
+async fn a_holder_whose_process_ended_on_this_machine_is_taken_over_at_once() {
+    let client = cluster().await;
+    let (say, _) = said();
+    let dead = LeaseHolder {
+        pid: 1 << 23,
+        process_space: process_space(),
+        ..holder("killed-here")
+    };
+    let (first, _) = acquire(
+        client.clone(),
+        dead.clone(),
+        quick(),
+        Duration::ZERO,
+        say.clone(),
+    )
+    .await
+    .expect("held");
+    drop(first);
+    let (second, how) = acquire(client.clone(), holder("next"), quick(), Duration::ZERO, say)
+        .await
+        .expect("taken over without waiting");
+    assert_eq!(
+        how,
+        Acquired::TakenOver {
+            previous: dead,
+            because: Gone::ProcessEnded
+        }
+    );
+    second.release().await.expect("released");
 }

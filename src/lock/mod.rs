@@ -7,8 +7,8 @@ mod holder;
 mod lease;
 mod renewal;
 
-pub use holder::{LeaseHolder, this_host};
-pub use lease::{Acquired, LeaseError, LeaseSettings, acquire};
+pub use holder::{LeaseHolder, process_space, this_host};
+pub use lease::{Acquired, Gone, LeaseError, LeaseSettings, acquire};
 pub use renewal::{HeldLease, LostLease, Say};
 
 #[cfg(test)]

@@ -21,8 +21,8 @@ pub struct LostLease {
     pub why: String,
 }
 
-/// What the run is told while it holds the Lease (renewal failures, a renewal that worked
-/// again): a line each.
+/// What the run is told about its Lease (a wait for it, renewal failures, a renewal that
+/// worked again): a line each, starting `note:` or `warning:`.
 pub type Say = Arc<dyn Fn(String) + Send + Sync>;
 
 pub struct HeldLease {
@@ -134,7 +134,7 @@ impl Renewing {
                         return None;
                     }
                     (self.say)(format!(
-                        "renewing the target's lock (the Lease {}/{}) failed, trying again: {error}",
+                        "warning: renewing the target's lock (the Lease {}/{}) failed, trying again: {error}",
                         self.settings.namespace, self.settings.name
                     ));
                 }

@@ -42,6 +42,7 @@ mod parallel;
 mod plan;
 mod refusals;
 mod repl;
+mod shared_lock;
 mod snapshots;
 mod standalone;
 mod support;

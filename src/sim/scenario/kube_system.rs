@@ -7,7 +7,7 @@ use super::nodes::{NodeSpec, node_object};
 use crate::lab::{self, ECR};
 use crate::sim::kube::api;
 use crate::sim::kube::rbac::bootstrap;
-use crate::sim::kube::state::KubeState;
+use crate::sim::kube::state::{KubeState, built_in_key};
 
 fn create(state: &mut KubeState, plural: &str, object: Value) {
     let resource = state.built_in(plural);
@@ -30,6 +30,7 @@ pub(super) fn namespaces(state: &mut KubeState) {
             json!({"metadata": {"name": name, "labels": {"kubernetes.io/metadata.name": name}}}),
         );
     }
+    name_the_cluster(state);
     create(
         state,
         "services",
@@ -38,6 +39,37 @@ pub(super) fn namespaces(state: &mut KubeState) {
             "spec": {"clusterIP": "10.100.0.1", "ports": [{"name": "https", "port": 443, "protocol": "TCP", "targetPort": 443}]},
         }),
     );
+}
+
+/// kube-system's uid, which tools (and runbook's locks) take for the cluster's id, made random
+/// as a real cluster's is, so that two labs are two clusters; every other uid of the twin
+/// follows its deterministic sequence. Stored as a restore does, since the API sets uids.
+fn name_the_cluster(state: &mut KubeState) {
+    let key = built_in_key("namespaces");
+    let (Some(uid), Some(mut namespace)) = (
+        random_uid(),
+        state.store.get(&key, "", "kube-system").cloned(),
+    ) else {
+        return;
+    };
+    namespace["metadata"]["uid"] = json!(uid);
+    state.store.restore(&key, namespace);
+}
+
+fn random_uid() -> Option<String> {
+    let mut bytes = [0u8; 16];
+    getrandom::fill(&mut bytes).ok()?;
+    bytes[6] = (bytes[6] & 0x0f) | 0x40;
+    bytes[8] = (bytes[8] & 0x3f) | 0x80;
+    let hex = hex::encode(bytes);
+    Some(format!(
+        "{}-{}-{}-{}-{}",
+        &hex[..8],
+        &hex[8..12],
+        &hex[12..16],
+        &hex[16..20],
+        &hex[20..]
+    ))
 }
 
 /// The primary node group's two t3.medium nodes, in 2a and 2c.

@@ -1,0 +1,154 @@
+//! The locks a command that changes a target holds for as long as it runs (`run`, `recover`):
+//! named by what the target is (its identity), not how its address was spelt. The local file
+//! lock (one machine's state folder) and, where the cluster answers, a Lease in the cluster,
+//! which every runner meets whatever machine and state folder it has. Given back after the
+//! cleanups; a Lease lost to another run closes the run's mutations.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::error::Error;
+use crate::journal;
+use crate::lock::{Acquired, Gone, HeldLease, LeaseHolder, LeaseSettings, LostLease, Say};
+use crate::script::Host;
+use crate::target::{TargetClients, TargetIdentity};
+
+/// What a recover's holder name starts with, before the id of the run it recovers.
+pub(crate) const RECOVER_OF: &str = "recover-of-";
+
+/// Who is taking the locks, as the messages of a refused runner name it.
+pub(crate) struct Taker<'a> {
+    pub(crate) run_id: &'a str,
+    pub(crate) runbook: &'a str,
+}
+
+pub(crate) struct TargetLocks {
+    _file: journal::TargetLock,
+    lease: Option<HeldLease>,
+    handle: tokio::runtime::Handle,
+}
+
+impl TargetLocks {
+    /// The file lock, then the Lease when the cluster answers (a target with no cluster yet is
+    /// held by the file lock alone); each waits up to `wait` for a holder to let go.
+    pub(crate) fn take(
+        runtime: &tokio::runtime::Runtime,
+        clients: &TargetClients,
+        identity: &TargetIdentity,
+        state_dir: &Path,
+        taker: &Taker<'_>,
+        wait: Duration,
+    ) -> Result<Self, Error> {
+        let file = journal::acquire(
+            state_dir,
+            &journal::Holder {
+                pid: std::process::id(),
+                run_id: taker.run_id.to_string(),
+                runbook: taker.runbook.to_string(),
+                target: identity.key(),
+            },
+            wait,
+        )
+        .map_err(|e| Error::Usage(e.to_string()))?;
+        if let Some(note) = &file.taken_over {
+            eprintln!("note: {note}");
+        }
+        let lease = match identity.cluster_uid {
+            Some(_) => Some(runtime.block_on(lease(clients, taker, wait))?),
+            None => None,
+        };
+        Ok(Self {
+            _file: file,
+            lease,
+            handle: runtime.handle().clone(),
+        })
+    }
+
+    /// From now on, a Lease lost to another run (or not renewed for its whole duration) stops
+    /// the run's mutations: the run that holds the target now decides what happens to it.
+    pub(crate) fn close_mutations_when_lost(&self, host: &Arc<Host>) {
+        let Some(lease) = &self.lease else {
+            return;
+        };
+        let mut lost = lease.lost();
+        let host = host.clone();
+        self.handle.spawn(async move {
+            if lost.wait_for(Option::is_some).await.is_err() {
+                return;
+            }
+            let Some(LostLease { why }) = lost.borrow().clone() else {
+                return;
+            };
+            eprintln!(
+                "warning: this run no longer holds the target: {why}; it changes nothing more"
+            );
+            host.close_mutations(&format!("the run no longer holds the target ({why})"));
+        });
+    }
+
+    /// Gives the Lease back (the file lock goes when this is dropped), saying so if it cannot.
+    pub(crate) fn release(mut self) {
+        self.give_back_lease();
+    }
+
+    fn give_back_lease(&mut self) {
+        let Some(lease) = self.lease.take() else {
+            return;
+        };
+        if let Err(error) = self.handle.block_on(lease.release()) {
+            eprintln!(
+                "warning: could not give back the target's lock (its Lease expires on its own within {}s): {error}",
+                LeaseSettings::default().duration.as_secs()
+            );
+        }
+    }
+}
+
+impl Drop for TargetLocks {
+    /// A run that ends on an error gives the Lease back as one that ends well does.
+    fn drop(&mut self) {
+        self.give_back_lease();
+    }
+}
+
+async fn lease(
+    clients: &TargetClients,
+    taker: &Taker<'_>,
+    wait: Duration,
+) -> Result<HeldLease, Error> {
+    let me = LeaseHolder {
+        run_id: taker.run_id.to_string(),
+        runbook: taker.runbook.to_string(),
+        host: crate::lock::this_host(),
+        pid: std::process::id(),
+        started: jiff::Timestamp::now().to_string(),
+        process_space: crate::lock::process_space(),
+    };
+    let say: Say = Arc::new(|line| eprintln!("{line}"));
+    let (held, how) = crate::lock::acquire(
+        clients.kube.clone(),
+        me,
+        LeaseSettings::default(),
+        wait,
+        say,
+    )
+    .await
+    .map_err(Error::Lease)?;
+    // A recover taking over from the run it recovers has nothing to add.
+    let recovering = taker.run_id.strip_prefix(RECOVER_OF);
+    if let Acquired::TakenOver { previous, because } = how
+        && recovering != Some(previous.run_id.as_str())
+    {
+        let why = match because {
+            Gone::Expired => "which stopped renewing it (killed or lost)",
+            Gone::ProcessEnded => "whose process has ended",
+        };
+        eprintln!(
+            "note: took over the target's lock from {previous}, {why}; \
+             if it changed anything, `runbook recover {}` with its state folder puts it back",
+            previous.run_id
+        );
+    }
+    Ok(held)
+}
