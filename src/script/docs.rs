@@ -122,7 +122,11 @@ pub fn definition_files(engine: &Engine) -> Vec<(String, String)> {
             continue;
         };
         let mut text = format!("module {name};\n");
-        for f in ast.iter_functions().filter(|f| is_public(f)) {
+        // The AST keeps its functions in a hash map: in name order, the file is the same
+        // from one run to the next.
+        let mut functions: Vec<_> = ast.iter_functions().filter(|f| is_public(f)).collect();
+        functions.sort_by(|a, b| (a.name, a.params.len()).cmp(&(b.name, b.params.len())));
+        for f in functions {
             text.push('\n');
             for comment in f.comments.iter() {
                 for line in comment.lines() {
