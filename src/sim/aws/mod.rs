@@ -29,4 +29,5 @@ pub(crate) mod server;
 pub(crate) mod signature;
 pub(crate) mod state;
 pub(crate) mod sts;
+pub(crate) mod timers;
 pub(crate) mod wire;
