@@ -17,6 +17,7 @@
 //! `nccl-busbw=SHARE` (the network between GPU nodes delivers that share of its bandwidth).
 //! `NAME=off` (or `heal=NAME`) turns one off.
 
+use super::aws::state::AwsState;
 use super::gpu::node_faults::{GpuFaults, NODE_FORMS, NodeFaults};
 use super::kube::controllers::{hardware_changed, node_lifecycle};
 use super::kube::state::KubeState;
@@ -404,51 +405,56 @@ fn link_down(state: &mut KubeState, value: &str) -> Result<(), String> {
 
 /// The faults that are on, in words.
 pub(crate) fn describe(twin: &Twin) -> String {
-    let mut on: Vec<String> = twin.read_kube(|s| {
-        let mut on: Vec<String> = s
-            .failing_checks
-            .iter()
-            .map(|c| format!("check={c}"))
-            .collect();
-        if !s.latency.is_zero() {
-            on.push(format!("kube-latency={}ms", s.latency.as_millis()));
-        }
-        if let Some(share) = s.network_share {
-            on.push(format!("nccl-busbw={share}"));
-        }
-        on.extend(s.links_down.keys().map(|node| format!("link-down={node}")));
-        on.extend(s.hardware.describe());
-        on
-    });
-    twin.aws(|s| {
-        on.extend(
-            s.failing_joins
-                .iter()
-                .map(|n| format!("nodegroup-never-joins={n}")),
-        );
-        if s.faults.throttle_rate > 0.0 {
-            on.push(format!("aws-throttle={}", s.faults.throttle_rate));
-        }
-        if s.faults.error_rate > 0.0 {
-            on.push(format!("aws-5xx={}", s.faults.error_rate));
-        }
-        if !s.faults.latency.is_zero() {
-            on.push(format!("aws-latency={}ms", s.faults.latency.as_millis()));
-        }
-        on.extend(s.faults.denied.iter().map(|a| format!("aws-deny={a}")));
-        if s.faults.token_expired {
-            on.push("aws-expired-token=on".into());
-        }
-        if s.faults.vcpu_quota {
-            on.push("ec2-vcpu-quota=on".into());
-        }
-        if s.faults.subnet_ips_exhausted {
-            on.push("subnet-ips-exhausted=on".into());
-        }
-    });
+    let mut on = twin.read_kube(kube_faults_on);
+    twin.aws(|s| on.extend(aws_faults_on(s)));
     if on.is_empty() {
         "no faults".into()
     } else {
         on.join(", ")
     }
+}
+
+fn kube_faults_on(s: &KubeState) -> Vec<String> {
+    let mut on: Vec<String> = s
+        .failing_checks
+        .iter()
+        .map(|c| format!("check={c}"))
+        .collect();
+    if !s.latency.is_zero() {
+        on.push(format!("kube-latency={}ms", s.latency.as_millis()));
+    }
+    if let Some(share) = s.network_share {
+        on.push(format!("nccl-busbw={share}"));
+    }
+    on.extend(s.links_down.keys().map(|node| format!("link-down={node}")));
+    on.extend(s.hardware.describe());
+    on
+}
+
+fn aws_faults_on(s: &AwsState) -> Vec<String> {
+    let mut on: Vec<String> = s
+        .failing_joins
+        .iter()
+        .map(|n| format!("nodegroup-never-joins={n}"))
+        .collect();
+    if s.faults.throttle_rate > 0.0 {
+        on.push(format!("aws-throttle={}", s.faults.throttle_rate));
+    }
+    if s.faults.error_rate > 0.0 {
+        on.push(format!("aws-5xx={}", s.faults.error_rate));
+    }
+    if !s.faults.latency.is_zero() {
+        on.push(format!("aws-latency={}ms", s.faults.latency.as_millis()));
+    }
+    on.extend(s.faults.denied.iter().map(|a| format!("aws-deny={a}")));
+    if s.faults.token_expired {
+        on.push("aws-expired-token=on".into());
+    }
+    if s.faults.vcpu_quota {
+        on.push("ec2-vcpu-quota=on".into());
+    }
+    if s.faults.subnet_ips_exhausted {
+        on.push("subnet-ips-exhausted=on".into());
+    }
+    on
 }

@@ -15,6 +15,7 @@ use super::aws::identity::LAB_USER;
 use super::aws::state::{AwsState, AwsTimer, Instance, Nodegroup, Rule};
 use super::aws::timers::{instance_running, instance_terminated, on_timer};
 use super::gpu;
+use super::gpu::programs::Fabric;
 use super::kube::controllers::{fire_timer, reconcile};
 use super::kube::programs::{self, container_program};
 use super::kube::request_info::RequestAttributes;
@@ -395,66 +396,81 @@ fn joining_node(instance: &Instance, nodegroup: &Nodegroup) -> serde_json::Value
 /// contain it, so addresses alike in both are judged once: 256 nodes in one subnet cost one
 /// evaluation and 65,280 lookups, not 65,280 evaluations.
 fn network_of(twin: Weak<Twin>) -> gpu::programs::Network {
-    Arc::new(move |ips: &[String], fabric: gpu::programs::Fabric| {
+    Arc::new(move |ips: &[String], fabric: Fabric| {
         let twin = twin.upgrade()?;
-        twin.read_aws(|state| {
-            let running: HashMap<&str, &Vec<String>> = state
-                .instances
-                .values()
-                .filter(|i| i.state == "running")
-                .map(|i| (i.private_ip.as_str(), &i.groups))
-                .collect();
-            let rules: Vec<SgRule> = state.rules.iter().map(sg_rule).collect();
-            let mut kinds: HashMap<(Vec<String>, Vec<bool>), usize> = HashMap::new();
-            let mut endpoints: Vec<Endpoint> = Vec::new();
-            // Per address: the index of its kind in `endpoints`, or None without an instance.
-            let kind_of: Vec<Option<usize>> = ips
-                .iter()
-                .map(|ip| {
-                    let groups = running.get(ip.as_str())?;
-                    let cidrs: Vec<bool> = rules
-                        .iter()
-                        .map(|r| matches!(&r.peer, Peer::Cidr(c) if cidr_contains(c, Some(ip))))
-                        .collect();
-                    let next = endpoints.len();
-                    let kind = *kinds.entry(((*groups).clone(), cidrs)).or_insert(next);
-                    if kind == next {
-                        endpoints.push(Endpoint {
-                            groups: (*groups).clone(),
-                            ip: Some(ip.clone()),
-                            outside: false,
-                        });
-                    }
-                    Some(kind)
-                })
-                .collect();
-            let mut judged: HashMap<(usize, usize), bool> = HashMap::new();
-            let mut blocked = |a: Option<usize>, b: Option<usize>| -> bool {
-                let (Some(a), Some(b)) = (a, b) else {
-                    return true; // no running instance has that address
-                };
-                *judged.entry((a, b)).or_insert_with(|| {
-                    let (a, b) = (&endpoints[a], &endpoints[b]);
-                    match fabric {
-                        gpu::programs::Fabric::Tcp => [1025, 43_000, 65_535].iter().any(|port| {
-                            !reachable(a, b, "tcp", *port, &rules).allowed
-                                || !reachable(b, a, "tcp", *port, &rules).allowed
-                        }),
-                        gpu::programs::Fabric::Efa => {
-                            !efa_reachable(a, b, &rules).allowed
-                                || !efa_reachable(b, a, &rules).allowed
-                        }
-                    }
-                })
-            };
-            (0..ips.len()).find_map(|i| {
-                (0..ips.len())
-                    .filter(|j| *j != i)
-                    .find(|j| blocked(kind_of[i], kind_of[*j]))
-                    .map(|j| ips[j].clone())
-            })
-        })
+        twin.read_aws(|state| first_unreachable(state, ips, fabric))
     })
+}
+
+/// The first address that some other of `ips` cannot reach over `fabric` (or that no running
+/// instance has), judging each pair of endpoint kinds once.
+fn first_unreachable(state: &AwsState, ips: &[String], fabric: Fabric) -> Option<String> {
+    let rules: Vec<SgRule> = state.rules.iter().map(sg_rule).collect();
+    let (endpoints, kind_of) = endpoint_kinds(state, ips, &rules);
+    let mut judged: HashMap<(usize, usize), bool> = HashMap::new();
+    let mut blocked = |a: Option<usize>, b: Option<usize>| -> bool {
+        let (Some(a), Some(b)) = (a, b) else {
+            return true; // no running instance has that address
+        };
+        *judged
+            .entry((a, b))
+            .or_insert_with(|| blocked_between(&endpoints[a], &endpoints[b], fabric, &rules))
+    };
+    (0..ips.len()).find_map(|i| {
+        (0..ips.len())
+            .filter(|j| *j != i)
+            .find(|j| blocked(kind_of[i], kind_of[*j]))
+            .map(|j| ips[j].clone())
+    })
+}
+
+/// One endpoint per kind of address (alike in security groups and in the CIDR rules that
+/// contain it), and per address the index of its kind, or None without a running instance.
+fn endpoint_kinds(
+    state: &AwsState,
+    ips: &[String],
+    rules: &[SgRule],
+) -> (Vec<Endpoint>, Vec<Option<usize>>) {
+    let running: HashMap<&str, &Vec<String>> = state
+        .instances
+        .values()
+        .filter(|i| i.state == "running")
+        .map(|i| (i.private_ip.as_str(), &i.groups))
+        .collect();
+    let mut kinds: HashMap<(Vec<String>, Vec<bool>), usize> = HashMap::new();
+    let mut endpoints: Vec<Endpoint> = Vec::new();
+    let kind_of: Vec<Option<usize>> = ips
+        .iter()
+        .map(|ip| {
+            let groups = running.get(ip.as_str())?;
+            let cidrs: Vec<bool> = rules
+                .iter()
+                .map(|r| matches!(&r.peer, Peer::Cidr(c) if cidr_contains(c, Some(ip))))
+                .collect();
+            let next = endpoints.len();
+            let kind = *kinds.entry(((*groups).clone(), cidrs)).or_insert(next);
+            if kind == next {
+                endpoints.push(Endpoint {
+                    groups: (*groups).clone(),
+                    ip: Some(ip.clone()),
+                    outside: false,
+                });
+            }
+            Some(kind)
+        })
+        .collect();
+    (endpoints, kind_of)
+}
+
+/// Whether traffic over `fabric` fails between two endpoints, one way or the other.
+fn blocked_between(a: &Endpoint, b: &Endpoint, fabric: Fabric, rules: &[SgRule]) -> bool {
+    match fabric {
+        Fabric::Tcp => [1025, 43_000, 65_535].iter().any(|port| {
+            !reachable(a, b, "tcp", *port, rules).allowed
+                || !reachable(b, a, "tcp", *port, rules).allowed
+        }),
+        Fabric::Efa => !efa_reachable(a, b, rules).allowed || !efa_reachable(b, a, rules).allowed,
+    }
 }
 
 fn sg_rule(rule: &Rule) -> SgRule {
