@@ -48,15 +48,20 @@ pub(crate) fn update_config(
     state.updates.insert(id.clone(), update.clone());
     let now = state.now;
     if let Some(ng) = state.nodegroups.get_mut(&key) {
-        ng.desired = desired;
-        ng.min = min;
-        ng.max = max;
-        ng.status = "UPDATING".into();
-        ng.modified_at = now;
+        resize(ng, (min, max, desired), now);
     }
     let longest = scale_to(state, &current, desired);
     state.schedule(longest, AwsTimer::UpdateDone { update: id });
     Ok(update)
+}
+
+/// A node group takes its new sizes and is UPDATING until its instances match them.
+fn resize(ng: &mut Nodegroup, (min, max, desired): (i64, i64, i64), now: Duration) {
+    ng.desired = desired;
+    ng.min = min;
+    ng.max = max;
+    ng.status = "UPDATING".into();
+    ng.modified_at = now;
 }
 
 /// The update's params: each size that changes, as EKS lists them.
