@@ -42,12 +42,19 @@ pub(crate) fn handle(
     path: &str,
     query: &BTreeMap<String, String>,
     body: &Value,
-) -> Result<(u16, Value), AwsError> {
+) -> Answer {
+    let call = Call {
+        caller,
+        method,
+        path,
+        query,
+        body,
+    };
     let Some(token) = body["clientRequestToken"]
         .as_str()
         .filter(|t| !t.is_empty())
     else {
-        return serve(state, caller, method, path, query, body);
+        return serve(state, &call);
     };
     let key = format!("{method} {path} {token}");
     if let Some((first_body, answer)) = state.idempotent.get(&key) {
@@ -60,36 +67,23 @@ pub(crate) fn handle(
         }
         return Ok(answer.clone());
     }
-    let answer = serve(state, caller, method, path, query, body)?;
+    let answer = serve(state, &call)?;
     state.idempotent.insert(key, (body.clone(), answer.clone()));
     Ok(answer)
 }
 
-/// `caller` is the ARN of the principal that signed the call.
-fn serve(
-    state: &mut AwsState,
-    caller: &str,
-    method: &str,
-    path: &str,
-    query: &BTreeMap<String, String>,
-    body: &Value,
-) -> Answer {
-    let segments: Vec<&str> = path.trim_matches('/').split('/').collect();
-    check_cluster_names(method, &segments, body)?;
-    if let Some(answer) = access_entries::serve(state, method, &segments, body) {
+/// Access entries and Pod Identity associations first, the rest by `route`.
+fn serve(state: &mut AwsState, call: &Call<'_>) -> Answer {
+    let segments: Vec<&str> = call.path.trim_matches('/').split('/').collect();
+    check_cluster_names(call.method, &segments, call.body)?;
+    if let Some(answer) = access_entries::serve(state, call.method, &segments, call.body) {
         return answer;
     }
-    if let Some(answer) = pod_identity::serve(state, method, &segments, query, body) {
+    if let Some(answer) = pod_identity::serve(state, call.method, &segments, call.query, call.body)
+    {
         return answer;
     }
-    let call = Call {
-        caller,
-        method,
-        path,
-        query,
-        body,
-    };
-    route(state, &call, &segments)
+    route(state, call, &segments)
 }
 
 /// The cluster name a path or a CreateCluster body carries, checked before anything else.
