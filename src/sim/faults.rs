@@ -17,7 +17,8 @@
 //! `nccl-busbw=SHARE` (the network between GPU nodes delivers that share of its bandwidth).
 //! `NAME=off` (or `heal=NAME`) turns one off.
 
-use super::gpu::node_faults::{NODE_FORMS, NodeFaults};
+use super::aws::state::AwsState;
+use super::gpu::node_faults::{GpuFaults, NODE_FORMS, NodeFaults};
 use super::kube::controllers::{hardware_changed, node_lifecycle};
 use super::kube::state::KubeState;
 use super::twin::Twin;
@@ -124,99 +125,133 @@ fn hardware(state: &mut KubeState, name: &str, value: &str) -> Result<(), String
     set
 }
 
+/// The hardware faults, on a node (`fabric-down`, `dcgm-hang`, `nic-slow`) or one GPU of it.
+const HARDWARE: [&str; 11] = [
+    "gpu-xid",
+    "gpu-row-remap-pending",
+    "gpu-ecc-uncorrectable",
+    "gpu-missing",
+    "nvlink-down",
+    "nic-slow",
+    "gpu-recovery-action",
+    "gpu-power-capped",
+    "gpu-pcie-degraded",
+    "fabric-down",
+    "dcgm-hang",
+];
+
+/// One hardware fault as given: its name, the value after the node (None without one),
+/// whether that value is `off`, and when (the virtual time).
+struct Change<'a> {
+    name: &'a str,
+    rest: Option<&'a str>,
+    off: bool,
+    now: std::time::Duration,
+}
+
 fn set_hardware(state: &mut KubeState, name: &str, value: &str) -> Result<(), String> {
     let (target, rest) = target_and_value(name, value)?;
-    let now = state.now;
-    let off = rest == Some("off");
-    if !off {
+    let change = Change {
+        name,
+        rest,
+        off: rest == Some("off"),
+        now: state.now,
+    };
+    if !change.off {
         gpu_exists(state, name, &target)?;
     }
     let node: &mut NodeFaults = state.hardware.entry(target.node);
-    if name == "fabric-down" {
-        node.fabric_down = !off;
-        return Ok(());
-    }
-    if name == "dcgm-hang" {
-        node.dcgm_hung = !off;
-        return Ok(());
-    }
-    if name == "nic-slow" {
-        let share = needs(name, "share", rest)?;
-        node.nic_share = if off {
-            None
-        } else {
-            Some(
-                share
-                    .parse::<f64>()
-                    .ok()
-                    .filter(|s| *s > 0.0 && *s <= 1.0)
-                    .ok_or_else(|| format!("fault nic-slow: the share of bandwidth is a number above 0 and at most 1 (0.3), got `{share}`"))?,
-            )
-        };
-        return Ok(());
-    }
-    let faults = node.gpu_mut(target.gpu);
     match name {
-        "gpu-xid" => {
-            let code = needs(name, "code", rest)?;
-            if off {
-                faults.xids.clear();
-            } else {
-                let code: u32 = code.parse().ok().filter(|c| *c > 0).ok_or_else(|| {
-                    format!(
-                        "fault gpu-xid: the Xid is a positive number (79, 48, ...), got `{code}`"
-                    )
-                })?;
-                faults.xids.push((code, now));
-            }
-        }
-        "gpu-row-remap-pending" => faults.row_remap_pending = (!off).then_some(now),
-        "gpu-missing" => faults.missing = !off,
-        "nvlink-down" => faults.nvlink_down = !off,
-        "gpu-recovery-action" => {
-            let action = needs(name, "action", rest)?;
-            faults.recovery_action = if off {
-                None
-            } else {
-                Some(recovery_action(&action)?.to_string())
-            };
-        }
-        "gpu-power-capped" | "gpu-pcie-degraded" => {
-            let what = if name == "gpu-power-capped" {
-                "watts"
-            } else {
-                "width"
-            };
-            let given = needs(name, what, rest)?;
-            let number = if off {
-                None
-            } else {
-                Some(given.parse::<u32>().ok().filter(|n| *n > 0).ok_or_else(|| {
-                    format!("fault {name}: the {what} is a positive number (150, 4, ...), got `{given}`")
-                })?)
-            };
-            if name == "gpu-power-capped" {
-                faults.power_cap_w = number;
-            } else {
-                faults.pcie_width = number;
-            }
-        }
-        "gpu-ecc-uncorrectable" => {
-            let count = needs(name, "count", rest)?;
-            faults.ecc_uncorrectable = if off {
-                None
-            } else {
-                let count: u64 = count
-                    .parse()
-                    .ok()
-                    .filter(|c| *c > 0)
-                    .ok_or_else(|| format!("fault gpu-ecc-uncorrectable: the error count is a positive number, got `{count}`"))?;
-                Some((count, now))
-            };
-        }
+        "fabric-down" => node.fabric_down = !change.off,
+        "dcgm-hang" => node.dcgm_hung = !change.off,
+        "nic-slow" => node.nic_share = nic_share(&change)?,
+        _ => set_gpu_fault(node.gpu_mut(target.gpu), &change)?,
+    }
+    Ok(())
+}
+
+fn set_gpu_fault(faults: &mut GpuFaults, change: &Change<'_>) -> Result<(), String> {
+    let on = !change.off;
+    match change.name {
+        "gpu-xid" => set_xid(faults, change)?,
+        "gpu-row-remap-pending" => faults.row_remap_pending = on.then_some(change.now),
+        "gpu-missing" => faults.missing = on,
+        "nvlink-down" => faults.nvlink_down = on,
+        "gpu-recovery-action" => faults.recovery_action = recovery_action_of(change)?,
+        "gpu-power-capped" => faults.power_cap_w = positive_number(change, "watts")?,
+        "gpu-pcie-degraded" => faults.pcie_width = positive_number(change, "width")?,
+        "gpu-ecc-uncorrectable" => faults.ecc_uncorrectable = ecc_errors(change)?,
         other => return Err(format!("`{other}` is not a hardware fault")),
     }
     Ok(())
+}
+
+/// The driver reports one more Xid on the GPU (`off` clears them all).
+fn set_xid(faults: &mut GpuFaults, change: &Change<'_>) -> Result<(), String> {
+    let code = needs(change.name, "code", change.rest)?;
+    if change.off {
+        faults.xids.clear();
+        return Ok(());
+    }
+    let code: u32 = code.parse().ok().filter(|c| *c > 0).ok_or_else(|| {
+        format!("fault gpu-xid: the Xid is a positive number (79, 48, ...), got `{code}`")
+    })?;
+    faults.xids.push((code, change.now));
+    Ok(())
+}
+
+fn nic_share(change: &Change<'_>) -> Result<Option<f64>, String> {
+    let share = needs(change.name, "share", change.rest)?;
+    if change.off {
+        return Ok(None);
+    }
+    bandwidth_share(&share).map(Some).ok_or_else(|| {
+        format!("fault nic-slow: the share of bandwidth is a number above 0 and at most 1 (0.3), got `{share}`")
+    })
+}
+
+/// A share of bandwidth: above 0, at most 1.
+fn bandwidth_share(text: &str) -> Option<f64> {
+    text.parse::<f64>().ok().filter(|s| *s > 0.0 && *s <= 1.0)
+}
+
+fn recovery_action_of(change: &Change<'_>) -> Result<Option<String>, String> {
+    let action = needs(change.name, "action", change.rest)?;
+    if change.off {
+        return Ok(None);
+    }
+    Ok(Some(recovery_action(&action)?.to_string()))
+}
+
+/// The power cap's watts or the PCIe link's width: a positive number.
+fn positive_number(change: &Change<'_>, what: &str) -> Result<Option<u32>, String> {
+    let given = needs(change.name, what, change.rest)?;
+    if change.off {
+        return Ok(None);
+    }
+    let number = given
+        .parse::<u32>()
+        .ok()
+        .filter(|n| *n > 0)
+        .ok_or_else(|| {
+            format!(
+                "fault {}: the {what} is a positive number (150, 4, ...), got `{given}`",
+                change.name
+            )
+        })?;
+    Ok(Some(number))
+}
+
+/// How many uncorrectable ECC errors the GPU has reported, and since when.
+fn ecc_errors(change: &Change<'_>) -> Result<Option<(u64, std::time::Duration)>, String> {
+    let count = needs(change.name, "count", change.rest)?;
+    if change.off {
+        return Ok(None);
+    }
+    let count: u64 = count.parse().ok().filter(|c| *c > 0).ok_or_else(|| {
+        format!("fault gpu-ecc-uncorrectable: the error count is a positive number, got `{count}`")
+    })?;
+    Ok(Some((count, change.now)))
 }
 
 /// The recovery action nvidia-smi prints for a fault's word (`gpu-reset` -> `GPU Reset`).
@@ -254,103 +289,96 @@ pub(crate) fn apply(twin: &Twin, spec: &str) -> Result<String, String> {
     let (name, value) = spec
         .split_once('=')
         .ok_or_else(|| format!("fault `{spec}` needs a value: one of {NAMES}"))?;
-    match name {
-        "check" => {
-            twin.kube(|s| s.failing_checks.insert(value.to_string()));
-        }
-        "heal" => {
-            twin.kube(|s| {
-                s.failing_checks.remove(value);
-                if s.hardware.heal(value) {
-                    every_gpu_node_refreshed(s);
-                }
-            });
-            twin.aws(|s| s.failing_joins.remove(value));
-        }
-        "gpu-xid"
-        | "gpu-row-remap-pending"
-        | "gpu-ecc-uncorrectable"
-        | "gpu-missing"
-        | "nvlink-down"
-        | "nic-slow"
-        | "gpu-recovery-action"
-        | "gpu-power-capped"
-        | "gpu-pcie-degraded"
-        | "fabric-down"
-        | "dcgm-hang" => {
-            twin.kube(|s| hardware(s, name, value))?;
-        }
-        "nodegroup-never-joins" => {
-            twin.aws(|s| s.failing_joins.insert(value.to_string()));
-        }
-        "link-down" => twin.kube(|s| link_down(s, value))?,
-        "ec2-vcpu-quota" | "subnet-ips-exhausted" => {
-            let on = match value {
-                "on" => true,
-                "off" => false,
-                _ => return Err(format!("fault {name}: on or off, got `{value}`")),
-            };
-            twin.aws(|s| {
-                if name == "ec2-vcpu-quota" {
-                    s.faults.vcpu_quota = on;
-                } else {
-                    s.faults.subnet_ips_exhausted = on;
-                }
-            });
-        }
-        "aws-throttle" => {
-            let rate = rate(name, value)?;
-            twin.aws(|s| s.faults.throttle_rate = rate);
-        }
-        "aws-5xx" => {
-            let rate = rate(name, value)?;
-            twin.aws(|s| s.faults.error_rate = rate);
-        }
-        "aws-latency" => {
-            let latency = latency(name, value)?;
-            twin.aws(|s| s.faults.latency = latency);
-        }
-        "aws-deny" => {
-            if value == "off" {
-                twin.aws(|s| s.faults.denied.clear());
-            } else {
-                let well_formed = value.split_once(':').is_some_and(|(service, action)| {
-                    matches!(service, "eks" | "ec2" | "iam")
-                        && action.starts_with(|c: char| c.is_ascii_uppercase())
-                });
-                if !well_formed {
-                    return Err(format!(
-                        "fault aws-deny: an IAM action such as eks:UpdateNodegroupConfig or ec2:DescribeVpcs (or off), got `{value}`"
-                    ));
-                }
-                twin.aws(|s| s.faults.denied.insert(value.to_string()));
-            }
-        }
-        "aws-expired-token" => {
-            let on = match value {
-                "on" => true,
-                "off" => false,
-                _ => return Err(format!("fault aws-expired-token: on or off, got `{value}`")),
-            };
-            twin.aws(|s| s.faults.token_expired = on);
-        }
-        "kube-latency" => {
-            let latency = latency(name, value)?;
-            twin.kube(|s| s.latency = latency);
-        }
-        "nccl-busbw" => {
-            let share = if value == "off" {
-                None
-            } else {
-                Some(value.parse::<f64>().ok().filter(|s| *s > 0.0 && *s <= 1.0).ok_or_else(|| {
-                    format!("fault nccl-busbw: the share of bandwidth is a number above 0 and at most 1 (0.5), got `{value}`")
-                })?)
-            };
-            twin.kube(|s| s.network_share = share);
-        }
-        other => return Err(format!("unknown fault `{other}`; the twin knows {NAMES}")),
-    }
+    switch(twin, name, value)?;
     Ok(describe(twin))
+}
+
+/// Sets the fault `name` to `value` (a bad value changes nothing).
+fn switch(twin: &Twin, name: &str, value: &str) -> Result<(), String> {
+    match name {
+        "check" => failing_check(twin, value),
+        "heal" => heal(twin, value),
+        name if HARDWARE.contains(&name) => twin.kube(|s| hardware(s, name, value)),
+        "nodegroup-never-joins" => never_joins(twin, value),
+        "link-down" => twin.kube(|s| link_down(s, value)),
+        "ec2-vcpu-quota" => on_or_off(name, value).map(|on| twin.aws(|s| s.faults.vcpu_quota = on)),
+        "subnet-ips-exhausted" => {
+            on_or_off(name, value).map(|on| twin.aws(|s| s.faults.subnet_ips_exhausted = on))
+        }
+        "aws-throttle" => rate(name, value).map(|r| twin.aws(|s| s.faults.throttle_rate = r)),
+        "aws-5xx" => rate(name, value).map(|r| twin.aws(|s| s.faults.error_rate = r)),
+        "aws-latency" => latency(name, value).map(|l| twin.aws(|s| s.faults.latency = l)),
+        "aws-deny" => aws_deny(twin, value),
+        "aws-expired-token" => {
+            on_or_off(name, value).map(|on| twin.aws(|s| s.faults.token_expired = on))
+        }
+        "kube-latency" => latency(name, value).map(|l| twin.kube(|s| s.latency = l)),
+        "nccl-busbw" => network_share(value).map(|share| twin.kube(|s| s.network_share = share)),
+        other => Err(format!("unknown fault `{other}`; the twin knows {NAMES}")),
+    }
+}
+
+fn on_or_off(name: &str, value: &str) -> Result<bool, String> {
+    match value {
+        "on" => Ok(true),
+        "off" => Ok(false),
+        _ => Err(format!("fault {name}: on or off, got `{value}`")),
+    }
+}
+
+/// A readyz/livez check fails from now on (the switches below that cannot be refused answer
+/// Ok, as the others do).
+fn failing_check(twin: &Twin, check: &str) -> Result<(), String> {
+    twin.kube(|s| s.failing_checks.insert(check.to_string()));
+    Ok(())
+}
+
+/// A node group's new instances never become nodes.
+fn never_joins(twin: &Twin, nodegroup: &str) -> Result<(), String> {
+    twin.aws(|s| s.failing_joins.insert(nodegroup.to_string()));
+    Ok(())
+}
+
+/// Turns one fault off by name: a check, a node's hardware faults, a node group that never
+/// joins.
+fn heal(twin: &Twin, name: &str) -> Result<(), String> {
+    twin.kube(|s| {
+        s.failing_checks.remove(name);
+        if s.hardware.heal(name) {
+            every_gpu_node_refreshed(s);
+        }
+    });
+    twin.aws(|s| s.failing_joins.remove(name));
+    Ok(())
+}
+
+/// Denies an IAM action (`off` allows them all again).
+fn aws_deny(twin: &Twin, value: &str) -> Result<(), String> {
+    if value == "off" {
+        twin.aws(|s| s.faults.denied.clear());
+        return Ok(());
+    }
+    let well_formed = value.split_once(':').is_some_and(|(service, action)| {
+        matches!(service, "eks" | "ec2" | "iam")
+            && action.starts_with(|c: char| c.is_ascii_uppercase())
+    });
+    if !well_formed {
+        return Err(format!(
+            "fault aws-deny: an IAM action such as eks:UpdateNodegroupConfig or ec2:DescribeVpcs (or off), got `{value}`"
+        ));
+    }
+    twin.aws(|s| s.faults.denied.insert(value.to_string()));
+    Ok(())
+}
+
+/// The share of its bandwidth the network between GPU nodes delivers (None: all of it).
+fn network_share(value: &str) -> Result<Option<f64>, String> {
+    if value == "off" {
+        return Ok(None);
+    }
+    bandwidth_share(value).map(Some).ok_or_else(|| {
+        format!("fault nccl-busbw: the share of bandwidth is a number above 0 and at most 1 (0.5), got `{value}`")
+    })
 }
 
 /// Cuts (or with `off`, restores) the link of on-premises nodes: `onprem` for every hybrid
@@ -377,51 +405,56 @@ fn link_down(state: &mut KubeState, value: &str) -> Result<(), String> {
 
 /// The faults that are on, in words.
 pub(crate) fn describe(twin: &Twin) -> String {
-    let mut on: Vec<String> = twin.read_kube(|s| {
-        let mut on: Vec<String> = s
-            .failing_checks
-            .iter()
-            .map(|c| format!("check={c}"))
-            .collect();
-        if !s.latency.is_zero() {
-            on.push(format!("kube-latency={}ms", s.latency.as_millis()));
-        }
-        if let Some(share) = s.network_share {
-            on.push(format!("nccl-busbw={share}"));
-        }
-        on.extend(s.links_down.keys().map(|node| format!("link-down={node}")));
-        on.extend(s.hardware.describe());
-        on
-    });
-    twin.aws(|s| {
-        on.extend(
-            s.failing_joins
-                .iter()
-                .map(|n| format!("nodegroup-never-joins={n}")),
-        );
-        if s.faults.throttle_rate > 0.0 {
-            on.push(format!("aws-throttle={}", s.faults.throttle_rate));
-        }
-        if s.faults.error_rate > 0.0 {
-            on.push(format!("aws-5xx={}", s.faults.error_rate));
-        }
-        if !s.faults.latency.is_zero() {
-            on.push(format!("aws-latency={}ms", s.faults.latency.as_millis()));
-        }
-        on.extend(s.faults.denied.iter().map(|a| format!("aws-deny={a}")));
-        if s.faults.token_expired {
-            on.push("aws-expired-token=on".into());
-        }
-        if s.faults.vcpu_quota {
-            on.push("ec2-vcpu-quota=on".into());
-        }
-        if s.faults.subnet_ips_exhausted {
-            on.push("subnet-ips-exhausted=on".into());
-        }
-    });
+    let mut on = twin.read_kube(kube_faults_on);
+    twin.aws(|s| on.extend(aws_faults_on(s)));
     if on.is_empty() {
         "no faults".into()
     } else {
         on.join(", ")
     }
+}
+
+fn kube_faults_on(s: &KubeState) -> Vec<String> {
+    let mut on: Vec<String> = s
+        .failing_checks
+        .iter()
+        .map(|c| format!("check={c}"))
+        .collect();
+    if !s.latency.is_zero() {
+        on.push(format!("kube-latency={}ms", s.latency.as_millis()));
+    }
+    if let Some(share) = s.network_share {
+        on.push(format!("nccl-busbw={share}"));
+    }
+    on.extend(s.links_down.keys().map(|node| format!("link-down={node}")));
+    on.extend(s.hardware.describe());
+    on
+}
+
+fn aws_faults_on(s: &AwsState) -> Vec<String> {
+    let mut on: Vec<String> = s
+        .failing_joins
+        .iter()
+        .map(|n| format!("nodegroup-never-joins={n}"))
+        .collect();
+    if s.faults.throttle_rate > 0.0 {
+        on.push(format!("aws-throttle={}", s.faults.throttle_rate));
+    }
+    if s.faults.error_rate > 0.0 {
+        on.push(format!("aws-5xx={}", s.faults.error_rate));
+    }
+    if !s.faults.latency.is_zero() {
+        on.push(format!("aws-latency={}ms", s.faults.latency.as_millis()));
+    }
+    on.extend(s.faults.denied.iter().map(|a| format!("aws-deny={a}")));
+    if s.faults.token_expired {
+        on.push("aws-expired-token=on".into());
+    }
+    if s.faults.vcpu_quota {
+        on.push("ec2-vcpu-quota=on".into());
+    }
+    if s.faults.subnet_ips_exhausted {
+        on.push("subnet-ips-exhausted=on".into());
+    }
+    on
 }

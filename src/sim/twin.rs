@@ -11,10 +11,11 @@ use crate::clock::{Clock, VirtualClock};
 use crate::lab;
 
 use super::audit::Audit;
-use super::aws::eks_lifecycle::on_timer;
 use super::aws::identity::LAB_USER;
-use super::aws::state::{AwsState, AwsTimer, Rule};
+use super::aws::state::{AwsState, AwsTimer, Instance, Nodegroup, Rule};
+use super::aws::timers::{instance_running, instance_terminated, on_timer};
 use super::gpu;
+use super::gpu::programs::Fabric;
 use super::kube::controllers::{fire_timer, reconcile};
 use super::kube::programs::{self, container_program};
 use super::kube::request_info::RequestAttributes;
@@ -286,88 +287,19 @@ impl Twin {
     }
 
     /// What an AWS timer does, in both worlds: a booted instance's Node joins the cluster, a
-    /// terminated one's Node leaves, a finished update turns Successful.
+    /// terminated one's Node leaves, an add-on's workloads come, change and go with it, a
+    /// deleted cluster takes its objects along; the other timers change the AWS side only.
     fn fire_aws(&self, timer: &AwsTimer) {
         match timer {
-            AwsTimer::InstanceJoins { instance } if self.autoscaled_node_joins(instance) => {}
-            AwsTimer::InstanceJoins { instance } => {
-                let joined = self.aws(|state| {
-                    let nodegroup_name = state.instances.get(instance)?.nodegroup.clone();
-                    if state.failing_joins.contains(&nodegroup_name) {
-                        return None;
-                    }
-                    let instance = state.instances.get_mut(instance)?;
-                    instance.state = "running".into();
-                    let instance = instance.clone();
-                    let nodegroup = state
-                        .nodegroups
-                        .values()
-                        .find(|n| n.name == nodegroup_name)?
-                        .clone();
-                    Some((instance, nodegroup))
-                });
-                if let Some((instance, nodegroup)) = joined {
-                    let shape = lab::shape_of(&instance.instance_type);
-                    let labels: Vec<(&str, &str)> = nodegroup
-                        .labels
-                        .iter()
-                        .map(|(k, v)| (k.as_str(), v.as_str()))
-                        .collect();
-                    let taints: Vec<(&str, &str, &str)> = nodegroup
-                        .taints
-                        .iter()
-                        .map(|(k, v, e)| (k.as_str(), v.as_str(), e.as_str()))
-                        .collect();
-                    let node = node_object(&NodeSpec {
-                        nodegroup: &nodegroup.name,
-                        instance_id: &instance.id,
-                        zone: &instance.zone,
-                        private_ip: &instance.private_ip,
-                        shape,
-                        ami: &instance.ami,
-                        labels: &labels,
-                        taints: &taints,
-                        ready: true,
-                    });
-                    let name = node["metadata"]["name"]
-                        .as_str()
-                        .unwrap_or_default()
-                        .to_string();
-                    self.kube(|state| {
-                        let now = state.now;
-                        state.efa_devices.insert(name, instance.efa_interfaces);
-                        state.store.create(&built_in_key("nodes"), node, now);
-                    });
-                }
-            }
-            AwsTimer::InstanceTerminated { instance } => {
-                let ip = self.aws(|state| {
-                    let now = state.now;
-                    state.meter.stop(instance, now);
-                    let instance = state.instances.get_mut(instance)?;
-                    instance.state = "terminated".into();
-                    Some(instance.private_ip.clone())
-                });
-                if let Some(ip) = ip {
-                    let name = format!(
-                        "ip-{}.{}.compute.internal",
-                        ip.replace('.', "-"),
-                        lab::REGION
-                    );
-                    self.kube(|state| state.store.remove(&built_in_key("nodes"), "", &name));
-                }
-            }
+            AwsTimer::InstanceJoins { instance } => self.instance_joins(instance),
+            AwsTimer::InstanceTerminated { instance } => self.instance_terminated(instance),
             AwsTimer::ClusterDeleted { .. } => {
                 self.aws(|state| on_timer(state, timer));
                 self.kube(clear_cluster);
             }
             AwsTimer::AddonActive { cluster, addon } => {
                 self.aws(|state| on_timer(state, timer));
-                let settings = self.addon_settings(cluster, addon);
-                self.kube(|state| {
-                    install_addon(state, addon);
-                    configure_addon(state, addon, settings.as_deref());
-                });
+                self.addon_installed(cluster, addon);
             }
             AwsTimer::AddonConfigured { cluster, addon } => {
                 let settings = self.addon_settings(cluster, addon);
@@ -381,48 +313,79 @@ impl Twin {
             | AwsTimer::NodegroupActive { .. }
             | AwsTimer::NodegroupDeleted { .. }
             | AwsTimer::NatAvailable { .. }
-            | AwsTimer::NatDeleted { .. } => self.aws(|state| on_timer(state, timer)),
-            AwsTimer::UpdateDone { update } => self.aws(|state| {
-                let Some(record) = state.updates.get(update).cloned() else {
-                    return;
-                };
-                let Some(nodegroup) = record.nodegroup.clone() else {
-                    return;
-                };
-                let stuck: Vec<String> = state
-                    .instances
-                    .values()
-                    .filter(|i| i.nodegroup == nodegroup && i.state == "pending")
-                    .map(|i| i.id.clone())
-                    .collect();
-                if let Some(u) = state.updates.get_mut(update) {
-                    if stuck.is_empty() {
-                        u.status = "Successful".into();
-                    } else {
-                        u.status = "Failed".into();
-                        u.errors.push((
-                            "NodeCreationFailure".into(),
-                            "Instances failed to join the kubernetes cluster".into(),
-                            stuck.clone(),
-                        ));
-                    }
-                }
-                let stuck = !stuck.is_empty();
-                let now = state.now;
-                if let Some(ng) = state
-                    .nodegroups
-                    .get_mut(&(record.cluster.clone(), nodegroup))
-                {
-                    ng.status = if stuck {
-                        "DEGRADED".into()
-                    } else {
-                        "ACTIVE".into()
-                    };
-                    ng.modified_at = now;
-                }
-            }),
+            | AwsTimer::NatDeleted { .. }
+            | AwsTimer::UpdateDone { .. } => self.aws(|state| on_timer(state, timer)),
         }
     }
+
+    /// A booted instance runs and its Node joins the cluster (an autoscaler's instance joins
+    /// its own way).
+    fn instance_joins(&self, instance: &str) {
+        if self.autoscaled_node_joins(instance) {
+            return;
+        }
+        let Some((instance, nodegroup)) = self.aws(|state| instance_running(state, instance))
+        else {
+            return;
+        };
+        let node = joining_node(&instance, &nodegroup);
+        let name = node["metadata"]["name"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        self.kube(|state| {
+            let now = state.now;
+            state.efa_devices.insert(name, instance.efa_interfaces);
+            state.store.create(&built_in_key("nodes"), node, now);
+        });
+    }
+
+    /// A terminated instance's Node leaves the cluster.
+    fn instance_terminated(&self, instance: &str) {
+        let Some(ip) = self.aws(|state| instance_terminated(state, instance)) else {
+            return;
+        };
+        let name = format!(
+            "ip-{}.{}.compute.internal",
+            ip.replace('.', "-"),
+            lab::REGION
+        );
+        self.kube(|state| state.store.remove(&built_in_key("nodes"), "", &name));
+    }
+
+    /// An ACTIVE add-on's workloads are installed, with its `configurationValues`.
+    fn addon_installed(&self, cluster: &str, addon: &str) {
+        let settings = self.addon_settings(cluster, addon);
+        self.kube(|state| {
+            install_addon(state, addon);
+            configure_addon(state, addon, settings.as_deref());
+        });
+    }
+}
+
+/// The Node of an instance that has joined: its node group's labels and taints, its shape.
+fn joining_node(instance: &Instance, nodegroup: &Nodegroup) -> serde_json::Value {
+    let labels: Vec<(&str, &str)> = nodegroup
+        .labels
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
+    let taints: Vec<(&str, &str, &str)> = nodegroup
+        .taints
+        .iter()
+        .map(|(k, v, e)| (k.as_str(), v.as_str(), e.as_str()))
+        .collect();
+    node_object(&NodeSpec {
+        nodegroup: &nodegroup.name,
+        instance_id: &instance.id,
+        zone: &instance.zone,
+        private_ip: &instance.private_ip,
+        shape: lab::shape_of(&instance.instance_type),
+        ami: &instance.ami,
+        labels: &labels,
+        taints: &taints,
+        ready: true,
+    })
 }
 
 /// The network between node addresses, from the EC2 side: NCCL's sockets need TCP 1025-65535
@@ -433,66 +396,81 @@ impl Twin {
 /// contain it, so addresses alike in both are judged once: 256 nodes in one subnet cost one
 /// evaluation and 65,280 lookups, not 65,280 evaluations.
 fn network_of(twin: Weak<Twin>) -> gpu::programs::Network {
-    Arc::new(move |ips: &[String], fabric: gpu::programs::Fabric| {
+    Arc::new(move |ips: &[String], fabric: Fabric| {
         let twin = twin.upgrade()?;
-        twin.read_aws(|state| {
-            let running: HashMap<&str, &Vec<String>> = state
-                .instances
-                .values()
-                .filter(|i| i.state == "running")
-                .map(|i| (i.private_ip.as_str(), &i.groups))
-                .collect();
-            let rules: Vec<SgRule> = state.rules.iter().map(sg_rule).collect();
-            let mut kinds: HashMap<(Vec<String>, Vec<bool>), usize> = HashMap::new();
-            let mut endpoints: Vec<Endpoint> = Vec::new();
-            // Per address: the index of its kind in `endpoints`, or None without an instance.
-            let kind_of: Vec<Option<usize>> = ips
-                .iter()
-                .map(|ip| {
-                    let groups = running.get(ip.as_str())?;
-                    let cidrs: Vec<bool> = rules
-                        .iter()
-                        .map(|r| matches!(&r.peer, Peer::Cidr(c) if cidr_contains(c, Some(ip))))
-                        .collect();
-                    let next = endpoints.len();
-                    let kind = *kinds.entry(((*groups).clone(), cidrs)).or_insert(next);
-                    if kind == next {
-                        endpoints.push(Endpoint {
-                            groups: (*groups).clone(),
-                            ip: Some(ip.clone()),
-                            outside: false,
-                        });
-                    }
-                    Some(kind)
-                })
-                .collect();
-            let mut judged: HashMap<(usize, usize), bool> = HashMap::new();
-            let mut blocked = |a: Option<usize>, b: Option<usize>| -> bool {
-                let (Some(a), Some(b)) = (a, b) else {
-                    return true; // no running instance has that address
-                };
-                *judged.entry((a, b)).or_insert_with(|| {
-                    let (a, b) = (&endpoints[a], &endpoints[b]);
-                    match fabric {
-                        gpu::programs::Fabric::Tcp => [1025, 43_000, 65_535].iter().any(|port| {
-                            !reachable(a, b, "tcp", *port, &rules).allowed
-                                || !reachable(b, a, "tcp", *port, &rules).allowed
-                        }),
-                        gpu::programs::Fabric::Efa => {
-                            !efa_reachable(a, b, &rules).allowed
-                                || !efa_reachable(b, a, &rules).allowed
-                        }
-                    }
-                })
-            };
-            (0..ips.len()).find_map(|i| {
-                (0..ips.len())
-                    .filter(|j| *j != i)
-                    .find(|j| blocked(kind_of[i], kind_of[*j]))
-                    .map(|j| ips[j].clone())
-            })
-        })
+        twin.read_aws(|state| first_unreachable(state, ips, fabric))
     })
+}
+
+/// The first address that some other of `ips` cannot reach over `fabric` (or that no running
+/// instance has), judging each pair of endpoint kinds once.
+fn first_unreachable(state: &AwsState, ips: &[String], fabric: Fabric) -> Option<String> {
+    let rules: Vec<SgRule> = state.rules.iter().map(sg_rule).collect();
+    let (endpoints, kind_of) = endpoint_kinds(state, ips, &rules);
+    let mut judged: HashMap<(usize, usize), bool> = HashMap::new();
+    let mut blocked = |a: Option<usize>, b: Option<usize>| -> bool {
+        let (Some(a), Some(b)) = (a, b) else {
+            return true; // no running instance has that address
+        };
+        *judged
+            .entry((a, b))
+            .or_insert_with(|| blocked_between(&endpoints[a], &endpoints[b], fabric, &rules))
+    };
+    (0..ips.len()).find_map(|i| {
+        (0..ips.len())
+            .filter(|j| *j != i)
+            .find(|j| blocked(kind_of[i], kind_of[*j]))
+            .map(|j| ips[j].clone())
+    })
+}
+
+/// One endpoint per kind of address (alike in security groups and in the CIDR rules that
+/// contain it), and per address the index of its kind, or None without a running instance.
+fn endpoint_kinds(
+    state: &AwsState,
+    ips: &[String],
+    rules: &[SgRule],
+) -> (Vec<Endpoint>, Vec<Option<usize>>) {
+    let running: HashMap<&str, &Vec<String>> = state
+        .instances
+        .values()
+        .filter(|i| i.state == "running")
+        .map(|i| (i.private_ip.as_str(), &i.groups))
+        .collect();
+    let mut kinds: HashMap<(Vec<String>, Vec<bool>), usize> = HashMap::new();
+    let mut endpoints: Vec<Endpoint> = Vec::new();
+    let kind_of: Vec<Option<usize>> = ips
+        .iter()
+        .map(|ip| {
+            let groups = running.get(ip.as_str())?;
+            let cidrs: Vec<bool> = rules
+                .iter()
+                .map(|r| matches!(&r.peer, Peer::Cidr(c) if cidr_contains(c, Some(ip))))
+                .collect();
+            let next = endpoints.len();
+            let kind = *kinds.entry(((*groups).clone(), cidrs)).or_insert(next);
+            if kind == next {
+                endpoints.push(Endpoint {
+                    groups: (*groups).clone(),
+                    ip: Some(ip.clone()),
+                    outside: false,
+                });
+            }
+            Some(kind)
+        })
+        .collect();
+    (endpoints, kind_of)
+}
+
+/// Whether traffic over `fabric` fails between two endpoints, one way or the other.
+fn blocked_between(a: &Endpoint, b: &Endpoint, fabric: Fabric, rules: &[SgRule]) -> bool {
+    match fabric {
+        Fabric::Tcp => [1025, 43_000, 65_535].iter().any(|port| {
+            !reachable(a, b, "tcp", *port, rules).allowed
+                || !reachable(b, a, "tcp", *port, rules).allowed
+        }),
+        Fabric::Efa => !efa_reachable(a, b, rules).allowed || !efa_reachable(b, a, rules).allowed,
+    }
 }
 
 fn sg_rule(rule: &Rule) -> SgRule {

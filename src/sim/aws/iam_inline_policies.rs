@@ -1,16 +1,12 @@
 //! A role's inline policies (PutRolePolicy, GetRolePolicy, ListRolePolicies,
 //! DeleteRolePolicy): documents kept as given and served URL-encoded, as IAM does.
 
-use std::collections::BTreeMap;
-
 use percent_encoding::utf8_percent_encode;
 
 use super::error::AwsError;
-use super::iam_roles::{ENCODED, param, role_missing};
+use super::iam_roles::{ENCODED, Params, existing_role, existing_role_mut, param};
 use super::state::AwsState;
 use super::wire::Xml;
-
-type Params = BTreeMap<String, String>;
 
 fn policy_missing(role: &str, name: &str) -> AwsError {
     AwsError::new(
@@ -20,23 +16,7 @@ fn policy_missing(role: &str, name: &str) -> AwsError {
     )
 }
 
-/// Answers an inline-policy action; None when `action` is not one.
-pub(crate) fn handle(
-    state: &mut AwsState,
-    action: &str,
-    params: &Params,
-    xml: &mut Xml,
-) -> Option<Result<(), AwsError>> {
-    Some(match action {
-        "PutRolePolicy" => put(state, params),
-        "GetRolePolicy" => get(state, params, xml),
-        "ListRolePolicies" => list(state, params, xml),
-        "DeleteRolePolicy" => delete(state, params),
-        _ => return None,
-    })
-}
-
-fn put(state: &mut AwsState, params: &Params) -> Result<(), AwsError> {
+pub(super) fn put_role_policy(state: &mut AwsState, params: &Params) -> Result<(), AwsError> {
     let role = param(params, "RoleName", "roleName")?;
     let name = param(params, "PolicyName", "policyName")?.to_string();
     let document = param(params, "PolicyDocument", "policyDocument")?.to_string();
@@ -47,18 +27,19 @@ fn put(state: &mut AwsState, params: &Params) -> Result<(), AwsError> {
             "Syntax errors in policy.",
         ));
     }
-    let record = state
-        .roles
-        .get_mut(role)
-        .ok_or_else(|| role_missing(role))?;
+    let record = existing_role_mut(state, role)?;
     record.inline.insert(name, document);
     Ok(())
 }
 
-fn get(state: &AwsState, params: &Params, xml: &mut Xml) -> Result<(), AwsError> {
+pub(super) fn get_role_policy(
+    state: &AwsState,
+    params: &Params,
+    xml: &mut Xml,
+) -> Result<(), AwsError> {
     let role = param(params, "RoleName", "roleName")?;
     let name = param(params, "PolicyName", "policyName")?;
-    let record = state.roles.get(role).ok_or_else(|| role_missing(role))?;
+    let record = existing_role(state, role)?;
     let document = record
         .inline
         .get(name)
@@ -70,9 +51,13 @@ fn get(state: &AwsState, params: &Params, xml: &mut Xml) -> Result<(), AwsError>
     Ok(())
 }
 
-fn list(state: &AwsState, params: &Params, xml: &mut Xml) -> Result<(), AwsError> {
+pub(super) fn list_role_policies(
+    state: &AwsState,
+    params: &Params,
+    xml: &mut Xml,
+) -> Result<(), AwsError> {
     let role = param(params, "RoleName", "roleName")?;
-    let record = state.roles.get(role).ok_or_else(|| role_missing(role))?;
+    let record = existing_role(state, role)?;
     xml.open("PolicyNames");
     for name in record.inline.keys() {
         xml.leaf("member", name);
@@ -81,13 +66,10 @@ fn list(state: &AwsState, params: &Params, xml: &mut Xml) -> Result<(), AwsError
     Ok(())
 }
 
-fn delete(state: &mut AwsState, params: &Params) -> Result<(), AwsError> {
+pub(super) fn delete_role_policy(state: &mut AwsState, params: &Params) -> Result<(), AwsError> {
     let role = param(params, "RoleName", "roleName")?;
     let name = param(params, "PolicyName", "policyName")?;
-    let record = state
-        .roles
-        .get_mut(role)
-        .ok_or_else(|| role_missing(role))?;
+    let record = existing_role_mut(state, role)?;
     record
         .inline
         .remove(name)

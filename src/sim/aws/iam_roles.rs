@@ -11,7 +11,8 @@ use super::state::{AwsState, Role};
 use super::wire::{Xml, iso, members};
 use crate::lab;
 
-type Params = BTreeMap<String, String>;
+/// A query-protocol call's parameters.
+pub(super) type Params = BTreeMap<String, String>;
 
 /// The AWS managed policies the twin knows: those the lab's roles hold.
 fn attachable(arn: &str) -> bool {
@@ -42,7 +43,7 @@ pub(super) fn param<'a>(params: &'a Params, key: &str, field: &str) -> Result<&'
         .ok_or_else(|| validation(field))
 }
 
-pub(super) fn role_missing(name: &str) -> AwsError {
+fn role_missing(name: &str) -> AwsError {
     AwsError::new(
         404,
         "NoSuchEntity",
@@ -81,51 +82,22 @@ fn tags(params: &Params) -> Vec<(String, String)> {
         .collect()
 }
 
-/// Answers a role action; None when `action` is not one.
-pub(crate) fn handle(
-    state: &mut AwsState,
-    action: &str,
-    params: &Params,
-    xml: &mut Xml,
-) -> Option<Result<(), AwsError>> {
-    let result = match action {
-        "CreateRole" => create(state, params, xml),
-        "GetRole" => param(params, "RoleName", "roleName").and_then(|name| {
-            let role = state.roles.get(name).ok_or_else(|| role_missing(name))?;
-            role_xml(xml, role);
-            Ok(())
-        }),
-        "DeleteRole" => param(params, "RoleName", "roleName").and_then(|name| {
-            let role = state.roles.get(name).ok_or_else(|| role_missing(name))?;
-            if !role.attached.is_empty() || !role.inline.is_empty() {
-                return Err(AwsError::new(
-                    409,
-                    "DeleteConflict",
-                    "Cannot delete entity, must detach all policies first.",
-                ));
-            }
-            state.roles.remove(name);
-            Ok(())
-        }),
-        "AttachRolePolicy" | "DetachRolePolicy" => attach(state, action, params),
-        "ListAttachedRolePolicies" => param(params, "RoleName", "roleName").and_then(|name| {
-            let role = state.roles.get(name).ok_or_else(|| role_missing(name))?;
-            xml.open("AttachedPolicies");
-            for arn in &role.attached {
-                xml.open("member")
-                    .leaf("PolicyName", arn.rsplit('/').next().unwrap_or(arn))
-                    .leaf("PolicyArn", arn)
-                    .close("member");
-            }
-            xml.close("AttachedPolicies").leaf("IsTruncated", false);
-            Ok(())
-        }),
-        _ => return None,
-    };
-    Some(result)
+pub(super) fn existing_role<'a>(state: &'a AwsState, name: &str) -> Result<&'a Role, AwsError> {
+    state.roles.get(name).ok_or_else(|| role_missing(name))
 }
 
-fn create(state: &mut AwsState, params: &Params, xml: &mut Xml) -> Result<(), AwsError> {
+pub(super) fn existing_role_mut<'a>(
+    state: &'a mut AwsState,
+    name: &str,
+) -> Result<&'a mut Role, AwsError> {
+    state.roles.get_mut(name).ok_or_else(|| role_missing(name))
+}
+
+pub(super) fn create_role(
+    state: &mut AwsState,
+    params: &Params,
+    xml: &mut Xml,
+) -> Result<(), AwsError> {
     let name = param(params, "RoleName", "roleName")?.to_string();
     super::parameters::iam_name("roleName", &name, 64)?;
     let trust_policy = param(
@@ -164,25 +136,40 @@ fn create(state: &mut AwsState, params: &Params, xml: &mut Xml) -> Result<(), Aw
     Ok(())
 }
 
-fn attach(state: &mut AwsState, action: &str, params: &Params) -> Result<(), AwsError> {
+pub(super) fn get_role(state: &AwsState, params: &Params, xml: &mut Xml) -> Result<(), AwsError> {
+    let name = param(params, "RoleName", "roleName")?;
+    role_xml(xml, existing_role(state, name)?);
+    Ok(())
+}
+
+/// IAM deletes only a role with no policies left, attached or inline.
+pub(super) fn delete_role(state: &mut AwsState, params: &Params) -> Result<(), AwsError> {
+    let name = param(params, "RoleName", "roleName")?;
+    let found = existing_role(state, name)?;
+    if !found.attached.is_empty() || !found.inline.is_empty() {
+        return Err(AwsError::new(
+            409,
+            "DeleteConflict",
+            "Cannot delete entity, must detach all policies first.",
+        ));
+    }
+    state.roles.remove(name);
+    Ok(())
+}
+
+/// The role and the policy ARN an AttachRolePolicy or DetachRolePolicy names.
+fn role_and_policy<'a>(
+    state: &'a mut AwsState,
+    params: &Params,
+) -> Result<(&'a mut Role, String), AwsError> {
     let name = param(params, "RoleName", "roleName")?;
     let policy = param(params, "PolicyArn", "policyArn")?.to_string();
-    let role = state
-        .roles
-        .get_mut(name)
-        .ok_or_else(|| role_missing(name))?;
-    if action == "DetachRolePolicy" {
-        let before = role.attached.len();
-        role.attached.retain(|p| *p != policy);
-        if role.attached.len() == before {
-            return Err(AwsError::new(
-                404,
-                "NoSuchEntity",
-                format!("Policy {policy} was not found."),
-            ));
-        }
-        return Ok(());
-    }
+    Ok((existing_role_mut(state, name)?, policy))
+}
+
+/// Attaches one of the AWS managed policies the twin knows (again: no change).
+pub(super) fn attach_role_policy(state: &mut AwsState, params: &Params) -> Result<(), AwsError> {
+    let (role, policy) = role_and_policy(state, params)?;
     if !attachable(&policy) {
         return Err(AwsError::new(
             404,
@@ -201,6 +188,38 @@ fn attach(state: &mut AwsState, action: &str, params: &Params) -> Result<(), Aws
     if !role.attached.contains(&policy) {
         role.attached.push(policy);
     }
+    Ok(())
+}
+
+pub(super) fn detach_role_policy(state: &mut AwsState, params: &Params) -> Result<(), AwsError> {
+    let (role, policy) = role_and_policy(state, params)?;
+    let before = role.attached.len();
+    role.attached.retain(|p| *p != policy);
+    if role.attached.len() == before {
+        return Err(AwsError::new(
+            404,
+            "NoSuchEntity",
+            format!("Policy {policy} was not found."),
+        ));
+    }
+    Ok(())
+}
+
+pub(super) fn list_attached_role_policies(
+    state: &AwsState,
+    params: &Params,
+    xml: &mut Xml,
+) -> Result<(), AwsError> {
+    let name = param(params, "RoleName", "roleName")?;
+    let found = existing_role(state, name)?;
+    xml.open("AttachedPolicies");
+    for arn in &found.attached {
+        xml.open("member")
+            .leaf("PolicyName", arn.rsplit('/').next().unwrap_or(arn))
+            .leaf("PolicyArn", arn)
+            .close("member");
+    }
+    xml.close("AttachedPolicies").leaf("IsTruncated", false);
     Ok(())
 }
 

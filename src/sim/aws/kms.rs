@@ -45,6 +45,13 @@ fn metadata(key: &KmsKey) -> Value {
     meta
 }
 
+fn alias_missing(alias: &str) -> AwsError {
+    error(
+        "NotFoundException",
+        format!("Alias {} is not found.", alias_arn(alias)),
+    )
+}
+
 /// The key id a `KeyId` names: the id, its ARN, an alias or an alias ARN.
 fn key_id(state: &AwsState, wanted: &str) -> Result<String, AwsError> {
     let alias = wanted
@@ -52,12 +59,11 @@ fn key_id(state: &AwsState, wanted: &str) -> Result<String, AwsError> {
         .map(|(_, name)| format!("alias/{name}"))
         .or_else(|| wanted.starts_with("alias/").then(|| wanted.to_string()));
     if let Some(alias) = alias {
-        return state.kms_aliases.get(&alias).cloned().ok_or_else(|| {
-            error(
-                "NotFoundException",
-                format!("Alias {} is not found.", alias_arn(&alias)),
-            )
-        });
+        return state
+            .kms_aliases
+            .get(&alias)
+            .cloned()
+            .ok_or_else(|| alias_missing(&alias));
     }
     let id = wanted.rsplit('/').next().unwrap_or(wanted);
     if state.kms_keys.contains_key(id) {
@@ -90,101 +96,12 @@ pub(crate) fn handle(
     body: &Value,
 ) -> Result<Value, AwsError> {
     match operation {
-        "CreateKey" => {
-            let id = state.next_uuid();
-            let key = KmsKey {
-                id: id.clone(),
-                description: body["Description"].as_str().unwrap_or_default().into(),
-                created_at: state.now,
-                deletion_at: None,
-            };
-            let answer = json!({"KeyMetadata": metadata(&key)});
-            state.kms_keys.insert(id, key);
-            Ok(answer)
-        }
-        "DescribeKey" => {
-            let id = key_id(state, text(body, "KeyId")?)?;
-            Ok(json!({"KeyMetadata": metadata(&state.kms_keys[&id])}))
-        }
-        "ScheduleKeyDeletion" => {
-            let id = key_id(state, text(body, "KeyId")?)?;
-            let days = body["PendingWindowInDays"].as_u64().unwrap_or(30);
-            if !(7..=30).contains(&days) {
-                return Err(error(
-                    "ValidationException",
-                    format!(
-                        "1 validation error detected: Value '{days}' at 'pendingWindowInDays' failed to satisfy constraint: Member must have value less than or equal to 30 and greater than or equal to 7"
-                    ),
-                ));
-            }
-            let now = state.now;
-            let key = state
-                .kms_keys
-                .get_mut(&id)
-                .ok_or_else(|| error("NotFoundException", format!("Key '{id}' does not exist")))?;
-            if key.deletion_at.is_some() {
-                return Err(error(
-                    "KMSInvalidStateException",
-                    format!("{} is pending deletion.", key.arn()),
-                ));
-            }
-            let at = now + DAY * u32::try_from(days).unwrap_or(30);
-            key.deletion_at = Some(at);
-            Ok(json!({
-                "KeyId": key.arn(),
-                "DeletionDate": epoch(at),
-                "KeyState": "PendingDeletion",
-                "PendingWindowInDays": days,
-            }))
-        }
-        "CreateAlias" => {
-            let alias = text(body, "AliasName")?.to_string();
-            if !alias.starts_with("alias/") || alias.starts_with("alias/aws/") {
-                return Err(error(
-                    "ValidationException",
-                    format!(
-                        "Alias must start with the prefix \"alias/\" and may not begin with \"alias/aws/\": {alias}"
-                    ),
-                ));
-            }
-            if state.kms_aliases.contains_key(&alias) {
-                return Err(error(
-                    "AlreadyExistsException",
-                    format!(
-                        "An alias with the name {} already exists",
-                        alias_arn(&alias)
-                    ),
-                ));
-            }
-            let id = key_id(state, text(body, "TargetKeyId")?)?;
-            state.kms_aliases.insert(alias, id);
-            Ok(json!({}))
-        }
-        "DeleteAlias" => {
-            let alias = text(body, "AliasName")?;
-            if state.kms_aliases.remove(alias).is_none() {
-                return Err(error(
-                    "NotFoundException",
-                    format!("Alias {} is not found.", alias_arn(alias)),
-                ));
-            }
-            Ok(json!({}))
-        }
-        "ListAliases" => {
-            let only = body["KeyId"]
-                .as_str()
-                .map(|k| key_id(state, k))
-                .transpose()?;
-            let aliases: Vec<Value> = state
-                .kms_aliases
-                .iter()
-                .filter(|(_, id)| only.as_ref().is_none_or(|o| o == *id))
-                .map(|(alias, id)| {
-                    json!({"AliasName": alias, "AliasArn": alias_arn(alias), "TargetKeyId": id})
-                })
-                .collect();
-            Ok(json!({"Aliases": aliases, "Truncated": false}))
-        }
+        "CreateKey" => create_key(state, body),
+        "DescribeKey" => describe_key(state, body),
+        "ScheduleKeyDeletion" => schedule_key_deletion(state, body),
+        "CreateAlias" => create_alias(state, body),
+        "DeleteAlias" => delete_alias(state, body),
+        "ListAliases" => list_aliases(state, body),
         other => Err(error(
             "UnknownOperationException",
             format!(
@@ -192,6 +109,113 @@ pub(crate) fn handle(
             ),
         )),
     }
+}
+
+fn create_key(state: &mut AwsState, body: &Value) -> Result<Value, AwsError> {
+    let id = state.next_uuid();
+    let key = KmsKey {
+        id: id.clone(),
+        description: body["Description"].as_str().unwrap_or_default().into(),
+        created_at: state.now,
+        deletion_at: None,
+    };
+    let answer = json!({"KeyMetadata": metadata(&key)});
+    state.kms_keys.insert(id, key);
+    Ok(answer)
+}
+
+fn describe_key(state: &AwsState, body: &Value) -> Result<Value, AwsError> {
+    let id = key_id(state, text(body, "KeyId")?)?;
+    Ok(json!({"KeyMetadata": metadata(&state.kms_keys[&id])}))
+}
+
+/// The key stays, `PendingDeletion`, for its waiting period; it cannot be scheduled twice.
+fn schedule_key_deletion(state: &mut AwsState, body: &Value) -> Result<Value, AwsError> {
+    let id = key_id(state, text(body, "KeyId")?)?;
+    let days = pending_window_days(body)?;
+    let now = state.now;
+    let key = state
+        .kms_keys
+        .get_mut(&id)
+        .ok_or_else(|| error("NotFoundException", format!("Key '{id}' does not exist")))?;
+    if key.deletion_at.is_some() {
+        return Err(error(
+            "KMSInvalidStateException",
+            format!("{} is pending deletion.", key.arn()),
+        ));
+    }
+    let at = now + DAY * u32::try_from(days).unwrap_or(30);
+    key.deletion_at = Some(at);
+    Ok(json!({
+        "KeyId": key.arn(),
+        "DeletionDate": epoch(at),
+        "KeyState": "PendingDeletion",
+        "PendingWindowInDays": days,
+    }))
+}
+
+/// `PendingWindowInDays`: 7 to 30, 30 when not given.
+fn pending_window_days(body: &Value) -> Result<u64, AwsError> {
+    let days = body["PendingWindowInDays"].as_u64().unwrap_or(30);
+    if !(7..=30).contains(&days) {
+        return Err(error(
+            "ValidationException",
+            format!(
+                "1 validation error detected: Value '{days}' at 'pendingWindowInDays' failed to satisfy constraint: Member must have value less than or equal to 30 and greater than or equal to 7"
+            ),
+        ));
+    }
+    Ok(days)
+}
+
+/// An alias of the account's own (`alias/NAME`, not `alias/aws/...`) for a key.
+fn create_alias(state: &mut AwsState, body: &Value) -> Result<Value, AwsError> {
+    let alias = text(body, "AliasName")?.to_string();
+    if !alias.starts_with("alias/") || alias.starts_with("alias/aws/") {
+        return Err(error(
+            "ValidationException",
+            format!(
+                "Alias must start with the prefix \"alias/\" and may not begin with \"alias/aws/\": {alias}"
+            ),
+        ));
+    }
+    if state.kms_aliases.contains_key(&alias) {
+        return Err(error(
+            "AlreadyExistsException",
+            format!(
+                "An alias with the name {} already exists",
+                alias_arn(&alias)
+            ),
+        ));
+    }
+    let id = key_id(state, text(body, "TargetKeyId")?)?;
+    state.kms_aliases.insert(alias, id);
+    Ok(json!({}))
+}
+
+fn delete_alias(state: &mut AwsState, body: &Value) -> Result<Value, AwsError> {
+    let alias = text(body, "AliasName")?;
+    if state.kms_aliases.remove(alias).is_none() {
+        return Err(alias_missing(alias));
+    }
+    Ok(json!({}))
+}
+
+/// Every alias, or those of the key `KeyId` names.
+fn list_aliases(state: &AwsState, body: &Value) -> Result<Value, AwsError> {
+    let only = body["KeyId"]
+        .as_str()
+        .map(|k| key_id(state, k))
+        .transpose()?;
+    let aliases: Vec<Value> = state
+        .kms_aliases
+        .iter()
+        .filter(|(_, id)| only.as_ref().is_none_or(|o| o == *id))
+        .map(|(alias, id)| {
+            json!({"AliasName": alias, "AliasArn": alias_arn(alias), "TargetKeyId": id})
+        })
+        .collect();
+    Ok(json!({"Aliases": aliases, "Truncated": false}))
 }
 
 /// The key of a CreateCluster `encryptionConfig` (Secrets only), which must exist and be

@@ -1,11 +1,16 @@
 //! Node group scaling: launching and terminating instances, and the update that tracks it.
 
-use super::error::AwsError;
 use std::time::Duration;
 
-use super::state::{AwsState, AwsTimer, Instance, Nodegroup, SHUTDOWN_DELAY, Update, join_delay};
+use super::eks_records::{in_use, nodegroup_missing};
+use super::error::AwsError;
+use super::state::{
+    AwsState, AwsTimer, Instance, LaunchTemplate, Nodegroup, SHUTDOWN_DELAY, Update, join_delay,
+};
 use crate::lab;
 
+/// UpdateNodegroupConfig's new sizes (those not given stay): instances start or stop to
+/// reach the desired size, and the update turns Successful once they have.
 pub(crate) fn update_config(
     state: &mut AwsState,
     cluster: &str,
@@ -19,27 +24,16 @@ pub(crate) fn update_config(
         .nodegroups
         .get(&key)
         .cloned()
-        .ok_or_else(|| AwsError::not_found(format!("No node group found for name: {name}.")))?;
+        .ok_or_else(|| nodegroup_missing(name))?;
     let (min, max) = (min.unwrap_or(current.min), max.unwrap_or(current.max));
     let desired = desired.unwrap_or(current.desired);
     super::parameters::scaling(min, desired, max)?;
     if current.status == "UPDATING" {
-        return Err(AwsError::new(
-            409,
-            "ResourceInUseException",
-            format!("Nodegroup {name} is currently being updated"),
-        ));
+        return Err(in_use(format!(
+            "Nodegroup {name} is currently being updated"
+        )));
     }
-    let mut params = vec![];
-    if desired != current.desired {
-        params.push(("DesiredSize".to_string(), desired.to_string()));
-    }
-    if min != current.min {
-        params.push(("MinSize".to_string(), min.to_string()));
-    }
-    if max != current.max {
-        params.push(("MaxSize".to_string(), max.to_string()));
-    }
+    let params = changed_sizes(&current, desired, min, max);
     let id = state.next_uuid();
     let update = Update {
         id: id.clone(),
@@ -54,20 +48,45 @@ pub(crate) fn update_config(
     state.updates.insert(id.clone(), update.clone());
     let now = state.now;
     if let Some(ng) = state.nodegroups.get_mut(&key) {
-        ng.desired = desired;
-        ng.min = min;
-        ng.max = max;
-        ng.status = "UPDATING".into();
-        ng.modified_at = now;
+        resize(ng, (min, max, desired), now);
     }
-    let live = state.live_instances(name).len();
-    let longest = if (live as i64) < desired {
-        launch(state, &current, live, desired as usize)
-    } else {
-        terminate_newest(state, name, live - desired as usize)
-    };
+    let longest = scale_to(state, &current, desired);
     state.schedule(longest, AwsTimer::UpdateDone { update: id });
     Ok(update)
+}
+
+/// A node group takes its new sizes and is UPDATING until its instances match them.
+fn resize(ng: &mut Nodegroup, (min, max, desired): (i64, i64, i64), now: Duration) {
+    ng.desired = desired;
+    ng.min = min;
+    ng.max = max;
+    ng.status = "UPDATING".into();
+    ng.modified_at = now;
+}
+
+/// The update's params: each size that changes, as EKS lists them.
+fn changed_sizes(current: &Nodegroup, desired: i64, min: i64, max: i64) -> Vec<(String, String)> {
+    let mut params = vec![];
+    if desired != current.desired {
+        params.push(("DesiredSize".to_string(), desired.to_string()));
+    }
+    if min != current.min {
+        params.push(("MinSize".to_string(), min.to_string()));
+    }
+    if max != current.max {
+        params.push(("MaxSize".to_string(), max.to_string()));
+    }
+    params
+}
+
+/// Starts or stops instances until the node group runs `desired`; returns how long that takes.
+fn scale_to(state: &mut AwsState, nodegroup: &Nodegroup, desired: i64) -> Duration {
+    let live = state.live_instances(&nodegroup.name).len();
+    if (live as i64) < desired {
+        launch(state, nodegroup, live, desired as usize)
+    } else {
+        terminate_newest(state, &nodegroup.name, live - desired as usize)
+    }
 }
 
 /// Launches instances number `from..to` of a node group (spread over its subnets in order);
@@ -86,40 +105,19 @@ pub(crate) fn launch(
         .as_ref()
         .and_then(|lt| state.launch_templates.get(&lt.id))
         .cloned();
+    // Spread over the subnets the way the seed's Auto Scaling group placed `primary`
+    // (2a, then 2c, then 2b): every other subnet first.
+    let order: Vec<&String> = nodegroup
+        .subnets
+        .iter()
+        .step_by(2)
+        .chain(nodegroup.subnets.iter().skip(1).step_by(2))
+        .collect();
     for index in from..to {
-        // Spread over the subnets the way the seed's Auto Scaling group placed `primary`
-        // (2a, then 2c, then 2b): every other subnet first.
-        let order: Vec<&String> = nodegroup
-            .subnets
-            .iter()
-            .step_by(2)
-            .chain(nodegroup.subnets.iter().skip(1).step_by(2))
-            .collect();
         let Some(subnet) = order.get(index % order.len().max(1)).map(|s| (*s).clone()) else {
             break;
         };
-        let zone = state
-            .subnets
-            .get(&subnet)
-            .map_or("ap-northeast-2a".to_string(), |s| s.zone.clone());
-        let instance = Instance {
-            id: state.next_id("i"),
-            nodegroup: nodegroup.name.clone(),
-            instance_type: nodegroup.instance_type.clone(),
-            private_ip: state.next_private_ip(&subnet),
-            subnet,
-            zone,
-            state: "pending".into(),
-            groups: launch_groups(state, nodegroup),
-            ami: if nodegroup.ami_type.contains("NVIDIA") {
-                lab::AMI_NVIDIA.into()
-            } else {
-                lab::AMI_STANDARD.into()
-            },
-            launched_at: now,
-            placement_group: template.as_ref().and_then(|t| t.placement_group.clone()),
-            efa_interfaces: template.as_ref().map_or(0, |t| t.efa_interfaces()),
-        };
+        let instance = new_instance(state, nodegroup, subnet, template.as_ref());
         let delay = join_delay(&instance.instance_type);
         longest = longest.max(delay);
         state.schedule(
@@ -134,6 +132,37 @@ pub(crate) fn launch(
         state.instances.insert(instance.id.clone(), instance);
     }
     longest
+}
+
+/// A pending instance of a node group in `subnet`, with its launch template's placement.
+fn new_instance(
+    state: &mut AwsState,
+    nodegroup: &Nodegroup,
+    subnet: String,
+    template: Option<&LaunchTemplate>,
+) -> Instance {
+    let zone = state
+        .subnets
+        .get(&subnet)
+        .map_or("ap-northeast-2a".to_string(), |s| s.zone.clone());
+    Instance {
+        id: state.next_id("i"),
+        nodegroup: nodegroup.name.clone(),
+        instance_type: nodegroup.instance_type.clone(),
+        private_ip: state.next_private_ip(&subnet),
+        subnet,
+        zone,
+        state: "pending".into(),
+        groups: launch_groups(state, nodegroup),
+        ami: if nodegroup.ami_type.contains("NVIDIA") {
+            lab::AMI_NVIDIA.into()
+        } else {
+            lab::AMI_STANDARD.into()
+        },
+        launched_at: state.now,
+        placement_group: template.and_then(|t| t.placement_group.clone()),
+        efa_interfaces: template.map_or(0, |t| t.efa_interfaces()),
+    }
 }
 
 /// The security groups a new instance of a node group gets: those of its launch template,

@@ -5,8 +5,10 @@ use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
 
+use super::eks::Answer;
+use super::eks_records::{cluster_mut, in_use};
 use super::error::AwsError;
-use super::state::{AwsState, Cluster, PodIdentityAssociation};
+use super::state::{AwsState, PodIdentityAssociation};
 use super::wire::epoch;
 use crate::lab;
 
@@ -38,13 +40,6 @@ fn full(cluster: &str, a: &PodIdentityAssociation) -> Value {
     json
 }
 
-fn cluster_mut<'a>(state: &'a mut AwsState, name: &str) -> Result<&'a mut Cluster, AwsError> {
-    state
-        .clusters
-        .get_mut(name)
-        .ok_or_else(|| AwsError::not_found(format!("No cluster found for name: {name}.")))
-}
-
 fn missing(id: &str) -> AwsError {
     AwsError::not_found(format!("No Pod Identity Association found for id: {id}"))
 }
@@ -71,11 +66,9 @@ pub(crate) fn associate(
         .values()
         .any(|a| a.namespace == namespace && a.service_account == service_account)
     {
-        return Err(AwsError::new(
-            409,
-            "ResourceInUseException",
-            format!("Association already exists: {namespace}/{service_account}"),
-        ));
+        return Err(in_use(format!(
+            "Association already exists: {namespace}/{service_account}"
+        )));
     }
     let association = PodIdentityAssociation {
         id: id.clone(),
@@ -90,64 +83,79 @@ pub(crate) fn associate(
     Ok(association)
 }
 
-/// Serves `/clusters/{name}/pod-identity-associations...`; None for any other path.
+/// Serves `/clusters/{name}/pod-identity-associations...`; None for any other path, and for
+/// a method it does not serve there.
 pub(crate) fn serve(
     state: &mut AwsState,
     method: &str,
     segments: &[&str],
     query: &BTreeMap<String, String>,
     body: &Value,
-) -> Option<Result<(u16, Value), AwsError>> {
+) -> Option<Answer> {
     let ["clusters", name, "pod-identity-associations", rest @ ..] = segments else {
         return None;
     };
-    let name = (*name).to_string();
+    let name = *name;
     Some(match (method, rest) {
-        ("POST", []) => {
-            let field = |key: &str| {
-                body[key]
-                    .as_str()
-                    .filter(|v| !v.is_empty())
-                    .ok_or_else(|| AwsError::invalid_parameter(format!("{key} is required")))
-            };
-            (|| {
-                let (namespace, account, role) = (
-                    field("namespace")?,
-                    field("serviceAccount")?,
-                    field("roleArn")?,
-                );
-                let created = associate(state, &name, namespace, account, role)?;
-                Ok((200, json!({"association": full(&name, &created)})))
-            })()
-        }
-        ("GET", []) => cluster_mut(state, &name).map(|c| {
-            let associations: Vec<Value> = c
-                .pod_identity_associations
-                .values()
-                .filter(|a| query.get("namespace").is_none_or(|n| *n == a.namespace))
-                .filter(|a| {
-                    query
-                        .get("serviceAccount")
-                        .is_none_or(|s| *s == a.service_account)
-                })
-                .map(|a| summary(&name, a))
-                .collect();
-            (200, json!({"associations": associations}))
-        }),
-        ("GET", [id]) => cluster_mut(state, &name).and_then(|c| {
-            let found = c
-                .pod_identity_associations
-                .get(*id)
-                .ok_or_else(|| missing(id))?;
-            Ok((200, json!({"association": full(&name, found)})))
-        }),
-        ("DELETE", [id]) => cluster_mut(state, &name).and_then(|c| {
-            let removed = c
-                .pod_identity_associations
-                .remove(*id)
-                .ok_or_else(|| missing(id))?;
-            Ok((200, json!({"association": full(&name, &removed)})))
-        }),
+        ("POST", []) => create_association(state, name, body),
+        ("GET", []) => list_associations(state, name, query),
+        ("GET", [id]) => describe_association(state, name, id),
+        ("DELETE", [id]) => delete_association(state, name, id),
         _ => return None,
     })
+}
+
+fn create_association(state: &mut AwsState, cluster: &str, body: &Value) -> Answer {
+    let field = |key: &str| {
+        body[key]
+            .as_str()
+            .filter(|v| !v.is_empty())
+            .ok_or_else(|| AwsError::invalid_parameter(format!("{key} is required")))
+    };
+    let (namespace, account, role) = (
+        field("namespace")?,
+        field("serviceAccount")?,
+        field("roleArn")?,
+    );
+    let created = associate(state, cluster, namespace, account, role)?;
+    Ok((200, json!({"association": full(cluster, &created)})))
+}
+
+/// ListPodIdentityAssociations, narrowed to a `namespace` and `serviceAccount` when given.
+fn list_associations(
+    state: &mut AwsState,
+    cluster: &str,
+    query: &BTreeMap<String, String>,
+) -> Answer {
+    let record = cluster_mut(state, cluster)?;
+    let associations: Vec<Value> = record
+        .pod_identity_associations
+        .values()
+        .filter(|a| query.get("namespace").is_none_or(|n| *n == a.namespace))
+        .filter(|a| {
+            query
+                .get("serviceAccount")
+                .is_none_or(|s| *s == a.service_account)
+        })
+        .map(|a| summary(cluster, a))
+        .collect();
+    Ok((200, json!({"associations": associations})))
+}
+
+fn describe_association(state: &mut AwsState, cluster: &str, id: &str) -> Answer {
+    let record = cluster_mut(state, cluster)?;
+    let found = record
+        .pod_identity_associations
+        .get(id)
+        .ok_or_else(|| missing(id))?;
+    Ok((200, json!({"association": full(cluster, found)})))
+}
+
+fn delete_association(state: &mut AwsState, cluster: &str, id: &str) -> Answer {
+    let record = cluster_mut(state, cluster)?;
+    let removed = record
+        .pod_identity_associations
+        .remove(id)
+        .ok_or_else(|| missing(id))?;
+    Ok((200, json!({"association": full(cluster, &removed)})))
 }

@@ -7,12 +7,7 @@ use super::wire::Xml;
 
 pub(crate) fn handle(caller: &Principal, action: &str, xml: &mut Xml) -> Result<(), AwsError> {
     match action {
-        "GetCallerIdentity" => {
-            xml.leaf("UserId", &caller.user_id)
-                .leaf("Account", &caller.account)
-                .leaf("Arn", &caller.arn);
-            Ok(())
-        }
+        "GetCallerIdentity" => get_caller_identity(caller, xml),
         other => Err(AwsError::new(
             400,
             "InvalidAction",
@@ -21,4 +16,11 @@ pub(crate) fn handle(caller: &Principal, action: &str, xml: &mut Xml) -> Result<
             ),
         )),
     }
+}
+
+fn get_caller_identity(caller: &Principal, xml: &mut Xml) -> Result<(), AwsError> {
+    xml.leaf("UserId", &caller.user_id)
+        .leaf("Account", &caller.account)
+        .leaf("Arn", &caller.arn);
+    Ok(())
 }
