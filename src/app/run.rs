@@ -228,7 +228,7 @@ fn note_unfinished_run(state_dir: &Path, key: &str) {
     if let Some(earlier) = journal::latest_unfinished(state_dir, key) {
         eprintln!(
             "note: run {} of {} against this target was killed before its cleanups finished; \
-             `runbook recover {}` with the same --kubeconfig and --aws-endpoint puts back what it changed",
+             `runbook recover {}` with target flags for the same cluster (however spelt) puts back what it changed",
             earlier.id, earlier.runbook, earlier.id
         );
     }
@@ -335,7 +335,7 @@ fn say_left_behind(report: &Report, records: &RunRecords, target: &Target) {
         eprint!("{text}");
         if records.journal.is_some() && target.outside().is_some() {
             eprintln!(
-                "  or put back what the run changed from its journal: runbook recover {} (with the same --kubeconfig and --aws-endpoint)",
+                "  or put back what the run changed from its journal: runbook recover {} (with target flags for the same cluster, however spelt)",
                 records.run_id
             );
         }

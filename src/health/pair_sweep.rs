@@ -27,7 +27,7 @@ impl Pairs {
 
 /// The pairs to run over `nodes` (sorted first, so a sweep is the same whatever order the
 /// nodes came in).
-pub fn plan(nodes: &[String], pairs: Pairs) -> Vec<(String, String)> {
+pub fn pairs_to_run(nodes: &[String], pairs: Pairs) -> Vec<(String, String)> {
     let mut nodes = nodes.to_vec();
     nodes.sort();
     nodes.dedup();
@@ -208,18 +208,18 @@ mod tests {
 
     #[test]
     fn a_ring_has_one_pair_per_node_and_all_has_every_pair() {
-        assert_eq!(plan(&names(4), Pairs::Ring).len(), 4);
-        assert_eq!(plan(&names(2), Pairs::Ring).len(), 1);
-        assert_eq!(plan(&names(1), Pairs::Ring).len(), 0);
-        assert_eq!(plan(&names(5), Pairs::All).len(), 10);
+        assert_eq!(pairs_to_run(&names(4), Pairs::Ring).len(), 4);
+        assert_eq!(pairs_to_run(&names(2), Pairs::Ring).len(), 1);
+        assert_eq!(pairs_to_run(&names(1), Pairs::Ring).len(), 0);
+        assert_eq!(pairs_to_run(&names(5), Pairs::All).len(), 10);
         let mut shuffled = names(3);
         shuffled.reverse();
-        assert_eq!(plan(&shuffled, Pairs::Ring), plan(&names(3), Pairs::Ring));
+        assert_eq!(pairs_to_run(&shuffled, Pairs::Ring), pairs_to_run(&names(3), Pairs::Ring));
     }
 
     #[test]
     fn the_slow_node_is_the_one_in_both_slow_pairs() {
-        let runs: Vec<PairRun> = plan(&names(4), Pairs::Ring)
+        let runs: Vec<PairRun> = pairs_to_run(&names(4), Pairs::Ring)
             .iter()
             .map(|(a, b)| {
                 let slow = a == "node-2" || b == "node-2";

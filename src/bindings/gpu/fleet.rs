@@ -17,7 +17,7 @@ use crate::clients::gpu::{
 use crate::clients::kube::{KubeClient, ListOptions, NodeSummary};
 use crate::guard::Change;
 use crate::health::node_check::QUERY_FIELDS;
-use crate::health::pair_sweep::{PairRun, Pairs, findings, plan};
+use crate::health::pair_sweep::{PairRun, Pairs, findings, pairs_to_run};
 use crate::health::thresholds::for_instance_type;
 use crate::journal::Undo;
 use crate::script::documented as doc;
@@ -307,7 +307,7 @@ fn sweep_spec(
         Some(names) => names,
         None => ready_nodes(h, k, chosen.as_deref().unwrap_or(&run.selector), position)?,
     };
-    let planned = plan(&nodes, pairs);
+    let planned = pairs_to_run(&nodes, pairs);
     if planned.is_empty() {
         return Err(s.error(format!(
             "a sweep needs at least 2 nodes, got {}",
