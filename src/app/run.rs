@@ -37,7 +37,7 @@ pub(crate) fn execute(args: RunArgs) -> AppResult {
         locks.close_mutations_when_lost(&host);
     }
     let outputs = Outputs::for_run(&config, records.history.clone(), pushgateway, &runtime);
-    write_outputs_on_abort(&runtime, &host, &target, &outputs);
+    write_outputs_on_abort(&runtime, &host, &target, &outputs, &records);
     let mut outcome = run_script(&runtime, &host, &target, runbook, text)?;
     say_how_it_went(&config, &host, &target, &mut outcome);
     outputs.write(&outcome.report)?;
@@ -268,14 +268,16 @@ fn build_host(
 }
 
 /// Stop signals stop the script and run its cleanups (or undo from the journal); a run that
-/// aborts still writes its outputs.
+/// aborts still writes its outputs and gives the target's Lease back.
 fn write_outputs_on_abort(
     runtime: &tokio::runtime::Runtime,
     host: &Arc<Host>,
     target: &Target,
     outputs: &Outputs,
+    records: &RunRecords,
 ) {
     let on_abort = outputs.clone();
+    let give_back = records.locks.as_ref().map(TargetLocks::giver);
     signals::watch(
         runtime,
         host.clone(),
@@ -283,6 +285,9 @@ fn write_outputs_on_abort(
         move |report| {
             // Best effort on abort: the process is about to exit either way.
             let _ = on_abort.write(report);
+            if let Some(give_back) = &give_back {
+                give_back();
+            }
         },
     );
 }

@@ -5,7 +5,7 @@
 //! cleanups; a Lease lost to another run closes the run's mutations.
 
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use crate::error::Error;
@@ -25,7 +25,7 @@ pub(crate) struct Taker<'a> {
 
 pub(crate) struct TargetLocks {
     _file: journal::TargetLock,
-    lease: Option<HeldLease>,
+    lease: Arc<Mutex<Option<HeldLease>>>,
     handle: tokio::runtime::Handle,
 }
 
@@ -60,7 +60,7 @@ impl TargetLocks {
         };
         Ok(Self {
             _file: file,
-            lease,
+            lease: Arc::new(Mutex::new(lease)),
             handle: runtime.handle().clone(),
         })
     }
@@ -68,10 +68,9 @@ impl TargetLocks {
     /// From now on, a Lease lost to another run (or not renewed for its whole duration) stops
     /// the run's mutations: the run that holds the target now decides what happens to it.
     pub(crate) fn close_mutations_when_lost(&self, host: &Arc<Host>) {
-        let Some(lease) = &self.lease else {
+        let Some(mut lost) = self.held().as_ref().map(HeldLease::lost) else {
             return;
         };
-        let mut lost = lease.lost();
         let host = host.clone();
         self.handle.spawn(async move {
             if lost.wait_for(Option::is_some).await.is_err() {
@@ -88,27 +87,44 @@ impl TargetLocks {
     }
 
     /// Gives the Lease back (the file lock goes when this is dropped), saying so if it cannot.
-    pub(crate) fn release(mut self) {
-        self.give_back_lease();
+    pub(crate) fn release(self) {
+        self.giver()();
     }
 
-    fn give_back_lease(&mut self) {
-        let Some(lease) = self.lease.take() else {
-            return;
-        };
-        if let Err(error) = self.handle.block_on(lease.release()) {
-            eprintln!(
-                "warning: could not give back the target's lock (its Lease expires on its own within {}s): {error}",
-                LeaseSettings::default().duration.as_secs()
-            );
+    /// What gives the Lease back from anywhere, once: the end of the run, or a stop signal's
+    /// abort, which exits the process without unwinding.
+    pub(crate) fn giver(&self) -> impl Fn() + Send + Sync + 'static {
+        let lease = self.lease.clone();
+        let handle = self.handle.clone();
+        move || {
+            let Some(held) = lease.lock().unwrap_or_else(PoisonError::into_inner).take() else {
+                return;
+            };
+            let release = held.release();
+            // On a runtime thread (an abort), this thread may block while others run the
+            // release; elsewhere the runtime runs it here.
+            let released = match tokio::runtime::Handle::try_current() {
+                Ok(_) => tokio::task::block_in_place(|| handle.block_on(release)),
+                Err(_) => handle.block_on(release),
+            };
+            if let Err(error) = released {
+                eprintln!(
+                    "warning: could not give back the target's lock (its Lease expires on its own within {}s): {error}",
+                    LeaseSettings::default().duration.as_secs()
+                );
+            }
         }
+    }
+
+    fn held(&self) -> MutexGuard<'_, Option<HeldLease>> {
+        self.lease.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
 
 impl Drop for TargetLocks {
     /// A run that ends on an error gives the Lease back as one that ends well does.
     fn drop(&mut self) {
-        self.give_back_lease();
+        self.giver()();
     }
 }
 

@@ -214,7 +214,10 @@ mod tests {
         assert_eq!(pairs_to_run(&names(5), Pairs::All).len(), 10);
         let mut shuffled = names(3);
         shuffled.reverse();
-        assert_eq!(pairs_to_run(&shuffled, Pairs::Ring), pairs_to_run(&names(3), Pairs::Ring));
+        assert_eq!(
+            pairs_to_run(&shuffled, Pairs::Ring),
+            pairs_to_run(&names(3), Pairs::Ring)
+        );
     }
 
     #[test]

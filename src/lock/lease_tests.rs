@@ -134,7 +134,8 @@ async fn a_runner_that_stopped_renewing_is_taken_over_once_its_lease_expires() {
     assert_eq!(
         how,
         Acquired::TakenOver {
-            previous: holder("killed")
+            previous: holder("killed"),
+            because: Gone::Expired
         }
     );
     assert!(

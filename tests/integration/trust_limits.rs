@@ -162,6 +162,15 @@ fn a_sigterm_whose_cleanups_cannot_start_undoes_the_run_from_its_journal_within_
         "{err}"
     );
     assert_eq!(lab.gpu_desired(), 0, "put back from the journal");
+    // The abort gave the target's Lease back before it exited.
+    if let Some(kubectl) = crate::support::kubectl("1.32") {
+        let (code, _, err) = crate::support::kubectl_run(
+            &kubectl,
+            &lab,
+            &["get", "lease", "-n", "runbook", "target-lock"],
+        );
+        assert!(code != 0 && err.contains("NotFound"), "{err}");
+    }
 }
 
 /// gpu-health.rhai with a policy file the probe used: each is refused at `params`, before any
