@@ -21,6 +21,7 @@ pub(crate) mod meter;
 pub(crate) mod nodegroups;
 pub(crate) mod parameters;
 pub(crate) mod pod_identity;
+mod responses;
 pub(crate) mod seed_ids;
 pub(crate) mod server;
 pub(crate) mod signature;
