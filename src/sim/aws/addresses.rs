@@ -2,11 +2,10 @@
 //! ReleaseAddress, with AWS's refusal to release an address a NAT gateway still holds (it lets
 //! go once the NAT gateway is deleted).
 
-use super::ec2::{Params, filters};
-use super::ec2_lifecycle::{name_tag, name_xml, required};
+use super::ec2_query::{Params, Wanted, name_tag, name_xml, required};
 use super::error::AwsError;
 use super::state::{Address, AwsState};
-use super::wire::{Xml, numbered};
+use super::wire::Xml;
 use crate::lab;
 
 fn missing(id: &str) -> AwsError {
@@ -47,78 +46,62 @@ fn address_xml(xml: &mut Xml, address: &Address) {
     name_xml(xml, &address.name);
 }
 
-pub(crate) fn handle(
+pub(super) fn allocate_address(
     state: &mut AwsState,
-    action: &str,
     params: &Params,
     xml: &mut Xml,
 ) -> Result<(), AwsError> {
-    match action {
-        "AllocateAddress" => {
-            let id = state.next_id("eipalloc");
-            let n = state.addresses.len() + 1;
-            let address = Address {
-                allocation_id: id.clone(),
-                public_ip: format!("3.38.{}.{}", 121 + n / 250, n % 250 + 1),
-                name: name_tag(params).unwrap_or_default(),
-                nat_gateway: None,
-            };
-            xml.leaf("publicIp", &address.public_ip)
-                .leaf("allocationId", &id)
-                .leaf("domain", "vpc")
-                .leaf("publicIpv4Pool", "amazon")
-                .leaf("networkBorderGroup", lab::REGION);
-            state.addresses.insert(id, address);
-            Ok(())
-        }
-        "DescribeAddresses" => {
-            let wanted = numbered(params, "AllocationId");
-            for id in &wanted {
-                if !state.addresses.contains_key(id) {
-                    return Err(missing(id));
-                }
-            }
-            let names: Vec<String> = filters(params)
-                .into_iter()
-                .filter(|(name, _)| name == "tag:Name")
-                .flat_map(|(_, values)| values)
-                .collect();
-            xml.open("addressesSet");
-            for address in state.addresses.values().filter(|a| {
-                (wanted.is_empty() || wanted.contains(&a.allocation_id))
-                    && (names.is_empty() || names.contains(&a.name))
-            }) {
-                xml.open("item");
-                address_xml(xml, address);
-                xml.close("item");
-            }
-            xml.close("addressesSet");
-            Ok(())
-        }
-        "ReleaseAddress" => {
-            let id = required(params, "AllocationId")?.to_string();
-            let address = state.addresses.get(&id).ok_or_else(|| missing(&id))?;
-            if let Some(nat) = &address.nat_gateway {
-                return Err(AwsError::new(
-                    400,
-                    "InvalidIPAddress.InUse",
-                    format!(
-                        "Address {} is in use (by NAT gateway {nat}: delete it and wait until it is deleted)",
-                        address.public_ip
-                    ),
-                ));
-            }
-            state.addresses.remove(&id);
-            xml.leaf("return", true);
-            Ok(())
-        }
-        "DescribeInstanceTypes" => super::instance_types::describe(params, xml),
-        other => Err(AwsError::new(
+    let id = state.next_id("eipalloc");
+    let n = state.addresses.len() + 1;
+    let address = Address {
+        allocation_id: id.clone(),
+        public_ip: format!("3.38.{}.{}", 121 + n / 250, n % 250 + 1),
+        name: name_tag(params).unwrap_or_default(),
+        nat_gateway: None,
+    };
+    xml.leaf("publicIp", &address.public_ip)
+        .leaf("allocationId", &id)
+        .leaf("domain", "vpc")
+        .leaf("publicIpv4Pool", "amazon")
+        .leaf("networkBorderGroup", lab::REGION);
+    state.addresses.insert(id, address);
+    Ok(())
+}
+
+pub(super) fn describe_addresses(
+    state: &mut AwsState,
+    params: &Params,
+    xml: &mut Xml,
+) -> Result<(), AwsError> {
+    let wanted = Wanted::listed(params, "AllocationId");
+    wanted.all_exist(|id| state.addresses.contains_key(id), missing)?;
+    let names = Wanted::filtered(params, "tag:Name");
+    let addresses = state
+        .addresses
+        .values()
+        .filter(|a| wanted.accepts(&a.allocation_id) && names.accepts(&a.name));
+    xml.items("addressesSet", addresses, address_xml);
+    Ok(())
+}
+
+pub(super) fn release_address(
+    state: &mut AwsState,
+    params: &Params,
+    xml: &mut Xml,
+) -> Result<(), AwsError> {
+    let id = required(params, "AllocationId")?.to_string();
+    let address = state.addresses.get(&id).ok_or_else(|| missing(&id))?;
+    if let Some(nat) = &address.nat_gateway {
+        return Err(AwsError::new(
             400,
-            "InvalidAction",
+            "InvalidIPAddress.InUse",
             format!(
-                "The action {other} is not valid for this web service (the lab twin serves EC2 for VPCs, subnets, NAT gateways, Elastic IPs, instances, instance types, security groups, placement groups and launch templates)"
+                "Address {} is in use (by NAT gateway {nat}: delete it and wait until it is deleted)",
+                address.public_ip
             ),
-        )),
+        ));
     }
+    state.addresses.remove(&id);
+    xml.leaf("return", true);
+    Ok(())
 }

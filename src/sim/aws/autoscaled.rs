@@ -9,71 +9,80 @@ use crate::sim::launch::{LaunchOutcome, LaunchRequest};
 
 /// Starts the instance a NodeClaim asks for, or says why EC2 would not.
 pub(crate) fn launch(state: &mut AwsState, request: &LaunchRequest) -> LaunchOutcome {
-    let failed = |code: &str, message: String| LaunchOutcome::Failed {
-        nodeclaim: request.nodeclaim.clone(),
-        code: code.into(),
-        message,
-    };
-    if state.faults.vcpu_quota {
-        return failed(
-            "VcpuLimitExceeded",
-            "You have requested more vCPU capacity than your current vCPU limit allows for the instance bucket that the specified instance type belongs to. Please visit http://aws.amazon.com/contact-us/ec2-request to request an adjustment to this limit.".into(),
-        );
+    let subnet = private_subnet(state, &request.zone);
+    if let Some((code, message)) = refusal(state, &subnet) {
+        return LaunchOutcome::Failed {
+            nodeclaim: request.nodeclaim.clone(),
+            code: code.into(),
+            message,
+        };
     }
-    let subnet = lab::PRIVATE_SUBNETS
-        .iter()
-        .find(|id| {
-            state
-                .subnets
-                .get(**id)
-                .is_some_and(|s| s.zone == request.zone)
-        })
-        .or(lab::PRIVATE_SUBNETS.first())
-        .map(|s| (*s).to_string())
-        .unwrap_or_default();
-    if state.faults.subnet_ips_exhausted {
-        return failed(
-            "InsufficientFreeAddressesInSubnet",
-            format!(
-                "There are not enough free addresses in subnet '{subnet}' to satisfy the requested number of instances."
-            ),
-        );
-    }
-    let zone = state
-        .subnets
-        .get(&subnet)
-        .map_or_else(|| request.zone.clone(), |s| s.zone.clone());
-    let now = state.now;
-    let instance = Instance {
-        id: state.next_id("i"),
-        nodegroup: String::new(),
-        instance_type: request.instance_type.clone(),
-        private_ip: state.next_private_ip(&subnet),
-        subnet,
-        zone: zone.clone(),
-        state: "pending".into(),
-        groups: vec![lab::NODE_SG.into()],
-        ami: lab::AMI_STANDARD.into(),
-        launched_at: now,
-        placement_group: None,
-        efa_interfaces: 0,
-    };
+    let instance = new_instance(state, request, subnet);
+    let (id, zone) = (instance.id.clone(), instance.zone.clone());
     state.schedule(
         join_delay(&instance.instance_type),
         AwsTimer::InstanceJoins {
-            instance: instance.id.clone(),
+            instance: id.clone(),
         },
     );
-    state
-        .meter
-        .start(&instance.id, &instance.instance_type, now);
-    let id = instance.id.clone();
+    let now = state.now;
+    state.meter.start(&id, &instance.instance_type, now);
     state.instances.insert(id.clone(), instance);
     state.autoscaled.insert(id.clone(), request.clone());
     LaunchOutcome::Launched {
         nodeclaim: request.nodeclaim.clone(),
         instance: id,
         zone,
+    }
+}
+
+/// The lab's private subnet in `zone`, else its first.
+fn private_subnet(state: &AwsState, zone: &str) -> String {
+    lab::PRIVATE_SUBNETS
+        .iter()
+        .find(|id| state.subnets.get(**id).is_some_and(|s| s.zone == zone))
+        .or(lab::PRIVATE_SUBNETS.first())
+        .map(|s| (*s).to_string())
+        .unwrap_or_default()
+}
+
+/// The code and message EC2 refuses a new instance with, when a fault says it would.
+fn refusal(state: &AwsState, subnet: &str) -> Option<(&'static str, String)> {
+    if state.faults.vcpu_quota {
+        return Some((
+            "VcpuLimitExceeded",
+            "You have requested more vCPU capacity than your current vCPU limit allows for the instance bucket that the specified instance type belongs to. Please visit http://aws.amazon.com/contact-us/ec2-request to request an adjustment to this limit.".into(),
+        ));
+    }
+    if state.faults.subnet_ips_exhausted {
+        return Some((
+            "InsufficientFreeAddressesInSubnet",
+            format!(
+                "There are not enough free addresses in subnet '{subnet}' to satisfy the requested number of instances."
+            ),
+        ));
+    }
+    None
+}
+
+fn new_instance(state: &mut AwsState, request: &LaunchRequest, subnet: String) -> Instance {
+    let zone = state
+        .subnets
+        .get(&subnet)
+        .map_or_else(|| request.zone.clone(), |s| s.zone.clone());
+    Instance {
+        id: state.next_id("i"),
+        nodegroup: String::new(),
+        instance_type: request.instance_type.clone(),
+        private_ip: state.next_private_ip(&subnet),
+        subnet,
+        zone,
+        state: "pending".into(),
+        groups: vec![lab::NODE_SG.into()],
+        ami: lab::AMI_STANDARD.into(),
+        launched_at: state.now,
+        placement_group: None,
+        efa_interfaces: 0,
     }
 }
 

@@ -1,15 +1,98 @@
-//! EC2 over the query protocol: VPCs, subnets, NAT gateways, instances, security groups and
-//! their rules (describe, authorize, revoke by permission or by rule id).
+//! EC2 over the query protocol: every action the twin serves is a function of its own, chosen
+//! by name from one table; security groups' rules are served here (describe, authorize, revoke
+//! by permission or by rule id), the other resources in the modules the table names.
 
-use std::collections::BTreeMap;
-
+use super::ec2_query::{Params, Wanted, name_xml};
 use super::error::AwsError;
-use super::state::{AwsState, Rule};
-use super::wire::{Xml, iso, members, numbered};
-use super::{ec2_lifecycle, parameters, seed_ids};
+use super::state::{AwsState, Rule, SecurityGroup};
+use super::wire::{Member, Xml, members, numbered};
+use super::{addresses, ec2_lifecycle, instance_types, instances, launch_templates};
+use super::{parameters, seed_ids};
 use crate::lab;
 
-pub(super) type Params = BTreeMap<String, String>;
+/// One EC2 action: reads the request's parameters, changes the state, writes the body of the
+/// answer inside its `<ActionResponse>`.
+type Action = fn(&mut AwsState, &Params, &mut Xml) -> Result<(), AwsError>;
+
+/// Every EC2 action the twin serves, by name.
+const ACTIONS: &[(&str, Action)] = &[
+    ("DescribeSecurityGroups", describe_security_groups),
+    ("DescribeSecurityGroupRules", describe_security_group_rules),
+    ("AuthorizeSecurityGroupIngress", authorize_ingress),
+    ("AuthorizeSecurityGroupEgress", authorize_egress),
+    ("RevokeSecurityGroupIngress", revoke_ingress),
+    ("RevokeSecurityGroupEgress", revoke_egress),
+    ("DescribeInstances", instances::describe_instances),
+    ("DescribeVpcs", ec2_lifecycle::describe_vpcs),
+    ("CreateVpc", ec2_lifecycle::create_vpc),
+    ("DeleteVpc", ec2_lifecycle::delete_vpc),
+    ("DescribeSubnets", ec2_lifecycle::describe_subnets),
+    ("CreateSubnet", ec2_lifecycle::create_subnet),
+    ("DeleteSubnet", ec2_lifecycle::delete_subnet),
+    ("DescribeNatGateways", ec2_lifecycle::describe_nat_gateways),
+    ("CreateNatGateway", ec2_lifecycle::create_nat_gateway),
+    ("DeleteNatGateway", ec2_lifecycle::delete_nat_gateway),
+    ("CreateSecurityGroup", ec2_lifecycle::create_security_group),
+    ("DeleteSecurityGroup", ec2_lifecycle::delete_security_group),
+    (
+        "CreatePlacementGroup",
+        launch_templates::create_placement_group,
+    ),
+    (
+        "DescribePlacementGroups",
+        launch_templates::describe_placement_groups,
+    ),
+    (
+        "DeletePlacementGroup",
+        launch_templates::delete_placement_group,
+    ),
+    (
+        "CreateLaunchTemplate",
+        launch_templates::create_launch_template,
+    ),
+    (
+        "DescribeLaunchTemplates",
+        launch_templates::describe_launch_templates,
+    ),
+    (
+        "DescribeLaunchTemplateVersions",
+        launch_templates::describe_launch_template_versions,
+    ),
+    (
+        "DeleteLaunchTemplate",
+        launch_templates::delete_launch_template,
+    ),
+    ("AllocateAddress", addresses::allocate_address),
+    ("DescribeAddresses", addresses::describe_addresses),
+    ("ReleaseAddress", addresses::release_address),
+    (
+        "DescribeInstanceTypes",
+        instance_types::describe_instance_types,
+    ),
+];
+
+/// Serves one EC2 action into `xml` (the body inside the response element).
+pub(crate) fn handle(
+    state: &mut AwsState,
+    action: &str,
+    params: &Params,
+    xml: &mut Xml,
+) -> Result<(), AwsError> {
+    match ACTIONS.iter().find(|(name, _)| *name == action) {
+        Some((_, serve)) => serve(state, params, xml),
+        None => Err(invalid_action(action)),
+    }
+}
+
+fn invalid_action(action: &str) -> AwsError {
+    AwsError::new(
+        400,
+        "InvalidAction",
+        format!(
+            "The action {action} is not valid for this web service (the lab twin serves EC2 for VPCs, subnets, NAT gateways, Elastic IPs, instances, instance types, security groups, placement groups and launch templates)"
+        ),
+    )
+}
 
 pub(super) fn group_missing(id: &str) -> AwsError {
     AwsError::new(
@@ -19,17 +102,56 @@ pub(super) fn group_missing(id: &str) -> AwsError {
     )
 }
 
-/// `Filter.N.Name` / `Filter.N.Value.M` pairs.
-pub(super) fn filters(params: &Params) -> Vec<(String, Vec<String>)> {
-    members(params, "Filter")
-        .iter()
-        .filter_map(|filter| Some((filter.get("Name")?.clone(), filter.values("Value"))))
-        .collect()
+fn describe_security_groups(
+    state: &mut AwsState,
+    params: &Params,
+    xml: &mut Xml,
+) -> Result<(), AwsError> {
+    let wanted = Wanted::listed(params, "GroupId").or_filtered(params, "group-id");
+    wanted.all_exist(|id| state.groups.contains_key(id), group_missing)?;
+    let groups = state.groups.values().filter(|g| wanted.accepts(&g.id));
+    xml.items("securityGroupInfo", groups, |xml, group| {
+        group_xml(xml, group, &state.rules);
+    });
+    Ok(())
 }
 
-pub(super) fn rule_xml(xml: &mut Xml, rule: &Rule) {
-    xml.open("item")
-        .leaf("securityGroupRuleId", &rule.id)
+fn group_xml(xml: &mut Xml, group: &SecurityGroup, rules: &[Rule]) {
+    xml.leaf("ownerId", lab::ACCOUNT_ID)
+        .leaf("groupId", &group.id)
+        .leaf("groupName", &group.name)
+        .leaf("groupDescription", &group.description)
+        .leaf("vpcId", &group.vpc_id);
+    let direction = |egress: bool| -> Vec<&Rule> {
+        rules
+            .iter()
+            .filter(|r| r.group_id == group.id && r.egress == egress)
+            .collect()
+    };
+    permissions_xml(xml, "ipPermissions", &direction(false));
+    permissions_xml(xml, "ipPermissionsEgress", &direction(true));
+    name_xml(xml, &group.name);
+}
+
+fn describe_security_group_rules(
+    state: &mut AwsState,
+    params: &Params,
+    xml: &mut Xml,
+) -> Result<(), AwsError> {
+    let groups = Wanted::filtered(params, "group-id");
+    let ids =
+        Wanted::listed(params, "SecurityGroupRuleId").or_filtered(params, "security-group-rule-id");
+    let rules = state
+        .rules
+        .iter()
+        .filter(|r| groups.accepts(&r.group_id) && ids.accepts(&r.id));
+    xml.items("securityGroupRuleSet", rules, rule_xml);
+    Ok(())
+}
+
+/// A rule's fields, as an item of a `securityGroupRuleSet`.
+fn rule_xml(xml: &mut Xml, rule: &Rule) {
+    xml.leaf("securityGroupRuleId", &rule.id)
         .leaf("groupId", &rule.group_id)
         .leaf("groupOwnerId", lab::ACCOUNT_ID)
         .leaf("isEgress", rule.egress)
@@ -45,61 +167,59 @@ pub(super) fn rule_xml(xml: &mut Xml, rule: &Rule) {
             .leaf("userId", lab::ACCOUNT_ID)
             .close("referencedGroupInfo");
     }
-    xml.leaf("description", &rule.description)
-        .raw("<tagSet/>")
-        .close("item");
+    xml.leaf("description", &rule.description).raw("<tagSet/>");
+}
+
+/// What an IpPermission groups its rules by: protocol and ports.
+type PermissionKey = (String, i32, i32);
+
+fn permission_key(rule: &Rule) -> PermissionKey {
+    (rule.protocol.clone(), rule.from_port, rule.to_port)
 }
 
 /// Rules grouped into IpPermissions by protocol and ports, as DescribeSecurityGroups shows them.
 fn permissions_xml(xml: &mut Xml, tag: &str, rules: &[&Rule]) {
-    xml.open(tag);
-    let mut keys: Vec<(String, i32, i32)> = rules
-        .iter()
-        .map(|r| (r.protocol.clone(), r.from_port, r.to_port))
-        .collect();
-    keys.dedup();
-    let mut seen = Vec::new();
-    for key in keys {
-        if seen.contains(&key) {
-            continue;
+    let mut keys: Vec<PermissionKey> = Vec::new();
+    for key in rules.iter().map(|r| permission_key(r)) {
+        if !keys.contains(&key) {
+            keys.push(key);
         }
-        seen.push(key.clone());
-        let same: Vec<&&Rule> = rules
-            .iter()
-            .filter(|r| (r.protocol.clone(), r.from_port, r.to_port) == key)
-            .collect();
-        xml.open("item").leaf("ipProtocol", &key.0);
-        if key.0 != "-1" {
-            xml.leaf("fromPort", key.1).leaf("toPort", key.2);
-        }
-        xml.open("groups");
-        for rule in same.iter().filter(|r| r.referenced_group.is_some()) {
-            xml.open("item")
-                .leaf("description", &rule.description)
-                .leaf(
-                    "groupId",
-                    rule.referenced_group.as_deref().unwrap_or_default(),
-                )
-                .leaf("userId", lab::ACCOUNT_ID)
-                .close("item");
-        }
-        xml.close("groups").open("ipRanges");
-        for rule in same.iter().filter(|r| r.cidr.is_some()) {
-            xml.open("item")
-                .leaf("cidrIp", rule.cidr.as_deref().unwrap_or_default())
-                .leaf("description", &rule.description)
-                .close("item");
-        }
-        xml.close("ipRanges")
-            .raw("<ipv6Ranges/><prefixListIds/>")
-            .close("item");
     }
-    xml.close(tag);
+    xml.items(tag, keys, |xml, key| {
+        let same: Vec<&Rule> = rules
+            .iter()
+            .copied()
+            .filter(|r| permission_key(r) == key)
+            .collect();
+        permission_xml(xml, &key, &same);
+    });
+}
+
+/// One IpPermission: its protocol and ports, and the groups and CIDR ranges it allows.
+fn permission_xml(xml: &mut Xml, (protocol, from, to): &PermissionKey, rules: &[&Rule]) {
+    xml.leaf("ipProtocol", protocol);
+    if protocol != "-1" {
+        xml.leaf("fromPort", from).leaf("toPort", to);
+    }
+    let groups = rules
+        .iter()
+        .filter_map(|r| Some((r.referenced_group.as_deref()?, r)));
+    xml.items("groups", groups, |xml, (group, rule)| {
+        xml.leaf("description", &rule.description)
+            .leaf("groupId", group)
+            .leaf("userId", lab::ACCOUNT_ID);
+    });
+    let ranges = rules.iter().filter_map(|r| Some((r.cidr.as_deref()?, r)));
+    xml.items("ipRanges", ranges, |xml, (cidr, rule)| {
+        xml.leaf("cidrIp", cidr)
+            .leaf("description", &rule.description);
+    });
+    xml.raw("<ipv6Ranges/><prefixListIds/>");
 }
 
 /// The rules a request's `IpPermissions.N.*` describe, for `group` in one direction.
 fn requested_rules(
-    state: &mut AwsState,
+    state: &AwsState,
     params: &Params,
     group: &str,
     egress: bool,
@@ -110,56 +230,10 @@ fn requested_rules(
             break;
         };
         let protocol = parameters::protocol(protocol)?;
-        let port = |key: &str| -> Result<i32, AwsError> {
-            match permission.get(key) {
-                Some(v) => v.parse().map_err(|_| {
-                    AwsError::new(
-                        400,
-                        "InvalidParameterValue",
-                        format!("Invalid value '{v}' for {key}"),
-                    )
-                }),
-                None if protocol == "-1" => Ok(-1),
-                None => Err(AwsError::new(
-                    400,
-                    "MissingParameter",
-                    format!("The request must contain the parameter {key} for protocol {protocol}"),
-                )),
-            }
-        };
-        let (from, to) = (port("FromPort")?, port("ToPort")?);
+        let from = port(&permission, "FromPort", &protocol)?;
+        let to = port(&permission, "ToPort", &protocol)?;
         parameters::ports(&protocol, from, to)?;
-        let mut sources: Vec<(Option<String>, Option<String>, String)> = Vec::new();
-        for range in permission.members("IpRanges") {
-            let Some(cidr) = range.get("CidrIp") else {
-                break;
-            };
-            parameters::ipv4_cidr(cidr)?;
-            sources.push((Some(cidr.clone()), None, range.text("Description")));
-        }
-        // The CLI sends `UserIdGroupPairs`, older SDKs `Groups`.
-        let pairs = [
-            permission.members("Groups"),
-            permission.members("UserIdGroupPairs"),
-        ]
-        .concat();
-        for pair in pairs {
-            let Some(source) = pair.get("GroupId") else {
-                break;
-            };
-            if !state.groups.contains_key(source) {
-                return Err(group_missing(source));
-            }
-            sources.push((None, Some(source.clone()), pair.text("Description")));
-        }
-        if sources.is_empty() {
-            return Err(AwsError::new(
-                400,
-                "MissingParameter",
-                "The request must contain the parameter ipPermissions (a CIDR range or a security group)",
-            ));
-        }
-        for (cidr, referenced_group, description) in sources {
+        for (cidr, referenced_group, description) in sources(state, &permission)? {
             rules.push(Rule {
                 id: String::new(),
                 group_id: group.to_string(),
@@ -174,6 +248,63 @@ fn requested_rules(
         }
     }
     Ok(rules)
+}
+
+/// A permission's `FromPort` or `ToPort`; all protocols (`-1`) may leave it out.
+fn port(permission: &Member<'_>, key: &str, protocol: &str) -> Result<i32, AwsError> {
+    match permission.get(key) {
+        Some(v) => v.parse().map_err(|_| {
+            AwsError::new(
+                400,
+                "InvalidParameterValue",
+                format!("Invalid value '{v}' for {key}"),
+            )
+        }),
+        None if protocol == "-1" => Ok(-1),
+        None => Err(AwsError::new(
+            400,
+            "MissingParameter",
+            format!("The request must contain the parameter {key} for protocol {protocol}"),
+        )),
+    }
+}
+
+/// Where a rule lets traffic come from (or go to): a CIDR or a group, with its description.
+type Source = (Option<String>, Option<String>, String);
+
+/// A permission's CIDR ranges, then its groups; it must name at least one.
+fn sources(state: &AwsState, permission: &Member<'_>) -> Result<Vec<Source>, AwsError> {
+    let mut sources = Vec::new();
+    for range in permission.members("IpRanges") {
+        let Some(cidr) = range.get("CidrIp") else {
+            break;
+        };
+        parameters::ipv4_cidr(cidr)?;
+        sources.push((Some(cidr.clone()), None, range.text("Description")));
+    }
+    // The CLI sends `UserIdGroupPairs`, older SDKs `Groups`.
+    let pairs = [
+        permission.members("Groups"),
+        permission.members("UserIdGroupPairs"),
+    ]
+    .concat();
+    for pair in pairs {
+        let Some(source) = pair.get("GroupId") else {
+            break;
+        };
+        if !state.groups.contains_key(source) {
+            return Err(group_missing(source));
+        }
+        sources.push((None, Some(source.clone()), pair.text("Description")));
+    }
+    if sources.is_empty() {
+        return Err(AwsError::new(
+            400,
+            "MissingParameter",
+            "The request must contain the parameter ipPermissions (a CIDR range or a security group)",
+        ));
+    }
+    Ok(sources)
 }
 
 fn describe_permission(rule: &Rule) -> String {
@@ -208,6 +339,22 @@ fn existing_group(state: &AwsState, params: &Params) -> Result<String, AwsError>
     Ok(group)
 }
 
+fn authorize_ingress(state: &mut AwsState, params: &Params, xml: &mut Xml) -> Result<(), AwsError> {
+    authorize(state, params, false, xml)
+}
+
+fn authorize_egress(state: &mut AwsState, params: &Params, xml: &mut Xml) -> Result<(), AwsError> {
+    authorize(state, params, true, xml)
+}
+
+fn revoke_ingress(state: &mut AwsState, params: &Params, xml: &mut Xml) -> Result<(), AwsError> {
+    revoke(state, params, false, xml)
+}
+
+fn revoke_egress(state: &mut AwsState, params: &Params, xml: &mut Xml) -> Result<(), AwsError> {
+    revoke(state, params, true, xml)
+}
+
 fn authorize(
     state: &mut AwsState,
     params: &Params,
@@ -215,7 +362,7 @@ fn authorize(
     xml: &mut Xml,
 ) -> Result<(), AwsError> {
     let group = existing_group(state, params)?;
-    let mut added = Vec::new();
+    let mut added: Vec<Rule> = Vec::new();
     for mut rule in requested_rules(state, params, &group, egress)? {
         if state
             .rules
@@ -235,11 +382,8 @@ fn authorize(
         rule.id = seed_ids::rule(state, &rule).unwrap_or_else(|| state.next_id("sgr"));
         added.push(rule);
     }
-    xml.leaf("return", true).open("securityGroupRuleSet");
-    for rule in &added {
-        rule_xml(xml, rule);
-    }
-    xml.close("securityGroupRuleSet");
+    xml.leaf("return", true)
+        .items("securityGroupRuleSet", &added, rule_xml);
     state.rules.extend(added);
     Ok(())
 }
@@ -252,38 +396,11 @@ fn revoke(
 ) -> Result<(), AwsError> {
     let group = existing_group(state, params)?;
     let ids = numbered(params, "SecurityGroupRuleId");
-    let mut remove: Vec<usize> = Vec::new();
-    if !ids.is_empty() {
-        for id in &ids {
-            let index = state
-                .rules
-                .iter()
-                .position(|r| r.id == *id && r.group_id == group && r.egress == egress)
-                .ok_or_else(|| {
-                    AwsError::new(
-                        400,
-                        "InvalidSecurityGroupRuleId.NotFound",
-                        format!("The security group rule ID '{id}' does not exist"),
-                    )
-                })?;
-            remove.push(index);
-        }
+    let mut remove = if ids.is_empty() {
+        indexes_by_permission(state, params, &group, egress)?
     } else {
-        for rule in requested_rules(state, params, &group, egress)? {
-            let index = state
-                .rules
-                .iter()
-                .position(|r| r.same_permission(&rule))
-                .ok_or_else(|| {
-                    AwsError::new(
-                        400,
-                        "InvalidPermission.NotFound",
-                        "The specified rule does not exist in this security group.",
-                    )
-                })?;
-            remove.push(index);
-        }
-    }
+        indexes_by_id(state, &ids, &group, egress)?
+    };
     remove.sort_unstable();
     remove.dedup();
     for index in remove.into_iter().rev() {
@@ -293,183 +410,51 @@ fn revoke(
     Ok(())
 }
 
-/// Serves one EC2 action into `xml` (the body inside the response element).
-pub(crate) fn handle(
-    state: &mut AwsState,
-    action: &str,
+/// Where the rules `ids` name stand in the state, each of `group` in this direction.
+fn indexes_by_id(
+    state: &AwsState,
+    ids: &[String],
+    group: &str,
+    egress: bool,
+) -> Result<Vec<usize>, AwsError> {
+    ids.iter()
+        .map(|id| {
+            state
+                .rules
+                .iter()
+                .position(|r| r.id == *id && r.group_id == group && r.egress == egress)
+                .ok_or_else(|| {
+                    AwsError::new(
+                        400,
+                        "InvalidSecurityGroupRuleId.NotFound",
+                        format!("The security group rule ID '{id}' does not exist"),
+                    )
+                })
+        })
+        .collect()
+}
+
+/// Where the rules with the permissions the request describes stand in the state.
+fn indexes_by_permission(
+    state: &AwsState,
     params: &Params,
-    xml: &mut Xml,
-) -> Result<(), AwsError> {
-    match action {
-        "DescribeSecurityGroups" => {
-            let mut wanted = numbered(params, "GroupId");
-            for (name, values) in filters(params) {
-                if name == "group-id" {
-                    wanted.extend(values);
-                }
-            }
-            if let Some(missing) = wanted.iter().find(|id| !state.groups.contains_key(*id)) {
-                return Err(group_missing(missing));
-            }
-            xml.open("securityGroupInfo");
-            for group in state
-                .groups
-                .values()
-                .filter(|g| wanted.is_empty() || wanted.contains(&g.id))
-            {
-                xml.open("item")
-                    .leaf("ownerId", lab::ACCOUNT_ID)
-                    .leaf("groupId", &group.id)
-                    .leaf("groupName", &group.name)
-                    .leaf("groupDescription", &group.description)
-                    .leaf("vpcId", &group.vpc_id);
-                let ingress: Vec<&Rule> = state
-                    .rules
-                    .iter()
-                    .filter(|r| r.group_id == group.id && !r.egress)
-                    .collect();
-                let egress: Vec<&Rule> = state
-                    .rules
-                    .iter()
-                    .filter(|r| r.group_id == group.id && r.egress)
-                    .collect();
-                permissions_xml(xml, "ipPermissions", &ingress);
-                permissions_xml(xml, "ipPermissionsEgress", &egress);
-                xml.open("tagSet")
-                    .open("item")
-                    .leaf("key", "Name")
-                    .leaf("value", &group.name)
-                    .close("item")
-                    .close("tagSet")
-                    .close("item");
-            }
-            xml.close("securityGroupInfo");
-            Ok(())
-        }
-        "DescribeSecurityGroupRules" => {
-            let mut groups = Vec::new();
-            let mut ids = numbered(params, "SecurityGroupRuleId");
-            for (name, values) in filters(params) {
-                match name.as_str() {
-                    "group-id" => groups.extend(values),
-                    "security-group-rule-id" => ids.extend(values),
-                    _ => {}
-                }
-            }
-            xml.open("securityGroupRuleSet");
-            for rule in state.rules.iter().filter(|r| {
-                (groups.is_empty() || groups.contains(&r.group_id))
-                    && (ids.is_empty() || ids.contains(&r.id))
-            }) {
-                rule_xml(xml, rule);
-            }
-            xml.close("securityGroupRuleSet");
-            Ok(())
-        }
-        "AuthorizeSecurityGroupIngress" => authorize(state, params, false, xml),
-        "AuthorizeSecurityGroupEgress" => authorize(state, params, true, xml),
-        "RevokeSecurityGroupIngress" => revoke(state, params, false, xml),
-        "RevokeSecurityGroupEgress" => revoke(state, params, true, xml),
-        "DescribeInstances" => {
-            let wanted = numbered(params, "InstanceId");
-            if let Some(missing) = wanted.iter().find(|id| !state.instances.contains_key(*id)) {
-                return Err(AwsError::new(
-                    400,
-                    "InvalidInstanceID.NotFound",
-                    format!("The instance ID '{missing}' does not exist"),
-                ));
-            }
-            xml.open("reservationSet");
-            for instance in state
-                .instances
-                .values()
-                .filter(|i| wanted.is_empty() || wanted.contains(&i.id))
-            {
-                let code = match instance.state.as_str() {
-                    "pending" => 0,
-                    "running" => 16,
-                    "shutting-down" => 32,
-                    _ => 48,
-                };
-                xml.open("item")
-                    .leaf("reservationId", format!("r-{}", &instance.id[2..]))
-                    .leaf("ownerId", lab::ACCOUNT_ID)
-                    .open("instancesSet")
-                    .open("item")
-                    .leaf("instanceId", &instance.id)
-                    .leaf("imageId", &instance.ami)
-                    .open("instanceState")
-                    .leaf("code", code)
-                    .leaf("name", &instance.state)
-                    .close("instanceState")
-                    .leaf(
-                        "privateDnsName",
-                        format!(
-                            "ip-{}.{}.compute.internal",
-                            instance.private_ip.replace('.', "-"),
-                            lab::REGION
-                        ),
+    group: &str,
+    egress: bool,
+) -> Result<Vec<usize>, AwsError> {
+    requested_rules(state, params, group, egress)?
+        .iter()
+        .map(|rule| {
+            state
+                .rules
+                .iter()
+                .position(|r| r.same_permission(rule))
+                .ok_or_else(|| {
+                    AwsError::new(
+                        400,
+                        "InvalidPermission.NotFound",
+                        "The specified rule does not exist in this security group.",
                     )
-                    .leaf("instanceType", &instance.instance_type)
-                    .leaf("launchTime", iso(instance.launched_at))
-                    .open("placement")
-                    .leaf("availabilityZone", &instance.zone);
-                if let Some(group) = &instance.placement_group {
-                    xml.leaf("groupName", group);
-                }
-                xml.close("placement")
-                    .leaf("subnetId", &instance.subnet)
-                    .leaf(
-                        "vpcId",
-                        state
-                            .subnets
-                            .get(&instance.subnet)
-                            .map_or(lab::VPC_ID, |s| s.vpc.as_str()),
-                    )
-                    .leaf("privateIpAddress", &instance.private_ip)
-                    .open("groupSet");
-                for group in &instance.groups {
-                    let name = state
-                        .groups
-                        .get(group)
-                        .map_or(group.as_str(), |g| g.name.as_str());
-                    xml.open("item")
-                        .leaf("groupId", group)
-                        .leaf("groupName", name)
-                        .close("item");
-                }
-                xml.close("groupSet");
-                // The EFA interfaces, one per network card, as the launch template asked.
-                if instance.efa_interfaces > 0 {
-                    xml.open("networkInterfaceSet");
-                    for card in 0..instance.efa_interfaces {
-                        xml.open("item")
-                            .leaf("interfaceType", "efa")
-                            .open("attachment")
-                            .leaf("deviceIndex", u32::from(card > 0))
-                            .leaf("networkCardIndex", card)
-                            .close("attachment")
-                            .close("item");
-                    }
-                    xml.close("networkInterfaceSet");
-                }
-                xml.open("tagSet")
-                    .open("item")
-                    .leaf("key", "eks:nodegroup-name")
-                    .leaf("value", &instance.nodegroup)
-                    .close("item")
-                    .open("item")
-                    .leaf("key", "eks:cluster-name")
-                    .leaf("value", lab::CLUSTER_NAME)
-                    .close("item")
-                    .close("tagSet")
-                    .close("item")
-                    .close("instancesSet")
-                    .close("item");
-            }
-            xml.close("reservationSet");
-            Ok(())
-        }
-        other => ec2_lifecycle::handle(state, other, params, xml),
-    }
+                })
+        })
+        .collect()
 }

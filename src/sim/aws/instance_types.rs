@@ -2,9 +2,10 @@
 //! query API answers it: `InstanceType.N` names, `instanceTypeSet` items with `gpuInfo`,
 //! `networkInfo` (`efaInfo` where supported), `vCpuInfo`, `memoryInfo`, `placementGroupInfo`.
 
-use super::ec2::Params;
+use super::ec2_query::{Params, Wanted};
 use super::error::AwsError;
-use super::wire::{Xml, numbered};
+use super::state::AwsState;
+use super::wire::Xml;
 use crate::lab::gpu_catalog::{self, GpuInstanceType};
 
 /// The lab's system nodes' type: 2 vCPUs, 4 GiB, no GPU (AWS's general purpose instance
@@ -12,8 +13,7 @@ use crate::lab::gpu_catalog::{self, GpuInstanceType};
 const T3_MEDIUM: (&str, u32, u64, &str) = ("t3.medium", 2, 4096, "Up to 5 Gigabit");
 
 fn gpu_type_xml(xml: &mut Xml, row: &GpuInstanceType) {
-    xml.open("item")
-        .leaf("instanceType", row.instance_type)
+    xml.leaf("instanceType", row.instance_type)
         .leaf("currentGeneration", true)
         .open("vCpuInfo")
         .leaf("defaultVCpus", row.vcpus)
@@ -48,7 +48,6 @@ fn gpu_type_xml(xml: &mut Xml, row: &GpuInstanceType) {
     }
     xml.close("networkInfo");
     placement_xml(xml);
-    xml.close("item");
 }
 
 fn placement_xml(xml: &mut Xml) {
@@ -61,8 +60,7 @@ fn placement_xml(xml: &mut Xml) {
 
 fn t3_medium_xml(xml: &mut Xml) {
     let (name, vcpus, memory, network) = T3_MEDIUM;
-    xml.open("item")
-        .leaf("instanceType", name)
+    xml.leaf("instanceType", name)
         .leaf("currentGeneration", true)
         .open("vCpuInfo")
         .leaf("defaultVCpus", vcpus)
@@ -76,32 +74,57 @@ fn t3_medium_xml(xml: &mut Xml) {
         .leaf("efaSupported", false)
         .close("networkInfo");
     placement_xml(xml);
-    xml.close("item");
+}
+
+/// A type DescribeInstanceTypes answers for.
+#[derive(Debug, Clone, Copy)]
+enum Offered {
+    Gpu(&'static GpuInstanceType),
+    T3Medium,
+}
+
+impl Offered {
+    fn name(self) -> &'static str {
+        match self {
+            Self::Gpu(row) => row.instance_type,
+            Self::T3Medium => T3_MEDIUM.0,
+        }
+    }
+}
+
+fn offered_xml(xml: &mut Xml, offered: Offered) {
+    match offered {
+        Offered::Gpu(row) => gpu_type_xml(xml, row),
+        Offered::T3Medium => t3_medium_xml(xml),
+    }
+}
+
+/// The GPU catalog's types, then the t3.medium.
+fn offered() -> impl Iterator<Item = Offered> {
+    gpu_catalog::INSTANCE_TYPES
+        .iter()
+        .map(Offered::Gpu)
+        .chain([Offered::T3Medium])
 }
 
 /// The answer's body; an unknown name is refused as EC2 refuses it, naming it.
-pub(crate) fn describe(params: &Params, xml: &mut Xml) -> Result<(), AwsError> {
-    let wanted = numbered(params, "InstanceType");
-    if let Some(unknown) = wanted
-        .iter()
-        .find(|name| gpu_catalog::find(name).is_none() && name.as_str() != T3_MEDIUM.0)
-    {
-        return Err(AwsError::new(
-            400,
-            "InvalidInstanceType",
-            format!("The following supplied instance types do not exist: [{unknown}]"),
-        ));
-    }
-    xml.open("instanceTypeSet");
-    for row in gpu_catalog::INSTANCE_TYPES
-        .iter()
-        .filter(|row| wanted.is_empty() || wanted.iter().any(|w| w == row.instance_type))
-    {
-        gpu_type_xml(xml, row);
-    }
-    if wanted.is_empty() || wanted.iter().any(|w| w == T3_MEDIUM.0) {
-        t3_medium_xml(xml);
-    }
-    xml.close("instanceTypeSet");
+pub(super) fn describe_instance_types(
+    _state: &mut AwsState,
+    params: &Params,
+    xml: &mut Xml,
+) -> Result<(), AwsError> {
+    let wanted = Wanted::listed(params, "InstanceType");
+    wanted.all_exist(
+        |name| offered().any(|o| o.name() == name),
+        |unknown| {
+            AwsError::new(
+                400,
+                "InvalidInstanceType",
+                format!("The following supplied instance types do not exist: [{unknown}]"),
+            )
+        },
+    )?;
+    let types = offered().filter(|o| wanted.accepts(o.name()));
+    xml.items("instanceTypeSet", types, offered_xml);
     Ok(())
 }

@@ -5,8 +5,11 @@
 use std::collections::BTreeMap;
 use std::convert::Infallible;
 use std::net::SocketAddr;
+use std::ops::ControlFlow;
 use std::sync::Arc;
 
+use bytes::Bytes;
+use http::request::Parts;
 use http::{Request, Response};
 use http_body_util::BodyExt;
 use hyper::body::Incoming;
@@ -16,12 +19,13 @@ use tokio::net::TcpListener;
 use tokio_rustls::TlsAcceptor;
 
 use super::error::AwsError;
-use super::faults::{Injected, Refusal};
-use super::wire::{Xml, escape, form};
-use super::{actions, ec2, eks, iam, kms, signature, sts};
+use super::identity::Principal;
+use super::responses::{ErrorFormat, error, plain, respond};
+use super::wire::{Xml, form};
+use super::{actions, ec2, eks, iam, kms, responses, signature, sts};
 use crate::auth::sigv4::{Claim, Sent};
 use crate::sim::accept::{Handshakes, next_connection, serve_tls};
-use crate::sim::kube::server::{Body, full};
+use crate::sim::kube::server::Body;
 use crate::sim::recording::Recorded;
 use crate::sim::request_path;
 use crate::sim::twin::Twin;
@@ -30,32 +34,165 @@ use crate::sim::twin::Twin;
 /// lab takes, and a client cannot fill the lab's memory with one request.
 const MAX_BODY_BYTES: usize = 10 * 1024 * 1024;
 
-const REQUEST_ID: &str = "7a62c49f-347e-4fc4-9331-6e8eEXAMPLE";
+/// One step of answering a call: `Continue` with what the next step needs, or `Break` with the
+/// answer already decided (an admin endpoint's, a refusal, an injected fault).
+type Step<T> = ControlFlow<Response<Body>, T>;
 
-fn respond(
-    status: u16,
-    content_type: &str,
-    body: String,
-    error_type: Option<&str>,
-) -> Response<Body> {
-    let mut builder = Response::builder()
-        .status(status)
-        .header("content-type", content_type)
-        .header("x-amzn-requestid", REQUEST_ID);
-    if let Some(code) = error_type {
-        builder = builder.header("x-amzn-errortype", code);
-    }
-    builder.body(full(body)).expect("static headers are valid")
+/// A request as the endpoint reads it, once.
+struct Call<'a> {
+    parts: &'a Parts,
+    method: String,
+    path: String,
+    raw_query: String,
+    query: BTreeMap<String, String>,
+    body: &'a Bytes,
 }
 
-/// A JSON answer to a request that is not an AWS call or is not the lab's to make.
-fn plain(status: u16, code: &str, message: &str) -> Response<Body> {
-    respond(
-        status,
-        "application/json",
-        json!({"message": message}).to_string(),
-        Some(code),
-    )
+impl<'a> Call<'a> {
+    fn read(parts: &'a Parts, body: &'a Bytes) -> Self {
+        let raw_query = parts.uri.query().unwrap_or_default().to_string();
+        Self {
+            parts,
+            method: parts.method.to_string(),
+            path: parts.uri.path().to_string(),
+            query: form(&raw_query),
+            raw_query,
+            body,
+        }
+    }
+
+    fn header(&self, name: &str) -> Option<&'a str> {
+        self.parts.headers.get(name).and_then(|v| v.to_str().ok())
+    }
+
+    /// What SigV4 checks: the path and query exactly as sent.
+    fn sent(&self) -> Sent<'_> {
+        Sent {
+            method: &self.method,
+            path: &self.path,
+            raw_query: &self.raw_query,
+            headers: &self.parts.headers,
+            body: self.body,
+        }
+    }
+}
+
+/// A call whose signature checked out: who made it, for which service, with what.
+struct Signed<'a> {
+    call: &'a Call<'a>,
+    caller: Principal,
+    service: String,
+    text: String,
+    /// The query APIs (EC2, IAM, STS) carry their parameters in the query and the form body
+    /// alike; read once, for the IAM action and the service.
+    params: BTreeMap<String, String>,
+    /// KMS's JSON protocol names the operation in a header, not in `Action`.
+    kms_operation: String,
+}
+
+impl<'a> Signed<'a> {
+    fn new(call: &'a Call<'a>, caller: Principal, claim: Claim) -> Self {
+        let service = claim.service;
+        let text = String::from_utf8_lossy(call.body).into_owned();
+        let mut params = call.query.clone();
+        if service != "eks" && service != "kms" {
+            params.extend(form(&text));
+        }
+        let kms_operation = call
+            .header("x-amz-target")
+            .and_then(|t| t.strip_prefix("TrentService."))
+            .unwrap_or_default()
+            .to_string();
+        Self {
+            call,
+            caller,
+            service,
+            text,
+            params,
+            kms_operation,
+        }
+    }
+
+    /// The action as the call names it: KMS's in its header, the query APIs' in `Action`.
+    fn named_action(&self) -> Option<&str> {
+        if self.service == "kms" {
+            Some(self.kms_operation.as_str())
+        } else {
+            self.params.get("Action").map(String::as_str)
+        }
+    }
+}
+
+async fn handle(twin: Arc<Twin>, request: Request<Incoming>) -> Response<Body> {
+    let (mut parts, body) = request.into_parts();
+    host_from_authority(&mut parts);
+    match read_body(body).await {
+        Ok(bytes) => answer(twin, parts, bytes).await,
+        Err(refused) => refused,
+    }
+}
+
+/// Over HTTP/2 the host travels as `:authority` (RFC 9113 8.3.1); SigV4 signs it as `host`.
+fn host_from_authority(parts: &mut Parts) {
+    if !parts.headers.contains_key(http::header::HOST)
+        && let Some(authority) = parts.uri.authority()
+        && let Ok(host) = http::HeaderValue::from_str(authority.as_str())
+    {
+        parts.headers.insert(http::header::HOST, host);
+    }
+}
+
+async fn read_body(body: Incoming) -> Result<Bytes, Response<Body>> {
+    match http_body_util::Limited::new(body, MAX_BODY_BYTES)
+        .collect()
+        .await
+    {
+        Ok(collected) => Ok(collected.to_bytes()),
+        Err(e) if e.is::<http_body_util::LengthLimitError>() => Err(plain(
+            413,
+            "RequestEntityTooLargeException",
+            &format!("the request body is over the lab's {MAX_BODY_BYTES}-byte limit"),
+        )),
+        Err(e) => Err(respond(
+            400,
+            "text/plain",
+            format!("cannot read the request: {e}"),
+            None,
+        )),
+    }
+}
+
+async fn answer(twin: Arc<Twin>, parts: Parts, body: Bytes) -> Response<Body> {
+    let call = Call::read(&parts, &body);
+    match steps(&twin, &call).await {
+        ControlFlow::Continue(response) | ControlFlow::Break(response) => response,
+    }
+}
+
+async fn steps(twin: &Twin, call: &Call<'_>) -> Step<Response<Body>> {
+    admin_endpoint(twin, call)?;
+    let signed = authenticate(twin, call)?;
+    record(twin, &signed);
+    authorize(twin, &signed)?;
+    inject_faults(twin, &signed).await?;
+    ControlFlow::Continue(route(twin, &signed))
+}
+
+/// The twin's own endpoints, read as the Kubernetes port's router reads the path
+/// (`//twin/usage` is `/twin/usage`; the signature is checked on the path as sent).
+fn admin_endpoint(twin: &Twin, call: &Call<'_>) -> Step<()> {
+    let normalized = request_path::normalized(&call.path);
+    if !request_path::is_admin_endpoint(&normalized) {
+        return ControlFlow::Continue(());
+    }
+    if !twin.secrets.is_admin(call.header("authorization")) {
+        return ControlFlow::Break(plain(
+            401,
+            "Unauthorized",
+            "the lab twin's own endpoints take its admin token (Authorization: Bearer, from the env file `lab serve --write-env` wrote: RUNBOOK_LAB_TOKEN)",
+        ));
+    }
+    ControlFlow::Break(admin(twin, &call.method, &normalized, &call.query))
 }
 
 /// The twin's own endpoints (`/twin/audit`, `/twin/usage`): the admin token's only.
@@ -66,23 +203,7 @@ fn admin(
     query: &BTreeMap<String, String>,
 ) -> Response<Body> {
     match path {
-        "/twin/audit" => {
-            if method == "POST" && query.contains_key("reset") {
-                twin.aws_audit.clear();
-            }
-            let entries: Vec<Value> = twin
-                .aws_audit
-                .entries()
-                .into_iter()
-                .map(|(action, count)| json!({"action": action, "count": count}))
-                .collect();
-            respond(
-                200,
-                "application/json",
-                Value::Array(entries).to_string(),
-                None,
-            )
-        }
+        "/twin/audit" => audit(twin, method == "POST" && query.contains_key("reset")),
         "/twin/usage" => {
             let usage = twin.aws(
                 |state| json!({"now_s": state.now.as_secs_f64(), "records": state.meter.records}),
@@ -93,25 +214,22 @@ fn admin(
     }
 }
 
-/// A refused signature as `service` answers it (XML for the query APIs, JSON for EKS).
-fn refused_signature(service: &str, refusal: &signature::Refusal) -> Response<Body> {
-    let (status, code, message) = signature::answer(service, refusal);
-    match service {
-        "eks" | "kms" => plain(status, code, &message),
-        "ec2" => respond(
-            status,
-            "text/xml;charset=UTF-8",
-            ec2_error(&AwsError::new(status, code, message)),
-            None,
-        ),
-        _ => respond(status, "text/xml", query_error(code, &message), None),
+/// The IAM actions called so far, with their counts; cleared first when `reset`.
+fn audit(twin: &Twin, reset: bool) -> Response<Body> {
+    if reset {
+        twin.aws_audit.clear();
     }
-}
-
-fn query_error(code: &str, message: &str) -> String {
-    format!(
-        "<ErrorResponse xmlns=\"https://iam.amazonaws.com/doc/2010-05-08/\"><Error><Type>Sender</Type><Code>{code}</Code><Message>{}</Message></Error><RequestId>{REQUEST_ID}</RequestId></ErrorResponse>",
-        escape(message)
+    let entries: Vec<Value> = twin
+        .aws_audit
+        .entries()
+        .into_iter()
+        .map(|(action, count)| json!({"action": action, "count": count}))
+        .collect();
+    respond(
+        200,
+        "application/json",
+        Value::Array(entries).to_string(),
+        None,
     )
 }
 
@@ -121,225 +239,122 @@ fn wall_clock_seconds() -> i64 {
         .map_or(0, |d| d.as_secs() as i64)
 }
 
-async fn handle(twin: Arc<Twin>, request: Request<Incoming>) -> Response<Body> {
-    let (mut parts, body) = request.into_parts();
-    // Over HTTP/2 the host travels as `:authority` (RFC 9113 8.3.1); SigV4 signs it as `host`.
-    if !parts.headers.contains_key(http::header::HOST)
-        && let Some(authority) = parts.uri.authority()
-        && let Ok(host) = http::HeaderValue::from_str(authority.as_str())
-    {
-        parts.headers.insert(http::header::HOST, host);
-    }
-    let method = parts.method.to_string();
-    let path = parts.uri.path().to_string();
-    let raw_query = parts.uri.query().unwrap_or_default().to_string();
-    let query = form(&raw_query);
-    let bytes = match http_body_util::Limited::new(body, MAX_BODY_BYTES)
-        .collect()
-        .await
-    {
-        Ok(collected) => collected.to_bytes(),
-        Err(e) if e.is::<http_body_util::LengthLimitError>() => {
-            return plain(
-                413,
-                "RequestEntityTooLargeException",
-                &format!("the request body is over the lab's {MAX_BODY_BYTES}-byte limit"),
-            );
-        }
-        Err(e) => {
-            return respond(
-                400,
-                "text/plain",
-                format!("cannot read the request: {e}"),
-                None,
-            );
-        }
-    };
-    let authorization = parts
-        .headers
-        .get("authorization")
-        .and_then(|v| v.to_str().ok());
-    // The admin check reads the path as the Kubernetes port's router does (`//twin/usage` is
-    // `/twin/usage`); the signature below is checked on the path as sent.
-    let normalized = request_path::normalized(&path);
-    if request_path::is_admin_endpoint(&normalized) {
-        if !twin.secrets.is_admin(authorization) {
-            return plain(
-                401,
-                "Unauthorized",
-                "the lab twin's own endpoints take its admin token (Authorization: Bearer, from the env file `lab serve --write-env` wrote: RUNBOOK_LAB_TOKEN)",
-            );
-        }
-        return admin(&twin, &method, &normalized, &query);
-    }
-    let sent = Sent {
-        method: &method,
-        path: &path,
-        raw_query: &raw_query,
-        headers: &parts.headers,
-        body: &bytes,
-    };
+/// The call's signer and service, or its refusal as the service it meant would word it.
+fn authenticate<'a>(twin: &Twin, call: &'a Call<'a>) -> Step<Signed<'a>> {
+    let sent = call.sent();
     let signer = |key: &str| twin.read_aws(|state| state.identities.signer(key));
-    let (caller, claim) = match signature::check(signer, &sent, wall_clock_seconds()) {
-        Ok(signed) => signed,
-        Err(refusal) => {
-            // An unsigned call names no service; the query APIs' Version says which it meant.
-            let service = Claim::of(&sent).map(|c| c.service).unwrap_or_else(|_| {
-                match query.get("Version").map(String::as_str) {
-                    Some("2016-11-15") => "ec2",
-                    Some("2010-05-08") => "iam",
-                    Some("2011-06-15") => "sts",
-                    _ => "",
+    match signature::check(signer, &sent, wall_clock_seconds()) {
+        Ok((caller, claim)) => ControlFlow::Continue(Signed::new(call, caller, claim)),
+        Err(refusal) => ControlFlow::Break(refused_signature(call, &sent, &refusal)),
+    }
+}
+
+fn refused_signature(
+    call: &Call<'_>,
+    sent: &Sent<'_>,
+    refusal: &signature::Refusal,
+) -> Response<Body> {
+    let service = intended_service(call, sent);
+    if service.is_empty() {
+        return plain(
+            403,
+            "MissingAuthenticationTokenException",
+            &format!(
+                "a call the lab twin's AWS endpoint cannot take: {}; it serves eks, ec2, iam, kms and sts to calls signed with the lab's keys (SigV4: source the env file of `lab serve`)",
+                match refusal {
+                    signature::Refusal::Malformed(m) => m.as_str(),
+                    _ => "it is not signed",
                 }
-                .to_string()
-            });
-            if service.is_empty() {
-                return plain(
-                    403,
-                    "MissingAuthenticationTokenException",
-                    &format!(
-                        "a call the lab twin's AWS endpoint cannot take: {}; it serves eks, ec2, iam, kms and sts to calls signed with the lab's keys (SigV4: source the env file of `lab serve`)",
-                        match refusal {
-                            signature::Refusal::Malformed(m) => m,
-                            _ => "it is not signed".into(),
-                        }
-                    ),
-                );
-            }
-            return refused_signature(&service, &refusal);
+            ),
+        );
+    }
+    let (status, code, message) = signature::answer(&service, refusal);
+    error(
+        ErrorFormat::of_refusal(&service),
+        &AwsError::new(status, code, message),
+    )
+}
+
+/// The service a call is signed for; an unsigned call names none, and the query APIs'
+/// `Version` says which it meant.
+fn intended_service(call: &Call<'_>, sent: &Sent<'_>) -> String {
+    Claim::of(sent).map(|c| c.service).unwrap_or_else(|_| {
+        match call.query.get("Version").map(String::as_str) {
+            Some("2016-11-15") => "ec2",
+            Some("2010-05-08") => "iam",
+            Some("2011-06-15") => "sts",
+            _ => "",
         }
+        .to_string()
+    })
+}
+
+/// Keeps the call while the twin records requests.
+fn record(twin: &Twin, signed: &Signed<'_>) {
+    if !twin.recording.is_on() {
+        return;
+    }
+    let call = signed.call;
+    let header = |name: &str| call.header(name).map(str::to_string);
+    twin.recording.keep(Recorded {
+        service: signed.service.clone(),
+        method: call.method.clone(),
+        path: call
+            .parts
+            .uri
+            .path_and_query()
+            .map(|p| p.to_string())
+            .unwrap_or_default(),
+        content_type: header("content-type"),
+        target: header("x-amz-target"),
+        body: signed.text.clone(),
+    });
+}
+
+/// Audits the call's IAM action and refuses it when the identity may not make it.
+fn authorize(twin: &Twin, signed: &Signed<'_>) -> Step<()> {
+    let call = signed.call;
+    let service = signed.service.as_str();
+    let Some(action) =
+        actions::iam_action(service, &call.method, &call.path, signed.named_action())
+    else {
+        return ControlFlow::Continue(());
     };
-    let service = claim.service.as_str();
-    let text = String::from_utf8_lossy(&bytes).into_owned();
-    if twin.recording.is_on() {
-        let header = |name: &str| {
-            parts
-                .headers
-                .get(name)
-                .and_then(|v| v.to_str().ok())
-                .map(str::to_string)
-        };
-        twin.recording.keep(Recorded {
-            service: service.to_string(),
-            method: method.clone(),
-            path: parts
-                .uri
-                .path_and_query()
-                .map(|p| p.to_string())
-                .unwrap_or_default(),
-            content_type: header("content-type"),
-            target: header("x-amz-target"),
-            body: text.clone(),
-        });
+    let refusal = twin.aws(|state| state.faults.refusal(&action));
+    twin.aws_audit.record(action.clone());
+    match refusal {
+        Some(refusal) => ControlFlow::Break(responses::refused(
+            service,
+            &signed.caller.arn,
+            &action,
+            refusal,
+        )),
+        None => ControlFlow::Continue(()),
     }
-    // The query APIs (EC2, IAM, STS) carry their parameters in the query and the form body
-    // alike; read once, for the IAM action here and the service below.
-    let mut params = query.clone();
-    if service != "eks" && service != "kms" {
-        params.extend(form(&text));
-    }
-    // KMS's JSON protocol names the operation in a header, not in `Action`.
-    let kms_operation = parts
-        .headers
-        .get("x-amz-target")
-        .and_then(|v| v.to_str().ok())
-        .and_then(|t| t.strip_prefix("TrentService."))
-        .unwrap_or_default()
-        .to_string();
-    let named_action = if service == "kms" {
-        Some(kms_operation.as_str())
-    } else {
-        params.get("Action").map(String::as_str)
-    };
-    if let Some(action) = actions::iam_action(service, &method, &path, named_action) {
-        let refusal = twin.aws(|state| state.faults.refusal(&action));
-        twin.aws_audit.record(action.clone());
-        if let Some(refusal) = refusal {
-            return refused(service, &caller.arn, &action, refusal);
-        }
-    }
-    let request = format!("{service} {method} {path} {text}");
+}
+
+/// The faults drawn for this call: its added latency, then a throttle or server error.
+async fn inject_faults(twin: &Twin, signed: &Signed<'_>) -> Step<()> {
+    let call = signed.call;
+    let request = format!(
+        "{} {} {} {}",
+        signed.service, call.method, call.path, signed.text
+    );
     let (injected, latency) = twin.aws(|state| (state.faults.draw(&request), state.faults.latency));
     if !latency.is_zero() {
         tokio::time::sleep(latency).await;
     }
-    if let Some(injected) = injected {
-        return injected_error(service, injected);
+    match injected {
+        Some(injected) => ControlFlow::Break(responses::injected(&signed.service, injected)),
+        None => ControlFlow::Continue(()),
     }
-    match service {
-        "eks" => {
-            let body: Value = if text.trim().is_empty() {
-                json!({})
-            } else {
-                serde_json::from_str(&text).unwrap_or(Value::Null)
-            };
-            match twin.aws(|state| eks::handle(state, &caller.arn, &method, &path, &query, &body)) {
-                Ok((status, value)) => respond(status, "application/json", value.to_string(), None),
-                Err(error) => respond(
-                    error.status,
-                    "application/json",
-                    json!({"message": error.message}).to_string(),
-                    Some(error.code),
-                ),
-            }
-        }
-        "ec2" | "iam" | "sts" => {
-            let action = params.get("Action").cloned().unwrap_or_default();
-            let mut xml = Xml::new();
-            let outcome = twin.aws(|state| match service {
-                "ec2" => ec2::handle(state, &action, &params, &mut xml),
-                "iam" => iam::handle(state, &action, &params, &mut xml),
-                _ => sts::handle(&caller, &action, &mut xml),
-            });
-            let body = xml.finish();
-            let namespace = if service == "sts" {
-                "https://sts.amazonaws.com/doc/2011-06-15/"
-            } else {
-                "https://iam.amazonaws.com/doc/2010-05-08/"
-            };
-            match (service, outcome) {
-                ("ec2", Ok(())) => respond(
-                    200,
-                    "text/xml;charset=UTF-8",
-                    format!(
-                        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<{action}Response xmlns=\"http://ec2.amazonaws.com/doc/2016-11-15/\"><requestId>{REQUEST_ID}</requestId>{body}</{action}Response>"
-                    ),
-                    None,
-                ),
-                ("ec2", Err(error)) => respond(
-                    error.status,
-                    "text/xml;charset=UTF-8",
-                    ec2_error(&error),
-                    None,
-                ),
-                (_, Ok(())) => respond(
-                    200,
-                    "text/xml",
-                    format!(
-                        "<{action}Response xmlns=\"{namespace}\"><{action}Result>{body}</{action}Result><ResponseMetadata><RequestId>{REQUEST_ID}</RequestId></ResponseMetadata></{action}Response>"
-                    ),
-                    None,
-                ),
-                (_, Err(error)) => respond(
-                    error.status,
-                    "text/xml",
-                    query_error(error.code, &error.message),
-                    None,
-                ),
-            }
-        }
-        "kms" => {
-            let body: Value = serde_json::from_str(&text).unwrap_or_else(|_| json!({}));
-            match twin.aws(|state| kms::handle(state, &kms_operation, &body)) {
-                Ok(value) => respond(200, "application/x-amz-json-1.1", value.to_string(), None),
-                Err(error) => respond(
-                    error.status,
-                    "application/x-amz-json-1.1",
-                    json!({"__type": error.code, "message": error.message}).to_string(),
-                    None,
-                ),
-            }
-        }
+}
+
+fn route(twin: &Twin, signed: &Signed<'_>) -> Response<Body> {
+    match signed.service.as_str() {
+        "eks" => serve_eks(twin, signed),
+        "ec2" | "iam" | "sts" => serve_query(twin, signed),
+        "kms" => serve_kms(twin, signed),
         other => plain(
             400,
             "UnrecognizedClientException",
@@ -350,126 +365,46 @@ async fn handle(twin: Arc<Twin>, request: Request<Incoming>) -> Response<Body> {
     }
 }
 
-/// A refused call as each service answers it: EKS `AccessDeniedException` and
-/// `ExpiredTokenException` (JSON), EC2 `UnauthorizedOperation` and IAM `AccessDenied` (XML),
-/// and the query APIs' `ExpiredToken`, all HTTP 403.
-fn refused(service: &str, caller: &str, action: &str, refusal: Refusal) -> Response<Body> {
-    let (code, message) = match (service, refusal) {
-        ("eks", Refusal::TokenExpired) => (
-            "ExpiredTokenException",
-            "The security token included in the request is expired".to_string(),
-        ),
-        (_, Refusal::TokenExpired) => (
-            "ExpiredToken",
-            "The security token included in the request is expired".to_string(),
-        ),
-        ("eks", Refusal::Denied) => (
-            "AccessDeniedException",
-            format!(
-                "User: {caller} is not authorized to perform: {action} on resource: * because no identity-based policy allows the {action} action"
-            ),
-        ),
-        ("ec2", Refusal::Denied) => (
-            "UnauthorizedOperation",
-            format!(
-                "You are not authorized to perform this operation. User: {caller} is not authorized to perform: {action} because no identity-based policy allows the {action} action"
-            ),
-        ),
-        (_, Refusal::Denied) => (
-            "AccessDenied",
-            format!(
-                "User: {caller} is not authorized to perform: {action} on resource: * because no identity-based policy allows the {action} action"
-            ),
-        ),
+fn serve_eks(twin: &Twin, signed: &Signed<'_>) -> Response<Body> {
+    let call = signed.call;
+    let body: Value = if signed.text.trim().is_empty() {
+        json!({})
+    } else {
+        serde_json::from_str(&signed.text).unwrap_or(Value::Null)
     };
-    match service {
-        "eks" | "kms" => respond(
-            403,
-            "application/json",
-            json!({"message": message}).to_string(),
-            Some(code),
-        ),
-        "ec2" => respond(
-            403,
-            "text/xml;charset=UTF-8",
-            ec2_error(&AwsError::new(403, code, message)),
-            None,
-        ),
-        _ => respond(
-            403,
-            "text/xml",
-            format!(
-                "<ErrorResponse xmlns=\"https://iam.amazonaws.com/doc/2010-05-08/\"><Error><Type>Sender</Type><Code>{code}</Code><Message>{}</Message></Error><RequestId>{REQUEST_ID}</RequestId></ErrorResponse>",
-                escape(&message)
-            ),
-            None,
-        ),
+    let caller = &signed.caller.arn;
+    match twin.aws(|state| eks::handle(state, caller, &call.method, &call.path, &call.query, &body))
+    {
+        Ok((status, value)) => respond(status, "application/json", value.to_string(), None),
+        Err(e) => error(ErrorFormat::Json, &e),
     }
 }
 
-/// A fault as each service reports it: EKS `ThrottlingException` (429) and
-/// `ServerException` (500), EC2 `RequestLimitExceeded` (503) and `InternalError` (500), IAM
-/// `Throttling` (400) and `ServiceFailure` (500).
-fn injected_error(service: &str, injected: Injected) -> Response<Body> {
-    let (status, code, message) = match (service, injected) {
-        ("eks", Injected::Throttled) => (429, "ThrottlingException", "Rate exceeded"),
-        ("kms", Injected::Throttled) => (400, "ThrottlingException", "Rate exceeded"),
-        ("kms", Injected::ServerError) => (
-            500,
-            "KMSInternalException",
-            "An internal error occurred (injected by the lab twin)",
-        ),
-        ("eks", Injected::ServerError) => (
-            500,
-            "ServerException",
-            "An internal error occurred (injected by the lab twin)",
-        ),
-        ("ec2", Injected::Throttled) => (503, "RequestLimitExceeded", "Request limit exceeded."),
-        ("ec2", Injected::ServerError) => (
-            500,
-            "InternalError",
-            "An internal error has occurred (injected by the lab twin)",
-        ),
-        (_, Injected::Throttled) => (400, "Throttling", "Rate exceeded"),
-        (_, Injected::ServerError) => (
-            500,
-            "ServiceFailure",
-            "Request processing has failed due to some unknown error (injected by the lab twin)",
-        ),
-    };
-    let error = AwsError::new(status, code, message);
-    match service {
-        "eks" => respond(
-            status,
-            "application/json",
-            json!({"message": message}).to_string(),
-            Some(code),
-        ),
-        "kms" => respond(
-            status,
-            "application/x-amz-json-1.1",
-            json!({"__type": code, "message": message}).to_string(),
-            None,
-        ),
-        "ec2" => respond(status, "text/xml;charset=UTF-8", ec2_error(&error), None),
-        _ => respond(
-            status,
-            "text/xml",
-            format!(
-                "<ErrorResponse xmlns=\"https://iam.amazonaws.com/doc/2010-05-08/\"><Error><Type>Sender</Type><Code>{code}</Code><Message>{}</Message></Error><RequestId>{REQUEST_ID}</RequestId></ErrorResponse>",
-                escape(message)
-            ),
-            None,
-        ),
+/// EC2, IAM and STS: the query protocol, answered in XML.
+fn serve_query(twin: &Twin, signed: &Signed<'_>) -> Response<Body> {
+    let service = signed.service.as_str();
+    let params = &signed.params;
+    let action = params.get("Action").cloned().unwrap_or_default();
+    let mut xml = Xml::new();
+    let outcome = twin.aws(|state| match service {
+        "ec2" => ec2::handle(state, &action, params, &mut xml),
+        "iam" => iam::handle(state, &action, params, &mut xml),
+        _ => sts::handle(&signed.caller, &action, &mut xml),
+    });
+    let body = xml.finish();
+    match outcome {
+        Ok(()) if service == "ec2" => responses::ec2_answer(&action, &body),
+        Ok(()) => responses::query_answer(service, &action, &body),
+        Err(e) => error(ErrorFormat::of(service), &e),
     }
 }
 
-fn ec2_error(error: &AwsError) -> String {
-    format!(
-        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Response><Errors><Error><Code>{}</Code><Message>{}</Message></Error></Errors><RequestID>{REQUEST_ID}</RequestID></Response>",
-        error.code,
-        escape(&error.message)
-    )
+fn serve_kms(twin: &Twin, signed: &Signed<'_>) -> Response<Body> {
+    let body: Value = serde_json::from_str(&signed.text).unwrap_or_else(|_| json!({}));
+    match twin.aws(|state| kms::handle(state, &signed.kms_operation, &body)) {
+        Ok(value) => respond(200, "application/x-amz-json-1.1", value.to_string(), None),
+        Err(e) => error(ErrorFormat::KmsJson, &e),
+    }
 }
 
 /// Binds 127.0.0.1 (port 0: an ephemeral port) and serves HTTPS in the background with the

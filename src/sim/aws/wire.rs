@@ -106,6 +106,28 @@ impl Xml {
         self
     }
 
+    /// `<tag>...</tag>`, its content written by `content`.
+    pub(super) fn element(&mut self, tag: &str, content: impl FnOnce(&mut Self)) -> &mut Self {
+        self.open(tag);
+        content(self);
+        self.close(tag)
+    }
+
+    /// `<set><item>...</item>...</set>`, as EC2 writes its lists: each item's content written
+    /// by `content`.
+    pub(super) fn items<T>(
+        &mut self,
+        set: &str,
+        items: impl IntoIterator<Item = T>,
+        mut content: impl FnMut(&mut Self, T),
+    ) -> &mut Self {
+        self.open(set);
+        for item in items {
+            self.element("item", |xml| content(xml, item));
+        }
+        self.close(set)
+    }
+
     pub(crate) fn raw(&mut self, xml: &str) -> &mut Self {
         self.out.push_str(xml);
         self

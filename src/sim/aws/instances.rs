@@ -1,0 +1,121 @@
+//! DescribeInstances over EC2's query protocol: each instance in a reservation of its own, with
+//! its state, placement, security groups, EFA interfaces and the node group tags EKS puts on
+//! it.
+
+use super::ec2_query::{Params, Wanted};
+use super::error::AwsError;
+use super::state::{AwsState, Instance};
+use super::wire::{Xml, iso};
+use crate::lab;
+
+pub(super) fn describe_instances(
+    state: &mut AwsState,
+    params: &Params,
+    xml: &mut Xml,
+) -> Result<(), AwsError> {
+    let wanted = Wanted::listed(params, "InstanceId");
+    wanted.all_exist(
+        |id| state.instances.contains_key(id),
+        |missing| {
+            AwsError::new(
+                400,
+                "InvalidInstanceID.NotFound",
+                format!("The instance ID '{missing}' does not exist"),
+            )
+        },
+    )?;
+    let instances = state.instances.values().filter(|i| wanted.accepts(&i.id));
+    xml.items("reservationSet", instances, |xml, instance| {
+        xml.leaf("reservationId", format!("r-{}", &instance.id[2..]))
+            .leaf("ownerId", lab::ACCOUNT_ID)
+            .items("instancesSet", [instance], |xml, instance| {
+                instance_xml(xml, state, instance);
+            });
+    });
+    Ok(())
+}
+
+/// EC2's code for an instance state.
+fn state_code(state: &str) -> u32 {
+    match state {
+        "pending" => 0,
+        "running" => 16,
+        "shutting-down" => 32,
+        _ => 48,
+    }
+}
+
+fn instance_xml(xml: &mut Xml, state: &AwsState, instance: &Instance) {
+    xml.leaf("instanceId", &instance.id)
+        .leaf("imageId", &instance.ami)
+        .open("instanceState")
+        .leaf("code", state_code(&instance.state))
+        .leaf("name", &instance.state)
+        .close("instanceState")
+        .leaf(
+            "privateDnsName",
+            format!(
+                "ip-{}.{}.compute.internal",
+                instance.private_ip.replace('.', "-"),
+                lab::REGION
+            ),
+        )
+        .leaf("instanceType", &instance.instance_type)
+        .leaf("launchTime", iso(instance.launched_at))
+        .element("placement", |xml| {
+            xml.leaf("availabilityZone", &instance.zone);
+            if let Some(group) = &instance.placement_group {
+                xml.leaf("groupName", group);
+            }
+        })
+        .leaf("subnetId", &instance.subnet)
+        .leaf(
+            "vpcId",
+            state
+                .subnets
+                .get(&instance.subnet)
+                .map_or(lab::VPC_ID, |s| s.vpc.as_str()),
+        )
+        .leaf("privateIpAddress", &instance.private_ip);
+    groups_xml(xml, state, instance);
+    efa_xml(xml, instance);
+    tags_xml(xml, instance);
+}
+
+fn groups_xml(xml: &mut Xml, state: &AwsState, instance: &Instance) {
+    xml.items("groupSet", &instance.groups, |xml, group| {
+        let name = state
+            .groups
+            .get(group)
+            .map_or(group.as_str(), |g| g.name.as_str());
+        xml.leaf("groupId", group).leaf("groupName", name);
+    });
+}
+
+/// The EFA interfaces, one per network card, as the launch template asked.
+fn efa_xml(xml: &mut Xml, instance: &Instance) {
+    if instance.efa_interfaces == 0 {
+        return;
+    }
+    xml.items(
+        "networkInterfaceSet",
+        0..instance.efa_interfaces,
+        |xml, card| {
+            xml.leaf("interfaceType", "efa")
+                .open("attachment")
+                .leaf("deviceIndex", u32::from(card > 0))
+                .leaf("networkCardIndex", card)
+                .close("attachment");
+        },
+    );
+}
+
+fn tags_xml(xml: &mut Xml, instance: &Instance) {
+    let tags = [
+        ("eks:nodegroup-name", instance.nodegroup.as_str()),
+        ("eks:cluster-name", lab::CLUSTER_NAME),
+    ];
+    xml.items("tagSet", tags, |xml, (key, value)| {
+        xml.leaf("key", key).leaf("value", value);
+    });
+}
