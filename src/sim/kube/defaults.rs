@@ -81,117 +81,129 @@ fn pod_spec_defaults(spec: &mut Value) {
 
 pub(crate) fn apply_defaults(resource: &ResourceType, object: &mut Value) {
     match (resource.group.as_str(), resource.kind.as_str()) {
-        ("", "Namespace") => {
-            set_default(object, &["spec", "finalizers"], json!(["kubernetes"]));
-            set_default(object, &["status", "phase"], json!("Active"));
-        }
-        ("", "Pod") => {
-            pod_spec_defaults(&mut object["spec"]);
-            let tolerations = object["spec"]["tolerations"]
-                .as_array()
-                .cloned()
-                .unwrap_or_default();
-            let mut tolerations = tolerations;
-            for key in [
-                "node.kubernetes.io/not-ready",
-                "node.kubernetes.io/unreachable",
-            ] {
-                if !tolerations.iter().any(|t| t["key"] == key) {
-                    tolerations.push(json!({"key": key, "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300}));
-                }
-            }
-            object["spec"]["tolerations"] = json!(tolerations);
-            set_default(object, &["status", "phase"], json!("Pending"));
-            set_default(object, &["status", "qosClass"], json!("BestEffort"));
-        }
-        ("apps", "Deployment") => {
-            set_default(object, &["spec", "replicas"], json!(1));
-            set_default(object, &["spec", "revisionHistoryLimit"], json!(10));
-            set_default(object, &["spec", "progressDeadlineSeconds"], json!(600));
-            default_strategy(
-                object,
-                "strategy",
-                json!({"type": "RollingUpdate", "rollingUpdate": {"maxSurge": "25%", "maxUnavailable": "25%"}}),
-            );
-            pod_spec_defaults(&mut object["spec"]["template"]["spec"]);
-        }
+        ("", "Namespace") => namespace_defaults(object),
+        ("", "Pod") => pod_defaults(object),
+        ("apps", "Deployment") => deployment_defaults(object),
         ("apps", "ReplicaSet") => {
             set_default(object, &["spec", "replicas"], json!(1));
             pod_spec_defaults(&mut object["spec"]["template"]["spec"]);
         }
-        ("apps", "StatefulSet") => {
-            set_default(object, &["spec", "replicas"], json!(1));
-            set_default(
-                object,
-                &["spec", "podManagementPolicy"],
-                json!("OrderedReady"),
-            );
-            set_default(object, &["spec", "revisionHistoryLimit"], json!(10));
-            default_strategy(
-                object,
-                "updateStrategy",
-                json!({"type": "RollingUpdate", "rollingUpdate": {"partition": 0}}),
-            );
-            pod_spec_defaults(&mut object["spec"]["template"]["spec"]);
-        }
-        ("apps", "DaemonSet") => {
-            set_default(object, &["spec", "revisionHistoryLimit"], json!(10));
-            default_strategy(
-                object,
-                "updateStrategy",
-                json!({"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 1, "maxSurge": 0}}),
-            );
-            pod_spec_defaults(&mut object["spec"]["template"]["spec"]);
-        }
-        ("batch", "Job") => {
-            set_default(object, &["spec", "parallelism"], json!(1));
-            set_default(object, &["spec", "completions"], json!(1));
-            set_default(object, &["spec", "backoffLimit"], json!(6));
-            set_default(object, &["spec", "completionMode"], json!("NonIndexed"));
-            set_default(object, &["spec", "suspend"], json!(false));
-            // The Job controller's own selector: its pods carry the Job's uid.
-            if let Some(uid) = object["metadata"]["uid"].as_str().map(str::to_string) {
-                let name = object["metadata"]["name"].clone();
-                set_default(
-                    object,
-                    &["spec", "selector"],
-                    json!({"matchLabels": {"batch.kubernetes.io/controller-uid": uid}}),
-                );
-                let labels = &mut object["spec"]["template"]["metadata"]["labels"];
-                if !labels.is_object() {
-                    *labels = json!({});
-                }
-                labels["batch.kubernetes.io/controller-uid"] = json!(uid);
-                labels["controller-uid"] = json!(uid);
-                labels["batch.kubernetes.io/job-name"] = name.clone();
-                labels["job-name"] = name;
-            }
-            pod_spec_defaults(&mut object["spec"]["template"]["spec"]);
-        }
-        ("", "Service") => {
-            set_default(object, &["spec", "type"], json!("ClusterIP"));
-            set_default(object, &["spec", "sessionAffinity"], json!("None"));
-            let ports = object["spec"]
-                .get_mut("ports")
-                .and_then(Value::as_array_mut);
-            for port in ports.into_iter().flatten() {
-                set_default(port, &["protocol"], json!("TCP"));
-                // An unset target port (0 or "") is the port itself.
-                if port["targetPort"].is_null()
-                    || port["targetPort"] == 0
-                    || port["targetPort"] == ""
-                {
-                    port["targetPort"] = port["port"].clone();
-                }
-            }
-        }
-        ("batch", "CronJob") => {
-            set_default(object, &["spec", "concurrencyPolicy"], json!("Allow"));
-            set_default(object, &["spec", "suspend"], json!(false));
-            set_default(object, &["spec", "successfulJobsHistoryLimit"], json!(3));
-            set_default(object, &["spec", "failedJobsHistoryLimit"], json!(1));
-            pod_spec_defaults(&mut object["spec"]["jobTemplate"]["spec"]["template"]["spec"]);
-        }
+        ("apps", "StatefulSet") => stateful_set_defaults(object),
+        ("apps", "DaemonSet") => daemon_set_defaults(object),
+        ("batch", "Job") => job_defaults(object),
+        ("", "Service") => service_defaults(object),
+        ("batch", "CronJob") => cron_job_defaults(object),
         _ => {}
     }
+}
+
+fn namespace_defaults(object: &mut Value) {
+    set_default(object, &["spec", "finalizers"], json!(["kubernetes"]));
+    set_default(object, &["status", "phase"], json!("Active"));
+}
+
+fn pod_defaults(object: &mut Value) {
+    pod_spec_defaults(&mut object["spec"]);
+    let mut tolerations = object["spec"]["tolerations"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    for key in [
+        "node.kubernetes.io/not-ready",
+        "node.kubernetes.io/unreachable",
+    ] {
+        if !tolerations.iter().any(|t| t["key"] == key) {
+            tolerations.push(json!({"key": key, "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300}));
+        }
+    }
+    object["spec"]["tolerations"] = json!(tolerations);
+    set_default(object, &["status", "phase"], json!("Pending"));
+    set_default(object, &["status", "qosClass"], json!("BestEffort"));
+}
+
+fn deployment_defaults(object: &mut Value) {
+    set_default(object, &["spec", "replicas"], json!(1));
+    set_default(object, &["spec", "revisionHistoryLimit"], json!(10));
+    set_default(object, &["spec", "progressDeadlineSeconds"], json!(600));
+    default_strategy(
+        object,
+        "strategy",
+        json!({"type": "RollingUpdate", "rollingUpdate": {"maxSurge": "25%", "maxUnavailable": "25%"}}),
+    );
+    pod_spec_defaults(&mut object["spec"]["template"]["spec"]);
+}
+
+fn stateful_set_defaults(object: &mut Value) {
+    set_default(object, &["spec", "replicas"], json!(1));
+    set_default(
+        object,
+        &["spec", "podManagementPolicy"],
+        json!("OrderedReady"),
+    );
+    set_default(object, &["spec", "revisionHistoryLimit"], json!(10));
+    default_strategy(
+        object,
+        "updateStrategy",
+        json!({"type": "RollingUpdate", "rollingUpdate": {"partition": 0}}),
+    );
+    pod_spec_defaults(&mut object["spec"]["template"]["spec"]);
+}
+
+fn daemon_set_defaults(object: &mut Value) {
+    set_default(object, &["spec", "revisionHistoryLimit"], json!(10));
+    default_strategy(
+        object,
+        "updateStrategy",
+        json!({"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 1, "maxSurge": 0}}),
+    );
+    pod_spec_defaults(&mut object["spec"]["template"]["spec"]);
+}
+
+fn job_defaults(object: &mut Value) {
+    set_default(object, &["spec", "parallelism"], json!(1));
+    set_default(object, &["spec", "completions"], json!(1));
+    set_default(object, &["spec", "backoffLimit"], json!(6));
+    set_default(object, &["spec", "completionMode"], json!("NonIndexed"));
+    set_default(object, &["spec", "suspend"], json!(false));
+    // The Job controller's own selector: its pods carry the Job's uid.
+    if let Some(uid) = object["metadata"]["uid"].as_str().map(str::to_string) {
+        let name = object["metadata"]["name"].clone();
+        set_default(
+            object,
+            &["spec", "selector"],
+            json!({"matchLabels": {"batch.kubernetes.io/controller-uid": uid}}),
+        );
+        let labels = &mut object["spec"]["template"]["metadata"]["labels"];
+        if !labels.is_object() {
+            *labels = json!({});
+        }
+        labels["batch.kubernetes.io/controller-uid"] = json!(uid);
+        labels["controller-uid"] = json!(uid);
+        labels["batch.kubernetes.io/job-name"] = name.clone();
+        labels["job-name"] = name;
+    }
+    pod_spec_defaults(&mut object["spec"]["template"]["spec"]);
+}
+
+fn service_defaults(object: &mut Value) {
+    set_default(object, &["spec", "type"], json!("ClusterIP"));
+    set_default(object, &["spec", "sessionAffinity"], json!("None"));
+    let ports = object["spec"]
+        .get_mut("ports")
+        .and_then(Value::as_array_mut);
+    for port in ports.into_iter().flatten() {
+        set_default(port, &["protocol"], json!("TCP"));
+        // An unset target port (0 or "") is the port itself.
+        if port["targetPort"].is_null() || port["targetPort"] == 0 || port["targetPort"] == "" {
+            port["targetPort"] = port["port"].clone();
+        }
+    }
+}
+
+fn cron_job_defaults(object: &mut Value) {
+    set_default(object, &["spec", "concurrencyPolicy"], json!("Allow"));
+    set_default(object, &["spec", "suspend"], json!(false));
+    set_default(object, &["spec", "successfulJobsHistoryLimit"], json!(3));
+    set_default(object, &["spec", "failedJobsHistoryLimit"], json!(1));
+    pod_spec_defaults(&mut object["spec"]["jobTemplate"]["spec"]["template"]["spec"]);
 }

@@ -74,6 +74,10 @@ fn render(lines: &[(Duration, String)], timestamps: bool) -> String {
         .collect()
 }
 
+type Lines = Vec<(Duration, String)>;
+/// A container's log by (namespace, pod, container).
+type LogKey = (String, String, String);
+
 pub(crate) async fn handle(
     twin: Arc<Twin>,
     namespace: &str,
@@ -81,34 +85,7 @@ pub(crate) async fn handle(
     query: &Query,
 ) -> Response<Body> {
     let timestamps = query.flag("timestamps");
-    let tail: Option<usize> = query.get("tailLines").and_then(|t| t.parse().ok());
-    let since: Option<u64> = query.get("sinceSeconds").and_then(|t| t.parse().ok());
-    let picked = twin.read_kube(
-        |state| -> Result<(String, Vec<(Duration, String)>), ApiError> {
-            let (_, container) =
-                choose_container(state, namespace, pod_name, query.get("container"))?;
-            let key = (
-                namespace.to_string(),
-                pod_name.to_string(),
-                container.clone(),
-            );
-            let mut lines = state
-                .logs
-                .get(&key)
-                .map(|l| l.lines.clone())
-                .unwrap_or_default();
-            lines.retain(|(at, _)| *at <= state.now);
-            if let Some(seconds) = since {
-                let from = state.now.saturating_sub(Duration::from_secs(seconds));
-                lines.retain(|(at, _)| *at >= from);
-            }
-            if let Some(n) = tail {
-                let skip = lines.len().saturating_sub(n);
-                lines.drain(..skip);
-            }
-            Ok((container, lines))
-        },
-    );
+    let picked = twin.read_kube(|state| pick_lines(state, namespace, pod_name, query));
     let (container, lines) = match picked {
         Ok(found) => found,
         Err(error) => return error_response(&error),
@@ -123,35 +100,8 @@ pub(crate) async fn handle(
             .map_or(0, |l| l.lines.iter().filter(|(at, _)| *at <= s.now).count())
     });
     let first = Bytes::from(render(&lines, timestamps));
-    let follow = futures::stream::unfold((twin, key, sent), move |(twin, key, sent)| async move {
-        loop {
-            let (new, done) = twin.read_kube(|s| {
-                let all: Vec<(Duration, String)> = s
-                    .logs
-                    .get(&key)
-                    .map(|l| {
-                        l.lines
-                            .iter()
-                            .filter(|(at, _)| *at <= s.now)
-                            .cloned()
-                            .collect()
-                    })
-                    .unwrap_or_default();
-                let pod = s.object("pods", &key.0, &key.1);
-                let done = pod.is_none_or(|p| {
-                    matches!(p["status"]["phase"].as_str(), Some("Succeeded" | "Failed"))
-                });
-                (all.get(sent..).map(<[_]>::to_vec).unwrap_or_default(), done)
-            });
-            if !new.is_empty() {
-                let count = sent + new.len();
-                return Some((Bytes::from(render(&new, timestamps)), (twin, key, count)));
-            }
-            if done {
-                return None;
-            }
-            tokio::time::sleep(FOLLOW_POLL).await;
-        }
+    let follow = futures::stream::unfold((twin, key, sent), move |(twin, key, sent)| {
+        next_lines(twin, key, sent, timestamps)
     });
     let stream = futures::stream::iter([first])
         .chain(follow)
@@ -161,4 +111,76 @@ pub(crate) async fn handle(
         .header("content-type", "text/plain")
         .body(BodyExt::boxed(StreamBody::new(stream)))
         .expect("static headers are valid")
+}
+
+/// The container's lines written by now, within `sinceSeconds` and the last `tailLines`.
+fn pick_lines(
+    state: &KubeState,
+    namespace: &str,
+    pod_name: &str,
+    query: &Query,
+) -> Result<(String, Lines), ApiError> {
+    let tail: Option<usize> = query.get("tailLines").and_then(|t| t.parse().ok());
+    let since: Option<u64> = query.get("sinceSeconds").and_then(|t| t.parse().ok());
+    let (_, container) = choose_container(state, namespace, pod_name, query.get("container"))?;
+    let key = (
+        namespace.to_string(),
+        pod_name.to_string(),
+        container.clone(),
+    );
+    let mut lines = state
+        .logs
+        .get(&key)
+        .map(|l| l.lines.clone())
+        .unwrap_or_default();
+    lines.retain(|(at, _)| *at <= state.now);
+    if let Some(seconds) = since {
+        let from = state.now.saturating_sub(Duration::from_secs(seconds));
+        lines.retain(|(at, _)| *at >= from);
+    }
+    if let Some(n) = tail {
+        let skip = lines.len().saturating_sub(n);
+        lines.drain(..skip);
+    }
+    Ok((container, lines))
+}
+
+/// The lines written after the `sent` first ones, polled until there are some; none once
+/// the pod has ended (or is gone) with nothing new.
+async fn next_lines(
+    twin: Arc<Twin>,
+    key: LogKey,
+    sent: usize,
+    timestamps: bool,
+) -> Option<(Bytes, (Arc<Twin>, LogKey, usize))> {
+    loop {
+        let (new, done) = twin.read_kube(|s| unsent_lines(s, &key, sent));
+        if !new.is_empty() {
+            let count = sent + new.len();
+            return Some((Bytes::from(render(&new, timestamps)), (twin, key, count)));
+        }
+        if done {
+            return None;
+        }
+        tokio::time::sleep(FOLLOW_POLL).await;
+    }
+}
+
+/// The lines written by now past the `sent` first ones, and whether the pod has ended.
+fn unsent_lines(s: &KubeState, key: &LogKey, sent: usize) -> (Lines, bool) {
+    let all: Lines = s
+        .logs
+        .get(key)
+        .map(|l| {
+            l.lines
+                .iter()
+                .filter(|(at, _)| *at <= s.now)
+                .cloned()
+                .collect()
+        })
+        .unwrap_or_default();
+    let pod = s.object("pods", &key.0, &key.1);
+    let done =
+        pod.is_none_or(|p| matches!(p["status"]["phase"].as_str(), Some("Succeeded" | "Failed")));
+    (all.get(sent..).map(<[_]>::to_vec).unwrap_or_default(), done)
 }

@@ -1,6 +1,7 @@
 //! The twin's Kubernetes API server: store, controllers and the HTTP handlers kubectl and
 //! kube-rs talk to.
 
+mod access;
 pub(crate) mod admin;
 pub(crate) mod api;
 pub(crate) mod authentication;
@@ -14,6 +15,8 @@ pub(crate) mod fields;
 pub(crate) mod handlers;
 pub(crate) mod health;
 pub(crate) mod impersonation;
+mod incoming;
+mod lists;
 pub(crate) mod logs;
 pub(crate) mod memory;
 pub(crate) mod openapi;
@@ -32,7 +35,9 @@ pub(crate) mod server;
 pub(crate) mod state;
 pub(crate) mod status;
 pub(crate) mod store;
+mod table_cells;
 pub(crate) mod tables;
 pub(crate) mod token_request;
 pub(crate) mod validation;
+mod verbs;
 pub(crate) mod watch;

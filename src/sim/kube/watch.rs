@@ -10,6 +10,7 @@ use http::Response;
 use http_body_util::{BodyExt, StreamBody};
 use hyper::body::Frame;
 use serde_json::{Value, json};
+use tokio::sync::broadcast::Receiver;
 use tokio::sync::broadcast::error::RecvError;
 
 use super::handlers::error_response;
@@ -17,7 +18,7 @@ use super::resources::ResourceType;
 use super::routes::Query;
 use super::selectors::{FieldSelector, LabelSelector};
 use super::server::Body;
-use super::state::store_key;
+use super::state::{KubeState, store_key};
 use super::status::ApiError;
 use super::store::{Change, ChangeType};
 use super::tables;
@@ -26,6 +27,7 @@ use crate::sim::twin::Twin;
 const BOOKMARK_EVERY: Duration = Duration::from_secs(1);
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(1800);
 
+#[derive(Clone)]
 struct Filter {
     key: String,
     namespace: Option<String>,
@@ -34,6 +36,31 @@ struct Filter {
 }
 
 impl Filter {
+    fn parse(
+        resource: &ResourceType,
+        namespace: Option<&str>,
+        query: &Query,
+    ) -> Result<Self, ApiError> {
+        Ok(Filter {
+            key: store_key(resource),
+            namespace: namespace
+                .filter(|_| resource.namespaced)
+                .map(str::to_string),
+            labels: query
+                .get("labelSelector")
+                .filter(|s| !s.is_empty())
+                .map(LabelSelector::parse)
+                .transpose()
+                .map_err(ApiError::bad_request)?,
+            fields: query
+                .get("fieldSelector")
+                .filter(|s| !s.is_empty())
+                .map(FieldSelector::parse)
+                .transpose()
+                .map_err(ApiError::bad_request)?,
+        })
+    }
+
     fn matches(&self, change: &Change) -> bool {
         change.resource == self.key
             && self
@@ -58,6 +85,18 @@ fn line(kind: &str, object: Value) -> Bytes {
     Bytes::from(text)
 }
 
+/// What a watch sends after its first events, and how it writes them.
+#[derive(Clone)]
+struct Live {
+    twin: Arc<Twin>,
+    filter: Filter,
+    resource: ResourceType,
+    /// `includeObject` of the Table rows, when the events are Tables.
+    include: String,
+    as_table: bool,
+    bookmarks: bool,
+}
+
 pub(crate) fn handle(
     twin: &Arc<Twin>,
     resource: &ResourceType,
@@ -65,136 +104,138 @@ pub(crate) fn handle(
     query: &Query,
     as_table: bool,
 ) -> Response<Body> {
-    let parse = || -> Result<Filter, ApiError> {
-        Ok(Filter {
-            key: store_key(resource),
-            namespace: namespace
-                .filter(|_| resource.namespaced)
-                .map(str::to_string),
-            labels: query
-                .get("labelSelector")
-                .filter(|s| !s.is_empty())
-                .map(LabelSelector::parse)
-                .transpose()
-                .map_err(ApiError::bad_request)?,
-            fields: query
-                .get("fieldSelector")
-                .filter(|s| !s.is_empty())
-                .map(FieldSelector::parse)
-                .transpose()
-                .map_err(ApiError::bad_request)?,
-        })
-    };
-    let filter = match parse() {
+    let filter = match Filter::parse(resource, namespace, query) {
         Ok(filter) => filter,
         Err(error) => return error_response(&error),
     };
     let requested = query.get("resourceVersion").unwrap_or_default();
-    let bookmarks = query.flag("allowWatchBookmarks");
     let timeout = query
         .get("timeoutSeconds")
         .and_then(|t| t.parse().ok())
         .map_or(DEFAULT_TIMEOUT, Duration::from_secs);
-    let include = query.get("includeObject").unwrap_or("Metadata").to_string();
-    let resource = resource.clone();
-
-    let (mut first, receiver, now) = twin.read_kube(|state| {
-        let current = state.store.resource_version();
-        let mut first: Vec<Bytes> = Vec::new();
-        let from = if requested.is_empty() || requested == "0" {
-            for object in state.store.list(&filter.key, filter.namespace.as_deref()) {
-                let change = Change {
-                    resource_version: current,
-                    change: ChangeType::Added,
-                    resource: filter.key.clone(),
-                    namespace: String::new(),
-                    object: Arc::new(object.clone()),
-                };
-                let change = Change {
-                    namespace: object["metadata"]["namespace"]
-                        .as_str()
-                        .unwrap_or_default()
-                        .to_string(),
-                    ..change
-                };
-                if filter.matches(&change) {
-                    first.push(line("ADDED", object.clone()));
-                }
-            }
-            current
-        } else {
-            requested.parse().unwrap_or(0)
-        };
-        match state.store.watch_from(from) {
-            Ok((past, receiver)) => {
-                first.extend(
-                    past.iter()
-                        .filter(|c| filter.matches(c))
-                        .map(|c| line(c.change.as_str(), (*c.object).clone())),
-                );
-                (first, Some(receiver), state.now)
-            }
-            Err(_) => {
-                let status = ApiError::gone(format!(
-                    "too old resource version: {from} ({})",
-                    state.store.resource_version()
-                ))
-                .to_status();
-                (vec![line("ERROR", status)], None, state.now)
-            }
-        }
-    });
+    let live = Live {
+        twin: twin.clone(),
+        filter,
+        resource: resource.clone(),
+        include: query.get("includeObject").unwrap_or("Metadata").to_string(),
+        as_table,
+        bookmarks: query.flag("allowWatchBookmarks"),
+    };
+    let (mut first, receiver, now) =
+        twin.read_kube(|state| first_events(state, &live.filter, requested));
     if as_table {
         first = first
             .into_iter()
-            .map(|bytes| to_table_line(&bytes, &resource, now, &include))
+            .map(|bytes| to_table_line(&bytes, &live.resource, now, &live.include))
             .collect();
     }
+    let deadline = tokio::time::Instant::now() + timeout;
+    let later = futures::stream::unfold((receiver, deadline), move |(receiver, deadline)| {
+        next_event(live.clone(), receiver, deadline)
+    });
+    streamed(futures::stream::iter(first).chain(later))
+}
 
-    let twin = twin.clone();
-    let live = futures::stream::unfold(
-        (receiver, tokio::time::Instant::now() + timeout),
-        move |(receiver, deadline)| {
-            let twin = twin.clone();
-            let (filter_key, resource, include) =
-                (filter.key.clone(), resource.clone(), include.clone());
-            let filter = Filter {
-                key: filter_key,
-                namespace: filter.namespace.clone(),
-                labels: filter.labels.clone(),
-                fields: filter.fields.clone(),
-            };
-            async move {
-                let mut receiver = receiver?;
-                loop {
-                    let tick = tokio::time::sleep(BOOKMARK_EVERY);
-                    tokio::select! {
-                        () = tokio::time::sleep_until(deadline) => return None,
-                        received = receiver.recv() => match received {
-                            Ok(change) if filter.matches(&change) => {
-                                let mut bytes = line(change.change.as_str(), (*change.object).clone());
-                                if as_table {
-                                    bytes = to_table_line(&bytes, &resource, twin.clock_now(), &include);
-                                }
-                                return Some((bytes, (Some(receiver), deadline)));
-                            }
-                            Ok(_) => {}
-                            // Fell behind or the twin is gone: end the watch; clients relist.
-                            Err(RecvError::Lagged(_) | RecvError::Closed) => return None,
-                        },
-                        () = tick, if bookmarks => {
-                            let rv = twin.read_kube(|s| s.store.resource_version());
-                            let bookmark = json!({"kind": resource.kind, "apiVersion": resource.api_version(), "metadata": {"resourceVersion": rv.to_string(), "annotations": {"k8s.io/initial-events-end": "true"}}});
-                            return Some((line("BOOKMARK", bookmark), (Some(receiver), deadline)));
-                        }
+/// The events before the live ones: every matching object as ADDED when the watch starts
+/// from now (no resourceVersion, or 0), else the history since the version asked for (or
+/// the ERROR that it is too old); the receiver of later changes; the virtual time.
+fn first_events(
+    state: &KubeState,
+    filter: &Filter,
+    requested: &str,
+) -> (Vec<Bytes>, Option<Receiver<Change>>, Duration) {
+    let current = state.store.resource_version();
+    let mut first: Vec<Bytes> = Vec::new();
+    let from = if requested.is_empty() || requested == "0" {
+        first = current_objects(state, filter, current);
+        current
+    } else {
+        requested.parse().unwrap_or(0)
+    };
+    match state.store.watch_from(from) {
+        Ok((past, receiver)) => {
+            first.extend(
+                past.iter()
+                    .filter(|c| filter.matches(c))
+                    .map(|c| line(c.change.as_str(), (*c.object).clone())),
+            );
+            (first, Some(receiver), state.now)
+        }
+        Err(_) => {
+            let status = ApiError::gone(format!(
+                "too old resource version: {from} ({})",
+                state.store.resource_version()
+            ))
+            .to_status();
+            (vec![line("ERROR", status)], None, state.now)
+        }
+    }
+}
+
+/// ADDED lines of the objects the filter matches now.
+fn current_objects(state: &KubeState, filter: &Filter, current: u64) -> Vec<Bytes> {
+    let mut lines = Vec::new();
+    for object in state.store.list(&filter.key, filter.namespace.as_deref()) {
+        let change = Change {
+            resource_version: current,
+            change: ChangeType::Added,
+            resource: filter.key.clone(),
+            namespace: object["metadata"]["namespace"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string(),
+            object: Arc::new(object.clone()),
+        };
+        if filter.matches(&change) {
+            lines.push(line("ADDED", object.clone()));
+        }
+    }
+    lines
+}
+
+type LiveState = (Option<Receiver<Change>>, tokio::time::Instant);
+
+/// The next live event: a matching change, or a bookmark each second when asked for; none
+/// at the deadline or when the watch fell behind.
+async fn next_event(
+    live: Live,
+    receiver: Option<Receiver<Change>>,
+    deadline: tokio::time::Instant,
+) -> Option<(Bytes, LiveState)> {
+    let mut receiver = receiver?;
+    loop {
+        let tick = tokio::time::sleep(BOOKMARK_EVERY);
+        tokio::select! {
+            () = tokio::time::sleep_until(deadline) => return None,
+            received = receiver.recv() => match received {
+                Ok(change) if live.filter.matches(&change) => {
+                    let mut bytes = line(change.change.as_str(), (*change.object).clone());
+                    if live.as_table {
+                        bytes = to_table_line(&bytes, &live.resource, live.twin.clock_now(), &live.include);
                     }
+                    return Some((bytes, (Some(receiver), deadline)));
                 }
+                Ok(_) => {}
+                // Fell behind or the twin is gone: end the watch; clients relist.
+                Err(RecvError::Lagged(_) | RecvError::Closed) => return None,
+            },
+            () = tick, if live.bookmarks => {
+                return Some((bookmark(&live), (Some(receiver), deadline)));
             }
-        },
-    );
-    let stream = futures::stream::iter(first)
-        .chain(live)
-        .map(|bytes| Ok::<_, std::io::Error>(Frame::data(bytes)));
+        }
+    }
+}
+
+fn bookmark(live: &Live) -> Bytes {
+    let resource = &live.resource;
+    let rv = live.twin.read_kube(|s| s.store.resource_version());
+    let bookmark = json!({"kind": resource.kind, "apiVersion": resource.api_version(), "metadata": {"resourceVersion": rv.to_string(), "annotations": {"k8s.io/initial-events-end": "true"}}});
+    line("BOOKMARK", bookmark)
+}
+
+/// A chunked JSON response of the event lines as they come.
+fn streamed(events: impl futures::Stream<Item = Bytes> + Send + Sync + 'static) -> Response<Body> {
+    let stream = events.map(|bytes| Ok::<_, std::io::Error>(Frame::data(bytes)));
     Response::builder()
         .status(200)
         .header("content-type", "application/json")

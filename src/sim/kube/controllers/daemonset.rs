@@ -39,26 +39,9 @@ pub(super) fn with_daemon_tolerations(spec: &Value) -> Value {
 
 fn reconcile(state: &mut KubeState, mut ds: Value) {
     let uid = shared::uid(&ds).to_string();
-    let spec = &ds["spec"]["template"]["spec"];
-    let tolerations = with_daemon_tolerations(spec);
+    let tolerations = with_daemon_tolerations(&ds["spec"]["template"]["spec"]);
+    let (eligible, keep) = nodes_for(state, &ds["spec"]["template"]["spec"], &tolerations);
     let pods_key = built_in_key("pods");
-    // Names only: this runs for every change to one of its pods, so it must not copy nodes. A
-    // NoSchedule taint keeps new pods off a node but lets running ones stay; NoExecute does not.
-    let mut eligible: Vec<String> = Vec::new();
-    let mut keep: HashSet<String> = HashSet::new();
-    for node in state.store.list(&built_in_key("nodes"), None) {
-        if !shared::node_matches(spec, node) {
-            continue;
-        }
-        let untolerated = shared::untolerated_taints(node, &tolerations);
-        let name = shared::name(node).to_string();
-        if untolerated.is_empty() {
-            eligible.push(name.clone());
-        }
-        if untolerated.iter().all(|t| t["effect"] != "NoExecute") {
-            keep.insert(name);
-        }
-    }
     let placed: HashSet<String> = state
         .store
         .owned_by(&pods_key, &uid)
@@ -75,29 +58,64 @@ fn reconcile(state: &mut KubeState, mut ds: Value) {
         .cloned()
         .collect();
     for node_name in eligible.iter().filter(|n| !placed.contains(*n)) {
-        let name = format!("{}-{}", shared::name(&ds), state.next_suffix(5));
-        let mut pod = shared::pod_from_template(&ds, name.clone(), &[]);
-        pod["spec"]["nodeName"] = json!(node_name);
-        pod["spec"]["tolerations"] = tolerations.clone();
-        if shared::create(state, "pods", pod).is_some() {
-            events::record(
-                state,
-                &ds,
-                false,
-                "SuccessfulCreate",
-                &format!("Created pod: {name}"),
-                "daemonset-controller",
-            );
-        }
+        create_pod(state, &ds, node_name, &tolerations);
     }
     for pod in &misplaced {
         shared::remove(state, "pods", pod);
     }
-    // Counted per node as the DaemonSet controller does: a pod kept on a node its taints now
-    // refuse (NoSchedule, running already) is misscheduled, not one more of the desired.
+    ds["status"] = status(state, &ds, &eligible);
+    shared::update(state, "daemonsets", ds);
+}
+
+/// The nodes a new pod may go to, and those where a running one may stay. Names only: this
+/// runs for every change to one of its pods, so it must not copy nodes. A NoSchedule taint
+/// keeps new pods off a node but lets running ones stay; NoExecute does not.
+fn nodes_for(
+    state: &KubeState,
+    spec: &Value,
+    tolerations: &Value,
+) -> (Vec<String>, HashSet<String>) {
+    let mut eligible: Vec<String> = Vec::new();
+    let mut keep: HashSet<String> = HashSet::new();
+    for node in state.store.list(&built_in_key("nodes"), None) {
+        if !shared::node_matches(spec, node) {
+            continue;
+        }
+        let untolerated = shared::untolerated_taints(node, tolerations);
+        let name = shared::name(node).to_string();
+        if untolerated.is_empty() {
+            eligible.push(name.clone());
+        }
+        if untolerated.iter().all(|t| t["effect"] != "NoExecute") {
+            keep.insert(name);
+        }
+    }
+    (eligible, keep)
+}
+
+fn create_pod(state: &mut KubeState, ds: &Value, node_name: &str, tolerations: &Value) {
+    let name = format!("{}-{}", shared::name(ds), state.next_suffix(5));
+    let mut pod = shared::pod_from_template(ds, name.clone(), &[]);
+    pod["spec"]["nodeName"] = json!(node_name);
+    pod["spec"]["tolerations"] = tolerations.clone();
+    if shared::create(state, "pods", pod).is_some() {
+        events::record(
+            state,
+            ds,
+            false,
+            "SuccessfulCreate",
+            &format!("Created pod: {name}"),
+            "daemonset-controller",
+        );
+    }
+}
+
+/// Counted per node as the DaemonSet controller does: a pod kept on a node its taints now
+/// refuse (NoSchedule, running already) is misscheduled, not one more of the desired.
+fn status(state: &KubeState, ds: &Value, eligible: &[String]) -> Value {
     let eligible: HashSet<&str> = eligible.iter().map(String::as_str).collect();
     let (mut count, mut ready, mut misscheduled) = (0, 0, 0);
-    for pod in state.store.owned_by(&pods_key, &uid) {
+    for pod in state.store.owned_by(&built_in_key("pods"), shared::uid(ds)) {
         if pod["spec"]["nodeName"]
             .as_str()
             .is_some_and(|n| eligible.contains(n))
@@ -108,7 +126,7 @@ fn reconcile(state: &mut KubeState, mut ds: Value) {
             misscheduled += 1;
         }
     }
-    ds["status"] = json!({
+    let mut status = json!({
         "desiredNumberScheduled": eligible.len(),
         "currentNumberScheduled": count,
         "updatedNumberScheduled": count,
@@ -118,12 +136,12 @@ fn reconcile(state: &mut KubeState, mut ds: Value) {
         "observedGeneration": ds["metadata"]["generation"],
     });
     if count > ready {
-        ds["status"]["numberUnavailable"] = json!(count - ready);
+        status["numberUnavailable"] = json!(count - ready);
     }
     if ready == 0
-        && let Some(status) = ds["status"].as_object_mut()
+        && let Some(status) = status.as_object_mut()
     {
         status.remove("numberAvailable");
     }
-    shared::update(state, "daemonsets", ds);
+    status
 }

@@ -14,47 +14,89 @@ pub(super) fn run(state: &mut KubeState, dirty: &Dirty) {
 }
 
 fn reconcile(state: &mut KubeState, mut deployment: Value) {
-    let (namespace, name, uid) = (
-        shared::namespace(&deployment).to_string(),
-        shared::name(&deployment).to_string(),
-        shared::uid(&deployment).to_string(),
-    );
+    let uid = shared::uid(&deployment).to_string();
     let replicas = deployment["spec"]["replicas"].as_i64().unwrap_or(1);
     let hash = shared::template_hash(&deployment["spec"]["template"]);
-    let rs_name = format!("{name}-{hash}");
+    let rs_name = format!("{}-{hash}", shared::name(&deployment));
     let owned: Vec<Value> = state.owned("replicasets", &uid);
-
     if !owned.iter().any(|rs| shared::name(rs) == rs_name) {
-        let mut template = deployment["spec"]["template"].clone();
-        template["metadata"]["labels"]["pod-template-hash"] = json!(hash);
-        let mut selector = deployment["spec"]["selector"].clone();
-        selector["matchLabels"]["pod-template-hash"] = json!(hash);
-        let rs = json!({
-            "apiVersion": "apps/v1",
-            "kind": "ReplicaSet",
-            "metadata": {
-                "name": rs_name,
-                "namespace": namespace,
-                "labels": template["metadata"]["labels"],
-                "annotations": {"deployment.kubernetes.io/revision": (owned.len() + 1).to_string()},
-                "ownerReferences": [shared::owner_reference(&deployment)],
-            },
-            "spec": {"replicas": replicas, "selector": selector, "template": template},
-        });
-        if shared::create(state, "replicasets", rs).is_some() {
-            let message = format!("Scaled up replica set {rs_name} from 0 to {replicas}");
-            events::record(
-                state,
-                &deployment,
-                false,
-                "ScalingReplicaSet",
-                &message,
-                "deployment-controller",
-            );
-        }
+        create_replica_set(state, &deployment, &rs_name, &hash, owned.len() + 1);
     }
-    let owned: Vec<Value> = state.owned("replicasets", &uid);
-    let (mut total, mut ready, mut updated) = (0, 0, 0);
+    let counts = scale_replica_sets(state, &deployment, &rs_name, replicas);
+    write_status(
+        &mut deployment,
+        &counts,
+        replicas,
+        &rs_name,
+        &rfc3339(state.now),
+    );
+    shared::update(state, "deployments", deployment);
+}
+
+/// The ReplicaSet of the current pod template, at the Deployment's replicas.
+fn create_replica_set(
+    state: &mut KubeState,
+    deployment: &Value,
+    rs_name: &str,
+    hash: &str,
+    revision: usize,
+) {
+    let replicas = deployment["spec"]["replicas"].as_i64().unwrap_or(1);
+    let mut template = deployment["spec"]["template"].clone();
+    template["metadata"]["labels"]["pod-template-hash"] = json!(hash);
+    let mut selector = deployment["spec"]["selector"].clone();
+    selector["matchLabels"]["pod-template-hash"] = json!(hash);
+    let rs = json!({
+        "apiVersion": "apps/v1",
+        "kind": "ReplicaSet",
+        "metadata": {
+            "name": rs_name,
+            "namespace": shared::namespace(deployment),
+            "labels": template["metadata"]["labels"],
+            "annotations": {"deployment.kubernetes.io/revision": revision.to_string()},
+            "ownerReferences": [shared::owner_reference(deployment)],
+        },
+        "spec": {"replicas": replicas, "selector": selector, "template": template},
+    });
+    if shared::create(state, "replicasets", rs).is_some() {
+        let message = format!("Scaled up replica set {rs_name} from 0 to {replicas}");
+        scaling_event(state, deployment, &message);
+    }
+}
+
+fn scaling_event(state: &mut KubeState, deployment: &Value, message: &str) {
+    events::record(
+        state,
+        deployment,
+        false,
+        "ScalingReplicaSet",
+        message,
+        "deployment-controller",
+    );
+}
+
+/// The replicas of the Deployment's ReplicaSets, summed.
+struct Counts {
+    total: i64,
+    ready: i64,
+    /// The current ReplicaSet's.
+    updated: i64,
+}
+
+/// Scales the current ReplicaSet to `replicas` and the older ones to zero, counting what
+/// they run.
+fn scale_replica_sets(
+    state: &mut KubeState,
+    deployment: &Value,
+    rs_name: &str,
+    replicas: i64,
+) -> Counts {
+    let owned: Vec<Value> = state.owned("replicasets", shared::uid(deployment));
+    let mut counts = Counts {
+        total: 0,
+        ready: 0,
+        updated: 0,
+    };
     for mut rs in owned {
         let want = if shared::name(&rs) == rs_name {
             replicas
@@ -70,22 +112,23 @@ fn reconcile(state: &mut KubeState, mut deployment: Value) {
                 shared::name(&rs)
             );
             rs = shared::update(state, "replicasets", rs);
-            events::record(
-                state,
-                &deployment,
-                false,
-                "ScalingReplicaSet",
-                &message,
-                "deployment-controller",
-            );
+            scaling_event(state, deployment, &message);
         }
-        total += rs["status"]["replicas"].as_i64().unwrap_or(0);
-        ready += rs["status"]["readyReplicas"].as_i64().unwrap_or(0);
+        counts.total += rs["status"]["replicas"].as_i64().unwrap_or(0);
+        counts.ready += rs["status"]["readyReplicas"].as_i64().unwrap_or(0);
         if shared::name(&rs) == rs_name {
-            updated = rs["status"]["replicas"].as_i64().unwrap_or(0);
+            counts.updated = rs["status"]["replicas"].as_i64().unwrap_or(0);
         }
     }
-    let now = rfc3339(state.now);
+    counts
+}
+
+fn write_status(deployment: &mut Value, counts: &Counts, replicas: i64, rs_name: &str, now: &str) {
+    let Counts {
+        total,
+        ready,
+        updated,
+    } = *counts;
     let complete = ready >= replicas && updated == replicas && total == replicas;
     deployment["status"]["observedGeneration"] = deployment["metadata"]["generation"].clone();
     deployment["status"]["replicas"] = json!(total);
@@ -99,10 +142,10 @@ fn reconcile(state: &mut KubeState, mut deployment: Value) {
         ("False", "MinimumReplicasUnavailable")
     };
     shared::set_condition(
-        &mut deployment,
+        deployment,
         json!({"type": "Available", "status": available, "reason": reason, "lastUpdateTime": now,
                "message": if available == "True" { "Deployment has minimum availability." } else { "Deployment does not have minimum availability." }}),
-        &now,
+        now,
     );
     let (progress_reason, progress_message) = if complete {
         (
@@ -116,9 +159,9 @@ fn reconcile(state: &mut KubeState, mut deployment: Value) {
         )
     };
     shared::set_condition(
-        &mut deployment,
+        deployment,
         json!({"type": "Progressing", "status": "True", "reason": progress_reason, "message": progress_message, "lastUpdateTime": now}),
-        &now,
+        now,
     );
     for key in ["readyReplicas", "availableReplicas", "unavailableReplicas"] {
         if deployment["status"][key] == 0
@@ -127,5 +170,4 @@ fn reconcile(state: &mut KubeState, mut deployment: Value) {
             status.remove(key);
         }
     }
-    shared::update(state, "deployments", deployment);
 }

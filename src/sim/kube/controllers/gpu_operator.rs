@@ -86,63 +86,90 @@ pub(super) fn run(state: &mut KubeState, dirty: &Dirty) {
     let Some(namespace) = operator_namespace(state) else {
         return;
     };
-    let policy = &policy;
     // Nodes need marking only when nodes changed or the operator (or its policy) just came.
     let operator_new = policy["status"]["namespace"].as_str() != Some(namespace.as_str());
     if dirty.all || dirty.nodes_changed || dirty.touched(POLICIES) || operator_new {
-        let unmarked: Vec<Value> = state
-            .store
-            .list(&built_in_key("nodes"), None)
-            .filter(|n| n["metadata"]["labels"][PRESENT] != "true" && node_gpus(n) > 0)
-            .cloned()
-            .collect();
-        for mut node in unmarked {
-            node["metadata"]["labels"][PRESENT] = json!("true");
-            shared::update(state, "nodes", node);
-        }
+        mark_gpu_nodes(state);
     }
+    run_components(state, &policy, &namespace);
+    report_state(state, &policy, &namespace);
+}
+
+/// Labels every node with GPUs `nvidia.com/gpu.present=true`.
+fn mark_gpu_nodes(state: &mut KubeState) {
+    let unmarked: Vec<Value> = state
+        .store
+        .list(&built_in_key("nodes"), None)
+        .filter(|n| n["metadata"]["labels"][PRESENT] != "true" && node_gpus(n) > 0)
+        .cloned()
+        .collect();
+    for mut node in unmarked {
+        node["metadata"]["labels"][PRESENT] = json!("true");
+        shared::update(state, "nodes", node);
+    }
+}
+
+fn enabled(policy: &Value, key: &str) -> bool {
+    policy["spec"][key]["enabled"].as_bool().unwrap_or(true)
+}
+
+/// Creates the DaemonSet of each component the policy enables, removes those it disables.
+fn run_components(state: &mut KubeState, policy: &Value, namespace: &str) {
     let tolerations = match policy["spec"]["daemonsets"]["tolerations"].as_array() {
         Some(list) => json!(list),
         None => json!([{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]),
     };
-    for (key, name, app, image) in COMPONENTS {
-        let enabled = policy["spec"][key]["enabled"].as_bool().unwrap_or(true);
-        let existing = state.object_ref("daemonsets", &namespace, name).cloned();
-        match (enabled, existing) {
+    for component in COMPONENTS {
+        let (key, name, ..) = component;
+        let existing = state.object_ref("daemonsets", namespace, name).cloned();
+        match (enabled(policy, key), existing) {
             (true, None) => {
-                let daemonset = json!({
-                    "apiVersion": "apps/v1",
-                    "kind": "DaemonSet",
-                    "metadata": {
-                        "name": name,
-                        "namespace": namespace,
-                        "labels": {"app": app, "app.kubernetes.io/managed-by": "gpu-operator"},
-                        "ownerReferences": [shared::owner_reference(policy)],
-                    },
-                    "spec": {
-                        "selector": {"matchLabels": {"app": app}},
-                        "template": {
-                            "metadata": {"labels": {"app": app, "app.kubernetes.io/managed-by": "gpu-operator"}},
-                            "spec": {
-                                "nodeSelector": {PRESENT: "true"},
-                                "tolerations": tolerations,
-                                "priorityClassName": "system-node-critical",
-                                "serviceAccountName": name,
-                                "containers": [{"name": app, "image": image, "env": [{"name": "NVIDIA_VISIBLE_DEVICES", "value": "all"}]}],
-                            },
-                        },
-                    },
-                });
+                let daemonset = component_daemonset(policy, namespace, component, &tolerations);
                 shared::create(state, "daemonsets", daemonset);
             }
             (false, Some(daemonset)) => shared::remove(state, "daemonsets", &daemonset),
             _ => {}
         }
     }
+}
+
+fn component_daemonset(
+    policy: &Value,
+    namespace: &str,
+    (_, name, app, image): (&str, &str, &str, &str),
+    tolerations: &Value,
+) -> Value {
+    json!({
+        "apiVersion": "apps/v1",
+        "kind": "DaemonSet",
+        "metadata": {
+            "name": name,
+            "namespace": namespace,
+            "labels": {"app": app, "app.kubernetes.io/managed-by": "gpu-operator"},
+            "ownerReferences": [shared::owner_reference(policy)],
+        },
+        "spec": {
+            "selector": {"matchLabels": {"app": app}},
+            "template": {
+                "metadata": {"labels": {"app": app, "app.kubernetes.io/managed-by": "gpu-operator"}},
+                "spec": {
+                    "nodeSelector": {PRESENT: "true"},
+                    "tolerations": tolerations,
+                    "priorityClassName": "system-node-critical",
+                    "serviceAccountName": name,
+                    "containers": [{"name": app, "image": image, "env": [{"name": "NVIDIA_VISIBLE_DEVICES", "value": "all"}]}],
+                },
+            },
+        },
+    })
+}
+
+/// The policy's `status.state`: `ready` once every enabled component runs on all its nodes.
+fn report_state(state: &mut KubeState, policy: &Value, namespace: &str) {
     let ready = COMPONENTS.iter().all(|(key, name, ..)| {
-        !policy["spec"][*key]["enabled"].as_bool().unwrap_or(true)
+        !enabled(policy, key)
             || state
-                .object_ref("daemonsets", &namespace, name)
+                .object_ref("daemonsets", namespace, name)
                 .is_some_and(|ds| {
                     let status = &ds["status"];
                     status["desiredNumberScheduled"].as_i64().unwrap_or(0) > 0

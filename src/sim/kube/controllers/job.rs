@@ -18,59 +18,26 @@ pub(super) fn run(state: &mut KubeState, dirty: &Dirty) {
 }
 
 fn reconcile(state: &mut KubeState, mut job: Value) {
-    let namespace = shared::namespace(&job).to_string();
     let uid = shared::uid(&job).to_string();
     let now = rfc3339(state.now);
     let spec = job["spec"].clone();
     let completions = spec["completions"].as_i64().unwrap_or(1);
     let parallelism = spec["parallelism"].as_i64().unwrap_or(1);
     let backoff_limit = spec["backoffLimit"].as_i64().unwrap_or(6);
-
     if job["status"]["startTime"].is_null() {
-        job["status"]["startTime"] = json!(now);
-        if let Some(seconds) = spec["activeDeadlineSeconds"].as_u64() {
-            let (namespace, name) = (namespace.clone(), shared::name(&job).to_string());
-            state.schedule(
-                Duration::from_secs(seconds),
-                Timer::JobDeadline {
-                    namespace,
-                    name,
-                    uid: uid.clone(),
-                },
-            );
-        }
+        start(state, &mut job, &now);
     }
     let pods: Vec<Value> = state.owned("pods", &uid);
-    let succeeded = pods
-        .iter()
-        .filter(|p| p["status"]["phase"] == "Succeeded")
-        .count() as i64;
-    let failed = pods
-        .iter()
-        .filter(|p| p["status"]["phase"] == "Failed")
-        .count() as i64;
-    let mut active: Vec<&Value> = pods.iter().filter(|p| !shared::is_terminal(p)).collect();
-
-    if succeeded >= completions {
-        job["status"]["completionTime"] = json!(now);
-        shared::set_condition(
-            &mut job,
-            json!({"type": "SuccessCriteriaMet", "status": "True", "reason": "CompletionsReached", "message": "Reached expected number of succeeded pods", "lastProbeTime": now}),
-            &now,
-        );
-        shared::set_condition(
-            &mut job,
-            json!({"type": "Complete", "status": "True", "reason": "CompletionsReached", "message": "Reached expected number of succeeded pods", "lastProbeTime": now}),
-            &now,
-        );
-        events::record(
-            state,
-            &job,
-            false,
-            "Completed",
-            "Job completed",
-            "job-controller",
-        );
+    let count = |phase: &str| {
+        pods.iter()
+            .filter(|p| p["status"]["phase"] == phase)
+            .count() as i64
+    };
+    let (succeeded, failed) = (count("Succeeded"), count("Failed"));
+    let active: Vec<&Value> = pods.iter().filter(|p| !shared::is_terminal(p)).collect();
+    let active = if succeeded >= completions {
+        complete(state, &mut job, &now);
+        active.len()
     } else if failed > backoff_limit {
         fail(
             state,
@@ -79,34 +46,87 @@ fn reconcile(state: &mut KubeState, mut job: Value) {
             "BackoffLimitExceeded",
             "Job has reached the specified backoff limit",
         );
-        active.clear();
+        0
     } else {
         let want = parallelism.min(completions - succeeded).max(0) as usize;
-        while active.len() < want {
-            let name = format!("{}-{}", shared::name(&job), state.next_suffix(5));
-            let labels = [
-                ("batch.kubernetes.io/job-name", shared::name(&job)),
-                ("job-name", shared::name(&job)),
-            ];
-            let mut pod = shared::pod_from_template(&job, name.clone(), &labels);
-            pod["metadata"]["labels"]["batch.kubernetes.io/controller-uid"] = json!(uid);
-            pod["metadata"]["labels"]["controller-uid"] = json!(uid);
-            if shared::create(state, "pods", pod).is_none() {
-                break;
-            }
-            events::record(
-                state,
-                &job,
-                false,
-                "SuccessfulCreate",
-                &format!("Created pod: {name}"),
-                "job-controller",
-            );
-            active.push(&Value::Null);
-        }
-    }
+        create_pods(state, &job, &uid, active.len(), want)
+    };
     let ready = pods.iter().filter(|p| shared::pod_ready(p)).count();
-    job["status"]["active"] = json!(active.len());
+    write_status(&mut job, active, succeeded, failed, ready);
+    shared::update(state, "jobs", job);
+}
+
+/// Stamps the start, and arms `activeDeadlineSeconds`.
+fn start(state: &mut KubeState, job: &mut Value, now: &str) {
+    job["status"]["startTime"] = json!(now);
+    if let Some(seconds) = job["spec"]["activeDeadlineSeconds"].as_u64() {
+        let (namespace, name) = (
+            shared::namespace(job).to_string(),
+            shared::name(job).to_string(),
+        );
+        state.schedule(
+            Duration::from_secs(seconds),
+            Timer::JobDeadline {
+                namespace,
+                name,
+                uid: shared::uid(job).to_string(),
+            },
+        );
+    }
+}
+
+fn complete(state: &mut KubeState, job: &mut Value, now: &str) {
+    job["status"]["completionTime"] = json!(now);
+    shared::set_condition(
+        job,
+        json!({"type": "SuccessCriteriaMet", "status": "True", "reason": "CompletionsReached", "message": "Reached expected number of succeeded pods", "lastProbeTime": now}),
+        now,
+    );
+    shared::set_condition(
+        job,
+        json!({"type": "Complete", "status": "True", "reason": "CompletionsReached", "message": "Reached expected number of succeeded pods", "lastProbeTime": now}),
+        now,
+    );
+    events::record(
+        state,
+        job,
+        false,
+        "Completed",
+        "Job completed",
+        "job-controller",
+    );
+}
+
+/// Creates pods until `want` are active (or the API refuses one); how many are active then.
+fn create_pods(state: &mut KubeState, job: &Value, uid: &str, active: usize, want: usize) -> usize {
+    let mut active = active;
+    while active < want {
+        let name = format!("{}-{}", shared::name(job), state.next_suffix(5));
+        let labels = [
+            ("batch.kubernetes.io/job-name", shared::name(job)),
+            ("job-name", shared::name(job)),
+        ];
+        let mut pod = shared::pod_from_template(job, name.clone(), &labels);
+        pod["metadata"]["labels"]["batch.kubernetes.io/controller-uid"] = json!(uid);
+        pod["metadata"]["labels"]["controller-uid"] = json!(uid);
+        if shared::create(state, "pods", pod).is_none() {
+            break;
+        }
+        events::record(
+            state,
+            job,
+            false,
+            "SuccessfulCreate",
+            &format!("Created pod: {name}"),
+            "job-controller",
+        );
+        active += 1;
+    }
+    active
+}
+
+fn write_status(job: &mut Value, active: usize, succeeded: i64, failed: i64, ready: usize) {
+    job["status"]["active"] = json!(active);
     job["status"]["succeeded"] = json!(succeeded);
     job["status"]["failed"] = json!(failed);
     job["status"]["ready"] = json!(ready);
@@ -119,7 +139,6 @@ fn reconcile(state: &mut KubeState, mut job: Value) {
             }
         }
     }
-    shared::update(state, "jobs", job);
 }
 
 fn fail(state: &mut KubeState, job: &mut Value, active: &[&Value], reason: &str, message: &str) {

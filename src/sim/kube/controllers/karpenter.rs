@@ -108,115 +108,174 @@ fn place_pending(state: &mut KubeState, pools: &[Pool]) {
         .cloned()
         .collect();
     for pod in pending {
-        let key = (
-            shared::namespace(&pod).to_string(),
-            shared::name(&pod).to_string(),
-        );
-        // A pod waits for its NodeClaim; one whose launch failed is retried when it is deleted.
-        let memory = state.memory.get_mut::<KarpenterMemory>();
-        if memory
-            .nominated
-            .get(&key)
-            .is_some_and(|claim| memory.claims.contains_key(claim))
-        {
-            continue;
-        }
-        let requests = pod_requests(&pod["spec"]);
-        for pool in pools {
-            let matches = |node: &Value| {
-                shared::node_matches(&pod["spec"], node)
-                    && shared::untolerated_taints(node, &pod["spec"]["tolerations"]).is_empty()
-            };
-            // A pod that matches no zone of the pool is not this pool's.
-            if !pool
-                .zones
-                .iter()
-                .any(|zone| matches(&pool.prospective_node(zone)))
-            {
-                continue;
-            }
-            let in_flight = state
-                .memory
-                .get_mut::<KarpenterMemory>()
-                .claims
-                .iter_mut()
-                .find(|(_, c)| {
-                    c.pool == pool.name
-                        && matches!(c.phase, Phase::Launching | Phase::Launched(_))
-                        && matches(&c.node)
-                        && fits(&c.room, &requests)
-                });
-            if let Some((name, claim)) = in_flight {
-                take(&mut claim.room, &requests);
-                let name = name.clone();
-                nominate(state, &pod, &key, &name);
-                break;
-            }
-            let used: i128 = state
-                .memory
-                .get_mut::<KarpenterMemory>()
-                .claims
-                .values()
-                // A claim whose launch failed holds its share until it is retried.
-                .filter(|c| c.pool == pool.name)
-                .map(|c| c.cpu)
-                .sum();
-            let cpu = quantity_milli(pool.shape.cpu);
-            if pool.cpu_limit.is_some_and(|limit| used + cpu > limit) {
-                if state
-                    .memory
-                    .get_mut::<KarpenterMemory>()
-                    .limited
-                    .insert(key.clone())
-                {
-                    let message = format!(
-                        "Failed to schedule pod, all available instance types exceed limits for nodepool: \"{}\"",
-                        pool.name
-                    );
-                    events::record(state, &pod, true, "FailedScheduling", &message, "karpenter");
-                }
-                break;
-            }
-            let launched = state
-                .memory
-                .get_mut::<KarpenterMemory>()
-                .claims
-                .values()
-                .filter(|c| c.pool == pool.name)
-                .count();
-            let zone = pool
-                .zones
-                .iter()
-                .cycle()
-                .skip(launched)
-                .take(pool.zones.len())
-                .find(|zone| matches(&pool.prospective_node(zone)))
-                .cloned()
-                .unwrap_or_default();
-            let node = pool.prospective_node(&zone);
-            let mut room = pool.room(state, &node);
-            if !fits(&room, &requests) {
-                // Too big for a new node of this pool even when empty.
-                continue;
-            }
-            take(&mut room, &requests);
-            let Some(name) = create_claim(state, pool, &zone, node.clone()) else {
-                break;
-            };
-            state.memory.get_mut::<KarpenterMemory>().claims.insert(
-                name.clone(),
-                Claim {
-                    pool: pool.name.clone(),
-                    node,
-                    room,
-                    cpu,
-                    phase: Phase::Launching,
-                },
-            );
-            nominate(state, &pod, &key, &name);
+        place(state, pools, &pod);
+    }
+}
+
+/// Finds the pod a NodeClaim: a launching one of the first pool that suits it with room left,
+/// else a new one; or tells it the pool is at its limit.
+fn place(state: &mut KubeState, pools: &[Pool], pod: &Value) {
+    let key = (
+        shared::namespace(pod).to_string(),
+        shared::name(pod).to_string(),
+    );
+    // A pod waits for its NodeClaim; one whose launch failed is retried when it is deleted.
+    let memory = state.memory.get_mut::<KarpenterMemory>();
+    if memory
+        .nominated
+        .get(&key)
+        .is_some_and(|claim| memory.claims.contains_key(claim))
+    {
+        return;
+    }
+    let requests = pod_requests(&pod["spec"]);
+    for pool in pools {
+        if try_pool(state, pool, pod, &key, &requests) == Tried::Settled {
             break;
         }
     }
+}
+
+#[derive(PartialEq)]
+enum Tried {
+    /// The pool is not for this pod (no zone it suits, or too small a node): try the next.
+    NextPool,
+    /// Nominated, told of the limit, or refused by the API: done with this pod for now.
+    Settled,
+}
+
+/// Whether a node of the pool would take the pod: its selectors and affinity, its taints.
+fn suits(pod: &Value, node: &Value) -> bool {
+    shared::node_matches(&pod["spec"], node)
+        && shared::untolerated_taints(node, &pod["spec"]["tolerations"]).is_empty()
+}
+
+fn try_pool(
+    state: &mut KubeState,
+    pool: &Pool,
+    pod: &Value,
+    key: &(String, String),
+    requests: &BTreeMap<String, i128>,
+) -> Tried {
+    // A pod that matches no zone of the pool is not this pool's.
+    if !pool
+        .zones
+        .iter()
+        .any(|zone| suits(pod, &pool.prospective_node(zone)))
+    {
+        return Tried::NextPool;
+    }
+    if join_in_flight(state, pool, pod, key, requests) {
+        return Tried::Settled;
+    }
+    let cpu = quantity_milli(pool.shape.cpu);
+    if pool
+        .cpu_limit
+        .is_some_and(|limit| pool_cpu(state, pool) + cpu > limit)
+    {
+        tell_limited(state, pool, pod, key);
+        return Tried::Settled;
+    }
+    let zone = next_zone(state, pool, pod);
+    let node = pool.prospective_node(&zone);
+    let mut room = pool.room(state, &node);
+    if !fits(&room, requests) {
+        // Too big for a new node of this pool even when empty.
+        return Tried::NextPool;
+    }
+    take(&mut room, requests);
+    let Some(name) = create_claim(state, pool, &zone, node.clone()) else {
+        return Tried::Settled;
+    };
+    state.memory.get_mut::<KarpenterMemory>().claims.insert(
+        name.clone(),
+        Claim {
+            pool: pool.name.clone(),
+            node,
+            room,
+            cpu,
+            phase: Phase::Launching,
+        },
+    );
+    nominate(state, pod, key, &name);
+    Tried::Settled
+}
+
+/// Nominates the pod to a claim of the pool still launching that suits it and has room.
+fn join_in_flight(
+    state: &mut KubeState,
+    pool: &Pool,
+    pod: &Value,
+    key: &(String, String),
+    requests: &BTreeMap<String, i128>,
+) -> bool {
+    let in_flight = state
+        .memory
+        .get_mut::<KarpenterMemory>()
+        .claims
+        .iter_mut()
+        .find(|(_, c)| {
+            c.pool == pool.name
+                && matches!(c.phase, Phase::Launching | Phase::Launched(_))
+                && suits(pod, &c.node)
+                && fits(&c.room, requests)
+        });
+    let Some((name, claim)) = in_flight else {
+        return false;
+    };
+    take(&mut claim.room, requests);
+    let name = name.clone();
+    nominate(state, pod, key, &name);
+    true
+}
+
+/// The CPU the pool's claims hold (a claim whose launch failed holds its share until it is
+/// retried).
+fn pool_cpu(state: &mut KubeState, pool: &Pool) -> i128 {
+    state
+        .memory
+        .get_mut::<KarpenterMemory>()
+        .claims
+        .values()
+        .filter(|c| c.pool == pool.name)
+        .map(|c| c.cpu)
+        .sum()
+}
+
+/// Tells the pod, once, that its pool is at its CPU limit.
+fn tell_limited(state: &mut KubeState, pool: &Pool, pod: &Value, key: &(String, String)) {
+    if state
+        .memory
+        .get_mut::<KarpenterMemory>()
+        .limited
+        .insert(key.clone())
+    {
+        let message = format!(
+            "Failed to schedule pod, all available instance types exceed limits for nodepool: \"{}\"",
+            pool.name
+        );
+        events::record(state, pod, true, "FailedScheduling", &message, "karpenter");
+    }
+}
+
+/// The zone of the pool's next node: round the pool's zones from the one after its last
+/// claim's, the first the pod suits.
+fn next_zone(state: &mut KubeState, pool: &Pool, pod: &Value) -> String {
+    let launched = state
+        .memory
+        .get_mut::<KarpenterMemory>()
+        .claims
+        .values()
+        .filter(|c| c.pool == pool.name)
+        .count();
+    pool.zones
+        .iter()
+        .cycle()
+        .skip(launched)
+        .take(pool.zones.len())
+        .find(|zone| suits(pod, &pool.prospective_node(zone)))
+        .cloned()
+        .unwrap_or_default()
 }
 
 fn nominate(state: &mut KubeState, pod: &Value, key: &(String, String), claim: &str) {

@@ -115,13 +115,51 @@ fn start(state: &mut KubeState, namespace: &str, name: &str, uid: &str) {
         return;
     }
     let now = rfc3339(state.now);
+    pod["status"]["phase"] = json!("Running");
+    let ip = assign_ip(state, &pod, name);
+    pod["status"]["podIP"] = json!(ip);
+    pod["status"]["podIPs"] = json!([{"ip": pod["status"]["podIP"]}]);
+    let containers = pod["spec"]["containers"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let (statuses, longest) = run_containers(state, &pod, &containers, (namespace, name, uid));
+    pod["status"]["containerStatuses"] = json!(statuses);
+    for kind in [
+        "PodReadyToStartContainers",
+        "Initialized",
+        "Ready",
+        "ContainersReady",
+        "PodScheduled",
+    ] {
+        shared::set_condition(
+            &mut pod,
+            json!({"type": kind, "status": "True", "lastProbeTime": null}),
+            &now,
+        );
+    }
+    let pod = shared::update(state, "pods", pod);
+    started_events(state, &pod, &containers);
+    if let Some(after) = longest {
+        state.schedule(
+            after,
+            Timer::PodFinished {
+                namespace: namespace.into(),
+                name: name.into(),
+                uid: uid.into(),
+            },
+        );
+    }
+}
+
+/// The pod's address: the node's own for host networking; else one from the node's pod range
+/// (an on-premises node's, from the remote pod network) or, on VPC CNI nodes, the node's
+/// subnet.
+fn assign_ip(state: &KubeState, pod: &Value, name: &str) -> String {
     let host_ip = pod["status"]["hostIP"]
         .as_str()
         .unwrap_or("192.168.0.10")
         .to_string();
-    pod["status"]["phase"] = json!("Running");
-    // A node with its own pod range (an on-premises node's, from the remote pod network) gives
-    // pods addresses from it; VPC CNI nodes give them addresses of the node's subnet.
     let pod_range = state
         .object_ref(
             "nodes",
@@ -130,22 +168,27 @@ fn start(state: &mut KubeState, namespace: &str, name: &str, uid: &str) {
         )
         .and_then(|n| n["spec"]["podCIDR"].as_str())
         .map(str::to_string);
-    let ip = if pod["spec"]["hostNetwork"] == true {
-        host_ip.clone()
+    if pod["spec"]["hostNetwork"] == true {
+        host_ip
     } else {
         pod_ip(pod_range.as_deref().unwrap_or(&host_ip), name)
-    };
-    pod["status"]["podIP"] = json!(ip);
-    pod["status"]["podIPs"] = json!([{"ip": pod["status"]["podIP"]}]);
+    }
+}
+
+/// Runs each container's program: its log lines, its status, its exit code kept for when the
+/// pod finishes; and how long the longest runs (`None`: one runs until deleted).
+fn run_containers(
+    state: &mut KubeState,
+    pod: &Value,
+    containers: &[Value],
+    (namespace, name, uid): (&str, &str, &str),
+) -> (Vec<Value>, Option<Duration>) {
+    let now = rfc3339(state.now);
     let mut statuses = Vec::new();
     let mut exit_codes = Vec::new();
     let mut longest: Option<Duration> = Some(Duration::ZERO);
-    let containers = pod["spec"]["containers"]
-        .as_array()
-        .cloned()
-        .unwrap_or_default();
-    for container in &containers {
-        let run = (state.programs)(&pod, container, state);
+    for container in containers {
+        let run = (state.programs)(pod, container, state);
         let container_name = container["name"].as_str().unwrap_or_default().to_string();
         for line in run.stdout.lines() {
             state.log_line(namespace, name, &container_name, line);
@@ -171,45 +214,24 @@ fn start(state: &mut KubeState, namespace: &str, name: &str, uid: &str) {
         }));
         exit_codes.push(run.exit_code);
     }
-    pod["status"]["containerStatuses"] = json!(statuses);
     state.exit_codes.insert(uid.to_string(), exit_codes);
-    for kind in [
-        "PodReadyToStartContainers",
-        "Initialized",
-        "Ready",
-        "ContainersReady",
-        "PodScheduled",
-    ] {
-        shared::set_condition(
-            &mut pod,
-            json!({"type": kind, "status": "True", "lastProbeTime": null}),
-            &now,
-        );
-    }
-    let pod = shared::update(state, "pods", pod);
+    (statuses, longest)
+}
+
+fn started_events(state: &mut KubeState, pod: &Value, containers: &[Value]) {
     let node = pod["spec"]["nodeName"]
         .as_str()
         .unwrap_or_default()
         .to_string();
-    for container in &containers {
+    for container in containers {
         let container_name = container["name"].as_str().unwrap_or_default();
         events::record(
             state,
-            &pod,
+            pod,
             false,
             "Started",
             &format!("Started container {container_name}"),
             &format!("kubelet, {node}"),
-        );
-    }
-    if let Some(after) = longest {
-        state.schedule(
-            after,
-            Timer::PodFinished {
-                namespace: namespace.into(),
-                name: name.into(),
-                uid: uid.into(),
-            },
         );
     }
 }

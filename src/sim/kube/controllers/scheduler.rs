@@ -367,19 +367,44 @@ fn owner_uid(pod: &Value) -> Option<&str> {
     pod["metadata"]["ownerReferences"][0]["uid"].as_str()
 }
 
-fn schedule(state: &mut KubeState, cluster: &mut Cluster, mut pod: Value) {
-    let now = rfc3339(state.now);
+/// A node the pod fits, by the order the scheduler prefers: preferred affinity, then least
+/// crowded spread domain, fewest siblings in its zone, fewest pods, and name.
+type Candidate = (i64, usize, usize, usize, String, usize);
+
+fn schedule(state: &mut KubeState, cluster: &mut Cluster, pod: Value) {
+    let requests = pod_requests(&pod["spec"]);
+    let (mut candidates, tally) = evaluate_nodes(state, cluster, &pod, &requests);
+    candidates.sort();
+    match candidates.first() {
+        Some((_, _, _, _, node_name, index)) => {
+            let node_name = node_name.clone();
+            cluster.bind(*index, &pod, &requests);
+            bind(state, pod, &node_name);
+        }
+        None => {
+            let message = unschedulable_message(cluster.nodes.len(), &tally);
+            report_unschedulable(state, pod, &message);
+        }
+    }
+}
+
+/// The nodes the pod fits, and for those it does not, how many gave each reason.
+fn evaluate_nodes(
+    state: &KubeState,
+    cluster: &mut Cluster,
+    pod: &Value,
+    requests: &BTreeMap<String, i128>,
+) -> (Vec<Candidate>, BTreeMap<String, usize>) {
     let mut candidates = Vec::new();
     let mut tally: BTreeMap<String, usize> = BTreeMap::new();
-    let requests = pod_requests(&pod["spec"]);
-    let siblings = match owner_uid(&pod) {
+    let siblings = match owner_uid(pod) {
         Some(owner) => cluster.siblings(state, owner).clone(),
         None => HashMap::new(),
     };
-    let spread = Spread::observe(state, &pod, cluster.nodes.iter().map(|v| &*v.node));
+    let spread = Spread::observe(state, pod, cluster.nodes.iter().map(|v| &*v.node));
     for (index, view) in cluster.nodes.iter().enumerate() {
         let usage = &view.usage;
-        let mut verdict = evaluate(&pod, view, &requests, usage);
+        let mut verdict = evaluate(pod, view, requests, usage);
         if verdict.fits
             && let Some(spread) = &spread
             && !spread.allows(&view.node)
@@ -407,57 +432,58 @@ fn schedule(state: &mut KubeState, cluster: &mut Cluster, mut pod: Value) {
             }
         }
     }
-    candidates.sort();
-    match candidates.first() {
-        Some((_, _, _, _, node_name, index)) => {
-            let node_name = node_name.clone();
-            cluster.bind(*index, &pod, &requests);
-            pod["spec"]["nodeName"] = json!(node_name);
-            shared::set_condition(
-                &mut pod,
-                json!({"type": "PodScheduled", "status": "True", "lastProbeTime": null}),
-                &now,
-            );
-            let pod = shared::update(state, "pods", pod);
-            let message = format!(
-                "Successfully assigned {}/{} to {node_name}",
-                shared::namespace(&pod),
-                shared::name(&pod)
-            );
-            events::record(
-                state,
-                &pod,
-                false,
-                "Scheduled",
-                &message,
-                "default-scheduler",
-            );
-        }
-        None => {
-            let message = unschedulable_message(cluster.nodes.len(), &tally);
-            let already = pod["status"]["conditions"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .any(|c| c["type"] == "PodScheduled" && c["message"] == message);
-            if !already {
-                shared::set_condition(
-                    &mut pod,
-                    json!({"type": "PodScheduled", "status": "False", "reason": "Unschedulable", "message": message, "lastProbeTime": null}),
-                    &now,
-                );
-                let pod = shared::update(state, "pods", pod);
-                events::record(
-                    state,
-                    &pod,
-                    true,
-                    "FailedScheduling",
-                    &message,
-                    "default-scheduler",
-                );
-            }
-        }
+    (candidates, tally)
+}
+
+fn bind(state: &mut KubeState, mut pod: Value, node_name: &str) {
+    let now = rfc3339(state.now);
+    pod["spec"]["nodeName"] = json!(node_name);
+    shared::set_condition(
+        &mut pod,
+        json!({"type": "PodScheduled", "status": "True", "lastProbeTime": null}),
+        &now,
+    );
+    let pod = shared::update(state, "pods", pod);
+    let message = format!(
+        "Successfully assigned {}/{} to {node_name}",
+        shared::namespace(&pod),
+        shared::name(&pod)
+    );
+    events::record(
+        state,
+        &pod,
+        false,
+        "Scheduled",
+        &message,
+        "default-scheduler",
+    );
+}
+
+/// Says why the pod fits nowhere, once per reason: the condition and a FailedScheduling event.
+fn report_unschedulable(state: &mut KubeState, mut pod: Value, message: &str) {
+    let now = rfc3339(state.now);
+    let already = pod["status"]["conditions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .any(|c| c["type"] == "PodScheduled" && c["message"] == message);
+    if already {
+        return;
     }
+    shared::set_condition(
+        &mut pod,
+        json!({"type": "PodScheduled", "status": "False", "reason": "Unschedulable", "message": message, "lastProbeTime": null}),
+        &now,
+    );
+    let pod = shared::update(state, "pods", pod);
+    events::record(
+        state,
+        &pod,
+        true,
+        "FailedScheduling",
+        message,
+        "default-scheduler",
+    );
 }
 
 /// The scheduler's summary: `0/2 nodes are available: 2 Insufficient nvidia.com/gpu. preemption: ...`.
