@@ -78,7 +78,7 @@ pub enum Error {
     History(crate::history::HistoryError),
     /// The target's Lease: held by another run, or not to be read or written.
     #[error(transparent)]
-    Lease(crate::lock::LeaseError),
+    Lease(Box<crate::lock::LeaseError>),
     #[error(transparent)]
     Push(crate::clients::pushgateway::PushError),
     #[error("cannot capture the lab")]

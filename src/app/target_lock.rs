@@ -150,7 +150,7 @@ async fn lease(
         say,
     )
     .await
-    .map_err(Error::Lease)?;
+    .map_err(|e| Error::Lease(Box::new(e)))?;
     // A recover taking over from the run it recovers has nothing to add.
     let recovering = taker.run_id.strip_prefix(RECOVER_OF);
     if let Acquired::TakenOver { previous, because } = how
