@@ -76,6 +76,14 @@ pub enum LeaseError {
         renewed_ago: String,
         waited: Option<Duration>,
     },
+    #[error(
+        "this identity may not take the target's lock, the Lease {namespace}/{name} in the cluster ({refused}); grant it get, create, update and delete on that Lease and get on the namespace {namespace} (made beforehand, or create on namespaces too), or pass --read-only if the run only reads"
+    )]
+    Forbidden {
+        namespace: String,
+        name: String,
+        refused: String,
+    },
     #[error("cannot take the target's lock (the Lease {namespace}/{name} in the cluster)")]
     Kube {
         namespace: String,
@@ -83,6 +91,16 @@ pub enum LeaseError {
         #[source]
         source: KubeError,
     },
+}
+
+/// The API server's refusal without the advice the client adds after it (this error gives
+/// its own): `namespaces is forbidden: User "x" cannot create resource ...`.
+fn first_clause(message: &str) -> String {
+    message
+        .split(": grant it")
+        .next()
+        .unwrap_or(message)
+        .to_string()
 }
 
 /// `12s`: how long ago, to the second.
@@ -110,10 +128,19 @@ pub async fn acquire(
     wait: Duration,
     say: Say,
 ) -> Result<(HeldLease, Acquired), LeaseError> {
-    let failed = |source| LeaseError::Kube {
-        namespace: settings.namespace.clone(),
-        name: settings.name.clone(),
-        source,
+    let failed = |source: KubeError| match source {
+        KubeError::Api {
+            code: 403, message, ..
+        } => LeaseError::Forbidden {
+            namespace: settings.namespace.clone(),
+            name: settings.name.clone(),
+            refused: first_clause(&message),
+        },
+        source => LeaseError::Kube {
+            namespace: settings.namespace.clone(),
+            name: settings.name.clone(),
+            source,
+        },
     };
     client
         .ensure_namespace(&settings.namespace)

@@ -239,11 +239,44 @@ fn a_read_only_identity_passes_the_checks_is_refused_its_first_write_and_leaves_
     ] {
         assert!(out.contains(&row), "{row}\nin:\n{out}");
     }
-    Runbook::new()
+    // A run that may change the cluster must take its lock, which a view-only identity may
+    // not: refused before any step, saying what to grant or that --read-only takes none.
+    let unlocked = Runbook::new()
         .lab_env(&lab)
         .args([
             "run",
             "--yes",
+            "runbooks/verify.rhai",
+            "--cluster",
+            "myeks5w",
+        ])
+        .run()
+        .expect_code(2);
+    let err = unlocked.stderr();
+    assert!(
+        err.contains("this identity may not take the target's lock, the Lease runbook/target-lock"),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!(
+            "User \"{me}\" cannot create resource \"namespaces\""
+        )),
+        "{err}"
+    );
+    assert!(
+        err.contains("or pass --read-only if the run only reads"),
+        "{err}"
+    );
+    assert!(
+        !unlocked.stdout().contains("[step]"),
+        "{}",
+        unlocked.stdout()
+    );
+    Runbook::new()
+        .lab_env(&lab)
+        .args([
+            "run",
+            "--read-only",
             "runbooks/verify.rhai",
             "--cluster",
             "myeks5w",
@@ -282,8 +315,9 @@ fn a_read_only_identity_passes_the_checks_is_refused_its_first_write_and_leaves_
         .run();
     assert_ne!(scaled.code(), 0, "{}", scaled.stdout());
     let all = format!("{}{}", scaled.stdout(), scaled.stderr());
+    // Refused at the lock, before its first write.
     assert!(
-        all.contains(&format!("namespaces \"gpu-operator\" is forbidden: User \"{me}\" cannot patch resource \"namespaces\"")),
+        all.contains("this identity may not take the target's lock"),
         "{all}"
     );
     let group = lab.aws(&[
