@@ -15,10 +15,10 @@ use super::aws::eks_lifecycle::on_timer;
 use super::aws::identity::LAB_USER;
 use super::aws::state::{AwsState, AwsTimer, Rule};
 use super::gpu;
+use super::kube::auth::request_info::RequestAttributes;
 use super::kube::controllers::{fire_timer, reconcile};
 use super::kube::programs::{self, container_program};
-use super::kube::request_info::RequestAttributes;
-use super::kube::state::{KubeState, Timer, built_in_key};
+use super::kube::storage::state::{KubeState, Timer, built_in_key};
 use super::scenario::{
     NodeSpec, clear_cluster, configure_addon, install_addon, node_object, uninstall_addon,
 };

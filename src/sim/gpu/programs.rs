@@ -17,7 +17,7 @@ use super::node_faults::NodeFaults;
 use super::{dcgmi, kernel_log, nvidia_smi};
 use crate::lab::{gpu_catalog, nccl_figures};
 use crate::sim::kube::programs::{Context, Output};
-use crate::sim::kube::state::{KubeState, ProgramRun, built_in_key};
+use crate::sim::kube::storage::state::{KubeState, ProgramRun, built_in_key};
 use crate::sim::timestamps::{ctime, parse_rfc3339, unix_seconds};
 
 /// What carries a run's traffic between nodes: TCP (NCCL's sockets, on ports 1025-65535) or
