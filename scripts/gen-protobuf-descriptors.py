@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes src/sim/kube/protobuf/descriptors.txt: the fields of every message in the
+"""Writes src/sim/kube/http/protobuf/descriptors.txt: the fields of every message in the
 Kubernetes 1.35 protobuf definitions the twin decodes (kubernetes/api and
 kubernetes/apimachinery at v0.35.0, their generated.proto files), one message a block:
 

@@ -5,7 +5,7 @@
 use super::aws::autoscaled;
 use super::aws::state::Instance;
 use super::kube::controllers::karpenter;
-use super::kube::state::built_in_key;
+use super::kube::storage::state::built_in_key;
 use super::launch::{LaunchOutcome, LaunchRequest};
 use super::scenario::{NodeSpec, node_object};
 use super::twin::Twin;

@@ -20,7 +20,7 @@
 use super::aws::state::AwsState;
 use super::gpu::node_faults::{GpuFaults, NODE_FORMS, NodeFaults};
 use super::kube::controllers::{hardware_changed, node_lifecycle};
-use super::kube::state::KubeState;
+use super::kube::storage::state::KubeState;
 use super::twin::Twin;
 use crate::clock::parse_duration;
 
@@ -275,7 +275,7 @@ fn recovery_action(word: &str) -> Result<&'static str, String> {
 fn every_gpu_node_refreshed(state: &mut KubeState) {
     let names: Vec<String> = state
         .store
-        .list(&super::kube::state::built_in_key("nodes"), None)
+        .list(&super::kube::storage::state::built_in_key("nodes"), None)
         .filter(|n| super::gpu::programs::node_gpus(n) > 0)
         .filter_map(|n| n["metadata"]["name"].as_str().map(str::to_string))
         .collect();

@@ -23,7 +23,7 @@ mod twin;
 
 pub(crate) use aws::server::start as serve_aws;
 pub(crate) use faults::apply as apply_fault;
-pub(crate) use kube::server::start as serve_kube;
+pub(crate) use kube::http::server::start as serve_kube;
 pub(crate) use scenario::{Scenario, load as load_scenario};
 pub(crate) use secrets::LabSecrets;
 pub(crate) use twin::Twin;

@@ -16,10 +16,10 @@ use super::aws::state::{AwsState, AwsTimer, Instance, Nodegroup, Rule};
 use super::aws::timers::{instance_running, instance_terminated, on_timer};
 use super::gpu;
 use super::gpu::programs::Fabric;
+use super::kube::auth::request_info::RequestAttributes;
 use super::kube::controllers::{fire_timer, reconcile};
 use super::kube::programs::{self, container_program};
-use super::kube::request_info::RequestAttributes;
-use super::kube::state::{KubeState, Timer, built_in_key};
+use super::kube::storage::state::{KubeState, Timer, built_in_key};
 use super::scenario::{
     NodeSpec, clear_cluster, configure_addon, install_addon, node_object, uninstall_addon,
 };

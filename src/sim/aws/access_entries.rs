@@ -17,7 +17,7 @@ use super::state::{AccessEntry, AssociatedPolicy, AwsState, Cluster};
 use super::wire::epoch;
 use crate::lab;
 
-/// The access policies the twin enforces (see `sim::kube::authorization`).
+/// The access policies the twin enforces (see `sim::kube::auth::authorization`).
 pub(crate) const CLUSTER_ADMIN: &str =
     "arn:aws:eks::aws:cluster-access-policy/AmazonEKSClusterAdminPolicy";
 pub(crate) const ADMIN_VIEW: &str =

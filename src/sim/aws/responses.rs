@@ -8,7 +8,7 @@ use serde_json::json;
 use super::error::AwsError;
 use super::faults::{Injected, Refusal};
 use super::wire::escape;
-use crate::sim::kube::server::{Body, full};
+use crate::sim::kube::http::server::{Body, full};
 
 const REQUEST_ID: &str = "7a62c49f-347e-4fc4-9331-6e8eEXAMPLE";
 

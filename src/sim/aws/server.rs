@@ -25,7 +25,7 @@ use super::wire::{Xml, form};
 use super::{actions, ec2, eks, iam, kms, responses, signature, sts};
 use crate::auth::sigv4::{Claim, Sent};
 use crate::sim::accept::{Handshakes, next_connection, serve_tls};
-use crate::sim::kube::server::Body;
+use crate::sim::kube::http::server::Body;
 use crate::sim::recording::Recorded;
 use crate::sim::request_path;
 use crate::sim::twin::Twin;

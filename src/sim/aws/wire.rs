@@ -9,8 +9,8 @@ pub(crate) fn form(text: &str) -> BTreeMap<String, String> {
         .map(|pair| {
             let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
             (
-                crate::sim::kube::routes::decode(k),
-                crate::sim::kube::routes::decode(v),
+                crate::sim::kube::http::routes::decode(k),
+                crate::sim::kube::http::routes::decode(v),
             )
         })
         .collect()

@@ -16,7 +16,7 @@ use super::programs::{
     Fabric, Network, faults_of, gpu_host, instance_type, node_gpus, node_ip, node_name, unmodelled,
 };
 use crate::lab::{gpu_catalog, nccl_figures};
-use crate::sim::kube::state::{KubeState, ProgramRun};
+use crate::sim::kube::storage::state::{KubeState, ProgramRun};
 use crate::sim::timestamps::unix_seconds;
 
 /// A worker pod of the run, the node it is on, and how many processes (`mpirun` slots) it runs.

@@ -15,7 +15,7 @@ use super::node_faults::NodeFaults;
 use super::{dcgmi, kernel_log, smi_output};
 use crate::lab::gpu_catalog;
 use crate::sim::kube::programs::{Context, Output};
-use crate::sim::kube::state::{KubeState, ProgramRun, built_in_key};
+use crate::sim::kube::storage::state::{KubeState, ProgramRun, built_in_key};
 use crate::sim::timestamps::{ctime, parse_rfc3339};
 
 /// What carries a run's traffic between nodes: TCP (NCCL's sockets, on ports 1025-65535) or

@@ -1,43 +1,11 @@
-//! The twin's Kubernetes API server: store, controllers and the HTTP handlers kubectl and
-//! kube-rs talk to.
+//! The twin's Kubernetes API server, in four groups: `http/` (the HTTP surface kubectl and
+//! kube-rs talk to: server, routes, verbs, watch, logs, exec, discovery, tables), `auth/`
+//! (authentication, impersonation, RBAC, reviews, tokens), `storage/` (the store and state,
+//! kinds, defaults, validation, patches) and `controllers/`; `programs` is what containers
+//! run, for the kubelet and exec.
 
-mod access;
-pub(crate) mod admin;
-pub(crate) mod api;
-pub(crate) mod authentication;
-pub(crate) mod authorization;
-pub(crate) mod aws_auth;
+pub(crate) mod auth;
 pub(crate) mod controllers;
-pub(crate) mod defaults;
-pub(crate) mod discovery;
-pub(crate) mod exec;
-pub(crate) mod fields;
-pub(crate) mod handlers;
-pub(crate) mod health;
-pub(crate) mod impersonation;
-mod incoming;
-mod lists;
-pub(crate) mod logs;
-pub(crate) mod memory;
-pub(crate) mod openapi;
-pub(crate) mod ownership;
-pub(crate) mod patch;
+pub(crate) mod http;
 pub(crate) mod programs;
-pub(crate) mod protobuf;
-pub(crate) mod quantity;
-pub(crate) mod rbac;
-pub(crate) mod request_info;
-pub(crate) mod resources;
-pub(crate) mod reviews;
-pub(crate) mod routes;
-pub(crate) mod selectors;
-pub(crate) mod server;
-pub(crate) mod state;
-pub(crate) mod status;
-pub(crate) mod store;
-mod table_cells;
-pub(crate) mod tables;
-pub(crate) mod token_request;
-pub(crate) mod validation;
-mod verbs;
-pub(crate) mod watch;
+pub(crate) mod storage;

@@ -1,13 +1,13 @@
 //! What containers run in the twin: a small, deterministic interpreter for the commands
 //! runbooks use (`echo`, `sleep`, `sh -c`, `cat`, `env`, `hostname`, ...), for pod lifecycles,
 //! pod logs and exec. Other layers add programs (the GPU side: `nvidia-smi`, nccl-tests)
-//! through [`KubeState::exec_programs`](super::state::KubeState).
+//! through [`KubeState::exec_programs`](super::storage::state::KubeState).
 
 use std::time::Duration;
 
 use serde_json::Value;
 
-use super::state::{KubeState, ProgramRun};
+use super::storage::state::{KubeState, ProgramRun};
 
 /// The result of running a command to completion (exec, or one step of a container).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

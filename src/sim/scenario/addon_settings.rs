@@ -5,8 +5,8 @@
 
 use serde_json::{Value, json};
 
-use crate::sim::kube::api;
-use crate::sim::kube::state::KubeState;
+use crate::sim::kube::storage::api;
+use crate::sim::kube::storage::state::KubeState;
 
 const AGENT: &str = "eks-pod-identity-agent";
 const HYBRID_AGENT: &str = "eks-pod-identity-agent-hybrid";

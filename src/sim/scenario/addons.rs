@@ -6,8 +6,8 @@ use serde_json::{Value, json};
 
 use super::kube_system::{container, image, workload};
 use crate::lab::{self, ECR};
-use crate::sim::kube::api;
-use crate::sim::kube::state::KubeState;
+use crate::sim::kube::storage::api;
+use crate::sim::kube::storage::state::KubeState;
 
 /// `(plural, object)` pairs an add-on owns, in creation order.
 fn objects(addon: &str) -> Vec<(&'static str, Value)> {

@@ -12,8 +12,8 @@ use crate::sim::aws::state::{
     AccessEntry, Addon, Address, AssociatedPolicy, AwsState, Cluster, Instance, LaunchTemplate,
     Nodegroup, OidcProvider, PodIdentityAssociation, Role, Rule, SecurityGroup, TemplateInterface,
 };
-use crate::sim::kube::rbac::bootstrap;
-use crate::sim::kube::state::{KubeState, store_key};
+use crate::sim::kube::auth::rbac::bootstrap;
+use crate::sim::kube::storage::state::{KubeState, store_key};
 use crate::sim::timestamps::parse_rfc3339;
 use crate::sim::twin::Twin;
 

@@ -5,9 +5,9 @@ use serde_json::{Value, json};
 
 use super::nodes::{NodeSpec, node_object};
 use crate::lab::{self, ECR};
-use crate::sim::kube::api;
-use crate::sim::kube::rbac::bootstrap;
-use crate::sim::kube::state::{KubeState, built_in_key};
+use crate::sim::kube::auth::rbac::bootstrap;
+use crate::sim::kube::storage::api;
+use crate::sim::kube::storage::state::{KubeState, built_in_key};
 
 fn create(state: &mut KubeState, plural: &str, object: Value) {
     let resource = state.built_in(plural);

@@ -5,9 +5,9 @@
 use serde_json::{Value, json};
 
 use super::dirty::Dirty;
-use crate::sim::kube::rbac::authorizer::CLUSTER_ROLES;
-use crate::sim::kube::selectors::LabelSelector;
-use crate::sim::kube::state::KubeState;
+use crate::sim::kube::auth::rbac::authorizer::CLUSTER_ROLES;
+use crate::sim::kube::storage::selectors::LabelSelector;
+use crate::sim::kube::storage::state::KubeState;
 
 fn touched(dirty: &Dirty) -> bool {
     dirty.all || dirty.deleted || dirty.changed.iter().any(|(key, _, _)| key == CLUSTER_ROLES)

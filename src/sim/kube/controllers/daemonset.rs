@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 
 use super::dirty::Dirty;
 use super::{events, shared};
-use crate::sim::kube::state::{KubeState, built_in_key};
+use crate::sim::kube::storage::state::{KubeState, built_in_key};
 
 pub(super) fn run(state: &mut KubeState, dirty: &Dirty) {
     for ds in state.objects_where("daemonsets", None, |o| {

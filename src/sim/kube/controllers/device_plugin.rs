@@ -13,7 +13,7 @@ use super::dirty::Dirty;
 use super::shared;
 use crate::sim::gpu::efa::{self, EFA_RESOURCE};
 use crate::sim::gpu::programs::{faults_of, node_gpus};
-use crate::sim::kube::state::{KubeState, built_in_key};
+use crate::sim::kube::storage::state::{KubeState, built_in_key};
 
 /// What runs on one GPU node, from its pods.
 #[derive(Default, Clone, Copy)]

@@ -5,7 +5,7 @@ use std::collections::HashSet;
 
 use serde_json::Value;
 
-use crate::sim::kube::state::KubeState;
+use crate::sim::kube::storage::state::KubeState;
 
 #[derive(Default)]
 pub(super) struct Dirty {
@@ -46,7 +46,7 @@ impl Dirty {
             for owner in &change.owners {
                 dirty.uids.insert(owner.clone());
             }
-            let deleted = change.change == crate::sim::kube::store::ChangeType::Deleted;
+            let deleted = change.change == crate::sim::kube::storage::store::ChangeType::Deleted;
             match change.resource.as_str() {
                 "/nodes" => dirty.nodes_changed = true,
                 "/pods"
@@ -104,7 +104,7 @@ impl Dirty {
 
     /// The changed objects of one built-in resource, as they are now.
     pub(super) fn changed_objects(&self, state: &KubeState, plural: &str) -> Vec<Value> {
-        let key = crate::sim::kube::state::built_in_key(plural);
+        let key = crate::sim::kube::storage::state::built_in_key(plural);
         if self.all {
             return state.objects(plural, None);
         }

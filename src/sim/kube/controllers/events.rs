@@ -3,7 +3,7 @@
 use serde_json::{Value, json};
 
 use super::shared;
-use crate::sim::kube::state::KubeState;
+use crate::sim::kube::storage::state::KubeState;
 use crate::sim::timestamps::rfc3339;
 
 pub(super) fn record(

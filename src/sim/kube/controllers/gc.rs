@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use super::dirty::Dirty;
 use super::shared;
-use crate::sim::kube::state::{KubeState, built_in_key, store_key};
+use crate::sim::kube::storage::state::{KubeState, built_in_key, store_key};
 
 pub(super) fn run(state: &mut KubeState, dirty: &Dirty) {
     if dirty.all {

@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 use super::dirty::Dirty;
 use super::shared;
 use crate::sim::gpu::programs::node_gpus;
-use crate::sim::kube::state::{KubeState, built_in_key};
+use crate::sim::kube::storage::state::{KubeState, built_in_key};
 
 const POLICIES: &str = "nvidia.com/clusterpolicies";
 const PRESENT: &str = "nvidia.com/gpu.present";

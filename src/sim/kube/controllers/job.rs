@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 
 use super::dirty::Dirty;
 use super::{events, shared};
-use crate::sim::kube::state::{KubeState, Timer};
+use crate::sim::kube::storage::state::{KubeState, Timer};
 use crate::sim::timestamps::rfc3339;
 
 pub(super) fn run(state: &mut KubeState, dirty: &Dirty) {

@@ -15,8 +15,8 @@ use super::dirty::Dirty;
 use super::karpenter_pools::{NODEPOOLS, Pool, fits, pools, take};
 use super::scheduler::{pod_requests, quantity_milli};
 use super::{events, karpenter_lifecycle, shared};
-use crate::sim::kube::api;
-use crate::sim::kube::state::{KubeState, built_in_key};
+use crate::sim::kube::storage::api;
+use crate::sim::kube::storage::state::{KubeState, built_in_key};
 use crate::sim::launch::LaunchRequest;
 use crate::sim::timestamps::rfc3339;
 

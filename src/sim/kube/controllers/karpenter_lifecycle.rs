@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use super::karpenter::{KarpenterMemory, NODECLAIMS, Phase};
 use super::karpenter_pools::Pool;
 use super::{events, shared};
-use crate::sim::kube::state::{KubeState, Timer};
+use crate::sim::kube::storage::state::{KubeState, Timer};
 use crate::sim::launch::LaunchOutcome;
 use crate::sim::timestamps::rfc3339;
 

@@ -12,7 +12,7 @@ use super::scheduler::{pod_requests, quantity_milli};
 use super::shared;
 use crate::clock::parse_duration;
 use crate::lab::{self, NodeShape};
-use crate::sim::kube::state::KubeState;
+use crate::sim::kube::storage::state::KubeState;
 
 pub(super) const NODEPOOLS: &str = "karpenter.sh/nodepools";
 

@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 
 use super::dirty::Dirty;
 use super::{events, job, karpenter, namespace, node_lifecycle, shared};
-use crate::sim::kube::state::{KubeState, Timer};
+use crate::sim::kube::storage::state::{KubeState, Timer};
 use crate::sim::timestamps::rfc3339;
 
 /// How long a bound pod takes to pull its image and start (virtual).

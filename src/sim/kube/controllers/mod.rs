@@ -24,7 +24,7 @@ mod shared;
 pub(crate) use device_plugin::hardware_changed;
 pub(crate) use kubelet::fire_timer;
 
-use super::state::KubeState;
+use super::storage::state::KubeState;
 use dirty::Dirty;
 
 /// Runs the controllers on what changed until nothing changes any more (bounded, in case two

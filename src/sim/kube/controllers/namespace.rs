@@ -3,7 +3,7 @@
 
 use serde_json::json;
 
-use crate::sim::kube::state::{KubeState, store_key};
+use crate::sim::kube::storage::state::{KubeState, store_key};
 use crate::sim::timestamps::rfc3339;
 
 /// Removes every namespaced object of `name`, then the namespace itself.

@@ -12,7 +12,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use super::{events, shared};
-use crate::sim::kube::state::{KubeState, Timer, built_in_key};
+use crate::sim::kube::storage::state::{KubeState, Timer, built_in_key};
 use crate::sim::timestamps::rfc3339;
 
 /// kube-controller-manager's `--node-monitor-grace-period` (50 s since Kubernetes 1.32).

@@ -7,8 +7,8 @@ use std::collections::HashMap;
 use serde_json::Value;
 
 use super::shared;
-use crate::sim::kube::selectors::LabelSelector;
-use crate::sim::kube::state::{KubeState, built_in_key};
+use crate::sim::kube::storage::selectors::LabelSelector;
+use crate::sim::kube::storage::state::{KubeState, built_in_key};
 
 /// One spread constraint with the matching pods counted per domain.
 struct Constraint {

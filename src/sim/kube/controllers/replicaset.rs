@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 
 use super::dirty::Dirty;
 use super::{events, shared};
-use crate::sim::kube::state::KubeState;
+use crate::sim::kube::storage::state::KubeState;
 
 pub(super) fn run(state: &mut KubeState, dirty: &Dirty) {
     for rs in state.objects_where("replicasets", None, |o| dirty.touches(o)) {

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use super::dirty::Dirty;
 use super::placement::{self, Spread};
 use super::{events, shared};
-use crate::sim::kube::state::{KubeState, built_in_key};
+use crate::sim::kube::storage::state::{KubeState, built_in_key};
 use crate::sim::timestamps::rfc3339;
 
 pub(super) fn run(state: &mut KubeState, dirty: &Dirty) {
@@ -274,7 +274,7 @@ fn zone_of(node: &Value) -> &str {
         .unwrap_or_default()
 }
 
-pub(crate) use crate::sim::kube::quantity::milli as quantity_milli;
+pub(crate) use crate::sim::kube::storage::quantity::milli as quantity_milli;
 
 fn value_milli(value: &Value) -> i128 {
     match value {

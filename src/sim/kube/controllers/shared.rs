@@ -2,8 +2,8 @@
 
 use serde_json::{Value, json};
 
-use crate::sim::kube::api;
-use crate::sim::kube::state::{KubeState, store_key};
+use crate::sim::kube::storage::api;
+use crate::sim::kube::storage::state::{KubeState, store_key};
 
 pub(super) fn uid(object: &Value) -> &str {
     object["metadata"]["uid"].as_str().unwrap_or_default()

@@ -6,7 +6,7 @@ use serde_json::json;
 
 use super::account::ASSOCIATIONS;
 use super::objects::{namespace, put, service_account};
-use crate::sim::kube::state::KubeState;
+use crate::sim::kube::storage::state::KubeState;
 
 pub(super) fn service_accounts(state: &mut KubeState) {
     namespace(state, "ml-pipeline");

@@ -3,7 +3,7 @@
 
 use super::{access, gpu, karpenter, networking, nodes, observability};
 use crate::lab::hybrid;
-use crate::sim::kube::state::KubeState;
+use crate::sim::kube::storage::state::KubeState;
 
 pub(crate) fn extend(state: &mut KubeState) {
     state.git_version = hybrid::SERVER_GIT_VERSION;

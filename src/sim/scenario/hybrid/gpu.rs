@@ -10,7 +10,7 @@ use crate::lab::hybrid::{
     DEVICE_PLUGIN_VERSION, DRA_DRIVER_VERSION, GPU_OPERATOR_VERSION, GpuManager,
     HOST_DRIVER_VERSION, HYBRID_NODES, HybridGpu, HybridNode, LOCATION_LABEL,
 };
-use crate::sim::kube::state::KubeState;
+use crate::sim::kube::storage::state::KubeState;
 
 pub(super) const DRA_DRIVER: &str = "gpu.nvidia.com";
 const DCGM_EXPORTER_IMAGE: &str = "nvcr.io/nvidia/k8s/dcgm-exporter:4.4.1-4.6.0-ubuntu22.04";

@@ -7,7 +7,7 @@ use serde_json::json;
 use super::objects::{Workload, crd, put};
 use crate::lab::hybrid::{BURST_NODEPOOL, KARPENTER_VERSION, LOCATION_LABEL};
 use crate::lab::{self, CLUSTER_NAME};
-use crate::sim::kube::state::KubeState;
+use crate::sim::kube::storage::state::KubeState;
 
 /// The taint of burst nodes: only pods that tolerate it may burst.
 pub(crate) const BURST_TAINT: (&str, &str) = ("example.com/burst", "true");

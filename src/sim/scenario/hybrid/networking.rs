@@ -11,7 +11,7 @@ use crate::lab::hybrid::{
     self as hybrid, COMPUTE_TYPE_LABEL, DNS_ELIGIBLE_LABEL, LOCATION_LABEL,
     POD_IDENTITY_HYBRID_CONFIG,
 };
-use crate::sim::kube::state::KubeState;
+use crate::sim::kube::storage::state::KubeState;
 use crate::sim::scenario::configure_addon;
 
 const CILIUM_IMAGE: &str = "quay.io/cilium/cilium:v1.18.2";

@@ -10,7 +10,7 @@ use crate::lab::hybrid::{
     LOCATION_LABEL,
 };
 use crate::sim::kube::controllers::node_lifecycle::posted_conditions;
-use crate::sim::kube::state::KubeState;
+use crate::sim::kube::storage::state::KubeState;
 
 /// The lab's two system nodes are the cloud side: location `cloud`, eligible for CoreDNS.
 pub(super) fn label_cloud_nodes(state: &mut KubeState) {

@@ -2,8 +2,8 @@
 
 use serde_json::{Value, json};
 
-use crate::sim::kube::api;
-use crate::sim::kube::state::KubeState;
+use crate::sim::kube::storage::api;
+use crate::sim::kube::storage::state::KubeState;
 
 /// Creates an object of any kind the twin serves by then; scenario data is fixed, so a refusal
 /// is a bug in the scenario.

@@ -5,7 +5,7 @@
 use serde_json::json;
 
 use super::objects::{Workload, crd, namespace, put};
-use crate::sim::kube::state::KubeState;
+use crate::sim::kube::storage::state::KubeState;
 
 pub(super) fn exporters(state: &mut KubeState) {
     namespace(state, "monitoring");

@@ -1,0 +1,181 @@
+//! Exec over WebSocket (`v5.channel.k8s.io`, `v4.channel.k8s.io`): runs the command in the
+//! twin's interpreter and answers on the stdout/stderr channels, then the status channel.
+
+use std::sync::Arc;
+
+use futures::{SinkExt, StreamExt};
+use http::{Request, Response};
+use hyper::body::Incoming;
+use hyper_util::rt::TokioIo;
+use serde_json::json;
+use tokio_tungstenite::WebSocketStream;
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::tungstenite::handshake::derive_accept_key;
+use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
+use tokio_tungstenite::tungstenite::protocol::{CloseFrame, Role};
+
+use super::handlers::error_response;
+use super::routes::Query;
+use super::server::{Body, full};
+use crate::sim::kube::programs::{Context, Output};
+use crate::sim::kube::storage::state::KubeState;
+use crate::sim::kube::storage::status::ApiError;
+use crate::sim::twin::Twin;
+
+const PROTOCOLS: [&str; 2] = ["v5.channel.k8s.io", "v4.channel.k8s.io"];
+
+pub(crate) fn handle(
+    twin: &Arc<Twin>,
+    mut request: Request<Incoming>,
+    namespace: &str,
+    pod_name: &str,
+    query: &Query,
+) -> Response<Body> {
+    let command: Vec<String> = query.all("command").to_vec();
+    let outcome = twin.read_kube(|state| run(state, namespace, pod_name, &command, query));
+    let output = match outcome {
+        Ok(output) => output,
+        Err(error) => return error_response(&error),
+    };
+    let (protocol, key) = match handshake(&request) {
+        Ok(accepted) => accepted,
+        Err(error) => return error_response(&error),
+    };
+    let upgrade = hyper::upgrade::on(&mut request);
+    tokio::spawn(async move {
+        let Ok(upgraded) = upgrade.await else { return };
+        let socket =
+            WebSocketStream::from_raw_socket(TokioIo::new(upgraded), Role::Server, None).await;
+        answer(socket, &output, &command).await;
+    });
+    Response::builder()
+        .status(101)
+        .header("connection", "Upgrade")
+        .header("upgrade", "websocket")
+        .header("sec-websocket-accept", key)
+        .header("sec-websocket-protocol", protocol)
+        .body(full(""))
+        .expect("static headers are valid")
+}
+
+/// Runs the command in the pod's container (the one the query names, else its first), or
+/// the apiserver's error when there is no such pod, container or command, or it is not
+/// running.
+fn run(
+    state: &KubeState,
+    namespace: &str,
+    pod_name: &str,
+    command: &[String],
+    query: &Query,
+) -> Result<Output, ApiError> {
+    let pods = state.built_in("pods");
+    let pod = state
+        .object_ref("pods", namespace, pod_name)
+        .ok_or_else(|| ApiError::not_found(&pods, pod_name))?;
+    if command.is_empty() {
+        return Err(ApiError::bad_request("you must specify at least 1 command"));
+    }
+    let mut containers = pod["spec"]["containers"].as_array().into_iter().flatten();
+    let container = match query.get("container") {
+        Some(name) => containers.find(|c| c["name"] == name).ok_or_else(|| {
+            ApiError::bad_request(format!("container {name} is not valid for pod {pod_name}"))
+        })?,
+        None => containers
+            .next()
+            .ok_or_else(|| ApiError::bad_request("the pod has no containers"))?,
+    };
+    if pod["status"]["phase"] != "Running" {
+        return Err(ApiError::bad_request(format!(
+            "unable to upgrade connection: container not found (\"{}\")",
+            container["name"].as_str().unwrap_or_default()
+        )));
+    }
+    let node = pod["spec"]["nodeName"]
+        .as_str()
+        .and_then(|n| state.object_ref("nodes", "", n));
+    let context = Context {
+        pod,
+        container,
+        node,
+    };
+    Ok((state.exec)(command, &context, state))
+}
+
+/// The WebSocket subprotocol the client offers that the twin speaks, and the
+/// `Sec-WebSocket-Accept` answering its key.
+fn handshake(request: &Request<Incoming>) -> Result<(&'static str, String), ApiError> {
+    let offered = request
+        .headers()
+        .get("sec-websocket-protocol")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default();
+    let protocol = PROTOCOLS
+        .iter()
+        .find(|p| offered.split(',').any(|o| o.trim() == **p))
+        .ok_or_else(|| {
+            ApiError::bad_request(
+                "the twin serves exec over WebSocket (v5.channel.k8s.io or v4.channel.k8s.io); SPDY is not supported",
+            )
+        })?;
+    let key = request
+        .headers()
+        .get("sec-websocket-key")
+        .map(|k| derive_accept_key(k.as_bytes()))
+        .ok_or_else(|| ApiError::bad_request("missing Sec-WebSocket-Key"))?;
+    Ok((protocol, key))
+}
+
+type Socket = WebSocketStream<TokioIo<hyper::upgrade::Upgraded>>;
+
+/// Sends the output on its channels, then the status, and closes; a command that never ends
+/// answers nothing until its caller gives up and hangs up.
+async fn answer(mut socket: Socket, output: &Output, command: &[String]) {
+    if output.duration.is_none() {
+        while let Some(Ok(message)) = socket.next().await {
+            if message.is_close() {
+                break;
+            }
+        }
+        return;
+    }
+    for frame in frames(output, command) {
+        if socket.send(Message::binary(frame)).await.is_err() {
+            return;
+        }
+    }
+    let normal = CloseFrame {
+        code: CloseCode::Normal,
+        reason: "".into(),
+    };
+    let _ = socket.close(Some(normal)).await;
+}
+
+/// Channel 1 stdout and 2 stderr (when not empty), then 3 the status.
+fn frames(output: &Output, command: &[String]) -> Vec<Vec<u8>> {
+    let mut frames = Vec::new();
+    for (channel, data) in [
+        (1u8, output.stdout.as_bytes()),
+        (2u8, output.stderr.as_bytes()),
+    ] {
+        if !data.is_empty() {
+            let mut frame = vec![channel];
+            frame.extend_from_slice(data);
+            frames.push(frame);
+        }
+    }
+    let status = if output.exit_code == 0 {
+        json!({"metadata": {}, "status": "Success"})
+    } else {
+        json!({
+            "metadata": {},
+            "status": "Failure",
+            "message": format!("command terminated with non-zero exit code: error executing command [{}], exit code {}", command.join(" "), output.exit_code),
+            "reason": "NonZeroExitCode",
+            "details": {"causes": [{"reason": "ExitCode", "message": output.exit_code.to_string()}]},
+        })
+    };
+    let mut status_frame = vec![3u8];
+    status_frame.extend_from_slice(status.to_string().as_bytes());
+    frames.push(status_frame);
+    frames
+}

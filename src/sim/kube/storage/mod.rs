@@ -1,0 +1,17 @@
+//! The objects the API serves and the rules they are kept by: the store and the cluster's
+//! state, the kinds served, the verbs on the store, defaults, validation (field validation
+//! too), patches, selectors, owner references, quantities, and the apiserver's errors.
+
+pub(crate) mod api;
+pub(crate) mod defaults;
+pub(crate) mod fields;
+pub(crate) mod memory;
+pub(crate) mod ownership;
+pub(crate) mod patch;
+pub(crate) mod quantity;
+pub(crate) mod resources;
+pub(crate) mod selectors;
+pub(crate) mod state;
+pub(crate) mod status;
+pub(crate) mod store;
+pub(crate) mod validation;

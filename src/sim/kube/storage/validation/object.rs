@@ -1,0 +1,103 @@
+//! The API server's validation of a whole object on create and update: 422 `Invalid` with a
+//! cause per field, worded as the server words them; a quantity that does not parse is the
+//! server's 400 decode error instead.
+
+use serde_json::Value;
+
+use super::cluster::{config_data, node};
+use super::errors::Errors;
+use super::metadata::metadata;
+use super::pod::{BadQuantity, pod_spec};
+use super::service::service;
+use super::updates::update;
+use super::workloads::{cron_job, job, replicated};
+use crate::sim::kube::storage::quantity::SYNTAX_ERROR;
+use crate::sim::kube::storage::resources::ResourceType;
+use crate::sim::kube::storage::state::KubeState;
+use crate::sim::kube::storage::status::ApiError;
+use crate::sim::kube::storage::store::name_of;
+
+const POD_RESTARTS: [&str; 3] = ["Always", "OnFailure", "Never"];
+
+fn kind_rules(
+    resource: &ResourceType,
+    object: &Value,
+    errors: &mut Errors,
+) -> Result<(), BadQuantity> {
+    match (resource.group.as_str(), resource.kind.as_str()) {
+        ("", "Pod") => pod_spec(&object["spec"], "spec", &POD_RESTARTS, errors),
+        ("apps", kind @ ("Deployment" | "ReplicaSet" | "DaemonSet" | "StatefulSet")) => {
+            replicated(kind, object, errors)
+        }
+        ("batch", "Job") => job(object, errors),
+        ("batch", "CronJob") => cron_job(object, errors),
+        ("", "Service") => {
+            service(object, errors);
+            Ok(())
+        }
+        ("", "Node") => {
+            node(object, errors);
+            Ok(())
+        }
+        ("", "ConfigMap") => {
+            config_data(object, &["data", "binaryData"], errors);
+            Ok(())
+        }
+        ("", "Secret") => {
+            config_data(object, &["data", "stringData"], errors);
+            Ok(())
+        }
+        ("", "PersistentVolumeClaim") => {
+            let requests = &object["spec"]["resources"]["requests"];
+            let bad = requests.as_object().into_iter().flatten().any(|(_, q)| {
+                !q.as_str()
+                    .is_some_and(crate::sim::kube::storage::quantity::is_valid)
+            });
+            if bad { Err(BadQuantity) } else { Ok(()) }
+        }
+        _ => Ok(()),
+    }
+}
+
+fn answer(resource: &ResourceType, name: &str, errors: Errors) -> Result<(), ApiError> {
+    if errors.is_empty() {
+        return Ok(());
+    }
+    let causes: Vec<(&str, String)> = errors
+        .0
+        .iter()
+        .map(|(f, m)| (f.as_str(), m.clone()))
+        .collect();
+    Err(ApiError::invalid(&resource.qualified_kind(), name, &causes))
+}
+
+fn bad_quantity(resource: &ResourceType) -> ApiError {
+    let kind = &resource.kind;
+    ApiError::bad_request(format!(
+        "{kind} in version \"{}\" cannot be handled as a {kind}: {SYNTAX_ERROR}",
+        resource.version
+    ))
+}
+
+/// Validates an object about to be stored (defaults already applied, as the server does).
+pub(crate) fn validate(
+    _state: &KubeState,
+    resource: &ResourceType,
+    object: &Value,
+) -> Result<(), ApiError> {
+    let mut errors = Errors::default();
+    metadata(resource, object, &mut errors);
+    kind_rules(resource, object, &mut errors).map_err(|BadQuantity| bad_quantity(resource))?;
+    answer(resource, name_of(object), errors)
+}
+
+/// What an update may not change, on top of [`validate`].
+pub(crate) fn validate_update(
+    resource: &ResourceType,
+    old: &Value,
+    new: &Value,
+) -> Result<(), ApiError> {
+    let mut errors = Errors::default();
+    update(&resource.group, &resource.kind, old, new, &mut errors);
+    answer(resource, name_of(new), errors)
+}
