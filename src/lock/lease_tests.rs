@@ -257,3 +257,33 @@ async fn a_holder_whose_process_ended_on_this_machine_is_taken_over_at_once() {
     );
     second.release().await.expect("released");
 }
+
+#[tokio::test]
+async fn a_delete_on_a_stale_resource_version_is_refused_and_the_lease_stays() {
+    let client = cluster().await;
+    let (say, _) = said();
+    let (held, _) = acquire(client.clone(), holder("mine"), quick(), Duration::ZERO, say)
+        .await
+        .expect("held");
+    let current = client
+        .lease("runbook", "target-lock")
+        .await
+        .expect("read")
+        .expect("there");
+    let version = current.metadata.resource_version.expect("a version");
+    let stale = format!("{}0", version);
+    assert!(
+        !client
+            .delete_lease("runbook", "target-lock", &stale)
+            .await
+            .expect("a 409 is an answer, not an error")
+    );
+    assert!(
+        client
+            .lease("runbook", "target-lock")
+            .await
+            .expect("read")
+            .is_some()
+    );
+    assert!(held.release().await.expect("released"));
+}

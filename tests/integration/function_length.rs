@@ -17,12 +17,12 @@ const MOST_LONG: usize = 20;
 /// table a reader wants whole. Each is (file, function, why).
 const DATA_TABLES: &[(&str, &str, &str)] = &[
     (
-        "src/sim/kube/rbac/bootstrap.rs",
+        "src/sim/kube/auth/rbac/bootstrap.rs",
         "aggregate_to_view",
         "the rules of Kubernetes' aggregated view role, as the real cluster has them",
     ),
     (
-        "src/sim/kube/rbac/bootstrap.rs",
+        "src/sim/kube/auth/rbac/bootstrap.rs",
         "aggregate_to_edit",
         "the rules of Kubernetes' aggregated edit role, as the real cluster has them",
     ),

@@ -117,6 +117,20 @@ fn runners_with_their_own_state_meet_at_the_lease_however_the_target_is_spelt() 
     let (child, first_id) = holder(&first, &lab);
     if let Some(identity) = holder_identity(&lab) {
         assert!(identity.starts_with(&format!("{first_id}@")), "{identity}");
+        // kubectl's table shows who holds it, as a real API server prints Leases.
+        let kubectl = kubectl("1.32").expect("gated above");
+        let (_, table, _) = kubectl_run(&kubectl, &lab, &["get", "lease", "-n", "runbook"]);
+        let mut lines = table.lines();
+        let header: Vec<&str> = lines
+            .next()
+            .unwrap_or_default()
+            .split_whitespace()
+            .collect();
+        assert_eq!(header, ["NAME", "HOLDER", "AGE"], "{table}");
+        assert!(
+            lines.any(|l| l.starts_with("target-lock") && l.contains(&first_id)),
+            "{table}"
+        );
     }
     for kubeconfig in spellings(&lab, dir.path()) {
         let second = Runner::new();

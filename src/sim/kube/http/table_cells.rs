@@ -89,6 +89,11 @@ pub(super) fn cells(kind: &str, o: &Value, now: Duration) -> Vec<Value> {
         "Event" => event_cells(o, now),
         "CustomResourceDefinition" => vec![name(o), o["metadata"]["creationTimestamp"].clone()],
         "ResourceSlice" => resource_slice_cells(o, now),
+        "Lease" => vec![
+            name(o),
+            json!(o["spec"]["holderIdentity"].as_str().unwrap_or_default()),
+            json!(age(o, now)),
+        ],
         _ => vec![name(o), json!(age(o, now))],
     }
 }

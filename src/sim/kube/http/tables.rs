@@ -13,6 +13,7 @@ type Column = (&'static str, &'static str, u8);
 const NAME: Column = ("Name", "string", 0);
 const AGE: Column = ("Age", "string", 0);
 
+const LEASE: &[Column] = &[NAME, ("Holder", "string", 0), AGE];
 const NODE: &[Column] = &[
     NAME,
     ("Status", "string", 0),
@@ -121,6 +122,7 @@ fn columns(kind: &str) -> &'static [Column] {
         "Event" => EVENT,
         "CustomResourceDefinition" => CUSTOM_RESOURCE_DEFINITION,
         "ResourceSlice" => RESOURCE_SLICE,
+        "Lease" => LEASE,
         _ => OTHER,
     }
 }

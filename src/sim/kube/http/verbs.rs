@@ -213,6 +213,13 @@ pub(super) async fn delete(
         || body["orphanDependents"] == true;
     call.twin
         .kube(|s| {
+            api::check_preconditions(
+                s,
+                call.resource,
+                call.namespace(),
+                name,
+                &body["preconditions"],
+            )?;
             api::delete(
                 s,
                 call.resource,

@@ -488,6 +488,39 @@ fn terminate_namespace(
 
 /// DELETE: removes the object now (the twin has no finalizers); dependents go in the next
 /// garbage collection unless `orphan` is asked for.
+/// A delete's `preconditions` (DeleteOptions): the object's uid and resourceVersion must be
+/// the ones given, or the delete is a 409 Conflict worded as the apiserver's storage words it
+/// (a client deleting what it last read, as a lock's holder gives back its Lease).
+pub(crate) fn check_preconditions(
+    state: &KubeState,
+    resource: &ResourceType,
+    namespace: &str,
+    name: &str,
+    preconditions: &Value,
+) -> Result<(), ApiError> {
+    if !preconditions.is_object() {
+        return Ok(());
+    }
+    let namespace = if resource.namespaced { namespace } else { "" };
+    let existing = get(state, resource, namespace, name)?;
+    for (field, label) in [("uid", "UID"), ("resourceVersion", "ResourceVersion")] {
+        let Some(wanted) = preconditions[field].as_str() else {
+            continue;
+        };
+        let actual = existing["metadata"][field].as_str().unwrap_or_default();
+        if wanted != actual {
+            return Err(ApiError::conflict_because(
+                resource,
+                name,
+                &format!(
+                    "Precondition failed: {label} in precondition: {wanted}, {label} in object meta: {actual}"
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
 pub(crate) fn delete(
     state: &mut KubeState,
     resource: &ResourceType,

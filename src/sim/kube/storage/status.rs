@@ -58,14 +58,25 @@ impl ApiError {
     }
 
     pub(crate) fn conflict(resource: &ResourceType, name: &str) -> Self {
-        Self::new(
+        Self::conflict_because(
+            resource,
+            name,
+            "the object has been modified; please apply your changes to the latest version and try again",
+        )
+    }
+
+    /// 409 Conflict with the reason the server gives (`errors.NewConflict`).
+    pub(crate) fn conflict_because(resource: &ResourceType, name: &str, why: &str) -> Self {
+        let mut error = Self::new(
             409,
             "Conflict",
             format!(
-                "Operation cannot be fulfilled on {} \"{name}\": the object has been modified; please apply your changes to the latest version and try again",
+                "Operation cannot be fulfilled on {} \"{name}\": {why}",
                 resource.qualified_plural()
             ),
-        )
+        );
+        error.details = json!({"name": name, "group": resource.group, "kind": resource.plural});
+        error
     }
 
     /// 422 Invalid, as `errors.NewInvalid` words it: one cause inline, several in brackets,
