@@ -26,8 +26,11 @@ pub(crate) fn execute(args: &RecoverArgs) -> AppResult {
                 .into(),
         ));
     };
-    let identity =
-        runtime.block_on(crate::target::identify(&clients, target.cluster.as_deref()))?;
+    let identity = runtime.block_on(crate::target::identify(
+        &clients,
+        target.cluster.as_deref(),
+        target.eks_arn.as_deref(),
+    ))?;
     let names = TargetNames {
         key: identity.key(),
         spelt: target.key.clone(),

@@ -158,8 +158,11 @@ impl RunRecords {
         // drill, and beside others).
         let (key, locks) = match target.outside() {
             Some(clients) if !config.guards.read_only => {
-                let identity = runtime
-                    .block_on(crate::target::identify(clients, target.cluster.as_deref()))?;
+                let identity = runtime.block_on(crate::target::identify(
+                    clients,
+                    target.cluster.as_deref(),
+                    target.eks_arn.as_deref(),
+                ))?;
                 if config.target.verbose {
                     eprintln!("target: {}", identity.describe());
                 }

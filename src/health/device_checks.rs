@@ -73,22 +73,9 @@ pub fn device_findings(
         .collect()
 }
 
-fn finding(
-    check: &'static str,
-    verdict: Verdict,
-    observed: String,
-    threshold: &str,
-    source: &'static str,
-) -> Finding {
-    Finding {
-        verdict,
-        ..Finding::passed(check, observed, threshold.to_string(), source)
-    }
-}
-
 fn recovery_action(row: &Map<String, Value>) -> Option<Finding> {
     let action = reported(row, "gpu_recovery_action")?;
-    Some(finding(
+    Some(Finding::judged(
         "recovery_action",
         recovery_verdict(action),
         format!("the driver's recovery action: {action}"),
@@ -140,7 +127,7 @@ impl BelowDefault {
             Verdict::Healthy
         };
         let (what, unit) = (self.what, self.unit);
-        Some(finding(
+        Some(Finding::judged(
             self.check,
             verdict,
             format!("{what} {set:.0} {unit} of the default {default:.0} {unit}"),
@@ -158,7 +145,7 @@ fn nvswitch_fabric(row: &Map<String, Value>) -> Option<Finding> {
         ("In Progress", _) => Verdict::Monitor,
         _ => Verdict::Reboot,
     };
-    Some(finding(
+    Some(Finding::judged(
         "nvswitch_fabric",
         verdict,
         format!("fabric {state}, status {status}"),
@@ -176,7 +163,7 @@ fn pcie_link_width(row: &Map<String, Value>, widest: Option<f64>) -> Option<Find
     } else {
         Verdict::Healthy
     };
-    Some(finding(
+    Some(Finding::judged(
         "pcie_link_width",
         verdict,
         format!("PCIe x{width:.0} (the GPU's maximum x{max:.0})"),

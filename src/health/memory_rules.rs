@@ -46,19 +46,6 @@ pub fn memory_findings(gpu: &MemoryErrors) -> Vec<Finding> {
         .collect()
 }
 
-fn finding(
-    check: &'static str,
-    verdict: Verdict,
-    observed: String,
-    threshold: &str,
-    source: &'static str,
-) -> Finding {
-    Finding {
-        verdict,
-        ..Finding::passed(check, observed, threshold.to_string(), source)
-    }
-}
-
 /// `verdict` when the counter crossed its threshold, HEALTHY when not.
 fn when(crossed: bool, verdict: Verdict) -> Verdict {
     if crossed { verdict } else { Verdict::Healthy }
@@ -66,7 +53,7 @@ fn when(crossed: bool, verdict: Verdict) -> Verdict {
 
 fn row_remap_failure(gpu: &MemoryErrors) -> Option<Finding> {
     let failed = gpu.remapped_rows.failure?;
-    Some(finding(
+    Some(Finding::judged(
         "row_remap_failure",
         when(failed, Verdict::Isolate),
         format!("Remapping Failure Occurred: {}", yes_no(failed)),
@@ -77,7 +64,7 @@ fn row_remap_failure(gpu: &MemoryErrors) -> Option<Finding> {
 
 fn row_remap_uncorrectable(gpu: &MemoryErrors) -> Option<Finding> {
     let uncorrectable = gpu.remapped_rows.uncorrectable?;
-    Some(finding(
+    Some(Finding::judged(
         "row_remap_uncorrectable",
         when(uncorrectable >= MAX_UNCORRECTABLE_REMAPS, Verdict::Isolate),
         format!("{uncorrectable} rows remapped for uncorrectable errors"),
@@ -88,7 +75,7 @@ fn row_remap_uncorrectable(gpu: &MemoryErrors) -> Option<Finding> {
 
 fn row_remap_pending(gpu: &MemoryErrors) -> Option<Finding> {
     let pending = gpu.remapped_rows.pending?;
-    Some(finding(
+    Some(Finding::judged(
         "row_remap_pending",
         when(pending, Verdict::Reset),
         format!("Remapped Rows Pending: {}", yes_no(pending)),
@@ -99,7 +86,7 @@ fn row_remap_pending(gpu: &MemoryErrors) -> Option<Finding> {
 
 fn sram_threshold(gpu: &MemoryErrors) -> Option<Finding> {
     let exceeded = gpu.sram_threshold_exceeded?;
-    Some(finding(
+    Some(Finding::judged(
         "sram_threshold",
         when(exceeded, Verdict::Isolate),
         format!("SRAM Threshold Exceeded: {}", yes_no(exceeded)),
@@ -110,7 +97,7 @@ fn sram_threshold(gpu: &MemoryErrors) -> Option<Finding> {
 
 fn ecc_uncorrectable(gpu: &MemoryErrors) -> Option<Finding> {
     let uncorrectable = gpu.volatile.uncorrectable?;
-    Some(finding(
+    Some(Finding::judged(
         "ecc_uncorrectable",
         when(uncorrectable > 0, Verdict::Reset),
         format!("{uncorrectable} uncorrectable ECC errors since the driver loaded"),
@@ -121,7 +108,7 @@ fn ecc_uncorrectable(gpu: &MemoryErrors) -> Option<Finding> {
 
 fn retired_pages_dbe(gpu: &MemoryErrors) -> Option<Finding> {
     let dbe = gpu.retired_pages.double_bit?;
-    Some(finding(
+    Some(Finding::judged(
         "retired_pages_dbe",
         when(dbe > 0, Verdict::Isolate),
         format!("{dbe} pages retired for double bit errors"),
@@ -137,7 +124,7 @@ fn retired_pages_table_or_pending(gpu: &MemoryErrors) -> Option<Finding> {
     if let (Some(sbe), Some(dbe), Some(true)) = (pages.single_bit, pages.double_bit, pages.pending)
         && sbe + dbe >= PAGES_TABLE_FULL
     {
-        return Some(finding(
+        return Some(Finding::judged(
             "retired_pages_table",
             Verdict::Isolate,
             format!("{} retired pages and one pending", sbe + dbe),
@@ -146,7 +133,7 @@ fn retired_pages_table_or_pending(gpu: &MemoryErrors) -> Option<Finding> {
         ));
     }
     let pending = pages.pending?;
-    Some(finding(
+    Some(Finding::judged(
         "retired_pages_pending",
         when(pending, Verdict::Reboot),
         format!("Pending Page Blacklist: {}", yes_no(pending)),
@@ -157,7 +144,7 @@ fn retired_pages_table_or_pending(gpu: &MemoryErrors) -> Option<Finding> {
 
 fn retired_pages_sbe(gpu: &MemoryErrors) -> Option<Finding> {
     let sbe = gpu.retired_pages.single_bit?;
-    Some(finding(
+    Some(Finding::judged(
         "retired_pages_sbe",
         when(sbe > SBE_PAGES_MONITOR, Verdict::Monitor),
         format!("{sbe} pages retired for single bit errors"),

@@ -67,6 +67,20 @@ pub struct Finding {
 }
 
 impl Finding {
+    /// A finding with its verdict: what a rule concluded from `observed` against `threshold`.
+    pub fn judged(
+        check: &'static str,
+        verdict: Verdict,
+        observed: String,
+        threshold: &str,
+        source: &'static str,
+    ) -> Self {
+        Self {
+            verdict,
+            ..Self::passed(check, observed, threshold.to_string(), source)
+        }
+    }
+
     pub fn passed(
         check: &'static str,
         observed: String,

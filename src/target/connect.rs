@@ -75,6 +75,8 @@ pub(crate) struct Target {
     pub(crate) description: String,
     /// The EKS cluster named by `--cluster`.
     pub(crate) cluster: Option<String>,
+    /// Its ARN, when the run reached it by `--cluster` (DescribeCluster gave it).
+    pub(crate) eks_arn: Option<String>,
     /// The embedded twin in words, without its URL: `the lab twin (deployed scenario)`.
     pub(crate) twin_name: Option<String>,
     /// Keeps the in-process twin alive for the run.
@@ -112,7 +114,7 @@ pub(crate) fn connect(
         ));
     }
     let aws = Arc::new(outside_aws(args)?);
-    let (kube, description) = outside_kube(runtime, args, &aws)?;
+    let (kube, description, eks_arn) = outside_kube(runtime, args, &aws)?;
     let key = format!("Kubernetes {} with AWS {}", kube.endpoint, aws.endpoint);
     let kube = Arc::new(kube);
     Ok(Target {
@@ -127,6 +129,7 @@ pub(crate) fn connect(
         virtual_clock: None,
         description,
         cluster: args.cluster.clone(),
+        eks_arn,
         twin_name: None,
         twin: None,
     })
@@ -153,21 +156,24 @@ fn outside_aws(args: &TargetArgs) -> Result<AwsClients, Error> {
     .with_trusted_ca(trusted_ca))
 }
 
-/// The Kubernetes client of a real target, and where its calls go in words: this pod's
-/// cluster (`--in-cluster`), an EKS cluster by name, or a kubeconfig's.
+/// The Kubernetes client of a real target, where its calls go in words, and the EKS
+/// cluster's ARN where it was described: this pod's cluster (`--in-cluster`), an EKS cluster
+/// by name, or a kubeconfig's.
 fn outside_kube(
     runtime: &tokio::runtime::Runtime,
     args: &TargetArgs,
     aws: &Arc<AwsClients>,
-) -> Result<(KubeClient, String), Error> {
-    match (&args.kubeconfig, &args.cluster) {
-        _ if args.in_cluster => in_cluster(runtime, args),
+) -> Result<(KubeClient, String, Option<String>), Error> {
+    let (client, description) = match (&args.kubeconfig, &args.cluster) {
+        _ if args.in_cluster => in_cluster(runtime, args)?,
         (None, Some(cluster)) => {
-            let client = runtime.block_on(eks_cluster::connect(aws, cluster, args))?;
-            Ok((client, format!("EKS cluster {cluster} ({})", aws.endpoint)))
+            let (client, arn) = runtime.block_on(eks_cluster::connect(aws, cluster, args))?;
+            let description = format!("EKS cluster {cluster} ({})", aws.endpoint);
+            return Ok((client, description, arn));
         }
-        (path, _) => from_kubeconfig(runtime, args, path.as_deref()),
-    }
+        (path, _) => from_kubeconfig(runtime, args, path.as_deref())?,
+    };
+    Ok((client, description, None))
 }
 
 fn in_cluster(
@@ -292,6 +298,7 @@ fn embedded_twin(
         virtual_clock: Some(twin_clock),
         description,
         cluster: None,
+        eks_arn: None,
         twin_name: Some(twin_name),
         twin: Some(twin),
     })

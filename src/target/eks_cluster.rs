@@ -9,11 +9,12 @@ use crate::clients::aws::{AwsClients, EksTokens, principal_of};
 use crate::clients::kube::{KubeClient, KubeError};
 use crate::error::Error;
 
+/// The cluster's client, and its ARN as DescribeCluster gave it (the target's identity names it).
 pub(super) async fn connect(
     aws: &Arc<AwsClients>,
     cluster: &str,
     args: &TargetArgs,
-) -> Result<KubeClient, Error> {
+) -> Result<(KubeClient, Option<String>), Error> {
     let described = aws
         .cluster(cluster)
         .await
@@ -47,7 +48,7 @@ pub(super) async fn connect(
             refused(aws, cluster, server).await
         ))),
         // Anything else (unreachable, 403) is the run's to report, where it happens.
-        _ => Ok(client),
+        _ => Ok((client, described["arn"].as_str().map(str::to_string))),
     }
 }
 

@@ -61,24 +61,19 @@ impl TargetIdentity {
     }
 }
 
-/// Asks the target what it is: the cluster's `kube-system` uid, the caller's account and the
-/// EKS cluster's ARN, all at once. A cluster that does not answer (not made yet) or AWS keys
+/// Asks the target what it is: the cluster's `kube-system` uid and the caller's account, at
+/// once; the EKS cluster's ARN is the one connecting to it by `--cluster` read. A cluster that does not answer (not made yet) or AWS keys
 /// that are refused leave their part out; a cluster that refuses to say is an error, as is a
 /// target of which neither part can be read.
 pub(crate) async fn identify(
     clients: &TargetClients,
     eks_name: Option<&str>,
+    eks_arn: Option<&str>,
 ) -> Result<TargetIdentity, Error> {
-    let (cluster, caller, region, described) = tokio::join!(
+    let (cluster, caller, region) = tokio::join!(
         clients.kube.namespace_uid("kube-system"),
         clients.aws.caller_identity(),
         clients.aws.region(),
-        async {
-            match eks_name {
-                Some(name) => clients.aws.cluster(name).await.ok(),
-                None => None,
-            }
-        },
     );
     let cluster_uid = match cluster {
         Ok(uid) => Some(uid),
@@ -95,7 +90,7 @@ pub(crate) async fn identify(
         .and_then(|caller| caller["account"].as_str().map(str::to_string));
     let identity = TargetIdentity {
         cluster_uid,
-        eks_arn: described.and_then(|d| d["arn"].as_str().map(str::to_string)),
+        eks_arn: eks_arn.map(str::to_string),
         account,
         region,
         eks_name: eks_name.map(str::to_string),
