@@ -79,6 +79,9 @@ pub enum Error {
     /// The target's Lease: held by another run, or not to be read or written.
     #[error(transparent)]
     Lease(Box<crate::lock::LeaseError>),
+    /// The shared store (`--state postgres://`): not reached, refused, or newer than runbook.
+    #[error(transparent)]
+    Store(crate::store::StoreError),
     #[error(transparent)]
     Push(crate::clients::pushgateway::PushError),
     #[error("cannot capture the lab")]

@@ -15,7 +15,8 @@
 //!   metrics, what baselines compare with
 //! - [`report`]: live output, JSON reports, JUnit XML, Prometheus text, Markdown summaries
 //! - [`capture`]: a live lab read into a lab-state file over the clients
-//! - [`lock`]: the lock on a target that every machine meets: a Lease in the target cluster
+//! - [`lock`], [`store`]: the lock on a target that every machine meets: a Lease in the target
+//!   cluster; the shared store (PostgreSQL) that keeps a fleet's target locks and run journals
 //! - [`clients`]: typed clients for Kubernetes and AWS
 //! - [`sim`]: the lab twin (speaks the real wire protocols on loopback; never the clients)
 //! - [`journal`], [`guard`]: the run journal, what undoes each mutation and the lock on a
@@ -49,4 +50,5 @@ pub mod report;
 pub mod sandbox;
 pub mod script;
 pub(crate) mod sim;
+pub mod store;
 pub mod target;

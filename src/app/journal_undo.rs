@@ -4,14 +4,13 @@
 //! for itself on SIGTERM or a second Ctrl-C. Like a runbook's cleanups, its AWS steps ride out a
 //! busy API: throttled or failed on AWS's side, a step is made again until its deadline.
 
-use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
 use crate::clients::aws::{AwsClients, AwsError, Backoff, RuleSpec, is_transient, until_deadline};
 use crate::clients::kube::{KubeClient, ListOptions};
 use crate::clock::{Clock, RealClock, format_duration};
-use crate::journal::{Journal, Record, Rule, Undo};
+use crate::journal::{Journal, JournalError, Record, Rule, Undo};
 
 /// How long one AWS step keeps trying while AWS is busy: a defer's default deadline.
 const STEP_DEADLINE: Duration = Duration::from_secs(15 * 60);
@@ -39,14 +38,17 @@ pub(crate) async fn undo_all(
     failed
 }
 
-/// Marks the journal at `path` recovered, so that neither `recover --list` nor the next run
-/// offers it again; a journal that cannot take the mark is said, not fatal: the steps are safe
-/// to repeat.
-pub(crate) fn mark_recovered(path: &Path) {
+/// Marks a journal recovered, so that neither `recover --list` nor the next run offers it
+/// again; a journal that cannot take the mark is said, not fatal: the steps are safe to repeat.
+pub(crate) fn mark_recovered(journal: &Journal) {
     let at = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
-    let marked = Journal::append_to(path).and_then(|j| j.append(&Record::Recovered { at }));
+    warn_unmarked(journal.append(&Record::Recovered { at }));
+}
+
+/// Said when a journal could not take its recovered mark.
+pub(crate) fn warn_unmarked(marked: Result<(), JournalError>) {
     if let Err(error) = marked {
         eprintln!(
             "warning: {error}: a second recover will redo the steps (they are safe to repeat)"

@@ -37,6 +37,7 @@ mod run;
 mod run_history;
 mod run_outputs;
 mod runtime;
+mod shared_store;
 mod signals;
 mod state_capture;
 mod stdout;

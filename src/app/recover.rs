@@ -2,20 +2,69 @@
 //! there to undo. Each step makes a resource so (it reads first, and "already so" or "gone"
 //! is fine), so a second recover finds nothing to do; a run whose process lives is refused.
 
-use std::path::Path;
+use std::path::PathBuf;
+use std::sync::Arc;
 
 use super::stdout::out;
-use super::target_lock::{RECOVER_OF, Taker, TargetLocks};
-use super::{AppResult, journal_undo, runtime};
+use super::target_lock::{Beside, RECOVER_OF, Taker, TargetLocks};
+use super::{AppResult, journal_undo, runtime, shared_store};
 use crate::cli::RecoverArgs;
 use crate::error::{Error, Exit};
-use crate::journal::{self, RunInfo, UndoPlan};
+use crate::journal::{self, Journal, JournalAt, Record, RunInfo, UndoPlan};
+use crate::store::SharedStore;
 use crate::target::TargetClients;
 
+/// Where the runs are read from: one machine's state folder, or the shared store.
+struct Runs {
+    state_dir: PathBuf,
+    store: Option<Arc<SharedStore>>,
+}
+
+impl Runs {
+    fn all(&self) -> Result<Vec<RunInfo>, Error> {
+        match &self.store {
+            Some(store) => shared_store::runs(store),
+            None => Ok(journal::list_runs(&self.state_dir)),
+        }
+    }
+
+    /// Where they are, in words.
+    fn place(&self) -> String {
+        match &self.store {
+            Some(store) => format!("in the shared store {}", store.shown()),
+            None => format!("under {}", self.state_dir.display()),
+        }
+    }
+
+    fn records(&self, run: &RunInfo) -> Result<Vec<Record>, Error> {
+        match (&run.at, &self.store) {
+            (JournalAt::Store { .. }, Some(store)) => shared_store::records(store, &run.id),
+            (JournalAt::File(path), _) => {
+                journal::read_journal(path).map_err(|e| Error::Usage(e.to_string()))
+            }
+            (JournalAt::Store { .. }, None) => Ok(Vec::new()),
+        }
+    }
+
+    fn mark_recovered(&self, run: &RunInfo) {
+        match (&run.at, &self.store) {
+            (JournalAt::Store { .. }, Some(store)) => shared_store::mark_recovered(store, &run.id),
+            (JournalAt::File(path), _) => match Journal::append_to(path) {
+                Ok(journal) => journal_undo::mark_recovered(&journal),
+                Err(error) => journal_undo::warn_unmarked(Err(error)),
+            },
+            (JournalAt::Store { .. }, None) => {}
+        }
+    }
+}
+
 pub(crate) fn execute(args: &RecoverArgs) -> AppResult {
-    let state_dir = journal::state_dir(args.journal.state_dir.as_deref());
+    let runs = Runs {
+        state_dir: journal::state_dir(args.journal.state_dir.as_deref()),
+        store: shared_store::open(&args.journal)?,
+    };
     if args.list {
-        return list(&state_dir);
+        return list(&runs);
     }
     let runtime = runtime::build()?;
     let target = crate::target::connect(&runtime, &args.target, None)?;
@@ -35,7 +84,7 @@ pub(crate) fn execute(args: &RecoverArgs) -> AppResult {
         key: identity.key(),
         spelt: target.key.clone(),
     };
-    let Some(run) = chosen_run(args, &state_dir, &names)? else {
+    let Some(run) = chosen_run(args, &runs, &names)? else {
         out!(
             "nothing to recover: no unfinished run against {}",
             identity.describe()
@@ -43,11 +92,15 @@ pub(crate) fn execute(args: &RecoverArgs) -> AppResult {
         return Ok(Exit::Passed);
     };
     may_recover(&run, &names)?;
+    let beside = match &runs.store {
+        Some(store) => Beside::Store(store),
+        None => Beside::Folder(&runs.state_dir),
+    };
     let _locks = TargetLocks::take(
         &runtime,
         &clients,
         &identity,
-        &state_dir,
+        &beside,
         &Taker {
             run_id: &format!("{RECOVER_OF}{}", run.id),
             runbook: &run.runbook,
@@ -58,7 +111,7 @@ pub(crate) fn execute(args: &RecoverArgs) -> AppResult {
             crate::lock::LeaseSettings::default().duration + std::time::Duration::from_secs(2),
         ),
     )?;
-    let records = journal::read_journal(&run.journal).map_err(|e| Error::Usage(e.to_string()))?;
+    let records = runs.records(&run)?;
     let plan = journal::undo_plan(&records);
     out!(
         "[recover] run {} of {} against {}",
@@ -70,7 +123,7 @@ pub(crate) fn execute(args: &RecoverArgs) -> AppResult {
         out!("[result] already recovered: nothing to do");
         return Ok(Exit::Passed);
     }
-    carry_out(&runtime, &clients, &run, &plan, args.dry_run)
+    carry_out(&runtime, &clients, &runs, &run, &plan, args.dry_run)
 }
 
 /// What a journal may name the target by: its identity's key, or (a journal written before
@@ -90,10 +143,11 @@ impl TargetNames {
 /// there is none).
 fn chosen_run(
     args: &RecoverArgs,
-    state_dir: &Path,
+    runs: &Runs,
     names: &TargetNames,
 ) -> Result<Option<RunInfo>, Error> {
-    let runs = journal::list_runs(state_dir);
+    let place = runs.place();
+    let runs = runs.all()?;
     match &args.run_id {
         Some(id) => runs
             .into_iter()
@@ -101,8 +155,7 @@ fn chosen_run(
             .map(Some)
             .ok_or_else(|| {
                 Error::Usage(format!(
-                    "no run {id} under {}; `runbook recover --list` shows the unfinished ones",
-                    state_dir.display()
+                    "no run {id} {place}; `runbook recover --list` shows the unfinished ones"
                 ))
             }),
         None => Ok(runs
@@ -133,6 +186,7 @@ fn may_recover(run: &RunInfo, names: &TargetNames) -> Result<(), Error> {
 fn carry_out(
     runtime: &tokio::runtime::Runtime,
     clients: &TargetClients,
+    runs: &Runs,
     run: &RunInfo,
     plan: &UndoPlan,
     dry_run: bool,
@@ -160,22 +214,27 @@ fn carry_out(
         );
         return Ok(Exit::CleanupFailed);
     }
-    journal_undo::mark_recovered(&run.journal);
+    runs.mark_recovered(run);
     out!("[result] recovered: {} steps", plan.steps.len());
     Ok(Exit::Passed)
 }
 
-fn list(state_dir: &Path) -> AppResult {
-    let runs: Vec<RunInfo> = journal::list_runs(state_dir)
+fn list(runs: &Runs) -> AppResult {
+    let unfinished: Vec<RunInfo> = runs
+        .all()?
         .into_iter()
         .filter(|run| run.unfinished() && !run.on_embedded_twin())
         .collect();
-    if runs.is_empty() {
-        out!("no unfinished runs under {}", state_dir.display());
+    if unfinished.is_empty() {
+        out!("no unfinished runs {}", runs.place());
     }
-    for run in runs {
+    for run in unfinished {
+        let machine = match &run.at {
+            JournalAt::Store { host, .. } => format!("  on {host}"),
+            JournalAt::File(_) => String::new(),
+        };
         out!(
-            "{}  {}  {}  started {}  {}, {} mutations",
+            "{}  {}  {}{machine}  started {}  {}, {} mutations",
             run.id,
             run.runbook,
             run.target,

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use super::rehearsal::{Rehearsal, rehearse};
 use super::run_history::{RunHistory, history_dir};
 use super::run_outputs::Outputs;
-use super::target_lock::{Taker, TargetLocks};
+use super::target_lock::{Beside, Taker, TargetLocks};
 use super::{AppResult, confirm, preflight, runtime, signals};
 use crate::cli::{IfHistoryDamaged, JournalArgs, Progress, RunArgs, RunConfig};
 use crate::clients::pushgateway::Pushgateway;
@@ -19,6 +19,7 @@ use crate::journal::{self, Journal, Record};
 use crate::plan::to_summary;
 use crate::report::{LiveSink, PlainSink, Report, Sink, left_behind_text};
 use crate::script::{self, Host, HostConfig, Interrupt, RunOptions, RunOutcome};
+use crate::store::SharedStore;
 use crate::target::Target;
 
 pub(crate) fn execute(args: RunArgs) -> AppResult {
@@ -138,6 +139,8 @@ fn real_target(config: &RunConfig, target: &Target) -> Option<String> {
 /// for the run, the history it is judged against and kept in, and its journal.
 struct RunRecords {
     state_dir: PathBuf,
+    /// The shared store `--state` names, for a run against a target outside this process.
+    store: Option<Arc<SharedStore>>,
     run_id: String,
     locks: Option<TargetLocks>,
     history: Option<RunHistory>,
@@ -153,6 +156,15 @@ impl RunRecords {
     ) -> Result<Self, Error> {
         let state_dir = journal::state_dir(config.journal.state_dir.as_deref());
         let run_id = new_run_id();
+        // The embedded twin's runs have nothing to share: it lives and dies with this process.
+        let store = match target.outside() {
+            Some(_) => super::shared_store::open(&config.journal)?,
+            None => None,
+        };
+        let beside = match &store {
+            Some(store) => Beside::Store(store),
+            None => Beside::Folder(&state_dir),
+        };
         // The embedded twin is this process's own; any other target is held for the run,
         // named by what it is, unless the run only reads (a monitoring verify runs beside a
         // drill, and beside others).
@@ -171,8 +183,7 @@ impl RunRecords {
                     runbook,
                 };
                 let wait = lock_patience(&config.journal)?;
-                let locks =
-                    TargetLocks::take(runtime, clients, &identity, &state_dir, &taker, wait)?;
+                let locks = TargetLocks::take(runtime, clients, &identity, &beside, &taker, wait)?;
                 (identity.key(), Some(locks))
             }
             _ => (target.key.clone(), None),
@@ -183,20 +194,20 @@ impl RunRecords {
             .map(|dir| RunHistory::open(&dir, &config.file, runbook, &target.history_key))
             .transpose()
             .or_else(|error| damaged_history(error, config.history.if_damaged))?;
-        note_unfinished_run(&state_dir, &key);
+        note_unfinished_run(&state_dir, store.as_deref(), &key);
         let journal = if super::test_hooks::journal_off() {
             None
         } else {
-            Some(start_journal(
-                &state_dir,
-                &run_id,
-                runbook,
-                &key,
-                target.outside().is_some(),
-            )?)
+            let at = JournalPlace {
+                state_dir: &state_dir,
+                store: store.as_ref(),
+                durable: target.outside().is_some(),
+            };
+            Some(start_journal(&at, &run_id, runbook, &key)?)
         };
         Ok(Self {
             state_dir,
+            store,
             run_id,
             locks,
             history,
@@ -220,15 +231,26 @@ impl RunRecords {
         if let Some(journal) = &self.journal {
             let _ = journal.append(&Record::End { status });
             // Best effort: an old journal left behind costs disk, not safety.
-            journal::prune_ended(&self.state_dir, journal::KEPT_ENDED_RUNS);
+            match &self.store {
+                Some(store) if journal.store_lost().is_none() => {
+                    let _ = store.prune_ended(journal::KEPT_ENDED_RUNS);
+                }
+                _ => {
+                    journal::prune_ended(&self.state_dir, journal::KEPT_ENDED_RUNS);
+                }
+            }
         }
     }
 }
 
 /// An earlier run against this target that was killed mid-cleanup is pointed out: recover
 /// puts back what it changed.
-fn note_unfinished_run(state_dir: &Path, key: &str) {
-    if let Some(earlier) = journal::latest_unfinished(state_dir, key) {
+fn note_unfinished_run(state_dir: &Path, store: Option<&SharedStore>, key: &str) {
+    let earlier = match store {
+        Some(store) => super::shared_store::latest_unfinished(store, key),
+        None => journal::latest_unfinished(state_dir, key),
+    };
+    if let Some(earlier) = earlier {
         eprintln!(
             "note: run {} of {} against this target was killed before its cleanups finished; \
              `runbook recover {}` with target flags for the same cluster (however spelt) puts back what it changed",
@@ -406,16 +428,26 @@ pub(crate) fn lock_patience(args: &JournalArgs) -> Result<std::time::Duration, E
     }
 }
 
-/// The run's journal, with its first record on disk.
+/// Where a run's journal is kept: the shared store (going on in the state folder if the store
+/// is lost), or the state folder; `durable`: synced to disk record by record.
+struct JournalPlace<'a> {
+    state_dir: &'a Path,
+    store: Option<&'a Arc<SharedStore>>,
+    durable: bool,
+}
+
+/// The run's journal, with its first record kept.
 fn start_journal(
-    state_dir: &Path,
+    at: &JournalPlace<'_>,
     run_id: &str,
     runbook: &str,
     key: &str,
-    durable: bool,
 ) -> Result<Arc<Journal>, Error> {
-    let journal =
-        Journal::create(&state_dir.join("runs").join(run_id), durable).map_err(Error::Journal)?;
+    let folder = at.state_dir.join("runs").join(run_id);
+    let journal = match at.store {
+        Some(store) => Journal::shared(store.clone(), run_id, &folder),
+        None => Journal::create(&folder, at.durable).map_err(Error::Journal)?,
+    };
     journal
         .append(&Record::Start {
             run_id: run_id.to_string(),
@@ -427,6 +459,12 @@ fn start_journal(
                 .map_or(0, |d| d.as_secs()),
         })
         .map_err(Error::Journal)?;
+    // A store lost before anything ran fails the run: nothing has been sent yet.
+    if let Some(why) = journal.store_lost() {
+        return Err(Error::Usage(format!(
+            "{why}: the run did not start (nothing was sent)"
+        )));
+    }
     Ok(Arc::new(journal))
 }
 

@@ -133,8 +133,7 @@ async fn undo_from_journal(
     clients: &TargetClients,
     journal: &crate::journal::Journal,
 ) -> Result<(), String> {
-    let path = journal.path().to_path_buf();
-    let records = crate::journal::read_journal(&path).map_err(|e| {
+    let records = journal.records().map_err(|e| {
         format!("the journal could not be read ({e}): `runbook recover` with the same target puts back what the run changed")
     })?;
     let plan = crate::journal::undo_plan(&records);
@@ -154,7 +153,7 @@ async fn undo_from_journal(
             plan.steps.len()
         ));
     }
-    super::journal_undo::mark_recovered(&path);
+    super::journal_undo::mark_recovered(journal);
     eprintln!(
         "[result] undone from the journal: {} steps",
         plan.steps.len()

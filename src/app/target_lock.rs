@@ -1,8 +1,9 @@
 //! The locks a command that changes a target holds for as long as it runs (`run`, `recover`):
 //! named by what the target is (its identity), not how its address was spelt. The local file
-//! lock (one machine's state folder) and, where the cluster answers, a Lease in the cluster,
-//! which every runner meets whatever machine and state folder it has. Given back after the
-//! cleanups; a Lease lost to another run closes the run's mutations.
+//! lock (one machine's state folder) or, with a shared store, its advisory lock (every runner of
+//! the store meets it, for a target with no cluster yet too) and, where the cluster answers, a
+//! Lease in the cluster, which every runner meets whatever machine and state folder it has.
+//! Given back after the cleanups; a Lease lost to another run closes the run's mutations.
 
 use std::path::Path;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -12,7 +13,74 @@ use crate::error::Error;
 use crate::journal;
 use crate::lock::{Acquired, Gone, HeldLease, LeaseHolder, LeaseSettings, LostLease, Say};
 use crate::script::Host;
+use crate::store::{LockTaken, SharedStore, StoreHolder};
 use crate::target::{TargetClients, TargetIdentity};
+
+/// Where the lock beside the Lease is held: one machine's state folder, or the shared store.
+pub(crate) enum Beside<'a> {
+    Folder(&'a Path),
+    Store(&'a Arc<SharedStore>),
+}
+
+/// The shared store's lock on a target, given back when dropped (or with its session).
+struct StoreLock {
+    store: Arc<SharedStore>,
+    target: String,
+    run_id: String,
+}
+
+impl Drop for StoreLock {
+    fn drop(&mut self) {
+        if let Err(error) = self.store.unlock(&self.target, &self.run_id) {
+            eprintln!(
+                "warning: could not give back the target's lock in the shared store (it goes with this process's connection): {error}"
+            );
+        }
+    }
+}
+
+/// How often a run waiting for the shared store's lock asks again.
+const STORE_LOCK_RETRY: Duration = Duration::from_secs(1);
+
+fn store_lock(
+    store: &Arc<SharedStore>,
+    target: &str,
+    taker: &Taker<'_>,
+    wait: Duration,
+) -> Result<StoreLock, Error> {
+    let me = StoreHolder {
+        run_id: taker.run_id.to_string(),
+        runbook: taker.runbook.to_string(),
+        host: crate::lock::this_host(),
+        pid: i64::from(std::process::id()),
+    };
+    let deadline = std::time::Instant::now() + wait;
+    let mut said = false;
+    loop {
+        let holder = match store.try_lock(target, &me).map_err(Error::Store)? {
+            LockTaken::Taken => {
+                return Ok(StoreLock {
+                    store: store.clone(),
+                    target: target.to_string(),
+                    run_id: taker.run_id.to_string(),
+                });
+            }
+            LockTaken::HeldBy(Some(holder)) => holder.to_string(),
+            LockTaken::HeldBy(None) => "another run (it is writing its name)".to_string(),
+        };
+        if std::time::Instant::now() >= deadline {
+            return Err(Error::Usage(format!(
+                "{target} is in use by {holder}, as the shared store {} says; wait for it, or pass --wait-lock DURATION",
+                store.shown()
+            )));
+        }
+        if !said {
+            eprintln!("waiting for {holder} to let go of the target (the shared store's lock)");
+            said = true;
+        }
+        std::thread::sleep(STORE_LOCK_RETRY.min(deadline - std::time::Instant::now()));
+    }
+}
 
 /// What a recover's holder name starts with, before the id of the run it recovers.
 pub(crate) const RECOVER_OF: &str = "recover-of-";
@@ -24,42 +92,35 @@ pub(crate) struct Taker<'a> {
 }
 
 pub(crate) struct TargetLocks {
-    _file: journal::TargetLock,
+    _file: Option<journal::TargetLock>,
+    _store: Option<StoreLock>,
     lease: Arc<Mutex<Option<HeldLease>>>,
     handle: tokio::runtime::Handle,
 }
 
 impl TargetLocks {
-    /// The file lock, then the Lease when the cluster answers (a target with no cluster yet is
-    /// held by the file lock alone); each waits up to `wait` for a holder to let go.
+    /// The file lock or the shared store's, then the Lease when the cluster answers (a target
+    /// with no cluster yet is held by the first alone); each waits up to `wait` for a holder to
+    /// let go.
     pub(crate) fn take(
         runtime: &tokio::runtime::Runtime,
         clients: &TargetClients,
         identity: &TargetIdentity,
-        state_dir: &Path,
+        beside: &Beside<'_>,
         taker: &Taker<'_>,
         wait: Duration,
     ) -> Result<Self, Error> {
-        let file = journal::acquire(
-            state_dir,
-            &journal::Holder {
-                pid: std::process::id(),
-                run_id: taker.run_id.to_string(),
-                runbook: taker.runbook.to_string(),
-                target: identity.key(),
-            },
-            wait,
-        )
-        .map_err(|e| Error::Usage(e.to_string()))?;
-        if let Some(note) = &file.taken_over {
-            eprintln!("note: {note}");
-        }
+        let (file, store) = match beside {
+            Beside::Folder(state_dir) => (Some(file_lock(state_dir, identity, taker, wait)?), None),
+            Beside::Store(store) => (None, Some(store_lock(store, &identity.key(), taker, wait)?)),
+        };
         let lease = match identity.cluster_uid {
             Some(_) => Some(runtime.block_on(lease(clients, taker, wait))?),
             None => None,
         };
         Ok(Self {
             _file: file,
+            _store: store,
             lease: Arc::new(Mutex::new(lease)),
             handle: runtime.handle().clone(),
         })
@@ -126,6 +187,29 @@ impl Drop for TargetLocks {
     fn drop(&mut self) {
         self.giver()();
     }
+}
+
+fn file_lock(
+    state_dir: &Path,
+    identity: &TargetIdentity,
+    taker: &Taker<'_>,
+    wait: Duration,
+) -> Result<journal::TargetLock, Error> {
+    let file = journal::acquire(
+        state_dir,
+        &journal::Holder {
+            pid: std::process::id(),
+            run_id: taker.run_id.to_string(),
+            runbook: taker.runbook.to_string(),
+            target: identity.key(),
+        },
+        wait,
+    )
+    .map_err(|e| Error::Usage(e.to_string()))?;
+    if let Some(note) = &file.taken_over {
+        eprintln!("note: {note}");
+    }
+    Ok(file)
 }
 
 async fn lease(

@@ -324,6 +324,18 @@ pub struct JournalArgs {
     /// ~/.local/state/runbook].
     #[arg(long, value_name = "DIR", global = true)]
     pub state_dir: Option<PathBuf>,
+    /// A shared store of target locks and run journals for every runner of a fleet (CI, CronJobs,
+    /// laptops): a PostgreSQL URL (postgres://USER@HOST:PORT/DB?sslmode=verify-full&sslrootcert=CA.pem;
+    /// the password from the URL, PGPASSWORD, or a password file). Runs against the embedded
+    /// twin keep theirs in the state folder.
+    #[arg(
+        long,
+        value_name = "URL",
+        env = "RUNBOOK_STATE",
+        hide_env_values = true,
+        global = true
+    )]
+    pub state: Option<String>,
     /// When another run holds the target, wait this long for it ("10m") instead of failing.
     #[arg(long, value_name = "DURATION", global = true)]
     pub wait_lock: Option<String>,

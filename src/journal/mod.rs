@@ -10,7 +10,8 @@ mod writer;
 pub use lock::{Holder, LockError, TargetLock, acquire};
 pub use record::{Record, Scope};
 pub use runs::{
-    KEPT_ENDED_RUNS, RunInfo, latest_unfinished, list_runs, prune_ended, read_journal, state_dir,
+    JournalAt, KEPT_ENDED_RUNS, RunInfo, latest_unfinished, list_runs, prune_ended, read_journal,
+    run_info, state_dir,
 };
 pub use undo_plan::{Rule, Undo, UndoPlan, undo_plan};
-pub use writer::{Journal, JournalError};
+pub use writer::{Journal, JournalError, RecordStore};

@@ -89,7 +89,7 @@ fn ended_run(journal: &Path) -> Option<RunInfo> {
     };
     Some(RunInfo {
         id: run_id,
-        journal: journal.to_path_buf(),
+        at: JournalAt::File(journal.to_path_buf()),
         runbook,
         target,
         pid,
@@ -107,7 +107,7 @@ fn ended_run(journal: &Path) -> Option<RunInfo> {
 #[derive(Debug, Clone)]
 pub struct RunInfo {
     pub id: String,
-    pub journal: PathBuf,
+    pub at: JournalAt,
     pub runbook: String,
     pub target: String,
     pub pid: u32,
@@ -126,10 +126,26 @@ pub struct RunInfo {
     pub cleanups_unfinished: usize,
 }
 
+/// Where a run's journal is kept.
+#[derive(Debug, Clone)]
+pub enum JournalAt {
+    File(PathBuf),
+    /// In the shared store, written from `host`; `alive` while the run's session is open.
+    Store {
+        host: String,
+        alive: bool,
+    },
+}
+
 impl RunInfo {
-    /// Its process is still there.
+    /// Its process is still there (for a run in the shared store: its session is).
     pub fn alive(&self) -> bool {
-        self.pid != std::process::id() && Path::new(&format!("/proc/{}", self.pid)).exists()
+        match &self.at {
+            JournalAt::File(_) => {
+                self.pid != std::process::id() && Path::new(&format!("/proc/{}", self.pid)).exists()
+            }
+            JournalAt::Store { alive, .. } => *alive,
+        }
     }
 
     /// Killed before its cleanups ran (or ended with one failed), and not yet recovered.
@@ -172,55 +188,60 @@ pub fn list_runs(state_dir: &Path) -> Vec<RunInfo> {
             }
             let text =
                 crate::sandbox::read_text_file(&journal, crate::sandbox::DATA_FILE_LIMIT).ok()?;
-            let records = parse_records(&text);
-            let Some(Record::Start {
-                run_id,
-                runbook,
-                target,
-                pid,
-                started_at,
-            }) = records.first().cloned()
-            else {
-                return None;
-            };
-            let the_plan = undo_plan(&records);
-            Some(RunInfo {
-                id: run_id,
-                journal,
-                runbook,
-                target,
-                pid,
-                started_at,
-                ended: records.iter().any(|r| matches!(r, Record::End { .. })),
-                recovered: the_plan.already_recovered,
-                mutations: Some(
-                    records
-                        .iter()
-                        .filter(|r| matches!(r, Record::Mutation { .. }))
-                        .count(),
-                ),
-                to_undo: the_plan.steps.iter().map(|u| u.describe()).collect(),
-                cleanups_failed: records
-                    .iter()
-                    .filter(|r| matches!(r, Record::DeferFinished { passed: false, .. }))
-                    .count(),
-                cleanups_unfinished: records
-                    .iter()
-                    .filter_map(|r| match r {
-                        Record::DeferRegistered { id, .. } => Some(*id),
-                        _ => None,
-                    })
-                    .filter(|id| {
-                        !records.iter().any(
-                            |r| matches!(r, Record::DeferFinished { id: done, .. } if done == id),
-                        )
-                    })
-                    .count(),
-            })
+            run_info(&parse_records(&text), JournalAt::File(journal))
         })
         .collect();
     runs.sort_by(|a, b| (a.started_at, &a.id).cmp(&(b.started_at, &b.id)));
     runs
+}
+
+/// A run as its records tell it (None without its Start record).
+pub fn run_info(records: &[Record], at: JournalAt) -> Option<RunInfo> {
+    let Some(Record::Start {
+        run_id,
+        runbook,
+        target,
+        pid,
+        started_at,
+    }) = records.first().cloned()
+    else {
+        return None;
+    };
+    let the_plan = undo_plan(records);
+    let finished = |id: u64| {
+        records
+            .iter()
+            .any(|r| matches!(r, Record::DeferFinished { id: done, .. } if *done == id))
+    };
+    Some(RunInfo {
+        id: run_id,
+        at,
+        runbook,
+        target,
+        pid,
+        started_at,
+        ended: records.iter().any(|r| matches!(r, Record::End { .. })),
+        recovered: the_plan.already_recovered,
+        mutations: Some(
+            records
+                .iter()
+                .filter(|r| matches!(r, Record::Mutation { .. }))
+                .count(),
+        ),
+        to_undo: the_plan.steps.iter().map(|u| u.describe()).collect(),
+        cleanups_failed: records
+            .iter()
+            .filter(|r| matches!(r, Record::DeferFinished { passed: false, .. }))
+            .count(),
+        cleanups_unfinished: records
+            .iter()
+            .filter_map(|r| match r {
+                Record::DeferRegistered { id, .. } => Some(*id),
+                _ => None,
+            })
+            .filter(|id| !finished(*id))
+            .count(),
+    })
 }
 
 /// How many journals of runs that ended (or were recovered) are kept: enough to read back what
@@ -239,10 +260,11 @@ pub fn prune_ended(state_dir: &Path, keep: usize) -> usize {
     ended
         .iter()
         .take(excess)
-        .filter(|run| {
-            run.journal
+        .filter(|run| match &run.at {
+            JournalAt::File(journal) => journal
                 .parent()
-                .is_some_and(|folder| std::fs::remove_dir_all(folder).is_ok())
+                .is_some_and(|folder| std::fs::remove_dir_all(folder).is_ok()),
+            JournalAt::Store { .. } => false,
         })
         .count()
 }
@@ -341,7 +363,7 @@ mod tests {
                 name: "x".into(),
             })
             .unwrap();
-        let path = journal.path().to_path_buf();
+        let path = dir.path().join("journal.jsonl");
         let mut text = std::fs::read_to_string(&path).unwrap();
         text.push_str("{\"type\":\"mutation\",\"seq\":1,\"act");
         std::fs::write(&path, text).unwrap();

@@ -146,6 +146,16 @@ impl Host {
         if let Some(why) = self.closed.get() {
             return Err(format!("{} was not sent: {why}", change.action));
         }
+        // Only a cleanup's calls go out once the shared store is lost: they put back what the
+        // run changed, journaled in the local file the journal went on in.
+        if let Some(why) = self.journal.as_ref().and_then(|j| j.store_lost())
+            && self.state().running_defer.is_none()
+        {
+            return Err(format!(
+                "{} was not sent: {why}; a run that lost its shared store sends only its cleanups' calls",
+                change.action
+            ));
+        }
         self.guard(change)?;
         if let (Some(runs), Some(resource)) = (&change.runs, &change.resource) {
             let now = self.clock.now();
@@ -189,6 +199,22 @@ impl Host {
                 scope,
             })
             .map_err(|e| format!("{e}; the call was not sent"))?;
+        // The store went while this record was written (it was kept in the local journal): a
+        // cleanup's call goes out, any other is answered as not sent.
+        if let Some(why) = journal.store_lost()
+            && self.state().running_defer.is_none()
+        {
+            let error = format!(
+                "{} was not sent: {why}; a run that lost its shared store sends only its cleanups' calls",
+                self.mask(action)
+            );
+            let _ = journal.append(&Record::Outcome {
+                seq,
+                ok: false,
+                error: Some(error.clone()),
+            });
+            return Err(error);
+        }
         Ok(seq)
     }
 
