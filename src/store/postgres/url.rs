@@ -163,7 +163,8 @@ impl StoreUrl {
         let mut config: tokio_postgres::Config = rebuilt.parse().map_err(
             |error: tokio_postgres::Error| {
                 url_error(format!(
-                    "{error} (runbook reads sslmode, sslrootcert and passfile itself; the other options are libpq's)"
+                    "{} (runbook reads sslmode, sslrootcert and passfile itself; the other options are libpq's)",
+                    super::session::error_text(&error)
                 ))
             },
         )?;
