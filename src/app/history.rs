@@ -3,6 +3,9 @@
 //! changed between two runs), `trend` (a metric run by run), `show` (a kept run's report or
 //! page) and `gpu` (a GPU node's verdicts run by run).
 
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
 use super::AppResult;
 use super::run_history::history_dir;
 use super::stdout::out;
@@ -14,27 +17,72 @@ use crate::clock::dates::{parse_rfc3339_utc, rfc3339_utc};
 use crate::error::{Error, Exit};
 use crate::history::{self, History, RunRow};
 use crate::journal;
+use crate::store::SharedStore;
+
+/// Where the history is read from: a local folder's file, or the shared store `--state` names.
+enum Kept {
+    Folder(PathBuf),
+    Store(Arc<SharedStore>),
+}
+
+impl Kept {
+    /// Whether it holds a history yet (the shared store's is made with its schema).
+    fn exists(&self) -> bool {
+        match self {
+            Kept::Folder(dir) => dir.join(history::FILE_NAME).exists(),
+            Kept::Store(_) => true,
+        }
+    }
+
+    fn open(&self) -> Result<History, Error> {
+        match self {
+            Kept::Folder(dir) => History::open(dir).map_err(Error::History),
+            Kept::Store(store) => Ok(History::shared(store.clone())),
+        }
+    }
+
+    fn place(&self) -> String {
+        match self {
+            Kept::Folder(dir) => dir.display().to_string(),
+            Kept::Store(store) => format!("the shared store {}", store.shown()),
+        }
+    }
+
+    /// A runbook as this history keys it.
+    fn runbook_key(&self, runbook: &Path) -> String {
+        match self {
+            Kept::Folder(_) => history::absolute(runbook),
+            Kept::Store(_) => history::portable(runbook),
+        }
+    }
+}
 
 pub(crate) fn execute(args: &HistoryCommandArgs) -> AppResult {
-    let state_dir = journal::state_dir(args.journal.state_dir.as_deref());
-    let Some(dir) = history_dir(&args.history, &state_dir) else {
-        return Err(Error::Usage(
-            "--history off keeps no history to read; name its folder".into(),
-        ));
+    let kept = match super::shared_store::open(&args.journal)? {
+        Some(store) => Kept::Store(store),
+        None => {
+            let state_dir = journal::state_dir(args.journal.state_dir.as_deref());
+            let Some(dir) = history_dir(&args.history, &state_dir) else {
+                return Err(Error::Usage(
+                    "--history off keeps no history to read; name its folder".into(),
+                ));
+            };
+            Kept::Folder(dir)
+        }
     };
     match &args.command {
-        None => list(&args.list, &dir),
-        Some(HistorySubcommand::Check(check_args)) => check(check_args, &dir),
-        Some(HistorySubcommand::Diff(diff_args)) => diff(diff_args, &dir),
-        Some(HistorySubcommand::Trend(trend_args)) => trend(trend_args, &dir),
-        Some(HistorySubcommand::Show(show_args)) => show(show_args, &dir),
-        Some(HistorySubcommand::Gpu(gpu_args)) => gpu(gpu_args, &dir),
+        None => list(&args.list, &kept),
+        Some(HistorySubcommand::Check(check_args)) => check(check_args, &kept),
+        Some(HistorySubcommand::Diff(diff_args)) => diff(diff_args, &kept),
+        Some(HistorySubcommand::Trend(trend_args)) => trend(trend_args, &kept),
+        Some(HistorySubcommand::Show(show_args)) => show(show_args, &kept),
+        Some(HistorySubcommand::Gpu(gpu_args)) => gpu(gpu_args, &kept),
     }
 }
 
 /// A GPU node's record: its verdicts run by run, newest first.
-fn gpu(args: &HistoryGpuArgs, dir: &std::path::Path) -> AppResult {
-    let history = existing(dir)?;
+fn gpu(args: &HistoryGpuArgs, kept: &Kept) -> AppResult {
+    let history = existing(kept)?;
     let since = super::run_history::unix_now() - args.days as f64 * 86_400.0;
     let record = history
         .gpu_record(&args.node, since)
@@ -64,14 +112,14 @@ fn gpu(args: &HistoryGpuArgs, dir: &std::path::Path) -> AppResult {
 
 /// A kept run: its report as JSON, or its page. The page's metric charts are each metric's
 /// values (same step and labels) in the runs of that runbook up to this one.
-fn show(args: &HistoryShowArgs, dir: &std::path::Path) -> AppResult {
+fn show(args: &HistoryShowArgs, kept: &Kept) -> AppResult {
     const TREND_RUNS: usize = 20;
-    let history = existing(dir)?;
+    let history = existing(kept)?;
     let missing = || {
         Error::Usage(format!(
             "no run {} in {}; `runbook history` lists the runs kept",
             args.run,
-            history.path().display()
+            history.place()
         ))
     };
     let json = history
@@ -90,7 +138,7 @@ fn show(args: &HistoryShowArgs, dir: &std::path::Path) -> AppResult {
         Error::Usage(format!(
             "run {} in {} has a report this build cannot read ({e}); `runbook history show {}` prints it as JSON",
             args.run,
-            history.path().display(),
+            history.place(),
             args.run
         ))
     })?;
@@ -129,20 +177,20 @@ fn show(args: &HistoryShowArgs, dir: &std::path::Path) -> AppResult {
     Ok(Exit::Passed)
 }
 
-fn list(args: &HistoryListArgs, dir: &std::path::Path) -> AppResult {
-    if !dir.join(history::FILE_NAME).exists() {
+fn list(args: &HistoryListArgs, kept: &Kept) -> AppResult {
+    if !kept.exists() {
         if args.json {
             out!("[]");
         } else {
             out!(
                 "no runs kept in {} yet (`runbook run` keeps each run there)",
-                dir.display()
+                kept.place()
             );
         }
         return Ok(Exit::Passed);
     }
-    let history = History::open(dir).map_err(Error::History)?;
-    let runbook = args.runbook.as_deref().map(history::absolute);
+    let history = kept.open()?;
+    let runbook = args.runbook.as_deref().map(|r| kept.runbook_key(r));
     let limit = usize::try_from(args.limit).unwrap_or(usize::MAX);
     let runs = history
         .recent(runbook.as_deref(), limit)
@@ -171,12 +219,8 @@ fn list(args: &HistoryListArgs, dir: &std::path::Path) -> AppResult {
         );
     } else if runs.is_empty() {
         match &args.runbook {
-            Some(file) => out!(
-                "no runs of {} in {}",
-                file.display(),
-                history.path().display()
-            ),
-            None => out!("no runs in {}", history.path().display()),
+            Some(file) => out!("no runs of {} in {}", file.display(), history.place()),
+            None => out!("no runs in {}", history.place()),
         }
     } else {
         super::stdout::write(&format!(
@@ -210,7 +254,7 @@ fn as_json(run: &RunRow) -> serde_json::Value {
 
 /// Each runbook's last passing run against `--max-age`: a line each, exit 1 if any is stale
 /// (or has never passed, or the history holds no run of it at all).
-fn check(args: &HistoryCheckArgs, dir: &std::path::Path) -> AppResult {
+fn check(args: &HistoryCheckArgs, kept: &Kept) -> AppResult {
     let max_age = crate::clock::parse_duration(&args.max_age)
         .map_err(|e| Error::Usage(format!("--max-age {}: {e}", args.max_age)))?;
     let now = match &args.now {
@@ -224,10 +268,10 @@ fn check(args: &HistoryCheckArgs, dir: &std::path::Path) -> AppResult {
                 ))
             })?,
     };
-    let runbook = args.runbook.as_deref().map(history::absolute);
-    let last = if dir.join(history::FILE_NAME).exists() {
-        History::open(dir)
-            .and_then(|h| h.last_passing(runbook.as_deref()))
+    let runbook = args.runbook.as_deref().map(|r| kept.runbook_key(r));
+    let last = if kept.exists() {
+        kept.open()?
+            .last_passing(runbook.as_deref())
             .map_err(Error::History)?
     } else {
         Vec::new()
@@ -239,7 +283,7 @@ fn check(args: &HistoryCheckArgs, dir: &std::path::Path) -> AppResult {
         );
         out!(
             "stale: {what} in {} (a drill that never ran has not passed)",
-            dir.display()
+            kept.place()
         );
         return Ok(Exit::Failed);
     }
@@ -271,18 +315,18 @@ fn check(args: &HistoryCheckArgs, dir: &std::path::Path) -> AppResult {
 
 /// The history in `dir`, which must hold runs already (diff and trend have nothing to say
 /// otherwise).
-fn existing(dir: &std::path::Path) -> Result<History, Error> {
-    if !dir.join(history::FILE_NAME).exists() {
+fn existing(kept: &Kept) -> Result<History, Error> {
+    if !kept.exists() {
         return Err(Error::Usage(format!(
             "no history in {} yet (`runbook run` keeps each run there; --history names another folder)",
-            dir.display()
+            kept.place()
         )));
     }
-    History::open(dir).map_err(Error::History)
+    kept.open()
 }
 
-fn diff(args: &HistoryDiffArgs, dir: &std::path::Path) -> AppResult {
-    let history = existing(dir)?;
+fn diff(args: &HistoryDiffArgs, kept: &Kept) -> AppResult {
+    let history = existing(kept)?;
     let report = |number: u64| -> Result<serde_json::Value, Error> {
         history
             .report(number)
@@ -290,7 +334,7 @@ fn diff(args: &HistoryDiffArgs, dir: &std::path::Path) -> AppResult {
             .ok_or_else(|| {
                 Error::Usage(format!(
                     "no run {number} in {}; `runbook history` lists the runs kept",
-                    history.path().display()
+                    history.place()
                 ))
             })
     };
@@ -299,10 +343,10 @@ fn diff(args: &HistoryDiffArgs, dir: &std::path::Path) -> AppResult {
     Ok(Exit::Passed)
 }
 
-fn trend(args: &HistoryTrendArgs, dir: &std::path::Path) -> AppResult {
+fn trend(args: &HistoryTrendArgs, kept: &Kept) -> AppResult {
     use std::io::IsTerminal as _;
-    let history = existing(dir)?;
-    let runbook = args.runbook.as_deref().map(history::absolute);
+    let history = existing(kept)?;
+    let runbook = args.runbook.as_deref().map(|r| kept.runbook_key(r));
     let limit = usize::try_from(args.limit).unwrap_or(usize::MAX);
     let rows = history
         .metric_history(runbook.as_deref(), &args.metric, limit)
@@ -311,7 +355,7 @@ fn trend(args: &HistoryTrendArgs, dir: &std::path::Path) -> AppResult {
         return Err(Error::Usage(format!(
             "no values of metric `{}` in {}; `runbook history --json` shows the metrics each run recorded",
             args.metric,
-            history.path().display()
+            history.place()
         )));
     }
     let series = history::series(rows);

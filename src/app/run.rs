@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::rehearsal::{Rehearsal, rehearse};
-use super::run_history::{RunHistory, history_dir};
+use super::run_history::{Kept, RunHistory, history_dir};
 use super::run_outputs::Outputs;
 use super::target_lock::{Beside, Taker, TargetLocks};
 use super::{AppResult, confirm, preflight, runtime, signals};
@@ -20,7 +20,7 @@ use crate::plan::to_summary;
 use crate::report::{LiveSink, PlainSink, Report, Sink, left_behind_text};
 use crate::script::{self, Host, HostConfig, Interrupt, RunOptions, RunOutcome};
 use crate::store::SharedStore;
-use crate::target::Target;
+use crate::target::{Target, TargetIdentity};
 
 pub(crate) fn execute(args: RunArgs) -> AppResult {
     let config = RunConfig::from_args(args)?;
@@ -161,15 +161,11 @@ impl RunRecords {
             Some(_) => super::shared_store::open(&config.journal)?,
             None => None,
         };
-        let beside = match &store {
-            Some(store) => Beside::Store(store),
-            None => Beside::Folder(&state_dir),
-        };
-        // The embedded twin is this process's own; any other target is held for the run,
-        // named by what it is, unless the run only reads (a monitoring verify runs beside a
-        // drill, and beside others).
-        let (key, locks) = match target.outside() {
-            Some(clients) if !config.guards.read_only => {
+        // The embedded twin is this process's own; any other target is named by what it is
+        // when the run holds it or shares a store with other machines, and held for the run
+        // unless the run only reads (a monitoring verify runs beside a drill, and beside others).
+        let identity = match target.outside() {
+            Some(clients) if !config.guards.read_only || store.is_some() => {
                 let identity = runtime.block_on(crate::target::identify(
                     clients,
                     target.cluster.as_deref(),
@@ -178,20 +174,43 @@ impl RunRecords {
                 if config.target.verbose {
                     eprintln!("target: {}", identity.describe());
                 }
+                Some(identity)
+            }
+            _ => None,
+        };
+        let locks = match (target.outside(), &identity) {
+            (Some(clients), Some(identity)) if !config.guards.read_only => {
+                let beside = match &store {
+                    Some(store) => Beside::Store(store),
+                    None => Beside::Folder(&state_dir),
+                };
                 let taker = Taker {
                     run_id: &run_id,
                     runbook,
                 };
                 let wait = lock_patience(&config.journal)?;
-                let locks = TargetLocks::take(runtime, clients, &identity, &beside, &taker, wait)?;
-                (identity.key(), Some(locks))
+                Some(TargetLocks::take(
+                    runtime, clients, identity, &beside, &taker, wait,
+                )?)
             }
-            _ => (target.key.clone(), None),
+            _ => None,
         };
+        let key = identity
+            .as_ref()
+            .map_or_else(|| target.key.clone(), TargetIdentity::key);
         // Opened and checked before anything runs: a history that cannot be written, or is
-        // damaged, is found here, not after the drill.
+        // damaged, is found here, not after the drill. A shared one keys the target by what it
+        // is, as every machine names it.
         let history = history_dir(&config.history, &state_dir)
-            .map(|dir| RunHistory::open(&dir, &config.file, runbook, &target.history_key))
+            .map(|dir| match &store {
+                Some(store) => RunHistory::open(Kept::Store(store), &config.file, runbook, &key),
+                None => RunHistory::open(
+                    Kept::Folder(&dir),
+                    &config.file,
+                    runbook,
+                    &target.history_key,
+                ),
+            })
             .transpose()
             .or_else(|error| damaged_history(error, config.history.if_damaged))?;
         note_unfinished_run(&state_dir, store.as_deref(), &key);

@@ -22,10 +22,18 @@ pub(crate) fn history_dir(args: &HistoryArgs, state_dir: &Path) -> Option<PathBu
     }
 }
 
+/// Where a run's history is kept.
+pub(crate) enum Kept<'a> {
+    Folder(&'a Path),
+    Store(&'a Arc<crate::store::SharedStore>),
+}
+
 /// The history of one run: where it is kept, what it is keyed by.
 #[derive(Clone)]
 pub(crate) struct RunHistory {
     history: Arc<Mutex<History>>,
+    /// Kept in the shared store: keyed as every machine names the runbook.
+    shared: bool,
     runbook: String,
     runbook_file: PathBuf,
     target: String,
@@ -36,13 +44,18 @@ pub(crate) struct RunHistory {
 }
 
 impl RunHistory {
+    /// The history in `dir`, or in the shared store when there is one, for runs of
+    /// `runbook_file` against `target` (its identity, in a shared store).
     pub(crate) fn open(
-        dir: &Path,
+        kept: Kept<'_>,
         runbook_file: &Path,
         runbook: &str,
         target: &str,
     ) -> Result<Self, Error> {
-        let history = History::open(dir).map_err(Error::History)?;
+        let history = match kept {
+            Kept::Folder(dir) => History::open(dir).map_err(Error::History)?,
+            Kept::Store(store) => History::shared(store.clone()),
+        };
         history.check().map_err(Error::History)?;
         let file = runbook_file.to_path_buf();
         let commit = std::thread::Builder::new()
@@ -50,6 +63,7 @@ impl RunHistory {
             .spawn(move || commit_of(&file))
             .ok();
         Ok(Self {
+            shared: matches!(history, History::Shared(_)),
             history: Arc::new(Mutex::new(history)),
             runbook: runbook.to_string(),
             runbook_file: runbook_file.to_path_buf(),
@@ -60,6 +74,16 @@ impl RunHistory {
     }
 
     /// What the run ran against, as the history keys it.
+    /// What a run is kept and judged by: in a shared store, the runbook by its path in its
+    /// repository, as every machine's checkout names it.
+    fn key(&self, parameters: &serde_json::Value) -> history::RunKey {
+        let mut key = history::run_key(&self.runbook_file, &self.target, parameters);
+        if self.shared {
+            key.runbook_path = history::portable(&self.runbook_file);
+        }
+        key
+    }
+
     pub(crate) fn target(&self) -> &str {
         &self.target
     }
@@ -70,7 +94,7 @@ impl RunHistory {
         report: &Report,
         finished: f64,
     ) -> Result<(u64, Option<String>), Error> {
-        let key = history::run_key(&self.runbook_file, &self.target, &report.parameters);
+        let key = self.key(&report.parameters);
         let started = self
             .commit
             .lock()
@@ -100,7 +124,7 @@ impl RunHistory {
     /// included (kept already), oldest first; empty where the history cannot say.
     pub(crate) fn trends(&self, report: &Report) -> Vec<Vec<f64>> {
         const TREND_RUNS: usize = 20;
-        let key = history::run_key(&self.runbook_file, &self.target, &report.parameters);
+        let key = self.key(&report.parameters);
         let history = self.locked();
         report
             .metrics
@@ -129,7 +153,7 @@ impl MetricHistory for RunHistory {
         better: Better,
         spec: BaselineSpec,
     ) -> Result<BaselineResult, String> {
-        let key = history::run_key(&self.runbook_file, &self.target, parameters);
+        let key = self.key(parameters);
         let (labels, step) = (record.label_key(), record.step.join(" > "));
         let metric = MetricId {
             name: &record.name,

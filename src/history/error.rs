@@ -26,6 +26,9 @@ pub enum HistoryError {
     Sql(#[from] rusqlite::Error),
     #[error("the run history")]
     File(#[source] std::io::Error),
+    /// The shared store's history: not reached, or a query refused.
+    #[error(transparent)]
+    Store(Box<crate::store::StoreError>),
     #[error("schema {version} is newer than this build's")]
     NewerSchema { version: i64 },
 }

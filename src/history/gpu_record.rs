@@ -2,10 +2,11 @@
 //! else the node name, which EKS reuses): what escalation reads ("the same Xid survived two
 //! reboots") and what `runbook history gpu` shows.
 
-use rusqlite::{Transaction, params};
+use rusqlite::params;
 
 use super::error::HistoryError;
-use super::store::History;
+use super::rows::VerdictRow;
+use super::store::LocalHistory;
 use crate::report::Report;
 
 /// One node's verdict in an earlier run.
@@ -21,30 +22,23 @@ pub struct PastVerdict {
     pub health: serde_json::Value,
 }
 
-/// Keeps the run's GPU health verdicts (its `gpu_health` evidence) in the record.
-pub(super) fn keep_verdicts(
-    tx: &Transaction<'_>,
-    run: i64,
-    finished: f64,
-    report: &Report,
-) -> Result<(), rusqlite::Error> {
-    let mut insert = tx.prepare(
-        "INSERT INTO gpu_verdicts (run, finished, node, machine, verdict, health) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-    )?;
-    for evidence in report.evidence.iter().filter(|e| e.kind == "gpu_health") {
-        let health = &evidence.data;
-        let node = health["node"].as_str().unwrap_or_default();
-        let machine = health["instance"].as_str().unwrap_or(node);
-        insert.execute(params![
-            run,
-            finished,
-            node,
-            machine,
-            health["verdict"].as_str().unwrap_or_default(),
-            kept_health(health).to_string(),
-        ])?;
-    }
-    Ok(())
+/// The run's GPU health verdicts (its `gpu_health` evidence), as the record keeps them.
+pub(super) fn verdict_rows(report: &Report) -> Vec<VerdictRow> {
+    report
+        .evidence
+        .iter()
+        .filter(|e| e.kind == "gpu_health")
+        .map(|evidence| {
+            let health = &evidence.data;
+            let node = health["node"].as_str().unwrap_or_default();
+            VerdictRow {
+                node: node.to_string(),
+                machine: health["instance"].as_str().unwrap_or(node).to_string(),
+                verdict: health["verdict"].as_str().unwrap_or_default().to_string(),
+                health: kept_health(health).to_string(),
+            }
+        })
+        .collect()
 }
 
 /// What of a judged health the record keeps: all of it but the checks that passed, which are
@@ -59,7 +53,7 @@ fn kept_health(health: &serde_json::Value) -> serde_json::Value {
     kept
 }
 
-impl History {
+impl LocalHistory {
     /// The verdicts of `who` (a machine, or a node name) since `since` (unix seconds), newest
     /// first.
     pub fn gpu_record(&self, who: &str, since: f64) -> Result<Vec<PastVerdict>, HistoryError> {

@@ -25,6 +25,23 @@ pub fn absolute(runbook: &Path) -> String {
         .to_string()
 }
 
+/// The runbook as every machine names it, for a history many machines share: its path inside
+/// the git work tree that holds it (`runbooks/gpu-lab.rhai`, wherever the checkout is), else
+/// its file name.
+pub fn portable(runbook: &Path) -> String {
+    let full = std::fs::canonicalize(runbook)
+        .or_else(|_| std::path::absolute(runbook))
+        .unwrap_or_else(|_| runbook.to_path_buf());
+    full.ancestors()
+        .skip(1)
+        .find(|dir| dir.join(".git").exists())
+        .and_then(|root| full.strip_prefix(root).ok())
+        .or_else(|| full.file_name().map(Path::new))
+        .unwrap_or(runbook)
+        .display()
+        .to_string()
+}
+
 /// The same value with every object's keys in sorted order.
 fn canonical(value: &Value) -> Value {
     match value {

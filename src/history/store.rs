@@ -11,7 +11,7 @@ use rusqlite::{Connection, params};
 use super::error::HistoryError;
 
 mod reads;
-use crate::report::{MetricRecord, Report, StepRecord};
+use crate::report::{MetricRecord, Report};
 
 /// The database file in a history folder.
 pub const FILE_NAME: &str = "history.sqlite3";
@@ -51,6 +51,24 @@ pub struct FlakyStep {
 }
 
 /// A finished run to keep.
+impl FlakyStep {
+    /// Of steps that flake inside one another (`outer` and `outer > inner`), the innermost.
+    pub(super) fn innermost(found: Vec<FlakyStep>) -> Vec<FlakyStep> {
+        found
+            .iter()
+            .filter(|f| {
+                !found.iter().any(|inner| {
+                    inner.runbook == f.runbook
+                        && inner.commit == f.commit
+                        && inner.target == f.target
+                        && inner.step.starts_with(&format!("{} > ", f.step))
+                })
+            })
+            .cloned()
+            .collect()
+    }
+}
+
 pub struct NewRun<'a> {
     pub key: &'a RunKey,
     /// The runbook as the user named it.
@@ -154,12 +172,12 @@ fn file_stamp(database: &Path) -> Option<String> {
 /// The schema this build writes; a newer database is refused rather than misread.
 const SCHEMA_VERSION: i64 = 1;
 
-pub struct History {
+pub struct LocalHistory {
     conn: Connection,
     path: PathBuf,
 }
 
-impl History {
+impl LocalHistory {
     /// Opens (creating if need be) the history in `dir`.
     pub fn open(dir: &Path) -> Result<Self, HistoryError> {
         let path = dir.join(FILE_NAME);
@@ -249,32 +267,27 @@ impl History {
 
     /// Keeps a finished run; answers its number.
     pub fn record(&mut self, run: &NewRun<'_>) -> Result<u64, HistoryError> {
-        let report = run.report;
-        let failed = failed_step(&report.steps);
-        let status = serde_json::to_value(report.status)
-            .ok()
-            .and_then(|v| v.as_str().map(str::to_string))
-            .unwrap_or_default();
+        let rows = super::rows::rows_of(run);
         let tx = self.conn.transaction()?;
         tx.execute(
             "INSERT INTO runs (run_id, runbook, runbook_path, target, parameters, status, started,
                                finished, wall_ms, virtual_ms, failed_step, error, commit_id, report)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
             params![
-                report.run_id.as_deref().unwrap_or_default(),
+                rows.run_id,
                 run.runbook,
                 run.key.runbook_path,
                 run.key.target,
                 run.key.parameters,
-                status,
+                rows.status,
                 run.started,
                 run.finished,
-                int(report.wall_ms),
-                int(report.virtual_ms),
-                failed,
-                report.error,
+                rows.wall_ms,
+                rows.virtual_ms,
+                rows.failed_step,
+                rows.error,
                 run.commit,
-                report.to_json(),
+                rows.report,
             ],
         )?;
         let row = tx.last_insert_rowid();
@@ -282,36 +295,31 @@ impl History {
             let mut metric = tx.prepare(
                 "INSERT INTO metrics (run, step, name, labels, record, value, ok) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
             )?;
-            for m in &report.metrics {
-                let record = serde_json::to_string(m).unwrap_or_default();
+            for m in &rows.metrics {
                 metric.execute(params![
-                    row,
-                    m.step.join(" > "),
-                    m.name,
-                    m.label_key(),
-                    record,
-                    m.value,
-                    m.ok
+                    row, m.step, m.name, m.labels, m.record, m.value, m.ok
                 ])?;
             }
             let mut step = tx.prepare(
                 "INSERT INTO steps (run, path, status, wall_ms, virtual_ms) VALUES (?1, ?2, ?3, ?4, ?5)",
             )?;
-            for (path, s) in report.flat_steps() {
-                let status = serde_json::to_value(s.status)
-                    .ok()
-                    .and_then(|v| v.as_str().map(str::to_string))
-                    .unwrap_or_default();
-                step.execute(params![
+            for s in &rows.steps {
+                step.execute(params![row, s.path, s.status, s.wall_ms, s.virtual_ms])?;
+            }
+            let mut verdict = tx.prepare(
+                "INSERT INTO gpu_verdicts (run, finished, node, machine, verdict, health) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            )?;
+            for v in &rows.verdicts {
+                verdict.execute(params![
                     row,
-                    path.join(" > "),
-                    status,
-                    int(s.wall_ms),
-                    int(s.virtual_ms)
+                    run.finished,
+                    v.node,
+                    v.machine,
+                    v.verdict,
+                    v.health
                 ])?;
             }
         }
-        super::gpu_record::keep_verdicts(&tx, row, run.finished, report)?;
         tx.commit()?;
         // Into the main file now (as closing would), so the stamp holds what was written; a
         // checkpoint a reader holds up leaves no stamp, and the next run checks every page.
@@ -328,21 +336,6 @@ impl History {
         }
         Ok(u64::try_from(row).unwrap_or_default())
     }
-}
-
-/// SQLite's integers are signed.
-fn int(n: u64) -> i64 {
-    i64::try_from(n).unwrap_or(i64::MAX)
-}
-
-/// The innermost failing step of a run, `outer > inner`.
-fn failed_step(steps: &[StepRecord]) -> Option<String> {
-    use crate::report::Outcome;
-    let failed = steps.iter().find(|s| s.status != Outcome::Passed)?;
-    Some(match failed_step(&failed.steps) {
-        Some(inner) => format!("{} > {inner}", failed.name),
-        None => failed.name.clone(),
-    })
 }
 
 #[cfg(test)]
@@ -369,8 +362,8 @@ mod tests {
     fn pages_are_walked_only_when_the_file_changed_since_the_last_check() {
         let dir = tempfile::tempdir().expect("temp dir");
         // Made, closed (the schema checkpointed into the file), then opened and checked.
-        drop(History::open(dir.path()).expect("made"));
-        let history = History::open(dir.path()).expect("open");
+        drop(LocalHistory::open(dir.path()).expect("made"));
+        let history = LocalHistory::open(dir.path()).expect("open");
         history.check().expect("a new history is whole");
         let stamp = stamp_path(history.path());
         assert!(stamp.exists(), "the check is stamped");
@@ -381,12 +374,12 @@ mod tests {
         // A rewrite that keeps size and time is taken for the file last checked (a cheap
         // check's blind spot: SQLite still finds such pages when it reads them)...
         garble_keeping_size_and_time(&path);
-        let again = History::open(dir.path()).expect("the first page is intact");
+        let again = LocalHistory::open(dir.path()).expect("the first page is intact");
         assert!(again.check().is_ok(), "the stamp matched: no page walk");
         drop(again);
         // ...while any change of size or time brings the walk back.
         std::fs::write(&stamp, "0 0\n").expect("write stamp");
-        let opened = History::open(dir.path());
+        let opened = LocalHistory::open(dir.path());
         assert!(
             opened.map_or(true, |h| h.check().is_err()),
             "a garbled history is found"

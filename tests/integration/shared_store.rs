@@ -314,11 +314,13 @@ fn a_store_made_by_a_newer_runbook_is_refused_by_name() {
         );
     }
     assert_eq!(
-        pg.psql("SELECT string_agg(version::text, ',') FROM runbook.schema_versions"),
-        "1"
+        pg.psql(
+            "SELECT string_agg(version::text, ',' ORDER BY version) FROM runbook.schema_versions"
+        ),
+        "1,2"
     );
     pg.psql(
-        "INSERT INTO runbook.schema_versions (version, applied_by) VALUES (2, 'runbook 9.9.9')",
+        "INSERT INTO runbook.schema_versions (version, applied_by) VALUES (99, 'runbook 9.9.9')",
     );
     let refused = Runner::new(&pg.url())
         .runbook()
@@ -327,7 +329,7 @@ fn a_store_made_by_a_newer_runbook_is_refused_by_name() {
         .expect_code(2);
     let err = refused.stderr();
     assert!(
-        err.contains("was made by a newer runbook (schema version 2; this runbook knows up to 1)"),
+        err.contains("was made by a newer runbook (schema version 99; this runbook knows up to 2)"),
         "{err}"
     );
     assert!(err.contains("postgres://runbook@127.0.0.1:"), "{err}");
@@ -453,4 +455,151 @@ fn tls_and_passwords_as_libpq_reads_them() {
         &in_url.stdout(),
         &in_url.stderr(),
     ]);
+}
+
+#[test]
+fn runs_from_two_machines_make_one_baseline_and_one_history() {
+    let Some(pg) = PgServer::start(false) else {
+        return;
+    };
+    let lab = LabServer::start("600");
+    let (a, b) = (Runner::new(&pg.url()), Runner::new(&pg.url()));
+    let dir = tempfile::tempdir().expect("temp dir");
+    let measured = dir.path().join("measured.json");
+    let probe = |runner: &Runner, latency: &str, code: i32| {
+        std::fs::write(&measured, format!("{{\"latency\": {latency}}}")).expect("write");
+        runner
+            .against(
+                &lab,
+                &[
+                    "run",
+                    "--read-only",
+                    "tests/data/shared-baseline.rhai",
+                    "--progress",
+                    "never",
+                ],
+            )
+            .arg("--allow-read")
+            .arg(dir.path())
+            .args(["--set", &format!("measured={}", measured.display())])
+            .run()
+            .expect_code(code)
+    };
+    probe(&a, "10.0", 0);
+    probe(&b, "11.0", 0);
+    probe(&a, "10.0", 0);
+    // The fourth, on B, is judged against all three: the median of A's and B's runs.
+    let worse = probe(&b, "20.0", 1);
+    let said = format!("{}{}", worse.stdout(), worse.stderr());
+    assert!(
+        said.contains("metric `probe_latency_ms` = 20 ms is worse than its baseline: the median of runs 1-3 is 10 ms"),
+        "{said}"
+    );
+    // Either machine reads the same history, the runbook named as its checkout names it.
+    let listed = a
+        .runbook()
+        .args(["history", "--json"])
+        .run()
+        .expect_code(0)
+        .stdout();
+    let runs: Vec<serde_json::Value> = serde_json::from_str(&listed).expect("JSON");
+    assert_eq!(runs.len(), 4, "{listed}");
+    assert!(
+        runs.iter()
+            .all(|r| r["runbook_path"] == "tests/data/shared-baseline.rhai"),
+        "{listed}"
+    );
+    let trend = b
+        .runbook()
+        .args([
+            "history",
+            "trend",
+            "probe_latency_ms",
+            "tests/data/shared-baseline.rhai",
+        ])
+        .run()
+        .expect_code(0)
+        .stdout();
+    assert!(trend.contains("20"), "{trend}");
+    assert_eq!(pg.psql("SELECT count(*) FROM runbook.history_runs"), "4");
+    // Nothing of it in the runners' own folders.
+    assert!(
+        !a.state
+            .path()
+            .join("runbook")
+            .join("history.sqlite3")
+            .exists()
+    );
+}
+
+#[test]
+fn the_gpu_record_escalates_a_third_reboot_judged_by_two_runners() {
+    if !crate::support::helm_available() {
+        return;
+    }
+    let Some(pg) = PgServer::start(false) else {
+        return;
+    };
+    let lab = LabServer::start_with("600", &["--fault", "gpu-xid=gpu1:79"]);
+    let endpoint = lab.aws_endpoint();
+    // The GPU nodes up before the drills run, so that they neither scale them nor put them back.
+    Runbook::new()
+        .lab_env(&lab)
+        .args(["eval", "--aws-endpoint", &endpoint, "--kubeconfig"])
+        .arg(&lab.kubeconfig)
+        .arg(r#"eks::scale_nodegroup("myeks5w", "gpu", 2); k8s::wait_nodes(#{ labels: #{ tier: "gpu" }, count: 2, timeout: "15m" }).len()"#)
+        .run()
+        .expect_code(0);
+    let (a, b) = (Runner::new(&pg.url()), Runner::new(&pg.url()));
+    let drill = |runner: &Runner| {
+        let ran = runner
+            .against(
+                &lab,
+                &[
+                    "run",
+                    "--yes",
+                    "runbooks/gpu-health.rhai",
+                    "--progress",
+                    "never",
+                ],
+            )
+            .args(["--set", "gpu_nodes=2"])
+            .run();
+        format!("{}{}", ran.stdout(), ran.stderr())
+    };
+    let first = drill(&a);
+    let second = drill(&b);
+    let third = drill(&a);
+    let sick = first
+        .lines()
+        .find_map(|l| l.strip_prefix("[log] ")?.strip_suffix(": REBOOT"))
+        .unwrap_or_else(|| panic!("a REBOOT node: {first}"))
+        .to_string();
+    assert!(
+        second.contains(&format!("[log] {sick}: REBOOT")),
+        "{second}"
+    );
+    // The third time, on the first machine: the record holds the second machine's REBOOT too.
+    assert!(
+        third.contains("ISOLATE (GPU 0000:00:1e): recurring: xid called for REBOOT again: 2 earlier REBOOTs within 168h did not clear it"),
+        "{third}"
+    );
+    assert!(
+        third.contains(&format!("[log] {sick}: isolated as ISOLATE until ")),
+        "{third}"
+    );
+    let record = b
+        .runbook()
+        .args(["history", "gpu", &sick, "--json"])
+        .run()
+        .expect_code(0)
+        .stdout();
+    let rows: serde_json::Value = serde_json::from_str(&record).expect("JSON");
+    let verdicts: Vec<&str> = rows
+        .as_array()
+        .expect("rows")
+        .iter()
+        .filter_map(|r| r["verdict"].as_str())
+        .collect();
+    assert_eq!(verdicts, ["ISOLATE", "REBOOT", "REBOOT"], "{record}");
 }

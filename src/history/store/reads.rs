@@ -3,11 +3,12 @@
 
 use rusqlite::{OptionalExtension, params};
 
-use super::{FlakyStep, History, MetricId, RunKey, RunRow, int};
+use super::{FlakyStep, LocalHistory, MetricId, RunKey, RunRow};
 use crate::history::HistoryError;
+use crate::history::rows::int;
 use crate::report::MetricRecord;
 
-impl History {
+impl LocalHistory {
     /// The values of metric `metric` in earlier runs of `key` where it passed, oldest first,
     /// at most `limit` (the newest ones).
     pub fn passing_values(
@@ -207,19 +208,7 @@ impl History {
                 })
             })?
             .collect::<Result<Vec<_>, _>>()?;
-        let innermost = found
-            .iter()
-            .filter(|f| {
-                !found.iter().any(|inner| {
-                    inner.runbook == f.runbook
-                        && inner.commit == f.commit
-                        && inner.target == f.target
-                        && inner.step.starts_with(&format!("{} > ", f.step))
-                })
-            })
-            .cloned()
-            .collect();
-        Ok(innermost)
+        Ok(FlakyStep::innermost(found))
     }
 
     /// One run by its number.

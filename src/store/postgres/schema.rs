@@ -39,6 +39,55 @@ const MIGRATIONS: &[&str] = &[
          pid      bigint NOT NULL,
          taken_at timestamptz NOT NULL DEFAULT now()
      );",
+    // 2: the run history every runner of the store shares (the local history's tables).
+    "CREATE TABLE runbook.history_runs (
+         number       bigserial PRIMARY KEY,
+         run_id       text NOT NULL,
+         runbook      text NOT NULL,
+         runbook_path text NOT NULL,
+         target       text NOT NULL,
+         parameters   text NOT NULL,
+         status       text NOT NULL,
+         started      double precision NOT NULL,
+         finished     double precision NOT NULL,
+         wall_ms      bigint NOT NULL,
+         virtual_ms   bigint NOT NULL,
+         failed_step  text,
+         error        text,
+         commit_id    text,
+         report       text NOT NULL
+     );
+     CREATE INDEX history_runs_by_key
+         ON runbook.history_runs (runbook_path, target, parameters, number);
+     CREATE TABLE runbook.history_metrics (
+         id     bigserial PRIMARY KEY,
+         run    bigint NOT NULL REFERENCES runbook.history_runs ON DELETE CASCADE,
+         step   text NOT NULL,
+         name   text NOT NULL,
+         labels text NOT NULL,
+         record text NOT NULL,
+         value  double precision NOT NULL,
+         ok     boolean NOT NULL
+     );
+     CREATE INDEX history_metrics_by_name ON runbook.history_metrics (name, labels, step, run);
+     CREATE TABLE runbook.history_steps (
+         run        bigint NOT NULL REFERENCES runbook.history_runs ON DELETE CASCADE,
+         path       text NOT NULL,
+         status     text NOT NULL,
+         wall_ms    bigint NOT NULL,
+         virtual_ms bigint NOT NULL
+     );
+     CREATE INDEX history_steps_by_run ON runbook.history_steps (run);
+     CREATE TABLE runbook.gpu_verdicts (
+         run      bigint NOT NULL REFERENCES runbook.history_runs ON DELETE CASCADE,
+         finished double precision NOT NULL,
+         node     text NOT NULL,
+         machine  text NOT NULL,
+         verdict  text NOT NULL,
+         health   text NOT NULL
+     );
+     CREATE INDEX gpu_verdicts_by_machine ON runbook.gpu_verdicts (machine, finished);
+     CREATE INDEX gpu_verdicts_by_node ON runbook.gpu_verdicts (node, finished);",
 ];
 
 /// The newest schema this runbook knows.

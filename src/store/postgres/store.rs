@@ -15,6 +15,17 @@ impl SharedStore {
         Ok(Self { session })
     }
 
+    /// Runs `call` on the store's connection and waits for its answer (the history's queries
+    /// are made so); `what` names it in errors ("record the run").
+    pub fn call<T, C, F>(&self, what: &str, call: C) -> Result<T, StoreError>
+    where
+        T: Send + 'static,
+        C: FnOnce(std::sync::Arc<tokio_postgres::Client>) -> F + Send + 'static,
+        F: Future<Output = Result<T, tokio_postgres::Error>> + Send + 'static,
+    {
+        self.session.call(what, call)
+    }
+
     /// Its address, without the password.
     pub fn shown(&self) -> &str {
         self.session.shown()
