@@ -82,6 +82,8 @@ fn the_scheduled_workflow_passes_actionlint_and_runs_the_drill_with_its_outputs(
         "--history",
         "actions/cache/restore@",
         "actions/upload-artifact@",
+        // The fleet's shared store, from a secret.
+        "RUNBOOK_STATE: ${{ secrets.RUNBOOK_STATE }}",
     ] {
         assert!(text.contains(needle), "the workflow has no {needle}");
     }
@@ -143,5 +145,12 @@ fn the_container_image_passes_hadolint_and_is_static_non_root_with_helm() {
         .expect("readable");
     assert!(cronjob.contains("runAsUser: 65532"));
     assert!(cronjob.contains("/opt/runbook/runbooks/nightly.rhai"));
+    // The fleet's shared store from a Secret, when there is one.
+    assert!(
+        cronjob.contains(
+            "- name: RUNBOOK_STATE\n                  valueFrom:\n                    secretKeyRef:\n                      name: runbook-store"
+        ),
+        "{cronjob}"
+    );
     assert!(text.contains("COPY runbooks /opt/runbook/runbooks"));
 }
