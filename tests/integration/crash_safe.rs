@@ -9,9 +9,9 @@ use crate::support::{LabServer, Runbook, helm_available, send_signal, spawn_with
 /// What the aws CLI and kubectl see of the lab: the GPU node group's desired size, the ingress
 /// rules of the node SG and the auxiliary SG, and the pods runbook made.
 #[derive(Debug, PartialEq)]
-struct LabState {
-    gpu_desired: i64,
-    node_sg: Vec<String>,
+pub(crate) struct LabState {
+    pub(crate) gpu_desired: i64,
+    pub(crate) node_sg: Vec<String>,
     aux_sg: Vec<String>,
     runbook_pods: usize,
     runbook_services: usize,
@@ -61,7 +61,7 @@ fn rules(lab: &LabServer, group: &str) -> Vec<String> {
     rules
 }
 
-fn state(lab: &LabServer) -> LabState {
+pub(crate) fn state(lab: &LabServer) -> LabState {
     let nodegroup = json(&lab.aws(&[
         "eks",
         "describe-nodegroup",

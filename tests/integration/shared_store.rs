@@ -603,3 +603,60 @@ fn the_gpu_record_escalates_a_third_reboot_judged_by_two_runners() {
         .collect();
     assert_eq!(verdicts, ["ISOLATE", "REBOOT", "REBOOT"], "{record}");
 }
+
+/// Killed at each mutation of the block experiment in turn until one finds the node SG's rules
+/// revoked and the GPUs up: each time, another machine's recover from the store puts the lab
+/// back exactly (the rules as the aws CLI lists them, the GPU group at 0, runbook's pods gone).
+#[test]
+fn a_runner_killed_mid_block_experiment_is_put_back_exactly_from_another_machine() {
+    if !crate::support::helm_available() {
+        return;
+    }
+    let Some(pg) = PgServer::start(false) else {
+        return;
+    };
+    let lab = LabServer::start("600");
+    let before = crate::crash_safe::state(&lab);
+    for n in 1..=20 {
+        let killed = Runner::new(&pg.url());
+        let ran = killed
+            .against(
+                &lab,
+                &[
+                    "run",
+                    "--yes",
+                    "runbooks/sg-block-experiment.rhai",
+                    "--progress",
+                    "never",
+                    "--set",
+                    "blocked_timeout=3s",
+                ],
+            )
+            .command()
+            .env("RUNBOOK_CRASH_AFTER_MUTATION", n.to_string())
+            .output()
+            .expect("runs");
+        assert_eq!(
+            ran.status.code(),
+            Some(137),
+            "the experiment ended before its rules were revoked with the GPUs up: {}",
+            String::from_utf8_lossy(&ran.stderr)
+        );
+        let during = crate::crash_safe::state(&lab);
+        drop(killed);
+        let recovered = Runner::new(&pg.url())
+            .against(&lab, &["recover"])
+            .run()
+            .expect_code(0);
+        assert!(
+            recovered.stdout().contains("[result] recovered"),
+            "killed at {n}: {}",
+            recovered.stdout()
+        );
+        assert_eq!(crate::crash_safe::state(&lab), before, "killed at {n}");
+        if during.node_sg != before.node_sg && during.gpu_desired > 0 {
+            return;
+        }
+    }
+    panic!("no kill found the node SG's rules revoked with the GPUs up");
+}
