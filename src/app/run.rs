@@ -161,23 +161,7 @@ impl RunRecords {
             Some(_) => super::shared_store::open(&config.journal)?,
             None => None,
         };
-        // The embedded twin is this process's own; any other target is named by what it is
-        // when the run holds it or shares a store with other machines, and held for the run
-        // unless the run only reads (a monitoring verify runs beside a drill, and beside others).
-        let identity = match target.outside() {
-            Some(clients) if !config.guards.read_only || store.is_some() => {
-                let identity = runtime.block_on(crate::target::identify(
-                    clients,
-                    target.cluster.as_deref(),
-                    target.eks_arn.as_deref(),
-                ))?;
-                if config.target.verbose {
-                    eprintln!("target: {}", identity.describe());
-                }
-                Some(identity)
-            }
-            _ => None,
-        };
+        let identity = identify(runtime, config, target, store.is_some())?;
         let locks = match (target.outside(), &identity) {
             (Some(clients), Some(identity)) if !config.guards.read_only => {
                 let beside = match &store {
@@ -198,21 +182,7 @@ impl RunRecords {
         let key = identity
             .as_ref()
             .map_or_else(|| target.key.clone(), TargetIdentity::key);
-        // Opened and checked before anything runs: a history that cannot be written, or is
-        // damaged, is found here, not after the drill. A shared one keys the target by what it
-        // is, as every machine names it.
-        let history = history_dir(&config.history, &state_dir)
-            .map(|dir| match &store {
-                Some(store) => RunHistory::open(Kept::Store(store), &config.file, runbook, &key),
-                None => RunHistory::open(
-                    Kept::Folder(&dir),
-                    &config.file,
-                    runbook,
-                    &target.history_key,
-                ),
-            })
-            .transpose()
-            .or_else(|error| damaged_history(error, config.history.if_damaged))?;
+        let history = open_history(config, target, runbook, &state_dir, store.as_ref(), &key)?;
         note_unfinished_run(&state_dir, store.as_deref(), &key);
         let journal = if super::test_hooks::journal_off() {
             None
@@ -260,6 +230,57 @@ impl RunRecords {
             }
         }
     }
+}
+
+/// What the target is, read when the run holds it or shares a store with other machines. The
+/// embedded twin is this process's own; any other target is held for the run unless the run
+/// only reads (a monitoring verify runs beside a drill, and beside others).
+fn identify(
+    runtime: &tokio::runtime::Runtime,
+    config: &RunConfig,
+    target: &Target,
+    shared: bool,
+) -> Result<Option<TargetIdentity>, Error> {
+    let Some(clients) = target.outside() else {
+        return Ok(None);
+    };
+    if config.guards.read_only && !shared {
+        return Ok(None);
+    }
+    let identity = runtime.block_on(crate::target::identify(
+        clients,
+        target.cluster.as_deref(),
+        target.eks_arn.as_deref(),
+    ))?;
+    if config.target.verbose {
+        eprintln!("target: {}", identity.describe());
+    }
+    Ok(Some(identity))
+}
+
+/// The run's history, opened and checked before anything runs: a history that cannot be
+/// written, or is damaged, is found here, not after the drill. A shared one names the target
+/// by what it is (`key`), as every machine names it.
+fn open_history(
+    config: &RunConfig,
+    target: &Target,
+    runbook: &str,
+    state_dir: &Path,
+    store: Option<&Arc<SharedStore>>,
+    key: &str,
+) -> Result<Option<RunHistory>, Error> {
+    history_dir(&config.history, state_dir)
+        .map(|dir| match store {
+            Some(store) => RunHistory::open(Kept::Store(store), &config.file, runbook, key),
+            None => RunHistory::open(
+                Kept::Folder(&dir),
+                &config.file,
+                runbook,
+                &target.history_key,
+            ),
+        })
+        .transpose()
+        .or_else(|error| damaged_history(error, config.history.if_damaged))
 }
 
 /// An earlier run against this target that was killed mid-cleanup is pointed out: recover

@@ -58,14 +58,14 @@ impl History {
         metric: &MetricId<'_>,
         limit: usize,
     ) -> Result<Vec<(u64, f64)>, HistoryError> {
-        match self {
-            Self::Local(local) => local.passing_values(key, metric, limit),
-            Self::Shared(shared) => Ok(shared
-                .values(key, metric, limit, true)?
-                .into_iter()
-                .map(|(run, value, _)| (run, value))
-                .collect()),
-        }
+        let values = match self {
+            Self::Local(local) => local.values(key, metric, limit, true)?,
+            Self::Shared(shared) => shared.values(key, metric, limit, true)?,
+        };
+        Ok(values
+            .into_iter()
+            .map(|(run, value, _)| (run, value))
+            .collect())
     }
 
     /// The values of `metric` in the newest `limit` runs of `key`, passing or not.
@@ -76,7 +76,7 @@ impl History {
         limit: usize,
     ) -> Result<Vec<(u64, f64, bool)>, HistoryError> {
         match self {
-            Self::Local(local) => local.series(key, metric, limit),
+            Self::Local(local) => local.values(key, metric, limit, false),
             Self::Shared(shared) => shared.values(key, metric, limit, false),
         }
     }

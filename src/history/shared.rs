@@ -47,8 +47,16 @@ fn json<T: serde::Serialize>(rows: &[T]) -> String {
 }
 
 impl SharedHistory {
-    pub(super) fn store_error(error: crate::store::StoreError) -> HistoryError {
-        HistoryError::Store(Box::new(error))
+    /// Runs `call` on the store's connection; `what` names it in errors.
+    pub(super) fn call<T, C, F>(&self, what: &str, call: C) -> Result<T, HistoryError>
+    where
+        T: Send + 'static,
+        C: FnOnce(Arc<tokio_postgres::Client>) -> F + Send + 'static,
+        F: Future<Output = Result<T, tokio_postgres::Error>> + Send + 'static,
+    {
+        self.store
+            .call(what, call)
+            .map_err(|error| HistoryError::Store(Box::new(error)))
     }
 
     pub(super) fn record(&self, run: &NewRun<'_>) -> Result<u64, HistoryError> {
@@ -66,36 +74,33 @@ impl SharedHistory {
         let optional = [rows.failed_step, rows.error, run.commit.map(str::to_string)];
         let (started, finished) = (run.started, run.finished);
         let (wall_ms, virtual_ms, report) = (rows.wall_ms, rows.virtual_ms, rows.report);
-        let number: i64 = self
-            .store
-            .call("record the run", move |client| async move {
-                let row = client
-                    .query_one(
-                        RECORD,
-                        &[
-                            &texts[0],
-                            &texts[1],
-                            &texts[2],
-                            &texts[3],
-                            &texts[4],
-                            &texts[5],
-                            &started,
-                            &finished,
-                            &wall_ms,
-                            &virtual_ms,
-                            &optional[0],
-                            &optional[1],
-                            &optional[2],
-                            &report,
-                            &metrics,
-                            &steps,
-                            &verdicts,
-                        ],
-                    )
-                    .await?;
-                Ok(row.get(0))
-            })
-            .map_err(Self::store_error)?;
+        let number: i64 = self.call("record the run", move |client| async move {
+            let row = client
+                .query_one(
+                    RECORD,
+                    &[
+                        &texts[0],
+                        &texts[1],
+                        &texts[2],
+                        &texts[3],
+                        &texts[4],
+                        &texts[5],
+                        &started,
+                        &finished,
+                        &wall_ms,
+                        &virtual_ms,
+                        &optional[0],
+                        &optional[1],
+                        &optional[2],
+                        &report,
+                        &metrics,
+                        &steps,
+                        &verdicts,
+                    ],
+                )
+                .await?;
+            Ok(row.get(0))
+        })?;
         Ok(u64::try_from(number).unwrap_or_default())
     }
 
@@ -105,29 +110,27 @@ impl SharedHistory {
         since: f64,
     ) -> Result<Vec<PastVerdict>, HistoryError> {
         let who = who.to_string();
-        self.store
-            .call("read the GPU record", move |client| async move {
-                let rows = client
-                    .query(
-                        "SELECT run, finished, node, machine, verdict, health
+        self.call("read the GPU record", move |client| async move {
+            let rows = client
+                .query(
+                    "SELECT run, finished, node, machine, verdict, health
                          FROM runbook.gpu_verdicts
                          WHERE (machine = $1 OR node = $1) AND finished >= $2
                          ORDER BY finished DESC, run DESC",
-                        &[&who, &since],
-                    )
-                    .await?;
-                Ok(rows
-                    .iter()
-                    .map(|row| PastVerdict {
-                        run: u64::try_from(row.get::<_, i64>(0)).unwrap_or_default(),
-                        finished: row.get(1),
-                        node: row.get(2),
-                        machine: row.get(3),
-                        verdict: row.get(4),
-                        health: serde_json::from_str(row.get::<_, &str>(5)).unwrap_or_default(),
-                    })
-                    .collect())
-            })
-            .map_err(Self::store_error)
+                    &[&who, &since],
+                )
+                .await?;
+            Ok(rows
+                .iter()
+                .map(|row| PastVerdict {
+                    run: u64::try_from(row.get::<_, i64>(0)).unwrap_or_default(),
+                    finished: row.get(1),
+                    node: row.get(2),
+                    machine: row.get(3),
+                    verdict: row.get(4),
+                    health: serde_json::from_str(row.get::<_, &str>(5)).unwrap_or_default(),
+                })
+                .collect())
+        })
     }
 }

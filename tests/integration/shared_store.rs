@@ -48,6 +48,22 @@ fn run_id(stdout: &str) -> String {
         .to_string()
 }
 
+/// Reads a running run's lines until one says `marker`; answers the run's id.
+fn run_until(lines: &std::sync::mpsc::Receiver<String>, marker: &str) -> String {
+    let mut id = None;
+    loop {
+        let line = lines
+            .recv_timeout(Duration::from_secs(60))
+            .unwrap_or_else(|_| panic!("the run did not say {marker:?} within a minute"));
+        if line.starts_with("[run] ") {
+            id = Some(run_id(&line));
+        }
+        if line.contains(marker) {
+            return id.expect("the run said its id first");
+        }
+    }
+}
+
 fn assert_no_password(texts: &[&str]) {
     for text in texts {
         assert!(!text.contains(PASSWORD), "the password was printed: {text}");
@@ -150,19 +166,7 @@ fn runners_meet_at_the_stores_lock() {
             )
             .command(),
     );
-    let mut id = None;
-    loop {
-        let line = lines
-            .recv_timeout(Duration::from_secs(60))
-            .expect("the first run reaches its wait");
-        if line.starts_with("[run] ") {
-            id = Some(run_id(&line));
-        }
-        if line.contains("waiting for NCCL to hang") {
-            break;
-        }
-    }
-    let first_id = id.expect("its id");
+    let first_id = run_until(&lines, "waiting for NCCL to hang");
     assert_eq!(
         pg.psql("SELECT run_id || ' ' || runbook FROM runbook.locks"),
         format!("{first_id} runbooks/core/interrupt.rhai")
@@ -190,10 +194,39 @@ fn runners_meet_at_the_stores_lock() {
         "{err}"
     );
     assert!(took < Duration::from_secs(5), "refused after {took:?}");
+    // One that waits for the store's lock starts once the first has let go.
+    let waiting = Runner::new(&pg.url())
+        .against(
+            &lab,
+            &[
+                "run",
+                "--yes",
+                "runbooks/verify.rhai",
+                "--progress",
+                "never",
+                "--wait-lock",
+                "2m",
+            ],
+        )
+        .command()
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("starts");
+    std::thread::sleep(Duration::from_secs(2));
     send_signal(&child, "INT");
     assert_eq!(
         child.wait_with_output().expect("exits").status.code(),
         Some(130)
+    );
+    let waited = waiting.wait_with_output().expect("exits");
+    let waited_err = String::from_utf8_lossy(&waited.stderr);
+    assert_eq!(waited.status.code(), Some(0), "{waited_err}");
+    assert!(
+        waited_err.contains(&format!(
+            "waiting for run {first_id} (runbooks/core/interrupt.rhai, on "
+        )),
+        "{waited_err}"
     );
     // Given back: the row is gone and the next run takes the lock.
     assert_eq!(pg.psql("SELECT count(*) FROM runbook.locks"), "0");
@@ -234,19 +267,7 @@ fn a_store_lost_mid_run_sends_only_the_cleanups_calls_journaled_locally() {
         .command();
     command.stderr(std::process::Stdio::piped());
     let (child, lines) = spawn_with_lines(command);
-    let mut id = None;
-    loop {
-        let line = lines
-            .recv_timeout(Duration::from_secs(60))
-            .expect("the run scales up");
-        if line.starts_with("[run] ") {
-            id = Some(run_id(&line));
-        }
-        if line.contains("scaled up") {
-            break;
-        }
-    }
-    let id = id.expect("its id");
+    let id = run_until(&lines, "scaled up");
     pg.stop();
     let out = child.wait_with_output().expect("exits");
     let err = String::from_utf8_lossy(&out.stderr);

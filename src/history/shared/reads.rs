@@ -2,8 +2,6 @@
 //! passing values, series, recent runs, the last passing run, a metric's history, a run's
 //! report and metrics, and the steps that flake.
 
-use std::sync::Arc;
-
 use tokio_postgres::{Client, Row};
 
 use super::SharedHistory;
@@ -62,17 +60,6 @@ fn limit(n: usize) -> i64 {
 }
 
 impl SharedHistory {
-    fn read<T, C, F>(&self, call: C) -> Result<T, HistoryError>
-    where
-        T: Send + 'static,
-        C: FnOnce(Arc<Client>) -> F + Send + 'static,
-        F: Future<Output = Result<T, tokio_postgres::Error>> + Send + 'static,
-    {
-        self.store
-            .call("read the run history", call)
-            .map_err(Self::store_error)
-    }
-
     pub(in crate::history) fn values(
         &self,
         key: &RunKey,
@@ -89,7 +76,7 @@ impl SharedHistory {
             metric.step.to_string(),
         ];
         let count = limit(count);
-        self.read(move |client| async move {
+        self.call("read the run history", move |client| async move {
             let rows = client
                 .query(
                     "SELECT m.run, m.value, m.ok FROM runbook.history_metrics m
@@ -132,7 +119,7 @@ impl SharedHistory {
     ) -> Result<Vec<RunRow>, HistoryError> {
         let path = runbook_path.map(str::to_string);
         let count = limit(count);
-        self.read(move |client| async move {
+        self.call("read the run history", move |client| async move {
             let sql = format!(
                 "{SELECT_RUN} WHERE $1::text IS NULL OR runbook_path = $1 ORDER BY number DESC LIMIT $2"
             );
@@ -146,7 +133,7 @@ impl SharedHistory {
         runbook_path: Option<&str>,
     ) -> Result<Vec<(String, Option<RunRow>)>, HistoryError> {
         let path = runbook_path.map(str::to_string);
-        self.read(move |client| async move {
+        self.call("read the run history", move |client| async move {
             let runbooks = client
                 .query(
                     "SELECT runbook_path, (SELECT runbook FROM runbook.history_runs n
@@ -179,7 +166,7 @@ impl SharedHistory {
         let path = runbook_path.map(str::to_string);
         let name = name.to_string();
         let count = limit(count);
-        self.read(move |client| async move {
+        self.call("read the run history", move |client| async move {
             let rows = client
                 .query(
                     "SELECT m.run, r.runbook, m.record FROM runbook.history_metrics m
@@ -209,7 +196,7 @@ impl SharedHistory {
         &self,
         number: u64,
     ) -> Result<Option<serde_json::Value>, HistoryError> {
-        self.read(move |client| async move {
+        self.call("read the run history", move |client| async move {
             let row = client
                 .query_opt(
                     "SELECT report FROM runbook.history_runs WHERE number = $1",
@@ -227,7 +214,7 @@ impl SharedHistory {
     ) -> Result<Vec<FlakyStep>, HistoryError> {
         let path = runbook_path.map(str::to_string);
         let window = limit(window);
-        let found = self.read(move |client| async move {
+        let found = self.call("read the run history", move |client| async move {
             let rows = client
                 .query(
                     "WITH recent AS (
@@ -272,7 +259,7 @@ impl SharedHistory {
     }
 
     pub(in crate::history) fn run(&self, number: u64) -> Result<Option<RunRow>, HistoryError> {
-        self.read(move |client| async move {
+        self.call("read the run history", move |client| async move {
             let sql = format!("{SELECT_RUN} WHERE number = $1");
             let rows = client.query(&sql, &[&int(number)]).await?;
             Ok(with_metrics(&client, rows).await?.pop())

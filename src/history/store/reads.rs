@@ -9,35 +9,9 @@ use crate::history::rows::int;
 use crate::report::MetricRecord;
 
 impl LocalHistory {
-    /// The values of metric `metric` in earlier runs of `key` where it passed, oldest first,
-    /// at most `limit` (the newest ones).
-    pub fn passing_values(
-        &self,
-        key: &RunKey,
-        metric: &MetricId<'_>,
-        limit: usize,
-    ) -> Result<Vec<(u64, f64)>, HistoryError> {
-        Ok(self
-            .values(key, metric, limit, true)?
-            .into_iter()
-            .map(|(run, value, _)| (run, value))
-            .collect())
-    }
-
-    /// Metric `metric`'s values in the last `limit` runs of `key` that recorded it, passed or
-    /// not, oldest first: (run number, value, ok).
-    pub fn series(
-        &self,
-        key: &RunKey,
-        metric: &MetricId<'_>,
-        limit: usize,
-    ) -> Result<Vec<(u64, f64, bool)>, HistoryError> {
-        self.values(key, metric, limit, false)
-    }
-
-    /// The last `limit` values of `metric` in runs of `key` (only those where it passed, with
-    /// `passing_only`), oldest first.
-    fn values(
+    /// The values of a metric in the newest `limit` runs of `key` (only passing ones, with
+    /// `passing_only`), oldest first, each with whether it passed.
+    pub(in crate::history) fn values(
         &self,
         key: &RunKey,
         metric: &MetricId<'_>,
