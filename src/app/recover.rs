@@ -23,7 +23,7 @@ struct Runs {
 impl Runs {
     fn all(&self) -> Result<Vec<RunInfo>, Error> {
         match &self.store {
-            Some(store) => shared_store::runs(store),
+            Some(store) => shared_store::runs(store, None),
             None => Ok(journal::list_runs(&self.state_dir)),
         }
     }

@@ -218,13 +218,18 @@ impl RunRecords {
             .and_then(|v| v.as_str().map(str::to_string))
             .unwrap_or_default();
         if let Some(journal) = &self.journal {
-            let _ = journal.append(&Record::End { status });
+            let _ = journal.append(&Record::End {
+                status: status.clone(),
+            });
             // Best effort: an old journal left behind costs disk, not safety.
             match &self.store {
                 Some(store) if journal.store_lost().is_none() => {
                     let _ = store.prune_ended(journal::KEPT_ENDED_RUNS);
                 }
-                _ => {
+                Some(store) => {
+                    super::shared_store::mark_ended_after_loss(store, &self.run_id, &status);
+                }
+                None => {
                     journal::prune_ended(&self.state_dir, journal::KEPT_ENDED_RUNS);
                 }
             }

@@ -19,11 +19,11 @@ pub(crate) fn open(args: &JournalArgs) -> Result<Option<Arc<SharedStore>>, Error
         .map_err(Error::Store)
 }
 
-/// Every run in the store, oldest first, as the journal tells each; the journals of runs that
-/// ended are not read.
-pub(crate) fn runs(store: &SharedStore) -> Result<Vec<RunInfo>, Error> {
+/// Every run in the store (against `target` only, when given), oldest first, as the journal
+/// tells each; the journals of runs that ended are not read.
+pub(crate) fn runs(store: &SharedStore, target: Option<&str>) -> Result<Vec<RunInfo>, Error> {
     let mut runs = Vec::new();
-    for run in store.runs().map_err(Error::Store)? {
+    for run in store.runs(target).map_err(Error::Store)? {
         let at = JournalAt::Store {
             host: run.host.clone(),
             alive: run.alive,
@@ -53,11 +53,36 @@ pub(crate) fn runs(store: &SharedStore) -> Result<Vec<RunInfo>, Error> {
 
 /// The newest unfinished run against `target` in the store.
 pub(crate) fn latest_unfinished(store: &SharedStore, target: &str) -> Option<RunInfo> {
-    runs(store)
+    runs(store, Some(target))
         .ok()?
         .into_iter()
         .rev()
         .find(|run| run.unfinished() && run.target == target)
+}
+
+/// The end of a run whose store was lost mid-run, written there once the store answers again
+/// (on a new session), so that no machine takes it for unfinished; said, not fatal, when it
+/// still does not.
+pub(crate) fn mark_ended_after_loss(store: &SharedStore, run_id: &str, status: &str) {
+    let marked = store.reopen().and_then(|fresh| {
+        let line = fresh.next_line(run_id)?;
+        fresh.append(
+            run_id,
+            line,
+            &Record::End {
+                status: status.to_string(),
+            },
+        )
+    });
+    match marked {
+        Ok(()) => eprintln!(
+            "note: the shared store {} answers again: run {run_id} is marked ended there",
+            store.shown()
+        ),
+        Err(error) => eprintln!(
+            "note: {error}; the store still holds run {run_id} as unfinished (a recover from it finds its steps already done)"
+        ),
+    }
 }
 
 /// A run's records from the store.

@@ -16,6 +16,8 @@ pub struct PgServer {
     pub port: u16,
     /// The CA the server's certificate is signed by, when it speaks TLS.
     pub ca: Option<PathBuf>,
+    /// What pg_ctl starts the server with.
+    options: String,
 }
 
 /// Debian's PostgreSQL programs: initdb on PATH, else the newest /usr/lib/postgresql/N/bin.
@@ -60,6 +62,7 @@ impl PgServer {
             bin,
             port: free_port(),
             ca: None,
+            options: String::new(),
         };
         server.make(tls);
         Some(server)
@@ -100,10 +103,13 @@ impl PgServer {
             .output()
             .expect("initdb runs");
         crate::support::assert_succeeded(&made, "initdb");
-        self.start_again(&options);
+        self.options = options;
+        self.start_again();
     }
 
-    fn start_again(&self, options: &str) {
+    /// Starts the server (again, after [`PgServer::stop`]) on the same port and data.
+    pub fn start_again(&self) {
+        let options = self.options.as_str();
         let root = self.dir.path();
         let started = self
             .as_server_user("pg_ctl")

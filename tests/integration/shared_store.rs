@@ -268,7 +268,10 @@ fn a_store_lost_mid_run_sends_only_the_cleanups_calls_journaled_locally() {
     command.stderr(std::process::Stdio::piped());
     let (child, lines) = spawn_with_lines(command);
     let id = run_until(&lines, "scaled up");
+    // Stopped at once, as a crashed database goes, then back while the run still waits: the
+    // run's session (and its lock) is gone for good, a new one at the end can mark it ended.
     pg.stop();
+    pg.start_again();
     let out = child.wait_with_output().expect("exits");
     let err = String::from_utf8_lossy(&out.stderr);
     let stdout: String = lines.iter().collect::<Vec<_>>().join("\n");
@@ -304,6 +307,22 @@ fn a_store_lost_mid_run_sends_only_the_cleanups_calls_journaled_locally() {
     assert!(sent_to_2 <= 1, "{text}");
     assert!(text.contains("not sent"), "{text}");
     assert!(text.contains("\"type\":\"end\""), "{text}");
+    assert!(
+        err.contains(&format!("answers again: run {id} is marked ended there")),
+        "{err}"
+    );
+    let listed = runner
+        .runbook()
+        .args(["recover", "--list"])
+        .run()
+        .expect_code(0);
+    assert!(
+        listed
+            .stdout()
+            .contains("no unfinished runs in the shared store"),
+        "{}",
+        listed.stdout()
+    );
     assert_no_password(&[&err, &stdout]);
 }
 

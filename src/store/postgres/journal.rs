@@ -107,35 +107,38 @@ impl SharedStore {
             })
     }
 
-    /// Every run in the store, oldest first.
-    pub fn runs(&self) -> Result<Vec<StoreRun>, StoreError> {
-        self.session.call("list the runs", |client| async move {
-            let rows = client
+    /// Every run in the store (against `target` only, when given), oldest first.
+    pub fn runs(&self, target: Option<&str>) -> Result<Vec<StoreRun>, StoreError> {
+        let target = target.map(str::to_string);
+        self.session
+            .call("list the runs", move |client| async move {
+                let rows = client
                 .query(
                     "SELECT r.run_id, r.runbook, r.target, r.host, r.pid, r.started_at, r.ended,
                             r.recovered,
                             EXISTS (SELECT 1 FROM pg_stat_activity a
                                     WHERE a.pid = r.backend_pid
                                       AND a.backend_start = r.backend_start)
-                     FROM runbook.runs r ORDER BY r.started_at, r.run_id",
-                    &[],
+                     FROM runbook.runs r WHERE $1::text IS NULL OR r.target = $1
+                     ORDER BY r.started_at, r.run_id",
+                    &[&target],
                 )
                 .await?;
-            Ok(rows
-                .iter()
-                .map(|row| StoreRun {
-                    run_id: row.get(0),
-                    runbook: row.get(1),
-                    target: row.get(2),
-                    host: row.get(3),
-                    pid: row.get(4),
-                    started_at: row.get(5),
-                    ended: row.get(6),
-                    recovered: row.get(7),
-                    alive: row.get(8),
-                })
-                .collect())
-        })
+                Ok(rows
+                    .iter()
+                    .map(|row| StoreRun {
+                        run_id: row.get(0),
+                        runbook: row.get(1),
+                        target: row.get(2),
+                        host: row.get(3),
+                        pid: row.get(4),
+                        started_at: row.get(5),
+                        ended: row.get(6),
+                        recovered: row.get(7),
+                        alive: row.get(8),
+                    })
+                    .collect())
+            })
     }
 
     /// A run's journal, in the order it was written; a line this runbook cannot read is

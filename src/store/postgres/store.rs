@@ -7,12 +7,21 @@ use crate::store::StoreError;
 
 pub struct SharedStore {
     pub(super) session: Session,
+    url: StoreUrl,
 }
 
 impl SharedStore {
     pub fn open(url: &StoreUrl) -> Result<Self, StoreError> {
         let session = Session::open(url, super::schema::migrate)?;
-        Ok(Self { session })
+        Ok(Self {
+            session,
+            url: url.clone(),
+        })
+    }
+
+    /// The same store on a new session (this one's connection is gone).
+    pub fn reopen(&self) -> Result<Self, StoreError> {
+        Self::open(&self.url)
     }
 
     /// Runs `call` on the store's connection and waits for its answer (the history's queries
