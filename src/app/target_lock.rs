@@ -115,7 +115,10 @@ impl TargetLocks {
             Beside::Store(store) => (None, Some(store_lock(store, &identity.key(), taker, wait)?)),
         };
         let lease = match identity.cluster_uid {
-            Some(_) => Some(runtime.block_on(lease(clients, taker, wait))?),
+            Some(_) => {
+                let shared = matches!(beside, Beside::Store(_));
+                Some(runtime.block_on(lease(clients, taker, wait, shared))?)
+            }
             None => None,
         };
         Ok(Self {
@@ -212,10 +215,13 @@ fn file_lock(
     Ok(file)
 }
 
+/// The Lease; `shared`: the run's journals are in a shared store (a taken-over run is
+/// recovered from there, on any machine).
 async fn lease(
     clients: &TargetClients,
     taker: &Taker<'_>,
     wait: Duration,
+    shared: bool,
 ) -> Result<HeldLease, Error> {
     let me = LeaseHolder {
         run_id: taker.run_id.to_string(),
@@ -244,9 +250,14 @@ async fn lease(
             Gone::Expired => "which stopped renewing it (killed or lost)",
             Gone::ProcessEnded => "whose process has ended",
         };
+        let from = if shared {
+            "with the same --state, from any machine,"
+        } else {
+            "with its state folder"
+        };
         eprintln!(
             "note: took over the target's lock from {previous}, {why}; \
-             if it changed anything, `runbook recover {}` with its state folder puts it back",
+             if it changed anything, `runbook recover {}` {from} puts it back",
             previous.run_id
         );
     }

@@ -104,6 +104,32 @@ fn a_killed_runners_journal_is_recovered_from_another_machine() {
     drop(a);
     assert!(!folder.exists());
     let b = Runner::new(&pg.url());
+    // The next run on another "machine" takes the killed run's Lease over (at once: the two
+    // share a pid namespace here, so its process is known gone) and names
+    // the run the store holds unfinished, and how to put it back from anywhere.
+    let next = b
+        .against(
+            &lab,
+            &[
+                "run",
+                "--yes",
+                "runbooks/core/params.rhai",
+                "--progress",
+                "never",
+            ],
+        )
+        .run();
+    let err = next.stderr();
+    assert!(
+        err.contains(&format!(
+            "runbook recover {killed}` with the same --state, from any machine, puts it back"
+        )),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!("note: run {killed} of runbooks/gpu-scale-up.rhai")),
+        "{err}"
+    );
     let listed = b.runbook().args(["recover", "--list"]).run().expect_code(0);
     let line = listed
         .stdout()
