@@ -100,8 +100,8 @@ pub(crate) struct TargetLocks {
 
 impl TargetLocks {
     /// The file lock or the shared store's, then the Lease when the cluster answers (a target
-    /// with no cluster yet is held by the first alone); each waits up to `wait` for a holder to
-    /// let go.
+    /// with no cluster yet is held by the first alone); together they wait up to `wait` for
+    /// holders to let go.
     pub(crate) fn take(
         runtime: &tokio::runtime::Runtime,
         clients: &TargetClients,
@@ -110,6 +110,7 @@ impl TargetLocks {
         taker: &Taker<'_>,
         wait: Duration,
     ) -> Result<Self, Error> {
+        let started = std::time::Instant::now();
         let (file, store) = match beside {
             Beside::Folder(state_dir) => (Some(file_lock(state_dir, identity, taker, wait)?), None),
             Beside::Store(store) => (None, Some(store_lock(store, &identity.key(), taker, wait)?)),
@@ -117,7 +118,8 @@ impl TargetLocks {
         let lease = match identity.cluster_uid {
             Some(_) => {
                 let shared = matches!(beside, Beside::Store(_));
-                Some(runtime.block_on(lease(clients, taker, wait, shared))?)
+                let left = wait.saturating_sub(started.elapsed());
+                Some(runtime.block_on(lease(clients, taker, left, shared))?)
             }
             None => None,
         };
