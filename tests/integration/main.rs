@@ -43,6 +43,7 @@ mod plan;
 mod postgres_server;
 mod refusals;
 mod repl;
+mod server_side_apply;
 mod shared_lock;
 mod shared_store;
 mod snapshots;

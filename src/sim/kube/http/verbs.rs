@@ -13,6 +13,7 @@ use crate::sim::kube::auth::token_request;
 use crate::sim::kube::storage::api;
 use crate::sim::kube::storage::fields::directive::Directive;
 use crate::sim::kube::storage::fields::request::{check_apply, check_patch, check_write};
+use crate::sim::kube::storage::managed::manager::{Manager, Operation};
 use crate::sim::kube::storage::patch::PatchType;
 use crate::sim::kube::storage::resources::ResourceType;
 use crate::sim::kube::storage::state::KubeState;
@@ -39,6 +40,40 @@ impl Call<'_> {
 
     fn directive(&self) -> Directive {
         Directive::from_query(self.query.get("fieldValidation"))
+    }
+
+    /// Who writes: `fieldManager` (required for an apply), else the User-Agent's first word;
+    /// `force` only for an apply, as the API server takes it.
+    fn manager(
+        &self,
+        user_agent: &str,
+        kind: Option<PatchType>,
+        subresource: Option<&str>,
+    ) -> Result<Manager, ApiError> {
+        let force = match self.query.get("force") {
+            None | Some("false") => false,
+            Some("true") if kind == Some(PatchType::Apply) => true,
+            Some("true") => {
+                return Err(ApiError::bad_request(
+                    "force: Invalid value: true: may not be specified for non-apply patch",
+                ));
+            }
+            Some(other) => {
+                return Err(ApiError::bad_request(format!(
+                    "force: Invalid value: {other:?}: not a boolean"
+                )));
+            }
+        };
+        let operation = match kind {
+            Some(PatchType::Apply) => Operation::Apply { force },
+            _ => Operation::Update,
+        };
+        Manager::of_request(
+            self.query.get("fieldManager"),
+            user_agent,
+            operation,
+            subresource,
+        )
     }
 }
 
@@ -99,10 +134,22 @@ pub(super) async fn create(
     call: &Call<'_>,
     request: Request<Incoming>,
 ) -> Result<Answer, ApiError> {
+    let manager = call.manager(header(&request, "user-agent"), None, None)?;
     let (bytes, mut body) = read_body_and_bytes(request).await?;
     call.twin.kube(|s| {
         let warnings = check_write(s, call.resource, &bytes, &mut body, call.directive())?;
-        let object = api::create(s, call.resource, call.namespace(), body, call.dry_run())?;
+        let write = api::Write {
+            manager: &manager,
+            config: None,
+        };
+        let object = api::create_by(
+            s,
+            call.resource,
+            call.namespace(),
+            body,
+            call.dry_run(),
+            Some(write),
+        )?;
         Ok(Answer {
             code: 201,
             object,
@@ -118,13 +165,26 @@ pub(super) async fn replace(
     subresource: Option<&str>,
     request: Request<Incoming>,
 ) -> Result<Answer, ApiError> {
+    let manager = call.manager(header(&request, "user-agent"), None, subresource)?;
     let (bytes, mut body) = read_body_and_bytes(request).await?;
     call.twin.kube(|s| {
         let mut warnings = Vec::new();
         if subresource.is_none() {
             warnings = check_write(s, call.resource, &bytes, &mut body, call.directive())?;
         }
-        let object = api::replace(s, call.resource, call.namespace(), name, body, subresource)?;
+        let write = api::Write {
+            manager: &manager,
+            config: None,
+        };
+        let object = api::replace_by(
+            s,
+            call.resource,
+            call.namespace(),
+            name,
+            body,
+            subresource,
+            Some(write),
+        )?;
         Ok(Answer {
             code: 200,
             object,
@@ -152,9 +212,25 @@ pub(super) async fn patch(
     let content_type = header(&request, "content-type").to_string();
     let kind = PatchType::from_content_type(&content_type)
         .ok_or_else(|| unsupported_patch(&content_type))?;
+    let manager = call.manager(header(&request, "user-agent"), Some(kind), subresource)?;
     let (bytes, body) = read_body_and_bytes(request).await?;
-    call.twin
-        .kube(|s| apply_patch(s, call, name, subresource, kind, &bytes, &body))
+    call.twin.kube(|s| {
+        let patch = Patch {
+            name,
+            subresource,
+            kind,
+            manager: &manager,
+        };
+        apply_patch(s, call, &patch, &bytes, &body)
+    })
+}
+
+/// A PATCH request's parts past its body.
+struct Patch<'a> {
+    name: &'a str,
+    subresource: Option<&'a str>,
+    kind: PatchType,
+    manager: &'a Manager,
 }
 
 /// An apply that creates its object answers 201, as the API server does (and is authorized as
@@ -162,12 +238,16 @@ pub(super) async fn patch(
 fn apply_patch(
     s: &mut KubeState,
     call: &Call,
-    name: &str,
-    subresource: Option<&str>,
-    kind: PatchType,
+    patch: &Patch<'_>,
     bytes: &[u8],
     body: &Value,
 ) -> Result<Answer, ApiError> {
+    let Patch {
+        name,
+        subresource,
+        kind,
+        manager,
+    } = *patch;
     let (resource, namespace) = (call.resource, call.namespace());
     let existed = api::exists(s, resource, namespace, name);
     if kind == PatchType::Apply {
@@ -192,6 +272,7 @@ fn apply_patch(
         body,
         subresource,
         call.dry_run(),
+        manager,
         &mut check,
     )?;
     Ok(Answer {

@@ -4,6 +4,7 @@
 use serde_json::{Value, json};
 
 use super::defaults::apply_defaults;
+use super::managed::manager::Manager;
 use super::patch::{PatchType, apply_patch};
 use super::resources::ResourceType;
 use super::selectors::{FieldSelector, LabelSelector};
@@ -112,12 +113,45 @@ fn normalize(resource: &ResourceType, namespace: &str, mut body: Value) -> ApiRe
     Ok(body)
 }
 
+/// A write a client made, for its fields' ownership: its manager, and what an apply applied.
+#[derive(Clone, Copy)]
+pub(crate) struct Write<'a> {
+    pub(crate) manager: &'a Manager,
+    pub(crate) config: Option<&'a Value>,
+}
+
+impl Write<'_> {
+    /// Records the write in `new`'s managedFields (over `existing`; None: a create).
+    fn record(
+        &self,
+        state: &KubeState,
+        existing: Option<&Value>,
+        new: &mut Value,
+    ) -> ApiResult<()> {
+        let now = crate::sim::timestamps::rfc3339(state.now);
+        super::managed::manager::record(existing, new, self.manager, self.config, &now)
+    }
+}
+
+/// A create the twin makes itself (scenarios, controllers): no manager recorded.
 pub(crate) fn create(
     state: &mut KubeState,
     resource: &ResourceType,
     namespace: &str,
     body: Value,
     dry_run: bool,
+) -> ApiResult {
+    create_by(state, resource, namespace, body, dry_run, None)
+}
+
+/// A client's create, its manager recorded as the owner of what it set.
+pub(crate) fn create_by(
+    state: &mut KubeState,
+    resource: &ResourceType,
+    namespace: &str,
+    body: Value,
+    dry_run: bool,
+    write: Option<Write<'_>>,
 ) -> ApiResult {
     let mut body = normalize(resource, namespace, body)?;
     check_namespace(state, resource, namespace, name_of(&body))?;
@@ -140,6 +174,12 @@ pub(crate) fn create(
     let name = name_of(&body).to_string();
     body["metadata"]["uid"] = json!(state.store.uid());
     apply_defaults(resource, &mut body);
+    if let Some(m) = body["metadata"].as_object_mut() {
+        m.remove("managedFields");
+    }
+    if let Some(write) = write {
+        write.record(state, None, &mut body)?;
+    }
     validate(state, resource, &body)?;
     let key = store_key(resource);
     if state.store.get(&key, namespace_of(&body), &name).is_some() {
@@ -293,7 +333,7 @@ fn decode_continue(token: &str) -> ApiResult<(String, String)> {
     Ok((ns.to_string(), name.to_string()))
 }
 
-/// PUT: the whole object, or its status subresource.
+/// PUT the twin makes itself: no manager recorded.
 pub(crate) fn replace(
     state: &mut KubeState,
     resource: &ResourceType,
@@ -301,6 +341,20 @@ pub(crate) fn replace(
     name: &str,
     body: Value,
     subresource: Option<&str>,
+) -> ApiResult {
+    replace_by(state, resource, namespace, name, body, subresource, None)
+}
+
+/// PUT: the whole object, or its status subresource; a client's manager takes over what it
+/// changed.
+pub(crate) fn replace_by(
+    state: &mut KubeState,
+    resource: &ResourceType,
+    namespace: &str,
+    name: &str,
+    body: Value,
+    subresource: Option<&str>,
+    write: Option<Write<'_>>,
 ) -> ApiResult {
     let body = normalize(resource, namespace, body)?;
     if name_of(&body) != name {
@@ -315,7 +369,7 @@ pub(crate) fn replace(
     {
         return Err(ApiError::conflict(resource, name));
     }
-    store_update(state, resource, &existing, body, subresource)
+    store_update(state, resource, &existing, body, subresource, write)
 }
 
 fn store_update(
@@ -324,6 +378,7 @@ fn store_update(
     existing: &Value,
     mut updated: Value,
     subresource: Option<&str>,
+    write: Option<Write<'_>>,
 ) -> ApiResult {
     match subresource {
         // Writes to /status change only status; writes to the object never change status.
@@ -345,6 +400,16 @@ fn store_update(
         }
     }
     apply_defaults(resource, &mut updated);
+    // The stored ownership, not what the body says of it.
+    updated["metadata"]["managedFields"] = existing["metadata"]["managedFields"].clone();
+    if updated["metadata"]["managedFields"].is_null()
+        && let Some(m) = updated["metadata"].as_object_mut()
+    {
+        m.remove("managedFields");
+    }
+    if let Some(write) = write {
+        write.record(state, Some(existing), &mut updated)?;
+    }
     validate(state, resource, &updated)?;
     if subresource.is_none() {
         validate_update(resource, existing, &updated)?;
@@ -405,18 +470,26 @@ pub(crate) fn patch(
     body: &Value,
     subresource: Option<&str>,
     dry_run: bool,
+    manager: &Manager,
     check: &mut dyn FnMut(&KubeState, &Value, &mut Value) -> ApiResult<()>,
 ) -> ApiResult {
     let built_in = super::resources::is_built_in(resource);
+    let write = Write {
+        manager,
+        config: (kind == PatchType::Apply).then_some(body),
+    };
     let existing = match get(state, resource, namespace, name) {
         Ok(existing) => existing,
         Err(_) if kind == PatchType::Apply && subresource.is_none() => {
             // Server-side apply creates what does not exist yet.
-            let mut object = body.clone();
-            if let Some(m) = object["metadata"].as_object_mut() {
-                m.remove("managedFields");
-            }
-            return create(state, resource, namespace, object, dry_run);
+            return create_by(
+                state,
+                resource,
+                namespace,
+                body.clone(),
+                dry_run,
+                Some(write),
+            );
         }
         Err(error) => return Err(error),
     };
@@ -449,6 +522,8 @@ pub(crate) fn patch(
     // Field validation of what the patch made (unknown fields dropped or refused).
     check(state, &existing, &mut patched)?;
     if dry_run {
+        // A dry run meets the same conflicts.
+        write.record(state, Some(&existing), &mut patched)?;
         return Ok(patched);
     }
     let stored = store_update(
@@ -457,6 +532,7 @@ pub(crate) fn patch(
         &existing,
         patched,
         subresource.filter(|s| *s != "scale"),
+        Some(write),
     )?;
     Ok(if subresource == Some("scale") {
         scale_of(&stored)

@@ -5,6 +5,7 @@
 pub(crate) mod api;
 pub(crate) mod defaults;
 pub(crate) mod fields;
+pub(crate) mod managed;
 pub(crate) mod memory;
 pub(crate) mod ownership;
 pub(crate) mod patch;

@@ -70,7 +70,7 @@ pub(crate) fn merge(target: &Value, patch: &Value) -> Value {
 
 /// The merge key of the built-in lists that merge item by item (`patchMergeKey`); other lists
 /// are replaced whole.
-fn merge_key(path: &str) -> Option<&'static str> {
+pub(crate) fn merge_key(path: &str) -> Option<&'static str> {
     let last = path.rsplit('.').next().unwrap_or(path);
     Some(match last {
         "containers"
