@@ -282,7 +282,12 @@ fn the_node_security_group_baseline_and_the_block_experiment_rules() {
         "back to the baseline"
     );
     aws.fails_with(
-        &["ec2", "describe-security-groups", "--group-ids", "sg-0nope"],
+        &[
+            "ec2",
+            "describe-security-groups",
+            "--group-ids",
+            "sg-0000dead",
+        ],
         "InvalidGroup.NotFound",
     );
 }

@@ -758,6 +758,135 @@ fn the_aws_cli_is_refused_with_each_services_words() {
     );
 }
 
+/// EC2's and EKS's own words for ids, CIDRs, ports and sizes, as the aws CLI prints them (each
+/// message's source in src/sim/aws/parameters.rs); a CIDR is kept as its network and all
+/// protocols ignore ports, as EC2 does.
+#[test]
+fn the_aws_cli_meets_ec2s_and_eks_words_for_ids_cidrs_ports_and_sizes() {
+    let lab = LabServer::start("1000");
+    let group = runbook::lab::NODE_SG;
+    let ingress = |permission: &str| {
+        lab.aws(&[
+            "ec2",
+            "authorize-security-group-ingress",
+            "--group-id",
+            group,
+            "--ip-permissions",
+            permission,
+        ])
+    };
+    let refused = |out: Output, message: &str| {
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !out.status.success() && stderr.contains(message),
+            "expected {message}\ngot {stderr}"
+        );
+    };
+    let passed = |out: Output| {
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    refused(
+        lab.aws(&[
+            "ec2",
+            "authorize-security-group-ingress",
+            "--group-id",
+            "web",
+            "--ip-permissions",
+            "IpProtocol=tcp,FromPort=80,ToPort=80,IpRanges=[{CidrIp=10.0.0.0/16}]",
+        ]),
+        "(InvalidGroupId.Malformed) when calling the AuthorizeSecurityGroupIngress operation: Invalid id: \"web\" (expecting \"sg-...\")",
+    );
+    refused(
+        lab.aws(&["ec2", "describe-security-groups", "--group-ids", "sg-xyz"]),
+        "(InvalidGroupId.Malformed) when calling the DescribeSecurityGroups operation: Invalid id: \"sg-xyz\"",
+    );
+    refused(
+        lab.aws(&[
+            "ec2",
+            "describe-security-groups",
+            "--group-ids",
+            "sg-0123abcd",
+        ]),
+        "(InvalidGroup.NotFound) when calling the DescribeSecurityGroups operation: The security group 'sg-0123abcd' does not exist",
+    );
+    refused(
+        ingress("IpProtocol=tcp,IpRanges=[{CidrIp=10.1.0.0/16}]"),
+        "(InvalidParameterValue) when calling the AuthorizeSecurityGroupIngress operation: Invalid value for portRange. Must specify both from and to ports with TCP/UDP.",
+    );
+    // Host bits are cleared: the same network given twice is a duplicate.
+    passed(ingress(
+        "IpProtocol=tcp,FromPort=9100,ToPort=9100,IpRanges=[{CidrIp=10.8.10.0/16}]",
+    ));
+    refused(
+        ingress("IpProtocol=tcp,FromPort=9100,ToPort=9100,IpRanges=[{CidrIp=10.8.0.0/16}]"),
+        "(InvalidPermission.Duplicate) when calling the AuthorizeSecurityGroupIngress operation: the specified rule \"peer: 10.8.0.0/16, TCP, from port: 9100, to port: 9100, ALLOW\" already exists",
+    );
+    // All protocols: every port, whatever ports are given; revoked with other ports too.
+    passed(ingress(
+        "IpProtocol=-1,FromPort=5,ToPort=6,IpRanges=[{CidrIp=10.9.0.0/16}]",
+    ));
+    refused(
+        ingress("IpProtocol=-1,IpRanges=[{CidrIp=10.9.0.0/16}]"),
+        "the specified rule \"peer: 10.9.0.0/16, ALL, ALLOW\" already exists",
+    );
+    let rules = lab.aws(&[
+        "ec2",
+        "describe-security-group-rules",
+        "--filters",
+        &format!("Name=group-id,Values={group}"),
+        "--query",
+        "SecurityGroupRules[?CidrIpv4=='10.9.0.0/16' || CidrIpv4=='10.8.0.0/16'].[CidrIpv4,IpProtocol,FromPort,ToPort]",
+        "--output",
+        "text",
+    ]);
+    let listed = String::from_utf8_lossy(&rules.stdout).to_string();
+    assert!(listed.contains("10.8.0.0/16\ttcp\t9100\t9100"), "{listed}");
+    assert!(listed.contains("10.9.0.0/16\t-1\t-1\t-1"), "{listed}");
+    passed(lab.aws(&[
+        "ec2",
+        "revoke-security-group-ingress",
+        "--group-id",
+        group,
+        "--ip-permissions",
+        "IpProtocol=-1,FromPort=1,ToPort=2,IpRanges=[{CidrIp=10.9.0.0/16}]",
+    ]));
+    // Node groups: each call's words for its sizes, and the AMI's architecture.
+    let node_group = |extra: &[&str]| {
+        let mut args = vec![
+            "eks",
+            "create-nodegroup",
+            "--cluster-name",
+            "myeks5w",
+            "--nodegroup-name",
+            "t2",
+            "--subnets",
+            "subnet-0abc9012",
+            "--node-role",
+            "arn:aws:iam::123456789012:role/node",
+        ];
+        args.extend(extra);
+        lab.aws(&args)
+    };
+    refused(
+        node_group(&["--scaling-config", "minSize=0,maxSize=1,desiredSize=2"]),
+        "(InvalidParameterException) when calling the CreateNodegroup operation: desiredSize can't be greater than maxSize",
+    );
+    refused(
+        node_group(&["--ami-type", "AL2_x86_64", "--instance-types", "t4g.small"]),
+        "(InvalidParameterException) when calling the CreateNodegroup operation: [t4g.small] is not a valid instance type for requested amiType AL2_x86_64",
+    );
+    passed(node_group(&[
+        "--ami-type",
+        "AL2023_ARM_64_STANDARD",
+        "--instance-types",
+        "m7g.large",
+    ]));
+}
+
 /// moto_server, a second opinion where it validates: it also refuses a malformed CIDR with
 /// InvalidParameterValue (in its own words), the code the twin and EC2 answer with, and the
 /// runbook primitive surfaces that code from either.

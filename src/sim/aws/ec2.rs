@@ -94,7 +94,11 @@ fn invalid_action(action: &str) -> AwsError {
     )
 }
 
+/// A group id that names no group: malformed (EC2 reads the id's shape first), or not found.
 pub(super) fn group_missing(id: &str) -> AwsError {
+    if let Err(malformed) = parameters::group_id(id) {
+        return malformed;
+    }
     AwsError::new(
         400,
         "InvalidGroup.NotFound",
@@ -230,9 +234,16 @@ fn requested_rules(
             break;
         };
         let protocol = parameters::protocol(protocol)?;
-        let from = port(&permission, "FromPort", &protocol)?;
-        let to = port(&permission, "ToPort", &protocol)?;
-        parameters::ports(&protocol, from, to)?;
+        let (from, to) = if parameters::has_ports(&protocol) {
+            let from = port(&permission, "FromPort", &protocol)?;
+            let to = port(&permission, "ToPort", &protocol)?;
+            parameters::ports(&protocol, from, to)?;
+            (from, to)
+        } else {
+            // All protocols, or one by number: every port, whatever ports were given (EC2
+            // keeps -1 and ignores them, the IpPermission reference).
+            (-1, -1)
+        };
         for (cidr, referenced_group, description) in sources(state, &permission)? {
             rules.push(Rule {
                 id: String::new(),
@@ -250,7 +261,9 @@ fn requested_rules(
     Ok(rules)
 }
 
-/// A permission's `FromPort` or `ToPort`; all protocols (`-1`) may leave it out.
+/// A permission's `FromPort` or `ToPort`, which TCP, UDP and ICMP must give ("Invalid value
+/// for portRange. Must specify both from and to ports with TCP/UDP.", as EC2 answered
+/// in aws-cloudformation/cfn-lint#2999 and a captured AmazonEC2 error).
 fn port(permission: &Member<'_>, key: &str, protocol: &str) -> Result<i32, AwsError> {
     match permission.get(key) {
         Some(v) => v.parse().map_err(|_| {
@@ -260,12 +273,20 @@ fn port(permission: &Member<'_>, key: &str, protocol: &str) -> Result<i32, AwsEr
                 format!("Invalid value '{v}' for {key}"),
             )
         }),
-        None if protocol == "-1" => Ok(-1),
-        None => Err(AwsError::new(
-            400,
-            "MissingParameter",
-            format!("The request must contain the parameter {key} for protocol {protocol}"),
-        )),
+        None => {
+            let with = if protocol.starts_with("icmp") {
+                "ICMP"
+            } else {
+                "TCP/UDP"
+            };
+            Err(AwsError::new(
+                400,
+                "InvalidParameterValue",
+                format!(
+                    "Invalid value for portRange. Must specify both from and to ports with {with}."
+                ),
+            ))
+        }
     }
 }
 
@@ -279,8 +300,9 @@ fn sources(state: &AwsState, permission: &Member<'_>) -> Result<Vec<Source>, Aws
         let Some(cidr) = range.get("CidrIp") else {
             break;
         };
-        parameters::ipv4_cidr(cidr)?;
-        sources.push((Some(cidr.clone()), None, range.text("Description")));
+        // Kept as its network (10.8.10.0/16 is 10.8.0.0/16), as EC2 keeps it.
+        let network = parameters::ipv4_cidr(cidr)?;
+        sources.push((Some(network), None, range.text("Description")));
     }
     // The CLI sends `UserIdGroupPairs`, older SDKs `Groups`.
     let pairs = [
@@ -307,21 +329,26 @@ fn sources(state: &AwsState, permission: &Member<'_>) -> Result<Vec<Source>, Aws
     Ok(sources)
 }
 
+/// A rule as InvalidPermission.Duplicate names it: `peer: 0.0.0.0/0, TCP, from port: 22, to
+/// port: 22, ALLOW`; `peer: 0.0.0.0/0, ALL, ALLOW` for all protocols (lucidsoftware/cumulus
+/// #101); `peer: 0.0.0.0/0, protocol: 50, ALLOW` for one by number
+/// (ansible/ansible-modules-core#3258).
 fn describe_permission(rule: &Rule) -> String {
     let peer = rule
         .cidr
         .clone()
         .or(rule.referenced_group.clone())
         .unwrap_or_default();
-    let protocol = if rule.protocol == "-1" {
-        "ALL".to_string()
-    } else {
-        rule.protocol.to_uppercase()
-    };
-    format!(
-        "peer: {peer}, {protocol}, from port: {}, to port: {}, ALLOW",
-        rule.from_port, rule.to_port
-    )
+    match rule.protocol.as_str() {
+        "-1" => format!("peer: {peer}, ALL, ALLOW"),
+        protocol if parameters::has_ports(protocol) => format!(
+            "peer: {peer}, {}, from port: {}, to port: {}, ALLOW",
+            protocol.to_uppercase(),
+            rule.from_port,
+            rule.to_port
+        ),
+        number => format!("peer: {peer}, protocol: {number}, ALLOW"),
+    }
 }
 
 /// The request's `GroupId`, which must name an existing group.

@@ -297,7 +297,11 @@ fn nodegroup_of(
     super::parameters::tags(&body["tags"])?;
     let labels = labels_of(&body["labels"]);
     let taints = taints_of(&body["taints"])?;
-    let instance_type = strings(&body["instanceTypes"])
+    let instance_types = strings(&body["instanceTypes"]);
+    if let Some(ami_type) = body["amiType"].as_str() {
+        super::parameters::instance_types_for_ami(ami_type, &instance_types)?;
+    }
+    let instance_type = instance_types
         .into_iter()
         .next()
         .unwrap_or_else(|| "t3.medium".into());
@@ -336,7 +340,12 @@ fn scaling_of(scaling: &Value) -> Result<(i64, i64, i64), AwsError> {
         size("maxSize", 2),
         size("desiredSize", 1),
     );
-    super::parameters::scaling(min, desired, max)?;
+    super::parameters::scaling(
+        min,
+        desired,
+        max,
+        super::parameters::Sizing::CreateNodegroup,
+    )?;
     Ok((min, max, desired))
 }
 

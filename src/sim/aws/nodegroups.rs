@@ -27,7 +27,12 @@ pub(crate) fn update_config(
         .ok_or_else(|| nodegroup_missing(name))?;
     let (min, max) = (min.unwrap_or(current.min), max.unwrap_or(current.max));
     let desired = desired.unwrap_or(current.desired);
-    super::parameters::scaling(min, desired, max)?;
+    super::parameters::scaling(
+        min,
+        desired,
+        max,
+        super::parameters::Sizing::UpdateNodegroupConfig,
+    )?;
     if current.status == "UPDATING" {
         return Err(in_use(format!(
             "Nodegroup {name} is currently being updated"

@@ -38,18 +38,52 @@ fn invalid_value(message: String) -> AwsError {
     AwsError::new(400, "InvalidParameterValue", message)
 }
 
-/// An IPv4 CIDR as EC2 reads `CidrIp`: four octets and a prefix of 0 to 32.
-pub(crate) fn ipv4_cidr(cidr: &str) -> Result<(), AwsError> {
-    let ok = cidr.split_once('/').is_some_and(|(address, prefix)| {
-        address.parse::<Ipv4Addr>().is_ok()
-            && prefix.parse::<u8>().is_ok_and(|p| p <= 32)
-            && !prefix.starts_with('+')
+/// An IPv4 CIDR as EC2 reads `CidrIp`: four octets and a prefix of 0 to 32; answers its
+/// network, the address with the host bits cleared, which is what EC2 keeps (10.8.10.0/16 is
+/// stored as 10.8.0.0/16: hashicorp/terraform#9237, ansible/ansible#25403).
+pub(crate) fn ipv4_cidr(cidr: &str) -> Result<String, AwsError> {
+    let parsed = cidr.split_once('/').and_then(|(address, prefix)| {
+        let address = address.parse::<Ipv4Addr>().ok()?;
+        let prefix = prefix.parse::<u8>().ok().filter(|p| *p <= 32)?;
+        (!cidr.contains('+')).then_some((address, prefix))
     });
-    if ok {
-        Ok(())
-    } else {
-        Err(invalid_value(format!("CIDR block {cidr} is malformed")))
+    let Some((address, prefix)) = parsed else {
+        return Err(invalid_value(format!("CIDR block {cidr} is malformed")));
+    };
+    let mask = u32::MAX.checked_shl(32 - u32::from(prefix)).unwrap_or(0);
+    let network = Ipv4Addr::from(u32::from(address) & mask);
+    Ok(format!("{network}/{prefix}"))
+}
+
+/// A security group id as EC2 reads one before looking it up: `sg-` and 8 or 17 hex digits.
+/// Its words as EC2 answered: `Invalid id: "DSESecurityGroup" (expecting "sg-...")`
+/// (aws-ia/taskcat#14), `Invalid id: "sg-xxxxxxxx, sg-xxxxxxxxx"` (terraform-provider-aws
+/// #2375), `The security-group ID '' is malformed` (systeminit/si#3042).
+pub(crate) fn group_id(id: &str) -> Result<(), AwsError> {
+    let malformed = |message: String| AwsError::new(400, "InvalidGroupId.Malformed", message);
+    if id.is_empty() {
+        return Err(malformed("The security-group ID '' is malformed".into()));
     }
+    match id.strip_prefix("sg-") {
+        None => Err(malformed(format!(
+            "Invalid id: \"{id}\" (expecting \"sg-...\")"
+        ))),
+        Some(hex)
+            if matches!(hex.len(), 8 | 17)
+                && hex
+                    .chars()
+                    .all(|c| c.is_ascii_digit() || ('a'..='f').contains(&c)) =>
+        {
+            Ok(())
+        }
+        Some(_) => Err(malformed(format!("Invalid id: \"{id}\""))),
+    }
+}
+
+/// Whether a rule of this protocol has ports: TCP, UDP and ICMP do (ICMP's are its type and
+/// code); all protocols (`-1`) and those given by number allow every port.
+pub(crate) fn has_ports(protocol: &str) -> bool {
+    matches!(protocol, "tcp" | "udp" | "icmp" | "icmpv6")
 }
 
 /// A rule's protocol, normalized as EC2 keeps it (`tcp`, `udp`, `icmp`, `icmpv6`, `-1`, or a
@@ -99,24 +133,79 @@ pub(crate) fn ports(protocol: &str, from: i32, to: i32) -> Result<(), AwsError> 
     }
 }
 
-/// A node group's scaling: `0 <= min <= desired <= max`, `max >= 1`.
-pub(crate) fn scaling(min: i64, desired: i64, max: i64) -> Result<(), AwsError> {
+/// Which call sizes a node group: EKS words the same checks otherwise in each.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Sizing {
+    CreateNodegroup,
+    UpdateNodegroupConfig,
+}
+
+/// A node group's scaling: `0 <= min <= desired <= max`, `max >= 1`. CreateNodegroup says
+/// "minSize can't be greater than desiredSize" (sassoftware/viya4-iac-aws#298) and
+/// "desiredSize can't be greater than maxSize" (ministryofjustice/cloud-platform-infrastructure
+/// #4595); UpdateNodegroupConfig "Minimum capacity 2 can't be greater than desired size 1"
+/// (terraform-aws-modules/terraform-aws-eks#2508) and "desired capacity 2 can't be greater
+/// than max size 1" (as eksctl's scale prints it). A size below the API reference's minimums
+/// (max 1, min and desired 0) has no published answer; the twin words it.
+pub(crate) fn scaling(min: i64, desired: i64, max: i64, call: Sizing) -> Result<(), AwsError> {
     if min < 0 || max < 1 || desired < 0 {
         return Err(AwsError::invalid_parameter(
             "Minimum capacity can't be negative and maximum capacity must be at least 1",
         ));
     }
     if desired > max {
-        return Err(AwsError::invalid_parameter(format!(
-            "desired capacity {desired} can't be greater than max size {max}"
-        )));
+        return Err(AwsError::invalid_parameter(match call {
+            Sizing::CreateNodegroup => "desiredSize can't be greater than maxSize".to_string(),
+            Sizing::UpdateNodegroupConfig => {
+                format!("desired capacity {desired} can't be greater than max size {max}")
+            }
+        }));
     }
     if min > desired {
-        return Err(AwsError::invalid_parameter(format!(
-            "Minimum capacity {min} can't be greater than desired size {desired}"
-        )));
+        return Err(AwsError::invalid_parameter(match call {
+            Sizing::CreateNodegroup => "minSize can't be greater than desiredSize".to_string(),
+            Sizing::UpdateNodegroupConfig => {
+                format!("Minimum capacity {min} can't be greater than desired size {desired}")
+            }
+        }));
     }
     Ok(())
+}
+
+/// Whether an instance type runs on Arm (Graviton): families whose letters after the
+/// generation hold a `g` (`t4g`, `m7gd`, `c6gn`, `g5g`, `is4gen`), and `a1`.
+fn is_arm(instance_type: &str) -> bool {
+    let family = instance_type.split('.').next().unwrap_or_default();
+    let after_generation = family.trim_start_matches(|c: char| c.is_ascii_lowercase());
+    let letters = after_generation.trim_start_matches(|c: char| c.is_ascii_digit());
+    family == "a1" || letters.contains('g')
+}
+
+/// The instance types of a node group that its AMI type cannot boot (Arm on an x86 AMI, x86
+/// on an Arm one), refused as EKS refuses them: "[t4g.small] is not a valid instance type for
+/// requested amiType AL2_x86_64" (ManagedKube/kubernetes-ops#231, eksctl-io/eksctl#7754,
+/// HHS/simpler-grants-gov#12404 for AL2023_x86_64_STANDARD). CUSTOM (a launch template's
+/// AMI) is not checked.
+pub(crate) fn instance_types_for_ami(
+    ami_type: &str,
+    instance_types: &[String],
+) -> Result<(), AwsError> {
+    if ami_type == "CUSTOM" {
+        return Ok(());
+    }
+    let arm_ami = ami_type.contains("ARM");
+    let misfits: Vec<&str> = instance_types
+        .iter()
+        .filter(|t| is_arm(t) != arm_ami)
+        .map(String::as_str)
+        .collect();
+    if misfits.is_empty() {
+        return Ok(());
+    }
+    Err(AwsError::invalid_parameter(format!(
+        "[{}] is not a valid instance type for requested amiType {ami_type}",
+        misfits.join(" ")
+    )))
 }
 
 /// An EKS cluster name (the API reference's pattern `^[0-9A-Za-z][A-Za-z0-9\-_]*`), as the
@@ -348,7 +437,27 @@ mod tests {
             message(ipv4_cidr("10.0.0.0/33")),
             "CIDR block 10.0.0.0/33 is malformed"
         );
-        assert!(ipv4_cidr("0.0.0.0/0").is_ok());
+        assert_eq!(ipv4_cidr("0.0.0.0/0").ok().as_deref(), Some("0.0.0.0/0"));
+        assert_eq!(
+            ipv4_cidr("10.8.10.0/16").ok().as_deref(),
+            Some("10.8.0.0/16")
+        );
+        assert_eq!(
+            ipv4_cidr("10.0.0.28/29").ok().as_deref(),
+            Some("10.0.0.24/29")
+        );
+        assert_eq!(message(ipv4_cidr("abc")), "CIDR block abc is malformed");
+        assert_eq!(
+            message(group_id("DSESecurityGroup")),
+            "Invalid id: \"DSESecurityGroup\" (expecting \"sg-...\")"
+        );
+        assert_eq!(message(group_id("sg-xyz")), "Invalid id: \"sg-xyz\"");
+        assert_eq!(
+            message(group_id("")),
+            "The security-group ID '' is malformed"
+        );
+        assert!(group_id("sg-0abc3456").is_ok());
+        assert!(group_id("sg-0f000000000000001").is_ok());
         assert_eq!(
             message(protocol("all")),
             "Invalid value 'all' for IP protocol. Unknown protocol."
@@ -400,12 +509,46 @@ mod tests {
     #[test]
     fn scaling_and_names() {
         assert_eq!(
-            message(scaling(0, 2, 1)),
+            message(scaling(0, 2, 1, Sizing::UpdateNodegroupConfig)),
             "desired capacity 2 can't be greater than max size 1"
         );
         assert_eq!(
-            message(scaling(3, 2, 4)),
+            message(scaling(3, 2, 4, Sizing::UpdateNodegroupConfig)),
             "Minimum capacity 3 can't be greater than desired size 2"
+        );
+        assert_eq!(
+            message(scaling(0, 2, 1, Sizing::CreateNodegroup)),
+            "desiredSize can't be greater than maxSize"
+        );
+        assert_eq!(
+            message(scaling(3, 2, 4, Sizing::CreateNodegroup)),
+            "minSize can't be greater than desiredSize"
+        );
+        let types = |list: &[&str]| list.iter().map(|t| t.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            message(instance_types_for_ami("AL2_x86_64", &types(&["t4g.small"]))),
+            "[t4g.small] is not a valid instance type for requested amiType AL2_x86_64"
+        );
+        assert_eq!(
+            message(instance_types_for_ami(
+                "AL2_x86_64_GPU",
+                &types(&["g5g.xlarge", "g5.xlarge"])
+            )),
+            "[g5g.xlarge] is not a valid instance type for requested amiType AL2_x86_64_GPU"
+        );
+        assert!(
+            instance_types_for_ami(
+                "AL2023_ARM_64_STANDARD",
+                &types(&["m7gd.large", "c6gn.large", "is4gen.large", "a1.large"])
+            )
+            .is_ok()
+        );
+        assert!(
+            instance_types_for_ami(
+                "AL2023_x86_64_NVIDIA",
+                &types(&["p5.48xlarge", "g4dn.xlarge", "g6e.xlarge"])
+            )
+            .is_ok()
         );
         assert!(iam_name("roleName", "eks-node_role.1", 64).is_ok());
         assert!(message(iam_name("roleName", "a role", 64)).contains("regular expression pattern"));
