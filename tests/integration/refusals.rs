@@ -547,6 +547,80 @@ spec:
     );
     let out = apply(&widget.replace(" colour: red,", ""));
     assert!(out.status.success(), "{}", stderr_of(&out));
+
+    // A custom resource's values by its schema's rules, in kube-openapi's words as the
+    // apiextensions-apiserver turns them into field errors.
+    let gadgets = crd
+        .replace("widgets", "gadgets")
+        .replace("widget", "gadget")
+        .replace("Widget", "Gadget")
+        .replace(
+            "            properties:\n              size: {type: integer}",
+            "            required: [size]\n            properties:\n              size: {type: integer, minimum: 1, maximum: 10}\n              mode: {type: string, enum: [fast, safe]}\n              name: {type: string, pattern: '^[a-z]+$'}",
+        );
+    assert!(apply(&gadgets).status.success());
+    let gadget = "apiVersion: example.com/v1\nkind: Gadget\nmetadata: {name: g, namespace: default}\nspec: {size: 0, mode: slow, name: Web1}\n";
+    let out = apply(gadget);
+    let err = stderr_of(&out);
+    assert!(!out.status.success());
+    for cause in [
+        "The Gadget \"g\" is invalid: ",
+        "spec.mode: Unsupported value: \"slow\": supported values: \"fast\", \"safe\"",
+        "spec.name: Invalid value: \"Web1\": spec.name in body should match '^[a-z]+$'",
+        "spec.size: Invalid value: 0: spec.size in body should be greater than or equal to 1",
+    ] {
+        assert!(err.contains(cause), "{cause} in {err}");
+    }
+    let out = apply(&gadget.replace("size: 0, mode: slow, name: Web1", "mode: fast"));
+    assert!(
+        stderr_of(&out).contains("spec.size: Required value"),
+        "{}",
+        stderr_of(&out)
+    );
+    let out = apply(
+        &gadget
+            .replace("size: 0", "size: \"big\"")
+            .replace(", mode: slow, name: Web1", ""),
+    );
+    assert!(
+        stderr_of(&out).contains("spec.size: Invalid value: \"string\": spec.size in body must be of type integer: \"string\""),
+        "{}",
+        stderr_of(&out)
+    );
+    let out = apply(&gadget.replace(
+        "size: 0, mode: slow, name: Web1",
+        "size: 3, mode: safe, name: web",
+    ));
+    assert!(out.status.success(), "{}", stderr_of(&out));
+
+    // Field selectors the kind's API supports, and the server's words for the others.
+    let get = |args: &[&str]| kubectl_run(&binary, &lab, args, "");
+    let out = get(&[
+        "get",
+        "pods",
+        "-A",
+        "--field-selector",
+        "spec.nodeName=n1,status.phase=Running",
+    ]);
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let out = get(&["get", "pods", "-A", "--field-selector", "spec.foo=x"]);
+    assert!(
+        stderr_of(&out).contains("field label not supported: spec.foo"),
+        "{}",
+        stderr_of(&out)
+    );
+    let out = get(&[
+        "get",
+        "deployments",
+        "-A",
+        "--field-selector",
+        "spec.replicas=1",
+    ]);
+    assert!(
+        stderr_of(&out).contains(r#""spec.replicas" is not a known field selector: only "metadata.name", "metadata.namespace""#),
+        "{}",
+        stderr_of(&out)
+    );
 }
 
 /// The aws CLI against the lab's EC2, EKS and IAM: each refusal in the service's own code and

@@ -18,7 +18,7 @@ pub(super) enum Listed {
     Joined(Vec<u8>),
 }
 
-fn list_options(query: &Query) -> Result<ListOptions, ApiError> {
+fn list_options(query: &Query, resource: &ResourceType) -> Result<ListOptions, ApiError> {
     let labels = query
         .get("labelSelector")
         .filter(|s| !s.is_empty())
@@ -28,7 +28,11 @@ fn list_options(query: &Query) -> Result<ListOptions, ApiError> {
     let fields = query
         .get("fieldSelector")
         .filter(|s| !s.is_empty())
-        .map(FieldSelector::parse)
+        .map(|text| {
+            let selector = FieldSelector::parse(text)?;
+            selector.supported_by(&resource.group, &resource.kind)?;
+            Ok::<_, String>(selector)
+        })
         .transpose()
         .map_err(ApiError::bad_request)?;
     let limit = query
@@ -55,7 +59,7 @@ fn list_kind(resource: &ResourceType) -> String {
 
 /// One page of the list, in the form the Accept header asks for.
 pub(super) fn list(call: &Call, accept: &str) -> Result<Listed, ApiError> {
-    let options = list_options(call.query)?;
+    let options = list_options(call.query, call.resource)?;
     if tables::wants_table(accept) {
         return table_page(call, &options).map(Listed::Document);
     }
@@ -128,7 +132,7 @@ fn joined_page(call: &Call, options: &ListOptions) -> Result<Vec<u8>, ApiError> 
 
 /// Deletes every object the selectors match (all pages), answering the list of them.
 pub(super) fn delete_collection(call: &Call) -> Result<Answer, ApiError> {
-    let options = list_options(call.query)?;
+    let options = list_options(call.query, call.resource)?;
     let resource = call.resource;
     let deleted = call.twin.kube(|s| -> Result<Vec<Value>, ApiError> {
         let page = api::list(

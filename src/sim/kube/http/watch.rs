@@ -55,7 +55,11 @@ impl Filter {
             fields: query
                 .get("fieldSelector")
                 .filter(|s| !s.is_empty())
-                .map(FieldSelector::parse)
+                .map(|text| {
+                    let selector = FieldSelector::parse(text)?;
+                    selector.supported_by(&resource.group, &resource.kind)?;
+                    Ok::<_, String>(selector)
+                })
                 .transpose()
                 .map_err(ApiError::bad_request)?,
         })

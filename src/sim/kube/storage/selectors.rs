@@ -174,6 +174,12 @@ impl FieldSelector {
     pub(crate) fn parse(text: &str) -> Result<Self, String> {
         let mut terms = Vec::new();
         for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+            // Old clients' name for a pod's node (the conversion maps it so).
+            let renamed = match part.strip_prefix("spec.host") {
+                Some(rest) if rest.starts_with(['=', '!']) => format!("spec.nodeName{rest}"),
+                _ => part.to_string(),
+            };
+            let part = renamed.as_str();
             let (path, negate, value) = if let Some((p, v)) = part.split_once("!=") {
                 (p, true, v)
             } else if let Some((p, v)) = part.split_once("==").or_else(|| part.split_once('=')) {
@@ -186,6 +192,75 @@ impl FieldSelector {
             terms.push((path.trim().to_string(), negate, value.trim().to_string()));
         }
         Ok(Self { terms })
+    }
+
+    /// Whether every field it selects on is one the kind's API supports, in the API server's
+    /// words: kinds with their own conversion (kubernetes pkg/apis/core/v1/conversion.go,
+    /// apps/v1 and batch/v1) answer `field label not supported: spec.foo`; every other kind
+    /// takes its metadata's name and namespace only, `"spec.foo" is not a known field
+    /// selector: only "metadata.name", "metadata.namespace"` (apimachinery's
+    /// DefaultMetaV1FieldSelectorConversion).
+    pub(crate) fn supported_by(&self, group: &str, kind: &str) -> Result<(), String> {
+        let own: Option<&[&str]> = match (group, kind) {
+            ("", "Pod") => Some(&[
+                "metadata.name",
+                "metadata.namespace",
+                "spec.nodeName",
+                "spec.restartPolicy",
+                "spec.schedulerName",
+                "spec.serviceAccountName",
+                "spec.hostNetwork",
+                "status.phase",
+                "status.podIP",
+                "status.podIPs",
+                "status.nominatedNodeName",
+            ]),
+            ("", "Node") => Some(&["metadata.name", "spec.unschedulable"]),
+            ("", "ReplicationController") => {
+                Some(&["metadata.name", "metadata.namespace", "status.replicas"])
+            }
+            ("", "Event") => Some(&[
+                "involvedObject.kind",
+                "involvedObject.namespace",
+                "involvedObject.name",
+                "involvedObject.uid",
+                "involvedObject.apiVersion",
+                "involvedObject.resourceVersion",
+                "involvedObject.fieldPath",
+                "reason",
+                "reportingComponent",
+                "source",
+                "type",
+                "metadata.namespace",
+                "metadata.name",
+            ]),
+            ("", "Namespace") => Some(&["status.phase", "metadata.name"]),
+            ("", "Secret") => Some(&["type", "metadata.namespace", "metadata.name"]),
+            ("", "Service") => Some(&[
+                "metadata.namespace",
+                "metadata.name",
+                "spec.clusterIP",
+                "spec.type",
+            ]),
+            ("apps", "ReplicaSet") => {
+                Some(&["metadata.name", "metadata.namespace", "status.replicas"])
+            }
+            ("batch", "Job") => Some(&["metadata.name", "metadata.namespace", "status.successful"]),
+            _ => None,
+        };
+        for (path, _, _) in &self.terms {
+            match own {
+                Some(fields) if fields.contains(&path.as_str()) => {}
+                Some(_) => return Err(format!("field label not supported: {path}")),
+                None if matches!(path.as_str(), "metadata.name" | "metadata.namespace") => {}
+                None => {
+                    return Err(format!(
+                        "{path:?} is not a known field selector: only \"metadata.name\", \"metadata.namespace\""
+                    ));
+                }
+            }
+        }
+        Ok(())
     }
 
     /// The value a `path=value` term requires, if there is one.
@@ -237,6 +312,38 @@ mod tests {
         }
         assert!(LabelSelector::parse("tier in gpu").is_err());
         assert!(LabelSelector::parse("ti er=x").is_err());
+    }
+
+    #[test]
+    fn each_kind_takes_the_fields_its_api_supports_in_its_words() {
+        let pods = FieldSelector::parse("spec.nodeName=n1,status.phase=Running").unwrap();
+        assert!(pods.supported_by("", "Pod").is_ok());
+        assert_eq!(
+            FieldSelector::parse("spec.foo=x")
+                .unwrap()
+                .supported_by("", "Pod"),
+            Err("field label not supported: spec.foo".into())
+        );
+        assert_eq!(
+            FieldSelector::parse("metadata.namespace=x")
+                .unwrap()
+                .supported_by("", "Namespace"),
+            Err("field label not supported: metadata.namespace".into())
+        );
+        assert_eq!(
+            FieldSelector::parse("foo.bar=baz")
+                .unwrap()
+                .supported_by("networking.k8s.io", "Ingress"),
+            Err(r#""foo.bar" is not a known field selector: only "metadata.name", "metadata.namespace""#.into())
+        );
+        assert!(
+            FieldSelector::parse("metadata.name=web")
+                .unwrap()
+                .supported_by("apps", "Deployment")
+                .is_ok()
+        );
+        let old = FieldSelector::parse("spec.host=n1").unwrap();
+        assert_eq!(old.required("spec.nodeName"), Some("n1"));
     }
 
     #[test]

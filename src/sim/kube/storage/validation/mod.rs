@@ -3,6 +3,7 @@
 //! (Kubernetes `pkg/apis/*/validation`, apimachinery `util/validation` and `field/errors.go`).
 
 pub(crate) mod cluster;
+pub(crate) mod custom;
 pub(crate) mod errors;
 pub(crate) mod go_value;
 pub(crate) mod metadata;

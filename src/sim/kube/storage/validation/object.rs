@@ -81,13 +81,16 @@ fn bad_quantity(resource: &ResourceType) -> ApiError {
 
 /// Validates an object about to be stored (defaults already applied, as the server does).
 pub(crate) fn validate(
-    _state: &KubeState,
+    state: &KubeState,
     resource: &ResourceType,
     object: &Value,
 ) -> Result<(), ApiError> {
     let mut errors = Errors::default();
     metadata(resource, object, &mut errors);
     kind_rules(resource, object, &mut errors).map_err(|BadQuantity| bad_quantity(resource))?;
+    if !crate::sim::kube::storage::resources::is_built_in(resource) {
+        super::custom::custom_resource(state, resource, object, &mut errors);
+    }
     answer(resource, name_of(object), errors)
 }
 
