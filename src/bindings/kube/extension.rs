@@ -101,7 +101,14 @@ fn apply_journaled(
                 client.apply(std::slice::from_ref(object), namespace),
             )
         })?;
-        applied.extend(one);
+        // As kubectl shows them: a script has no use for the field managers' sets, and
+        // turning them into script values costs more than the rest of the object.
+        applied.extend(one.into_iter().map(|mut object| {
+            if let Some(metadata) = object["metadata"].as_object_mut() {
+                metadata.remove("managedFields");
+            }
+            object
+        }));
     }
     Ok(applied)
 }
@@ -274,7 +281,7 @@ fn install_reads(m: &mut Module, c: &Arc<KubeClient>, h: &Arc<Host>) {
 /// Registers server-side apply and delete, each journaled with its undo.
 fn install_apply_and_delete(m: &mut Module, c: &Arc<KubeClient>, h: &Arc<Host>) {
     let (client, host) = handles!(c, h);
-    doc("apply", &["objects: Dynamic", "Array"], "Server-side apply (field manager `runbook`) of a map, an array of maps or YAML text; returns the applied objects.")
+    doc("apply", &["objects: Dynamic", "Array"], "Server-side apply (field manager `runbook`, conflicts forced) of a map, an array of maps or YAML text; returns the applied objects (without metadata.managedFields, as kubectl shows them).")
         .set_into_module(m, move |ctx: NativeCallContext, value: Dynamic| -> Result {
             let position = ctx.call_position();
             let objects = objects(&value, position)?;

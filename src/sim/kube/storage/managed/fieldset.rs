@@ -26,61 +26,73 @@ pub(crate) fn of_object(object: &Value) -> BTreeSet<Path> {
     let Value::Object(map) = object else {
         return set;
     };
+    let mut path = Vec::new();
+    let mut dotted = String::new();
     for (key, value) in map {
         match key.as_str() {
             "apiVersion" | "kind" | "status" => {}
             "metadata" => {
                 for field in ["labels", "annotations", "finalizers", "ownerReferences"] {
                     if let Some(value) = value.get(field) {
-                        let path = vec![
-                            Element::Field("metadata".into()),
-                            Element::Field(field.into()),
-                        ];
-                        walk(value, &path, &format!(".metadata.{field}"), &mut set);
+                        path.push(Element::Field("metadata".into()));
+                        dotted.push_str(".metadata");
+                        descend(value, field, &mut path, &mut dotted, &mut set);
+                        path.pop();
+                        dotted.clear();
                     }
                 }
             }
-            _ => walk(
-                value,
-                &[Element::Field(key.clone())],
-                &format!(".{key}"),
-                &mut set,
-            ),
+            _ => descend(value, key, &mut path, &mut dotted, &mut set),
         }
     }
     set
 }
 
-fn walk(value: &Value, path: &[Element], dotted: &str, set: &mut BTreeSet<Path>) {
+/// `walk` into the field `key` of the map at `path`, and back out.
+fn descend(
+    value: &Value,
+    key: &str,
+    path: &mut Path,
+    dotted: &mut String,
+    set: &mut BTreeSet<Path>,
+) {
+    let before = dotted.len();
+    dotted.push('.');
+    dotted.push_str(key);
+    path.push(Element::Field(key.to_string()));
+    walk(value, path, dotted, set);
+    path.pop();
+    dotted.truncate(before);
+}
+
+/// The leaves and list items under `value`, at `path` (`dotted`: the same path as strategic
+/// merge names it, which says which lists merge by which key).
+fn walk(value: &Value, path: &mut Path, dotted: &mut String, set: &mut BTreeSet<Path>) {
     match value {
         Value::Object(map) if !map.is_empty() => {
             for (key, child) in map {
-                let mut next = path.to_vec();
-                next.push(Element::Field(key.clone()));
-                walk(child, &next, &format!("{dotted}.{key}"), set);
+                descend(child, key, path, dotted, set);
             }
         }
         Value::Array(items) => match merge_key(dotted) {
             Some(key) if items.iter().all(|i| !i[key].is_null()) => {
                 for item in items {
-                    let mut next = path.to_vec();
-                    next.push(Element::Key(key.to_string(), item[key].to_string()));
-                    set.insert(next.clone());
+                    path.push(Element::Key(key.to_string(), item[key].to_string()));
+                    set.insert(path.clone());
                     if let Value::Object(fields) = item {
                         for (field, child) in fields {
-                            let mut inner = next.clone();
-                            inner.push(Element::Field(field.clone()));
-                            walk(child, &inner, &format!("{dotted}.{field}"), set);
+                            descend(child, field, path, dotted, set);
                         }
                     }
+                    path.pop();
                 }
             }
             _ => {
-                set.insert(path.to_vec());
+                set.insert(path.clone());
             }
         },
         _ => {
-            set.insert(path.to_vec());
+            set.insert(path.clone());
         }
     }
 }
