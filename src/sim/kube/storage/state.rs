@@ -198,6 +198,23 @@ impl KubeState {
             .collect()
     }
 
+    /// The `openAPIV3Schema` of the CRD version that serves `resource` (None for a built-in
+    /// kind, or a CRD version without one).
+    pub(crate) fn crd_schema(&self, resource: &ResourceType) -> Option<&Value> {
+        let crds = self.resource("apiextensions.k8s.io/v1", "CustomResourceDefinition")?;
+        let crd = self.store.get(
+            &store_key(&crds),
+            "",
+            &format!("{}.{}", resource.plural, resource.group),
+        )?;
+        let version = crd["spec"]["versions"]
+            .as_array()?
+            .iter()
+            .find(|v| v["name"] == resource.version.as_str())?;
+        let schema = &version["schema"]["openAPIV3Schema"];
+        schema.is_object().then_some(schema)
+    }
+
     /// Built-in objects owned by `owner_uid` (a ReplicaSet's pods, a Deployment's ReplicaSets).
     pub(crate) fn owned(&self, plural: &str, owner_uid: &str) -> Vec<Value> {
         let key = built_in_key(plural);

@@ -12,7 +12,7 @@ use super::directive::Directive;
 use super::document::Doc;
 use super::shapes::{Dialect, Shapes};
 use crate::sim::kube::storage::resources::{ResourceType, is_built_in};
-use crate::sim::kube::storage::state::{KubeState, store_key};
+use crate::sim::kube::storage::state::KubeState;
 use crate::sim::kube::storage::status::ApiError;
 
 /// The shape a kind's objects are walked against.
@@ -42,20 +42,7 @@ fn target<'a>(state: &KubeState, resource: &ResourceType) -> Option<Target<'a>> 
             typed: true,
         });
     }
-    let crds = state.resource("apiextensions.k8s.io/v1", "CustomResourceDefinition")?;
-    let crd = state.store.get(
-        &store_key(&crds),
-        "",
-        &format!("{}.{}", resource.plural, resource.group),
-    )?;
-    let version = crd["spec"]["versions"]
-        .as_array()?
-        .iter()
-        .find(|v| v["name"] == resource.version.as_str())?;
-    let schema = &version["schema"]["openAPIV3Schema"];
-    if !schema.is_object() {
-        return None;
-    }
+    let schema = state.crd_schema(resource)?;
     let mut shapes = Shapes::default();
     let (meta_schema, meta_definitions) = &schemas.object_meta_schema;
     let object_meta = shapes.compile(meta_schema, meta_definitions, Dialect::BuiltIn);

@@ -8,23 +8,7 @@ use serde_json::Value;
 
 use super::errors::{Errors, quoted};
 use crate::sim::kube::storage::resources::ResourceType;
-use crate::sim::kube::storage::state::{KubeState, store_key};
-
-/// The CRD version's `openAPIV3Schema` that `resource` is served by, when it is a custom one.
-fn schema_of<'a>(state: &'a KubeState, resource: &ResourceType) -> Option<&'a Value> {
-    let crds = state.resource("apiextensions.k8s.io/v1", "CustomResourceDefinition")?;
-    let crd = state.store.get(
-        &store_key(&crds),
-        "",
-        &format!("{}.{}", resource.plural, resource.group),
-    )?;
-    let version = crd["spec"]["versions"]
-        .as_array()?
-        .iter()
-        .find(|v| v["name"] == resource.version.as_str())?;
-    let schema = &version["schema"]["openAPIV3Schema"];
-    schema.is_object().then_some(schema)
-}
+use crate::sim::kube::storage::state::KubeState;
 
 /// The value rules of `object`'s schema, when its kind is a custom resource.
 pub(crate) fn custom_resource(
@@ -33,7 +17,7 @@ pub(crate) fn custom_resource(
     object: &Value,
     errors: &mut Errors,
 ) {
-    let Some(schema) = schema_of(state, resource) else {
+    let Some(schema) = state.crd_schema(resource) else {
         return;
     };
     let Some(properties) = schema["properties"].as_object() else {
