@@ -281,25 +281,49 @@ fn the_cronjob_drill_applies_runs_and_its_rbac_is_exactly_what_it_calls() {
     let (service_account, pod_env) = pod_service_account(&kubectl, &lab, dir.path());
     let state = dir.path().join("state");
     std::fs::create_dir(&state).expect("a state folder");
-    lab.reset_audits();
-    let mut command = Runbook::new()
-        .lab_env(&lab)
-        .args(cronjob_args(&service_account, &state))
-        .args(["--aws-endpoint", &lab.aws_endpoint()])
-        .command();
-    // As in the pod: the history goes where the state folder is.
-    let out = command
-        .envs(pod_env)
-        .env_remove("RUNBOOK_HISTORY")
-        .output()
-        .expect("runs");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
+    // A Lease left by a runner long gone: the first drill takes it over (an update), as a
+    // CronJob after a lost CI runner does; the second finds none and makes it (a create). So
+    // every verb the lock is granted is used, whatever the drills' length (a renewal, the
+    // other update, comes only every 5 s).
+    let stale = dir.path().join("stale-lease.yaml");
+    std::fs::write(
+        &stale,
+        "apiVersion: coordination.k8s.io/v1\nkind: Lease\nmetadata: {name: target-lock, namespace: runbook}\nspec: {holderIdentity: r1-gone@old-runner, leaseDurationSeconds: 15, acquireTime: \"2020-01-01T00:00:00.000000Z\", renewTime: \"2020-01-01T00:00:00.000000Z\"}\n",
+    )
+    .expect("write");
+    kubectl_ok(
+        &kubectl,
+        &lab,
+        &["apply", "-f", &stale.display().to_string()],
     );
+    lab.reset_audits();
+    let drill = || {
+        let mut command = Runbook::new()
+            .lab_env(&lab)
+            .args(cronjob_args(&service_account, &state))
+            .args(["--aws-endpoint", &lab.aws_endpoint()])
+            .command();
+        // As in the pod: the history goes where the state folder is.
+        let out = command
+            .envs(pod_env.clone())
+            .env_remove("RUNBOOK_HISTORY")
+            .output()
+            .expect("runs");
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{stdout}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        (stdout, String::from_utf8_lossy(&out.stderr).into_owned())
+    };
+    let (_, took_over) = drill();
+    assert!(
+        took_over.contains("took over the target's lock from run r1-gone@old-runner"),
+        "{took_over}"
+    );
+    let (stdout, _) = drill();
     assert!(stdout.contains("bus bandwidth"), "{stdout}");
     assert!(
         state.join("history.sqlite3").exists(),
