@@ -62,8 +62,9 @@ fn chain(
     provider: &Arc<CryptoProvider>,
 ) -> Result<Arc<WebPkiServerVerifier>, StoreError> {
     let unreadable = |why: String| StoreError::Tls(format!("sslrootcert {}: {why}", ca.display()));
-    let certificates = CertificateDer::pem_file_iter(ca)
-        .map_err(|e| unreadable(e.to_string()))?
+    // Read as runbook reads its own files: bounded, and a folder or device refused.
+    let pem = crate::sandbox::read_text_file(ca, 1 << 20).map_err(|e| unreadable(e.to_string()))?;
+    let certificates = CertificateDer::pem_slice_iter(pem.as_bytes())
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| unreadable(e.to_string()))?;
     let mut roots = rustls::RootCertStore::empty();

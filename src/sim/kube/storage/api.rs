@@ -7,29 +7,15 @@ use super::defaults::apply_defaults;
 use super::managed::manager::Manager;
 use super::patch::{PatchType, apply_patch};
 use super::resources::ResourceType;
-use super::selectors::{FieldSelector, LabelSelector};
 use super::state::{KubeState, store_key};
 use super::status::ApiError;
 use super::store::{name_of, namespace_of};
 use super::validation::object::{validate, validate_update};
 
+mod list;
+pub(crate) use list::{ListOptions, list, list_json};
+
 pub(crate) type ApiResult<T = Value> = Result<T, ApiError>;
-
-/// What a list returns: items, the store's version, and the continue token of the next page.
-pub(crate) struct ListPage<T = Value> {
-    pub(crate) items: Vec<T>,
-    pub(crate) resource_version: u64,
-    pub(crate) continue_token: Option<String>,
-    pub(crate) remaining: Option<usize>,
-}
-
-#[derive(Default)]
-pub(crate) struct ListOptions {
-    pub(crate) labels: Option<LabelSelector>,
-    pub(crate) fields: Option<FieldSelector>,
-    pub(crate) limit: Option<usize>,
-    pub(crate) continue_token: Option<String>,
-}
 
 /// How long a deleted namespace stays Terminating while the namespace controller removes its
 /// content (a few seconds for a namespace of a few objects on EKS; the twin's choice).
@@ -245,92 +231,6 @@ pub(crate) fn get(
         )
         .cloned()
         .ok_or_else(|| ApiError::not_found(resource, name))
-}
-
-pub(crate) fn list(
-    state: &KubeState,
-    resource: &ResourceType,
-    namespace: Option<&str>,
-    options: &ListOptions,
-) -> ApiResult<ListPage> {
-    select(state, resource, namespace, options, |object, _| {
-        object.clone()
-    })
-}
-
-/// A list page with each item as the JSON the store keeps: no copy of the objects.
-pub(crate) fn list_json(
-    state: &KubeState,
-    resource: &ResourceType,
-    namespace: Option<&str>,
-    options: &ListOptions,
-) -> ApiResult<ListPage<bytes::Bytes>> {
-    select(state, resource, namespace, options, |_, json| json.clone())
-}
-
-fn select<T>(
-    state: &KubeState,
-    resource: &ResourceType,
-    namespace: Option<&str>,
-    options: &ListOptions,
-    take: impl Fn(&Value, &bytes::Bytes) -> T,
-) -> ApiResult<ListPage<T>> {
-    let key = store_key(resource);
-    let namespace = namespace.filter(|_| resource.namespaced);
-    let start_after = match &options.continue_token {
-        Some(token) => Some(decode_continue(token)?),
-        None => None,
-    };
-    let limit = options.limit.filter(|l| *l > 0).unwrap_or(usize::MAX);
-    let (mut items, mut remaining, mut last) = (Vec::new(), 0, None);
-    let bound_to = options
-        .fields
-        .as_ref()
-        .and_then(|f| f.required("spec.nodeName"))
-        .filter(|_| key == "/pods");
-    let candidates: Box<dyn Iterator<Item = (&Value, &bytes::Bytes)>> = match bound_to {
-        Some(node) => Box::new(state.store.pods_on_node_with_json(node, namespace)),
-        None => Box::new(state.store.list_with_json(&key, namespace)),
-    };
-    for (object, json) in candidates {
-        let selected = options
-            .labels
-            .as_ref()
-            .is_none_or(|s| s.matches(&object["metadata"]["labels"]))
-            && options.fields.as_ref().is_none_or(|s| s.matches(object));
-        let after_token = start_after.as_ref().is_none_or(|(ns, name)| {
-            (namespace_of(object), name_of(object)) > (ns.as_str(), name.as_str())
-        });
-        if !(selected && after_token) {
-            continue;
-        }
-        if items.len() < limit {
-            items.push(take(object, json));
-            last = Some(object);
-        } else {
-            remaining += 1;
-        }
-    }
-    let continue_token = (remaining > 0)
-        .then(|| last.map(|o| encode_continue(namespace_of(o), name_of(o))))
-        .flatten();
-    Ok(ListPage {
-        items,
-        resource_version: state.store.resource_version(),
-        continue_token,
-        remaining: (remaining > 0).then_some(remaining),
-    })
-}
-
-fn encode_continue(namespace: &str, name: &str) -> String {
-    format!("after:{namespace}:{name}")
-}
-
-fn decode_continue(token: &str) -> ApiResult<(String, String)> {
-    let bad = || ApiError::bad_request(format!("continue key is not valid: {token}"));
-    let rest = token.strip_prefix("after:").ok_or_else(bad)?;
-    let (ns, name) = rest.split_once(':').ok_or_else(bad)?;
-    Ok((ns.to_string(), name.to_string()))
 }
 
 /// PUT the twin makes itself: no manager recorded.

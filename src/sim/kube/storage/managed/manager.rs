@@ -197,7 +197,7 @@ fn update(
     let mut owned = BTreeSet::new();
     for entry in entries.iter_mut() {
         if entry.is(manager) {
-            owned.append(&mut entry.set.clone());
+            owned.extend(entry.set.iter().cloned());
         } else {
             entry.set.retain(|path| !changed.contains(path));
         }
