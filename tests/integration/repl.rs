@@ -48,6 +48,11 @@ fn wait_for(session: &mut Session, needle: &str) -> String {
 }
 
 /// Types a line at the next prompt (`runbook> `).
+///
+/// The editor repaints a line being typed with its prompt, so `> ` also appears before an
+/// input is submitted: a line typed then can reach the editor with the previous Enter and be
+/// dropped with the rest of that batch. So an input that prints nothing is followed by one
+/// that does (`9 * 11`), and the tests wait for that output before typing the next line.
 fn type_line(session: &mut Session, line: &str) {
     let _ = wait_for(session, "> ");
     session.send_line(line).expect("the pty takes input");
@@ -79,10 +84,12 @@ fn start(extra: &[&str]) -> (Session, tempfile::TempDir) {
 fn evaluates_lines_and_multi_line_input_in_one_scope() {
     let (mut p, _data) = start(&[]);
     type_line(&mut p, "let xs = [1,");
-    continue_line(&mut p, "2, 3];");
+    continue_line(&mut p, "2, 3]; 9 * 11");
+    let _ = wait_for(&mut p, "99");
     type_line(&mut p, "xs.len() * 1000 + 7");
     let _ = wait_for(&mut p, "3007");
-    type_line(&mut p, "fn twice(x) { x * 2 }");
+    type_line(&mut p, "fn twice(x) { x * 2 } 9 * 12");
+    let _ = wait_for(&mut p, "108");
     type_line(&mut p, "twice(21) + 1000");
     let _ = wait_for(&mut p, "1042");
 }
@@ -122,7 +129,8 @@ fn tab_completes_functions_and_map_keys() {
     std::thread::sleep(Duration::from_millis(300));
     p.send_line(r#"("Deployment", "coredns", #{ namespace: "kube-system" }).status.readyReplicas * 1000 + 1"#).unwrap();
     let _ = wait_for(&mut p, "2001");
-    type_line(&mut p, "let cfg = #{ warm_ip_target: 1 };");
+    type_line(&mut p, "let cfg = #{ warm_ip_target: 1 }; 9 * 11");
+    let _ = wait_for(&mut p, "99");
     let _ = wait_for(&mut p, "> ");
     p.send("cfg.warm").unwrap();
     p.send("\t").unwrap();
@@ -147,7 +155,11 @@ fn the_clock_advances_and_ctrl_d_runs_cleanups() {
     let (mut p, _data) = start(&[]);
     type_line(&mut p, ":advance 5m");
     let _ = wait_for(&mut p, "5m since the session started");
-    type_line(&mut p, r#"defer("say bye", || print("cleanup ran"))"#);
+    type_line(
+        &mut p,
+        r#"defer("say bye", || print("cleanup ran")); 9 * 11"#,
+    );
+    let _ = wait_for(&mut p, "99");
     let _ = wait_for(&mut p, "> ");
     std::thread::sleep(Duration::from_millis(300));
     p.send(ControlCode::EndOfTransmission).unwrap();
