@@ -24,6 +24,8 @@ const VALIDATION: &str = "kubernetes/kubernetes pkg/apis/core/validation/validat
 const APPS: &str = "kubernetes/kubernetes pkg/apis/apps/validation/validation.go";
 const BATCH: &str = "kubernetes/kubernetes pkg/apis/batch/validation/validation.go";
 const NAMES: &str = "kubernetes/apimachinery pkg/util/validation/validation.go";
+const OBJECT_META: &str = "kubernetes/apimachinery pkg/api/validation/objectmeta.go (v0.35.0)";
+const REGISTRY: &str = "kubernetes/kubernetes pkg/registry/core/service/storage/alloc.go";
 const STRICT: &str = "kubernetes/kubernetes test/integration/apiserver/field_validation_test.go";
 
 const DEPLOYMENT: &str = "apiVersion: apps/v1
@@ -104,7 +106,7 @@ fn cases() -> Vec<Case> {
             manifest: DEPLOYMENT,
             bad: "replicas: 1\n",
             good: "replicas: 1\n  strategy: {type: Recreate}\n",
-            message: r#"spec.strategy.type: Unsupported value: "BlueGreen": supported values: "Recreate", "RollingUpdate""#,
+            message: r#"spec.strategy: Unsupported value: {"type":"BlueGreen"}: supported values: "Recreate", "RollingUpdate""#,
             source: APPS,
         },
         Case {
@@ -152,7 +154,7 @@ fn cases() -> Vec<Case> {
             manifest: POD,
             bad: "cpu: 500m",
             good: "cpu: 250m",
-            message: r#"spec.containers[0].resources.requests[cpu]: Invalid value: "2": must be less than or equal to cpu limit of 1"#,
+            message: r#"spec.containers[0].resources.requests: Invalid value: "2": must be less than or equal to cpu limit of 1"#,
             source: VALIDATION,
         },
         Case {
@@ -160,7 +162,7 @@ fn cases() -> Vec<Case> {
             manifest: POD,
             bad: "requests: {cpu: 500m}\n      limits: {cpu: '1'}",
             good: "requests: {cpu: 500m, nvidia.com/gpu: 2}\n      limits: {cpu: '1', nvidia.com/gpu: 2}",
-            message: r#"spec.containers[0].resources.requests[nvidia.com/gpu]: Invalid value: "1": must be equal to nvidia.com/gpu limit of 2"#,
+            message: r#"spec.containers[0].resources.requests: Invalid value: "1": must be equal to nvidia.com/gpu limit of 2"#,
             source: VALIDATION,
         },
         Case {
@@ -256,7 +258,7 @@ spec:
 ",
             bad: "restartPolicy: Never",
             good: "restartPolicy: OnFailure",
-            message: r#"spec.template.spec.restartPolicy: Unsupported value: "Always": supported values: "OnFailure", "Never""#,
+            message: r#"spec.template.spec.restartPolicy: Required value: valid values: "OnFailure", "Never""#,
             source: BATCH,
         },
         Case {
@@ -290,6 +292,102 @@ data: {good.key: v}
             good: "other_key",
             message: r#"data[bad key]: Invalid value: "bad key": a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')"#,
             source: NAMES,
+        },
+        Case {
+            name: "negative request",
+            manifest: POD,
+            bad: "requests: {cpu: 500m}",
+            good: "requests: {cpu: 250m}",
+            message: r#"spec.containers[0].resources.requests[cpu]: Invalid value: "-1": must be greater than or equal to 0"#,
+            source: VALIDATION,
+        },
+        Case {
+            name: "duplicate port name",
+            manifest: POD,
+            bad: "ports: [{containerPort: 8080}]",
+            good: "ports: [{name: http, containerPort: 8080}, {name: admin, containerPort: 8081}]",
+            message: r#"spec.containers[0].ports[1].name: Duplicate value: "http""#,
+            source: VALIDATION,
+        },
+        Case {
+            name: "environment variable name",
+            manifest: POD,
+            bad: "ports: [{containerPort: 8080}]",
+            good: "ports: [{containerPort: 8080}]\n    env: [{name: MODE, value: fast}]",
+            message: r#"spec.containers[0].env[0].name: Invalid value: "MODE=x": a valid environment variable name must consist only of printable ASCII characters other than '='"#,
+            source: VALIDATION,
+        },
+        Case {
+            name: "two probe handlers",
+            manifest: POD,
+            bad: "ports: [{containerPort: 8080}]",
+            good: "ports: [{containerPort: 8080}]\n    livenessProbe: {tcpSocket: {port: 8080}}",
+            message: "spec.containers[0].livenessProbe.tcpSocket: Forbidden: may not specify more than 1 handler type",
+            source: VALIDATION,
+        },
+        Case {
+            name: "rolling update that cannot progress",
+            manifest: DEPLOYMENT,
+            bad: "replicas: 1\n",
+            good: "replicas: 1\n  strategy: {type: RollingUpdate, rollingUpdate: {maxSurge: 1, maxUnavailable: 0}}\n",
+            message: "spec.strategy.rollingUpdate.maxUnavailable: Invalid value: 0: may not be 0 when `maxSurge` is 0",
+            source: APPS,
+        },
+        Case {
+            name: "progress deadline",
+            manifest: DEPLOYMENT,
+            bad: "replicas: 1\n",
+            good: "replicas: 1\n  minReadySeconds: 5\n  progressDeadlineSeconds: 60\n",
+            message: "spec.progressDeadlineSeconds: Invalid value: 60: must be greater than minReadySeconds",
+            source: APPS,
+        },
+        Case {
+            name: "owner reference without uid",
+            manifest: POD,
+            bad: "namespace: default}",
+            good: "namespace: default, ownerReferences: [{apiVersion: v1, kind: ConfigMap, name: cm, uid: 6f1d0c5e-1111-4222-8333-944455556666}]}",
+            message: r#"metadata.ownerReferences.uid: Invalid value: "": must not be empty"#,
+            source: OBJECT_META,
+        },
+        Case {
+            name: "finalizer name",
+            manifest: POD,
+            bad: "namespace: default}",
+            good: "namespace: default, finalizers: [example.com/cleanup]}",
+            message: r#"metadata.finalizers[0]: Invalid value: "cleanup": name is neither a standard finalizer name nor is it fully qualified"#,
+            source: VALIDATION,
+        },
+        Case {
+            name: "cluster IP outside the service range",
+            manifest: "apiVersion: v1\nkind: Service\nmetadata: {name: s-ip, namespace: default}\nspec:\n  type: ClusterIP\n  ports: [{port: 80}]\n",
+            bad: "type: ClusterIP",
+            good: "type: ClusterIP\n  clusterIP: 10.100.0.50",
+            message: r#"spec.clusterIPs: Invalid value: ["10.0.0.50"]: failed to allocate IP 10.0.0.50: the provided network does not match the current range"#,
+            source: REGISTRY,
+        },
+        Case {
+            name: "session affinity timeout",
+            manifest: "apiVersion: v1\nkind: Service\nmetadata: {name: s-aff, namespace: default}\nspec:\n  sessionAffinity: None\n  ports: [{port: 80}]\n",
+            bad: "sessionAffinity: None",
+            good: "sessionAffinity: ClientIP\n  sessionAffinityConfig: {clientIP: {timeoutSeconds: 600}}",
+            message: "spec.sessionAffinityConfig.clientIP.timeoutSeconds: Invalid value: 0: must be greater than 0 and less than 86400",
+            source: VALIDATION,
+        },
+        Case {
+            name: "node port outside its range",
+            manifest: "apiVersion: v1\nkind: Service\nmetadata: {name: s-np, namespace: default}\nspec:\n  type: NodePort\n  ports: [{port: 80, protocol: TCP}]\n",
+            bad: "port: 80, protocol: TCP}",
+            good: "port: 80, protocol: TCP, nodePort: 30080}",
+            message: "spec.ports[0].nodePort: Invalid value: 80: provided port is not in the valid range. The range of valid ports is 30000-32767",
+            source: REGISTRY,
+        },
+        Case {
+            name: "key in data and binaryData",
+            manifest: "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm2, namespace: default}\ndata: {a: v}\nbinaryData: {b: YmFy}\n",
+            bad: "binaryData: {b: YmFy}",
+            good: "binaryData: {c: YmFy}",
+            message: r#"data[a]: Invalid value: "a": duplicate of key present in binaryData"#,
+            source: VALIDATION,
         },
     ]
 }
@@ -326,6 +424,32 @@ fn broken(case: &Case) -> String {
         "job restart policy" => "restartPolicy: Always",
         "cron job concurrency" => "concurrencyPolicy: Sometimes",
         "config key" => "bad key",
+        "negative request" => "requests: {cpu: '-1'}",
+        "duplicate port name" => {
+            "ports: [{name: http, containerPort: 8080}, {name: http, containerPort: 8081}]"
+        }
+        "environment variable name" => {
+            "ports: [{containerPort: 8080}]\n    env: [{name: MODE=x, value: fast}]"
+        }
+        "two probe handlers" => {
+            "ports: [{containerPort: 8080}]\n    livenessProbe: {exec: {command: ['true']}, tcpSocket: {port: 8080}}"
+        }
+        "rolling update that cannot progress" => {
+            "replicas: 1\n  strategy: {type: RollingUpdate, rollingUpdate: {maxSurge: 0, maxUnavailable: 0}}\n"
+        }
+        "progress deadline" => {
+            "replicas: 1\n  minReadySeconds: 60\n  progressDeadlineSeconds: 60\n"
+        }
+        "owner reference without uid" => {
+            "namespace: default, ownerReferences: [{apiVersion: v1, kind: ConfigMap, name: cm}]}"
+        }
+        "finalizer name" => "namespace: default, finalizers: [cleanup]}",
+        "cluster IP outside the service range" => "type: ClusterIP\n  clusterIP: 10.0.0.50",
+        "session affinity timeout" => {
+            "sessionAffinity: ClientIP\n  sessionAffinityConfig: {clientIP: {timeoutSeconds: 0}}"
+        }
+        "node port outside its range" => "port: 80, protocol: TCP, nodePort: 80}",
+        "key in data and binaryData" => "binaryData: {a: YmFy}",
         other => panic!("no broken form for {other}"),
     };
     case.manifest.replacen(case.bad, wrong, 1)
@@ -377,6 +501,16 @@ fn kubectl_is_refused_with_the_api_servers_words_and_the_valid_forms_apply() {
                 case.name,
                 String::from_utf8_lossy(&accepted.stderr).trim()
             ));
+        }
+        // A Pod's spec may not change once made (ValidatePodUpdate): each case makes its own.
+        if case.manifest.contains("kind: Pod\n") {
+            let good = case.manifest.replacen(case.bad, case.good, 1);
+            kubectl_run(
+                &binary,
+                &lab,
+                &["delete", "--grace-period=0", "--force", "-f", "-"],
+                &good,
+            );
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));

@@ -44,16 +44,18 @@ fn nothing_under_src_or_tests_names_the_shared_folder_outside_the_repository() {
 
 #[test]
 fn every_capture_in_the_fixtures_folder_has_its_source_listed() {
-    let dir = repo_root().join("tests/fixtures/real");
-    let sources = std::fs::read_to_string(dir.join("SOURCES.md")).expect("SOURCES.md");
     let mut unlisted = Vec::new();
-    for entry in std::fs::read_dir(&dir)
-        .expect("the fixtures folder")
-        .flatten()
-    {
-        let name = entry.file_name().to_string_lossy().into_owned();
-        if name != "SOURCES.md" && !sources.contains(&name) {
-            unlisted.push(name);
+    for folder in ["tests/fixtures/real", "tests/fixtures/upstream"] {
+        let dir = repo_root().join(folder);
+        let sources = std::fs::read_to_string(dir.join("SOURCES.md")).expect("SOURCES.md");
+        for entry in std::fs::read_dir(&dir)
+            .expect("the fixtures folder")
+            .flatten()
+        {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if name != "SOURCES.md" && !sources.contains(&name) {
+                unlisted.push(format!("{folder}/{name}"));
+            }
         }
     }
     assert!(unlisted.is_empty(), "not in SOURCES.md: {unlisted:?}");

@@ -7,6 +7,7 @@ use super::defaults::apply_defaults;
 use super::managed::manager::Manager;
 use super::patch::{PatchType, apply_patch};
 use super::resources::ResourceType;
+use super::service_allocation::allocate;
 use super::state::{KubeState, store_key};
 use super::status::ApiError;
 use super::store::{name_of, namespace_of};
@@ -54,6 +55,10 @@ fn check_namespace(
         }
         Some(_) => Ok(()),
     }
+}
+
+fn is_service(resource: &ResourceType) -> bool {
+    resource.group.is_empty() && resource.kind == "Service"
 }
 
 /// Checks that the body is an object of this resource, and fills namespace and apiVersion.
@@ -160,6 +165,9 @@ pub(crate) fn create_by(
     let name = name_of(&body).to_string();
     body["metadata"]["uid"] = json!(state.store.uid());
     apply_defaults(resource, &mut body);
+    if is_service(resource) {
+        allocate(state, &mut body, None)?;
+    }
     if let Some(m) = body["metadata"].as_object_mut() {
         m.remove("managedFields");
     }
@@ -300,6 +308,9 @@ fn store_update(
         }
     }
     apply_defaults(resource, &mut updated);
+    if subresource.is_none() && is_service(resource) {
+        allocate(state, &mut updated, Some(existing))?;
+    }
     // The stored ownership, not what the body says of it.
     updated["metadata"]["managedFields"] = existing["metadata"]["managedFields"].clone();
     if updated["metadata"]["managedFields"].is_null()
@@ -310,9 +321,10 @@ fn store_update(
     if let Some(write) = write {
         write.record(state, Some(existing), &mut updated)?;
     }
-    validate(state, resource, &updated)?;
     if subresource.is_none() {
-        validate_update(resource, existing, &updated)?;
+        validate_update(state, resource, existing, &updated)?;
+    } else {
+        validate(state, resource, &updated)?;
     }
     if resource.kind == "CustomResourceDefinition" {
         let mut probe = state.registry.clone();

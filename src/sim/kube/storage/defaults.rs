@@ -26,7 +26,8 @@ fn set_default(object: &mut Value, path: &[&str], value: Value) {
         current = &mut current[*key];
     }
     let last = path[path.len() - 1];
-    if current[last].is_null() {
+    // Upstream's defaults test a string field for "" and a pointer for nil: both unset here.
+    if current[last].is_null() || current[last] == "" {
         current[last] = value;
     }
 }
@@ -75,6 +76,70 @@ fn pod_spec_defaults(spec: &mut Value) {
             );
             set_default(container, &["terminationMessagePolicy"], json!("File"));
             set_default(container, &["resources"], json!({}));
+            probe_defaults(container);
+            for var in container
+                .get_mut("env")
+                .and_then(Value::as_array_mut)
+                .into_iter()
+                .flatten()
+            {
+                if let Some(field_ref) =
+                    var.get_mut("valueFrom").and_then(|v| v.get_mut("fieldRef"))
+                {
+                    set_default(field_ref, &["apiVersion"], json!("v1"));
+                }
+            }
+        }
+    }
+    for volume in spec
+        .get_mut("volumes")
+        .and_then(Value::as_array_mut)
+        .into_iter()
+        .flatten()
+    {
+        for source in ["secret", "configMap", "downwardAPI", "projected"] {
+            if volume[source].is_object() {
+                // 0644, as `SetDefaults_*VolumeSource` set it.
+                set_default(&mut volume[source], &["defaultMode"], json!(420));
+            }
+        }
+    }
+}
+
+/// `SetDefaults_Probe` and `SetDefaults_HTTPGetAction`: a zero or missing period, timeout or
+/// threshold takes its default; an HTTP check its path and scheme (hooks too).
+fn probe_defaults(container: &mut Value) {
+    for kind in ["livenessProbe", "readinessProbe", "startupProbe"] {
+        let Some(probe) = container.get_mut(kind).filter(|p| p.is_object()) else {
+            continue;
+        };
+        for (field, default) in [
+            ("timeoutSeconds", 1),
+            ("periodSeconds", 10),
+            ("successThreshold", 1),
+            ("failureThreshold", 3),
+        ] {
+            if probe[field].as_i64().unwrap_or(0) == 0 {
+                probe[field] = json!(default);
+            }
+        }
+        http_get_defaults(probe);
+    }
+    for hook in ["postStart", "preStop"] {
+        if let Some(handler) = container.get_mut("lifecycle").and_then(|l| l.get_mut(hook)) {
+            http_get_defaults(handler);
+        }
+    }
+}
+
+/// A handler's HTTP check, when it has one.
+fn http_get_defaults(handler: &mut Value) {
+    let Some(action) = handler.get_mut("httpGet").filter(|a| a.is_object()) else {
+        return;
+    };
+    for (field, default) in [("path", "/"), ("scheme", "HTTP")] {
+        if action[field].as_str().is_none_or(str::is_empty) {
+            action[field] = json!(default);
         }
     }
 }
@@ -104,6 +169,23 @@ fn namespace_defaults(object: &mut Value) {
 
 fn pod_defaults(object: &mut Value) {
     pod_spec_defaults(&mut object["spec"]);
+    set_default(object, &["spec", "enableServiceLinks"], json!(true));
+    // `SetDefaults_Pod`: a limit without a request is also the request.
+    for list in ["containers", "initContainers"] {
+        let containers = object["spec"].get_mut(list).and_then(Value::as_array_mut);
+        for resources in containers
+            .into_iter()
+            .flatten()
+            .filter_map(|c| c.get_mut("resources"))
+        {
+            let Some(limits) = resources.get("limits").and_then(Value::as_object).cloned() else {
+                continue;
+            };
+            for (name, limit) in limits {
+                set_default(resources, &["requests", name.as_str()], limit);
+            }
+        }
+    }
     let mut tolerations = object["spec"]["tolerations"]
         .as_array()
         .cloned()
@@ -160,8 +242,11 @@ fn daemon_set_defaults(object: &mut Value) {
 }
 
 fn job_defaults(object: &mut Value) {
+    // `SetDefaults_Job`: one completion only when neither count is given.
+    if object["spec"]["completions"].is_null() && object["spec"]["parallelism"].is_null() {
+        set_default(object, &["spec", "completions"], json!(1));
+    }
     set_default(object, &["spec", "parallelism"], json!(1));
-    set_default(object, &["spec", "completions"], json!(1));
     set_default(object, &["spec", "backoffLimit"], json!(6));
     set_default(object, &["spec", "completionMode"], json!("NonIndexed"));
     set_default(object, &["spec", "suspend"], json!(false));
@@ -185,18 +270,46 @@ fn job_defaults(object: &mut Value) {
     pod_spec_defaults(&mut object["spec"]["template"]["spec"]);
 }
 
+/// `SetDefaults_Service`.
 fn service_defaults(object: &mut Value) {
     set_default(object, &["spec", "type"], json!("ClusterIP"));
     set_default(object, &["spec", "sessionAffinity"], json!("None"));
-    let ports = object["spec"]
-        .get_mut("ports")
-        .and_then(Value::as_array_mut);
+    let spec = &mut object["spec"];
+    match spec["sessionAffinity"].as_str() {
+        Some("None") => {
+            if let Some(map) = spec.as_object_mut() {
+                map.remove("sessionAffinityConfig");
+            }
+        }
+        Some("ClientIP")
+            if spec["sessionAffinityConfig"]["clientIP"]["timeoutSeconds"].is_null() =>
+        {
+            spec["sessionAffinityConfig"] = json!({"clientIP": {"timeoutSeconds": 10800}});
+        }
+        _ => {}
+    }
+    let ports = spec.get_mut("ports").and_then(Value::as_array_mut);
     for port in ports.into_iter().flatten() {
         set_default(port, &["protocol"], json!("TCP"));
         // An unset target port (0 or "") is the port itself.
         if port["targetPort"].is_null() || port["targetPort"] == 0 || port["targetPort"] == "" {
             port["targetPort"] = port["port"].clone();
         }
+    }
+    let kind = spec["type"].as_str().unwrap_or_default().to_string();
+    let external_ips = spec["externalIPs"]
+        .as_array()
+        .is_some_and(|ips| !ips.is_empty());
+    // `ExternallyAccessible`.
+    if matches!(kind.as_str(), "LoadBalancer" | "NodePort") || (kind == "ClusterIP" && external_ips)
+    {
+        set_default(spec, &["externalTrafficPolicy"], json!("Cluster"));
+    }
+    if matches!(kind.as_str(), "NodePort" | "LoadBalancer" | "ClusterIP") {
+        set_default(spec, &["internalTrafficPolicy"], json!("Cluster"));
+    }
+    if kind == "LoadBalancer" {
+        set_default(spec, &["allocateLoadBalancerNodePorts"], json!(true));
     }
 }
 

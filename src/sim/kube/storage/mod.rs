@@ -12,6 +12,7 @@ pub(crate) mod patch;
 pub(crate) mod quantity;
 pub(crate) mod resources;
 pub(crate) mod selectors;
+pub(crate) mod service_allocation;
 pub(crate) mod state;
 pub(crate) mod status;
 pub(crate) mod store;

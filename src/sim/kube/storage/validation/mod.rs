@@ -4,12 +4,20 @@
 
 pub(crate) mod cluster;
 pub(crate) mod custom;
+pub(crate) mod env;
 pub(crate) mod errors;
 pub(crate) mod go_value;
 pub(crate) mod metadata;
 pub(crate) mod names;
 pub(crate) mod object;
 pub(crate) mod pod;
+pub(crate) mod pod_update;
+pub(crate) mod probes;
+pub(crate) mod requirements;
+pub(crate) mod rollout;
 pub(crate) mod service;
+pub(crate) mod tolerations;
 pub(crate) mod updates;
+#[cfg(test)]
+mod upstream_tables;
 pub(crate) mod workloads;

@@ -53,7 +53,10 @@ pub(crate) fn dns_label(name: &str) -> Vec<String> {
     if name.len() > 63 {
         errors.push(max_len(63));
     }
-    if !label_shaped(name) {
+    if !label_shaped(name) && dns_subdomain(name).is_empty() {
+        // A valid subdomain that is not a label: its length was checked, so it has dots.
+        errors.push("must not contain dots".into());
+    } else if !label_shaped(name) {
         errors.push(regex_error(
             "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character",
             "[a-z0-9]([-a-z0-9]*[a-z0-9])?",
@@ -173,6 +176,50 @@ pub(crate) fn config_key(key: &str) -> Vec<String> {
         errors.push("must not start with '..'".into());
     }
     errors
+}
+
+/// `IsValidPortName`: a container's or Service's port name (an IANA service name), every
+/// rule that fails, in apimachinery's order.
+pub(crate) fn port_name(name: &str) -> Vec<String> {
+    let mut errors = Vec::new();
+    if name.len() > 15 {
+        errors.push(max_len(15));
+    }
+    if name.is_empty() || !name.chars().all(|c| alnum_lower(c) || c == '-') {
+        errors
+            .push("must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)".into());
+    }
+    if !name.chars().any(|c| c.is_ascii_lowercase()) {
+        errors.push("must contain at least one letter (a-z)".into());
+    }
+    if name.contains("--") {
+        errors.push("must not contain consecutive hyphens".into());
+    }
+    if name.starts_with('-') || name.ends_with('-') {
+        errors.push("must not begin or end with a hyphen".into());
+    }
+    errors
+}
+
+/// `IsValidPortNum`.
+pub(crate) fn port_number(port: i64) -> Vec<String> {
+    if (1..=65535).contains(&port) {
+        Vec::new()
+    } else {
+        vec!["must be between 1 and 65535, inclusive".into()]
+    }
+}
+
+/// `IsHTTPHeaderName`: a probe's request header.
+pub(crate) fn http_header_name(name: &str) -> Vec<String> {
+    if !name.is_empty() && name.chars().all(|c| alnum(c) || c == '-') {
+        return Vec::new();
+    }
+    vec![regex_error(
+        "a valid HTTP header must consist of alphanumeric characters or '-'",
+        "[-A-Za-z0-9]+",
+        &["X-Header-Name"],
+    )]
 }
 
 /// RBAC objects are named as path segments (`system:basic-user`): anything but `.`, `..`,

@@ -4,10 +4,10 @@
 
 use serde_json::Value;
 
-use super::cluster::{config_data, node};
+use super::cluster::{config_map, node, secret};
 use super::errors::Errors;
 use super::metadata::metadata;
-use super::pod::{BadQuantity, pod_spec};
+use super::pod::{BadQuantity, pod_images, pod_spec};
 use super::service::service;
 use super::updates::update;
 use super::workloads::{cron_job, job, replicated};
@@ -17,15 +17,17 @@ use crate::sim::kube::storage::state::KubeState;
 use crate::sim::kube::storage::status::ApiError;
 use crate::sim::kube::storage::store::name_of;
 
-const POD_RESTARTS: [&str; 3] = ["Always", "OnFailure", "Never"];
-
 fn kind_rules(
     resource: &ResourceType,
     object: &Value,
     errors: &mut Errors,
 ) -> Result<(), BadQuantity> {
     match (resource.group.as_str(), resource.kind.as_str()) {
-        ("", "Pod") => pod_spec(&object["spec"], "spec", &POD_RESTARTS, errors),
+        ("", "Pod") => {
+            pod_spec(&object["spec"], "spec", errors)?;
+            pod_images(&object["spec"], errors);
+            Ok(())
+        }
         ("apps", kind @ ("Deployment" | "ReplicaSet" | "DaemonSet" | "StatefulSet")) => {
             replicated(kind, object, errors)
         }
@@ -40,11 +42,11 @@ fn kind_rules(
             Ok(())
         }
         ("", "ConfigMap") => {
-            config_data(object, &["data", "binaryData"], errors);
+            config_map(object, errors);
             Ok(())
         }
         ("", "Secret") => {
-            config_data(object, &["data", "stringData"], errors);
+            secret(object, errors);
             Ok(())
         }
         ("", "PersistentVolumeClaim") => {
@@ -79,6 +81,21 @@ fn bad_quantity(resource: &ResourceType) -> ApiError {
     ))
 }
 
+/// Every field rule an object is held to.
+fn object_errors(
+    state: &KubeState,
+    resource: &ResourceType,
+    object: &Value,
+    errors: &mut Errors,
+) -> Result<(), ApiError> {
+    metadata(resource, object, errors);
+    kind_rules(resource, object, errors).map_err(|BadQuantity| bad_quantity(resource))?;
+    if !crate::sim::kube::storage::resources::is_built_in(resource) {
+        super::custom::custom_resource(state, resource, object, errors);
+    }
+    Ok(())
+}
+
 /// Validates an object about to be stored (defaults already applied, as the server does).
 pub(crate) fn validate(
     state: &KubeState,
@@ -86,21 +103,20 @@ pub(crate) fn validate(
     object: &Value,
 ) -> Result<(), ApiError> {
     let mut errors = Errors::default();
-    metadata(resource, object, &mut errors);
-    kind_rules(resource, object, &mut errors).map_err(|BadQuantity| bad_quantity(resource))?;
-    if !crate::sim::kube::storage::resources::is_built_in(resource) {
-        super::custom::custom_resource(state, resource, object, &mut errors);
-    }
+    object_errors(state, resource, object, &mut errors)?;
     answer(resource, name_of(object), errors)
 }
 
-/// What an update may not change, on top of [`validate`].
+/// An update: what an update may not change, then the new object's own rules, in one answer
+/// as the server's `Validate*Update` gives them.
 pub(crate) fn validate_update(
+    state: &KubeState,
     resource: &ResourceType,
     old: &Value,
     new: &Value,
 ) -> Result<(), ApiError> {
     let mut errors = Errors::default();
     update(&resource.group, &resource.kind, old, new, &mut errors);
+    object_errors(state, resource, new, &mut errors)?;
     answer(resource, name_of(new), errors)
 }

@@ -3,8 +3,10 @@
 
 use serde_json::Value;
 
-use super::errors::{Errors, shown};
+use super::errors::{Errors, quoted, shown};
 use super::go_value::label_selector;
+use super::pod_update::pod_update;
+use super::service::service_update;
 
 const IMMUTABLE: &str = "field is immutable";
 
@@ -39,23 +41,56 @@ fn without(spec: &Value, fields: &[&str]) -> Value {
     spec
 }
 
+/// `ValidateNoNewFinalizers`: an object being deleted takes no new finalizers.
+fn no_new_finalizers(old: &Value, new: &Value, errors: &mut Errors) {
+    if old["metadata"]["deletionTimestamp"].is_null() {
+        return;
+    }
+    let before = &old["metadata"]["finalizers"];
+    let mut added: Vec<&str> = new["metadata"]["finalizers"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .filter(|f| !before.as_array().is_some_and(|b| b.iter().any(|o| o == f)))
+        .collect();
+    if added.is_empty() {
+        return;
+    }
+    added.sort_unstable();
+    let listed: Vec<String> = added.iter().map(|f| quoted(f)).collect();
+    errors.forbidden(
+        "metadata.finalizers",
+        &format!(
+            "no new finalizers can be added if the object is being deleted, found new finalizers []string{{{}}}",
+            listed.join(", ")
+        ),
+    );
+}
+
 pub(crate) fn update(group: &str, kind: &str, old: &Value, new: &Value, errors: &mut Errors) {
+    no_new_finalizers(old, new, errors);
     match (group, kind) {
         ("apps", "Deployment" | "ReplicaSet" | "DaemonSet") => selector(old, new, errors),
-        ("apps", "StatefulSet") => {
-            selector(old, new, errors);
+        // A changed selector is one of the changes this refuses.
+        ("apps", "StatefulSet")
             if without(&old["spec"], &STATEFULSET_MUTABLE)
-                != without(&new["spec"], &STATEFULSET_MUTABLE)
-                && errors.is_empty()
-            {
-                errors.forbidden(
-                    "spec",
-                    "updates to statefulset spec for fields other than 'replicas', 'ordinals', 'template', 'updateStrategy', 'revisionHistoryLimit', 'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden",
-                );
-            }
+                != without(&new["spec"], &STATEFULSET_MUTABLE) =>
+        {
+            errors.forbidden(
+                "spec",
+                "updates to statefulset spec for fields other than 'replicas', 'ordinals', 'template', 'updateStrategy', 'revisionHistoryLimit', 'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden",
+            );
         }
+        ("", "Pod") => pod_update(old, new, errors),
         ("batch", "Job") => {
             selector(old, new, errors);
+            for field in ["completions", "completionMode"] {
+                let (before, after) = (&old["spec"][field], &new["spec"][field]);
+                if before != after {
+                    errors.invalid(format!("spec.{field}"), after, IMMUTABLE);
+                }
+            }
             if old["spec"]["template"] != new["spec"]["template"] {
                 // The server prints the whole core.PodTemplateSpec here; the twin names it.
                 errors.push(
@@ -64,15 +99,7 @@ pub(crate) fn update(group: &str, kind: &str, old: &Value, new: &Value, errors: 
                 );
             }
         }
-        ("", "Service") => {
-            let (before, after) = (&old["spec"]["clusterIP"], &new["spec"]["clusterIP"]);
-            if before.as_str().is_some_and(|b| !b.is_empty())
-                && after.as_str().is_some_and(|a| !a.is_empty())
-                && before != after
-            {
-                errors.invalid("spec.clusterIP", after, IMMUTABLE);
-            }
-        }
+        ("", "Service") => service_update(old, new, errors),
         ("", "ConfigMap" | "Secret") => {
             if old["immutable"] == true {
                 let message = "field is immutable when `immutable` is set";

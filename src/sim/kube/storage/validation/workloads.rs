@@ -7,28 +7,15 @@ use super::errors::Errors;
 use super::go_value::{label_selector, string_map};
 use super::metadata::labels;
 use super::pod::{BadQuantity, pod_spec};
+use super::rollout::{daemon_set_strategy, deployment_strategy, stateful_set_strategy};
 use crate::sim::kube::storage::selectors::LabelSelector;
 
-const ALWAYS: [&str; 1] = ["Always"];
-const JOB_RESTARTS: [&str; 2] = ["OnFailure", "Never"];
-
+/// The selector and the template's labels. A missing selector selects nothing, so the
+/// template never matches it; a DaemonSet's is not required by name (upstream's checks).
 fn selected_template(spec: &Value, kind: &str, errors: &mut Errors) {
     let selector = &spec["selector"];
-    if selector.is_null() {
-        errors.required("spec.selector");
-        return;
-    }
-    let parsed = LabelSelector::from_object(selector);
     let template_labels = &spec["template"]["metadata"]["labels"];
-    if parsed.is_empty() {
-        errors.push(
-            "spec.selector",
-            format!(
-                "Invalid value: {}: empty selector is invalid for {kind}",
-                label_selector(selector)
-            ),
-        );
-    } else if !parsed.matches(template_labels) {
+    let mismatch = |errors: &mut Errors| {
         errors.push(
             "spec.template.metadata.labels",
             format!(
@@ -36,21 +23,48 @@ fn selected_template(spec: &Value, kind: &str, errors: &mut Errors) {
                 string_map(template_labels)
             ),
         );
+    };
+    if selector.is_null() {
+        if kind != "DaemonSet" {
+            errors.required("spec.selector");
+        }
+        return mismatch(errors);
+    }
+    let parsed = LabelSelector::from_object(selector);
+    if parsed.is_empty() {
+        // ReplicaSets share the Deployment's message.
+        let named = if kind == "ReplicaSet" {
+            "deployment".to_string()
+        } else {
+            kind.to_lowercase()
+        };
+        errors.push(
+            "spec.selector",
+            format!(
+                "Invalid value: {}: empty selector is invalid for {named}",
+                label_selector(selector)
+            ),
+        );
+    } else if !parsed.matches(template_labels) {
+        mismatch(errors);
     }
 }
 
-fn template(spec: &Value, restart: &[&str], errors: &mut Errors) -> Result<(), BadQuantity> {
+/// The template's labels and pod spec; its pods always restart.
+fn template(spec: &Value, errors: &mut Errors) -> Result<(), BadQuantity> {
     labels(
         &spec["template"]["metadata"]["labels"],
         "spec.template.metadata.labels",
         errors,
     );
-    pod_spec(
-        &spec["template"]["spec"],
-        "spec.template.spec",
-        restart,
-        errors,
-    )
+    let template_spec = &spec["template"]["spec"];
+    pod_spec(template_spec, "spec.template.spec", errors)?;
+    if let Some(policy) = template_spec["restartPolicy"].as_str()
+        && policy != "Always"
+    {
+        errors.not_supported("spec.template.spec.restartPolicy", policy, &["Always"]);
+    }
+    Ok(())
 }
 
 pub(crate) fn replicated(
@@ -59,47 +73,31 @@ pub(crate) fn replicated(
     errors: &mut Errors,
 ) -> Result<(), BadQuantity> {
     let spec = &object["spec"];
-    selected_template(spec, &kind.to_lowercase(), errors);
+    selected_template(spec, kind, errors);
     if kind != "DaemonSet" {
         errors.non_negative("spec.replicas", &spec["replicas"]);
     }
     errors.non_negative("spec.minReadySeconds", &spec["minReadySeconds"]);
     errors.non_negative("spec.revisionHistoryLimit", &spec["revisionHistoryLimit"]);
     match kind {
-        "Deployment" => {
-            let strategy = &spec["strategy"];
-            errors.one_of(
-                "spec.strategy.type",
-                &strategy["type"],
-                &["Recreate", "RollingUpdate"],
-            );
-            if strategy["type"] == "Recreate" && !strategy["rollingUpdate"].is_null() {
-                errors.forbidden(
-                    "spec.strategy.rollingUpdate",
-                    "may not be specified when strategy `type` is 'Recreate'",
-                );
-            }
-        }
-        "DaemonSet" => errors.one_of(
-            "spec.updateStrategy.type",
-            &spec["updateStrategy"]["type"],
-            &["OnDelete", "RollingUpdate"],
-        ),
-        "StatefulSet" => {
-            errors.one_of(
-                "spec.podManagementPolicy",
-                &spec["podManagementPolicy"],
-                &["OrderedReady", "Parallel"],
-            );
-            errors.one_of(
-                "spec.updateStrategy.type",
-                &spec["updateStrategy"]["type"],
-                &["OnDelete", "RollingUpdate"],
-            );
-        }
+        "Deployment" => deployment_strategy(spec, errors),
+        "DaemonSet" => daemon_set_strategy(spec, errors),
+        "StatefulSet" => stateful_set_strategy(spec, errors),
         _ => {}
     }
-    template(spec, &ALWAYS, errors)
+    if !spec["template"]["spec"]["activeDeadlineSeconds"].is_null() {
+        // Deployments share ReplicaSets' template check, message and all.
+        let owner = if kind == "Deployment" {
+            "ReplicaSet"
+        } else {
+            kind
+        };
+        errors.forbidden(
+            "spec.template.spec.activeDeadlineSeconds",
+            &format!("activeDeadlineSeconds in {owner} is not Supported"),
+        );
+    }
+    template(spec, errors)
 }
 
 fn job_spec(spec: &Value, path: &str, errors: &mut Errors) -> Result<(), BadQuantity> {
@@ -116,18 +114,28 @@ fn job_spec(spec: &Value, path: &str, errors: &mut Errors) -> Result<(), BadQuan
         &spec["completionMode"],
         &["NonIndexed", "Indexed"],
     );
+    if spec["completionMode"] == "Indexed" && spec["completions"].is_null() {
+        errors.required_because(
+            format!("{path}.completions"),
+            "when completion mode is Indexed",
+        );
+    }
     let template_spec = &spec["template"]["spec"];
     labels(
         &spec["template"]["metadata"]["labels"],
         &format!("{path}.template.metadata.labels"),
         errors,
     );
-    pod_spec(
-        template_spec,
-        &format!("{path}.template.spec"),
-        &JOB_RESTARTS,
-        errors,
-    )
+    pod_spec(template_spec, &format!("{path}.template.spec"), errors)?;
+    let restart_at = format!("{path}.template.spec.restartPolicy");
+    match template_spec["restartPolicy"].as_str().unwrap_or_default() {
+        "Always" | "" => {
+            errors.required_because(restart_at, "valid values: \"OnFailure\", \"Never\"")
+        }
+        "OnFailure" | "Never" => {}
+        other => errors.not_supported(restart_at, other, &["OnFailure", "Never"]),
+    }
+    Ok(())
 }
 
 pub(crate) fn job(object: &Value, errors: &mut Errors) -> Result<(), BadQuantity> {
@@ -136,9 +144,17 @@ pub(crate) fn job(object: &Value, errors: &mut Errors) -> Result<(), BadQuantity
 
 pub(crate) fn cron_job(object: &Value, errors: &mut Errors) -> Result<(), BadQuantity> {
     let spec = &object["spec"];
-    if spec["schedule"].as_str().is_none_or(str::is_empty) {
-        errors.required("spec.schedule");
+    match spec["schedule"].as_str().filter(|s| !s.is_empty()) {
+        None => errors.required("spec.schedule"),
+        // A create; an update keeps a schedule that already had one (upstream's allowTZInSchedule).
+        Some(schedule) if schedule.contains("TZ") => errors.invalid(
+            "spec.schedule",
+            &spec["schedule"],
+            "cannot use TZ or CRON_TZ in schedule, use timeZone field instead",
+        ),
+        Some(_) => {}
     }
+    time_zone(&spec["timeZone"], errors);
     errors.one_of(
         "spec.concurrencyPolicy",
         &spec["concurrencyPolicy"],
@@ -156,4 +172,35 @@ pub(crate) fn cron_job(object: &Value, errors: &mut Errors) -> Result<(), BadQua
         "spec.jobTemplate.spec",
         errors,
     )
+}
+
+/// `validateTimeZone`: an IANA name (the twin has no zone database to load it from, so a
+/// well-formed name is taken as known).
+fn time_zone(zone: &Value, errors: &mut Errors) {
+    let Some(name) = zone.as_str() else {
+        return;
+    };
+    let path = "spec.timeZone";
+    if name.is_empty() {
+        return errors.invalid(path, zone, "timeZone must be nil or non-empty string");
+    }
+    let part_ok = |part: &str| {
+        (1..=14).contains(&part.len())
+            && part != "."
+            && part != ".."
+            && !part.starts_with('-')
+            && part
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "._-+".contains(c))
+    };
+    if !name.split('/').all(part_ok) {
+        return errors.invalid(path, zone, &format!("unknown time zone {name}"));
+    }
+    if name.eq_ignore_ascii_case("Local") {
+        errors.invalid(
+            path,
+            zone,
+            "timeZone must be an explicit time zone as defined in https://www.iana.org/time-zones",
+        );
+    }
 }
