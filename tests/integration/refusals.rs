@@ -690,7 +690,7 @@ spec:
         .replace("Widget", "Gadget")
         .replace(
             "            properties:\n              size: {type: integer}",
-            "            required: [size]\n            properties:\n              size: {type: integer, minimum: 1, maximum: 10}\n              mode: {type: string, enum: [fast, safe]}\n              name: {type: string, pattern: '^[a-z]+$'}",
+            "            required: [size]\n            properties:\n              size: {type: integer, minimum: 1, maximum: 10}\n              mode: {type: string, enum: [fast, safe]}\n              name: {type: string, pattern: '^[a-z]+$'}\n              label: {type: string, maxLength: 5}\n              tags: {type: array, maxItems: 2, x-kubernetes-list-type: set, items: {type: string}}",
         );
     assert!(apply(&gadgets).status.success());
     let gadget = "apiVersion: example.com/v1\nkind: Gadget\nmetadata: {name: g, namespace: default}\nspec: {size: 0, mode: slow, name: Web1}\n";
@@ -721,6 +721,20 @@ spec:
         "{}",
         stderr_of(&out)
     );
+    // Lengths and counts as apiextensions-apiserver v0.35.0 words them (TooLong, TooMany,
+    // a list-type set's duplicate).
+    let out = apply(&gadget.replace(
+        "size: 0, mode: slow, name: Web1",
+        "size: 3, label: toolong, tags: [a, b, a]",
+    ));
+    let err = stderr_of(&out);
+    for cause in [
+        "spec.label: Too long: may not be more than 5 bytes",
+        "spec.tags: Too many: 3: must have at most 2 items",
+        r#"spec.tags[2]: Duplicate value: "a""#,
+    ] {
+        assert!(err.contains(cause), "{cause} in {err}");
+    }
     let out = apply(&gadget.replace(
         "size: 0, mode: slow, name: Web1",
         "size: 3, mode: safe, name: web",

@@ -19,6 +19,7 @@ fn cause_reason(message: &str) -> &'static str {
         ("Unsupported value", "FieldValueNotSupported"),
         ("Forbidden", "FieldValueForbidden"),
         ("Too long", "FieldValueTooLong"),
+        ("Too many", "FieldValueTooMany"),
         ("Duplicate value", "FieldValueDuplicate"),
         ("Not found", "FieldValueNotFound"),
     ]

@@ -2,7 +2,8 @@
 //! apiextensions-apiserver answers them: kube-openapi's validator, its errors turned into field
 //! errors by kubeOpenAPIResultToFieldErrors (types, required properties, enums, minimum and
 //! maximum, exclusive or not, and patterns), with kube-openapi's words (`spec.size in body
-//! should be greater than or equal to 1`). Lengths and item counts are not checked yet.
+//! should be greater than or equal to 1`), lengths and counts, multiples, date-times, and
+//! list-type sets and maps.
 
 use serde_json::Value;
 
@@ -103,7 +104,10 @@ fn check(schema: &Value, value: &Value, path: &str, errors: &mut Errors) {
     }
     if let Some(number) = value.as_f64() {
         range(schema, value, number, path, errors);
+        multiple(schema, value, number, path, errors);
     }
+    sizes(schema, value, path, errors);
+    date_time(schema, value, path, errors);
     if let (Some(text), Some(pattern)) = (value.as_str(), schema["pattern"].as_str())
         && let Ok(regex) = regex::Regex::new(pattern)
         && !regex.is_match(text)
@@ -137,10 +141,13 @@ fn check(schema: &Value, value: &Value, path: &str, errors: &mut Errors) {
                 }
             }
         }
-        Value::Array(items) if schema["items"].is_object() => {
-            for (i, item) in items.iter().enumerate() {
-                check(&schema["items"], item, &format!("{path}[{i}]"), errors);
+        Value::Array(items) => {
+            if schema["items"].is_object() {
+                for (i, item) in items.iter().enumerate() {
+                    check(&schema["items"], item, &format!("{path}[{i}]"), errors);
+                }
             }
+            list_duplicates(schema, items, path, errors);
         }
         _ => {}
     }
@@ -176,6 +183,127 @@ fn range(schema: &Value, value: &Value, number: f64, path: &str, errors: &mut Er
                 bound(&schema["maximum"])
             );
             errors.invalid(path, value, &detail);
+        }
+    }
+}
+
+/// Go's plural of apimachinery's messages: "1 byte", "2 bytes".
+fn counted(n: u64, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+/// Lengths, item and property counts: maxLength as `TooLong` (its words say bytes, though
+/// it counts characters), maxItems and maxProperties as `TooMany` (items, both), the
+/// minimums as kube-openapi words them.
+fn sizes(schema: &Value, value: &Value, path: &str, errors: &mut Errors) {
+    let (size, noun) = match value {
+        Value::String(text) => (text.chars().count() as u64, "chars long"),
+        Value::Array(items) => (items.len() as u64, "items"),
+        Value::Object(map) => (map.len() as u64, "properties"),
+        _ => return,
+    };
+    let (max_key, min_key) = match value {
+        Value::String(_) => ("maxLength", "minLength"),
+        Value::Array(_) => ("maxItems", "minItems"),
+        _ => ("maxProperties", "minProperties"),
+    };
+    if let Some(max) = schema[max_key].as_u64()
+        && size > max
+    {
+        let body = if value.is_string() {
+            format!(
+                "Too long: may not be more than {}",
+                counted(max, "byte", "bytes")
+            )
+        } else {
+            format!(
+                "Too many: {size}: must have at most {}",
+                counted(max, "item", "items")
+            )
+        };
+        errors.push(path, body);
+    }
+    if let Some(min) = schema[min_key].as_u64()
+        && size < min
+    {
+        let detail = if value.is_string() {
+            format!("{path} in body should be at least {min} {noun}")
+        } else {
+            format!("{path} in body should have at least {min} {noun}")
+        };
+        let shown = if value.is_string() {
+            value.clone()
+        } else {
+            Value::from(size)
+        };
+        errors.invalid(path, &shown, &detail);
+    }
+}
+
+fn multiple(schema: &Value, value: &Value, number: f64, path: &str, errors: &mut Errors) {
+    let Some(factor) = schema["multipleOf"].as_f64().filter(|f| *f > 0.0) else {
+        return;
+    };
+    let ratio = number / factor;
+    if (ratio - ratio.round()).abs() > 1e-9 {
+        let detail = format!(
+            "{path} in body should be a multiple of {}",
+            bound(&schema["multipleOf"])
+        );
+        errors.invalid(path, value, &detail);
+    }
+}
+
+/// `format: date-time` (RFC 3339), the format CRDs use most.
+fn date_time(schema: &Value, value: &Value, path: &str, errors: &mut Errors) {
+    if schema["format"] != "date-time" {
+        return;
+    }
+    // strfmt's date-time: RFC 3339, with its lenient separators.
+    let shape = r"^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$";
+    if let Some(text) = value.as_str()
+        && regex::Regex::new(shape).is_ok_and(|r| !r.is_match(text))
+    {
+        errors.invalid(
+            path,
+            value,
+            &format!("{path} in body must be of type date-time: {}", quoted(text)),
+        );
+    }
+}
+
+/// `x-kubernetes-list-type: set` (items unique) and `map` (keys unique), each later
+/// duplicate refused as the server names it.
+fn list_duplicates(schema: &Value, items: &[Value], path: &str, errors: &mut Errors) {
+    let keys: Vec<&str> = schema["x-kubernetes-list-map-keys"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .collect();
+    let identity = |item: &Value| -> Value {
+        match schema["x-kubernetes-list-type"].as_str() {
+            Some("map") => Value::Object(
+                keys.iter()
+                    .map(|k| ((*k).to_string(), item[*k].clone()))
+                    .collect(),
+            ),
+            _ => item.clone(),
+        }
+    };
+    if !matches!(
+        schema["x-kubernetes-list-type"].as_str(),
+        Some("set" | "map")
+    ) {
+        return;
+    }
+    let mut seen = Vec::new();
+    for (i, item) in items.iter().enumerate() {
+        let id = identity(item);
+        if seen.contains(&id) {
+            errors.duplicate(format!("{path}[{i}]"), &id);
+        } else {
+            seen.push(id);
         }
     }
 }
@@ -241,5 +369,50 @@ mod tests {
         let missing = errors_of(widget_schema(), json!({"spec": {}}));
         assert_eq!(missing, ["spec.size: Required value"]);
         assert!(errors_of(widget_schema(), json!({"spec": {"size": 3, "port": 8080}})).is_empty());
+    }
+
+    /// The 1.35 words, as apiextensions-apiserver v0.35.0 turns kube-openapi's results into
+    /// field errors (TooLong, TooMany, Invalid, Duplicate).
+    #[test]
+    fn lengths_counts_multiples_dates_and_list_types_in_the_servers_words() {
+        let schema = json!({"type": "object", "properties": {"spec": {"type": "object", "properties": {
+            "name": {"type": "string", "maxLength": 5, "minLength": 3},
+            "code": {"type": "string", "maxLength": 1},
+            "tags": {"type": "array", "maxItems": 2, "items": {"type": "string"}, "x-kubernetes-list-type": "set"},
+            "hosts": {"type": "array", "minItems": 1},
+            "labels": {"type": "object", "maxProperties": 1, "additionalProperties": {"type": "string"}},
+            "step": {"type": "integer", "multipleOf": 5},
+            "at": {"type": "string", "format": "date-time"},
+            "ports": {"type": "array", "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"],
+                      "items": {"type": "object", "properties": {"name": {"type": "string"}}}}
+        }}}});
+        let found = errors_of(
+            schema.clone(),
+            json!({"spec": {"name": "abcdefg", "code": "xy", "tags": ["a", "b", "a"], "hosts": [],
+                "labels": {"a": "1", "b": "2"}, "step": 7, "at": "yesterday",
+                "ports": [{"name": "http"}, {"name": "http"}]}}),
+        );
+        assert_eq!(
+            found,
+            [
+                "spec.at: Invalid value: \"yesterday\": spec.at in body must be of type date-time: \"yesterday\"",
+                "spec.code: Too long: may not be more than 1 byte",
+                "spec.hosts: Invalid value: 0: spec.hosts in body should have at least 1 items",
+                "spec.labels: Too many: 2: must have at most 1 item",
+                "spec.name: Too long: may not be more than 5 bytes",
+                "spec.ports[1]: Duplicate value: {\"name\":\"http\"}",
+                "spec.step: Invalid value: 7: spec.step in body should be a multiple of 5",
+                "spec.tags: Too many: 3: must have at most 2 items",
+                "spec.tags[2]: Duplicate value: \"a\"",
+            ]
+        );
+        let short = errors_of(
+            schema,
+            json!({"spec": {"name": "ab", "at": "2026-12-07T10:00:00Z", "step": 10}}),
+        );
+        assert_eq!(
+            short,
+            ["spec.name: Invalid value: \"ab\": spec.name in body should be at least 3 chars long"]
+        );
     }
 }
