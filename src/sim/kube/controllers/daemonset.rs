@@ -9,9 +9,13 @@ use super::{events, shared};
 use crate::sim::kube::storage::state::{KubeState, built_in_key};
 
 pub(super) fn run(state: &mut KubeState, dirty: &Dirty) {
-    for ds in state.objects_where("daemonsets", None, |o| {
-        dirty.nodes_changed || dirty.touches(o)
-    }) {
+    // A node that came or went concerns every DaemonSet.
+    let daemon_sets = if dirty.nodes_changed {
+        state.objects("daemonsets", None)
+    } else {
+        dirty.touched_objects(state, "daemonsets")
+    };
+    for ds in daemon_sets {
         reconcile(state, ds);
     }
 }

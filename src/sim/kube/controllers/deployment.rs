@@ -8,7 +8,7 @@ use crate::sim::kube::storage::state::KubeState;
 use crate::sim::timestamps::rfc3339;
 
 pub(super) fn run(state: &mut KubeState, dirty: &Dirty) {
-    for deployment in state.objects_where("deployments", None, |o| dirty.touches(o)) {
+    for deployment in dirty.touched_objects(state, "deployments") {
         reconcile(state, deployment);
     }
 }

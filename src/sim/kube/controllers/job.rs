@@ -10,7 +10,7 @@ use crate::sim::kube::storage::state::{KubeState, Timer};
 use crate::sim::timestamps::rfc3339;
 
 pub(super) fn run(state: &mut KubeState, dirty: &Dirty) {
-    for job in state.objects_where("jobs", None, |o| dirty.touches(o)) {
+    for job in dirty.touched_objects(state, "jobs") {
         if !(shared::condition_true(&job, "Complete") || shared::condition_true(&job, "Failed")) {
             reconcile(state, job);
         }

@@ -9,7 +9,7 @@ use super::{events, shared};
 use crate::sim::kube::storage::state::KubeState;
 
 pub(super) fn run(state: &mut KubeState, dirty: &Dirty) {
-    for rs in state.objects_where("replicasets", None, |o| dirty.touches(o)) {
+    for rs in dirty.touched_objects(state, "replicasets") {
         reconcile(state, rs);
     }
 }

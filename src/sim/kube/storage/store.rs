@@ -113,9 +113,9 @@ pub(crate) struct Store {
     /// bound to it, so that what a node runs can be cached until one of its pods changes.
     node_pods_written: HashMap<String, u64>,
     node_writes: u64,
-    /// The uids of every stored object, so the garbage collector can tell whether an owner
-    /// still exists without listing everything.
-    uids: std::collections::HashSet<String>,
+    /// Uid -> the key of the object it names, so the garbage collector can tell whether an
+    /// owner still exists, and controllers find what changed, without listing everything.
+    uids: HashMap<String, (String, String, String)>,
 }
 
 /// The store key of pods.
@@ -132,7 +132,7 @@ impl Default for Store {
             changes: broadcast::channel(8192).0,
             owned: HashMap::new(),
             pods_on_node: HashMap::new(),
-            uids: std::collections::HashSet::new(),
+            uids: HashMap::new(),
             node_pods_written: HashMap::new(),
             node_writes: 0,
         }
@@ -272,7 +272,13 @@ impl Store {
 
     /// Whether an object with this uid is stored.
     pub(crate) fn has_uid(&self, uid: &str) -> bool {
-        self.uids.contains(uid)
+        self.uids.contains_key(uid)
+    }
+
+    /// The object of `resource` with this uid, found without a scan.
+    pub(crate) fn by_uid(&self, resource: &str, uid: &str) -> Option<&Value> {
+        let (stored, namespace, name) = self.uids.get(uid)?;
+        (stored == resource).then(|| self.get(resource, namespace, name))?
     }
 
     /// `(resource, namespace, name)` of every object that lists `owner_uid` among its owners.
@@ -358,7 +364,7 @@ impl Store {
                 n.wrapping_mul(0x9e37_79b9) & 0xffff_ffff_ffff
             );
             // A twin started from a capture of a twin holds uids of this sequence already.
-            if !self.uids.contains(&uid) {
+            if !self.uids.contains_key(&uid) {
                 return uid;
             }
         }
@@ -476,7 +482,10 @@ impl Store {
         }
         self.index_owners(resource, &object, true);
         self.index_node(resource, &object, true);
-        self.uids.insert(uid_of(&object).to_string());
+        self.uids.insert(
+            uid_of(&object).to_string(),
+            (resource.to_string(), key.0.clone(), key.1.clone()),
+        );
         self.record(Change {
             resource_version: rv,
             change,
