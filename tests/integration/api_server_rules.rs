@@ -3,29 +3,11 @@
 //! from their ranges and kept, taken ones refused, and what an update of a Pod or a Service
 //! may not change.
 
-use std::io::Write;
-use std::process::{Command, Stdio};
-
-use crate::support::{LabServer, kubectl, kubectl_run};
+use crate::support::{LabServer, kubectl, kubectl_run, kubectl_stdin};
 
 /// `kubectl apply -f -` of `manifest`: exit code and stderr.
 fn apply(binary: &std::path::Path, lab: &LabServer, manifest: &str) -> (i32, String) {
-    let mut child = Command::new(binary)
-        .arg("--kubeconfig")
-        .arg(&lab.kubeconfig)
-        .args(["apply", "-f", "-"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("kubectl runs");
-    child
-        .stdin
-        .take()
-        .expect("piped")
-        .write_all(manifest.as_bytes())
-        .expect("kubectl reads stdin");
-    let out = child.wait_with_output().expect("kubectl finishes");
+    let out = kubectl_stdin(binary, lab, &["apply", "-f", "-"], manifest);
     (
         out.status.code().unwrap_or(-1),
         String::from_utf8_lossy(&out.stderr).into_owned(),

@@ -3,10 +3,9 @@
 //! one here wrote (kubectl 1.35, the aws CLI) to `runbook lab serve`; the valid form of each
 //! still goes through.
 
-use std::io::Write;
 use std::process::{Command, Output};
 
-use crate::support::{LabServer, kubectl};
+use crate::support::{LabServer, kubectl, kubectl_stdin};
 
 /// One broken object: applied as is it is refused with `message`; with `bad` replaced by
 /// `good` it is accepted.
@@ -456,7 +455,7 @@ fn broken(case: &Case) -> String {
 }
 
 fn kubectl_apply(binary: &std::path::Path, lab: &LabServer, manifest: &str) -> Output {
-    kubectl_run(binary, lab, &["apply", "-f", "-"], manifest)
+    kubectl_stdin(binary, lab, &["apply", "-f", "-"], manifest)
 }
 
 #[test]
@@ -505,7 +504,7 @@ fn kubectl_is_refused_with_the_api_servers_words_and_the_valid_forms_apply() {
         // A Pod's spec may not change once made (ValidatePodUpdate): each case makes its own.
         if case.manifest.contains("kind: Pod\n") {
             let good = case.manifest.replacen(case.bad, case.good, 1);
-            kubectl_run(
+            kubectl_stdin(
                 &binary,
                 &lab,
                 &["delete", "--grace-period=0", "--force", "-f", "-"],
@@ -514,25 +513,6 @@ fn kubectl_is_refused_with_the_api_servers_words_and_the_valid_forms_apply() {
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
-}
-
-fn kubectl_run(binary: &std::path::Path, lab: &LabServer, args: &[&str], stdin: &str) -> Output {
-    let mut child = Command::new(binary)
-        .arg("--kubeconfig")
-        .arg(&lab.kubeconfig)
-        .args(args)
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("kubectl runs");
-    child
-        .stdin
-        .take()
-        .expect("piped")
-        .write_all(stdin.as_bytes())
-        .expect("kubectl reads stdin");
-    child.wait_with_output().expect("kubectl finishes")
 }
 
 fn stderr_of(out: &Output) -> String {
@@ -547,7 +527,7 @@ fn updates_warnings_duplicates_and_custom_resources_as_the_api_server_answers_th
         return;
     };
     let lab = LabServer::start_with("1000", &["--scenario", "empty"]);
-    let apply = |manifest: &str| kubectl_run(&binary, &lab, &["apply", "-f", "-"], manifest);
+    let apply = |manifest: &str| kubectl_stdin(&binary, &lab, &["apply", "-f", "-"], manifest);
 
     // A Deployment's selector may not change (ValidateDeploymentUpdate).
     assert!(apply(DEPLOYMENT).status.success());
@@ -575,7 +555,7 @@ fn updates_warnings_duplicates_and_custom_resources_as_the_api_server_answers_th
         "imagePullPolicy: IfNotPresent\n",
         "imagePullPolicy: IfNotPresent\n        resourcez: {}\n",
     );
-    let out = kubectl_run(
+    let out = kubectl_stdin(
         &binary,
         &lab,
         &["create", "--validate=warn", "-f", "-"],
@@ -588,7 +568,7 @@ fn updates_warnings_duplicates_and_custom_resources_as_the_api_server_answers_th
         "{}",
         stderr_of(&out)
     );
-    let stored = kubectl_run(
+    let stored = kubectl_stdin(
         &binary,
         &lab,
         &["get", "deployment", "typo", "-o", "json"],
@@ -597,7 +577,7 @@ fn updates_warnings_duplicates_and_custom_resources_as_the_api_server_answers_th
     assert!(!String::from_utf8_lossy(&stored.stdout).contains("resourcez"));
     // --validate=false sends Ignore: no warning at all.
     let ignored = typo.replace("name: typo,", "name: typo2,");
-    let out = kubectl_run(
+    let out = kubectl_stdin(
         &binary,
         &lab,
         &["create", "--validate=false", "-f", "-"],
@@ -742,7 +722,7 @@ spec:
     assert!(out.status.success(), "{}", stderr_of(&out));
 
     // Field selectors the kind's API supports, and the server's words for the others.
-    let get = |args: &[&str]| kubectl_run(&binary, &lab, args, "");
+    let get = |args: &[&str]| kubectl_stdin(&binary, &lab, args, "");
     let out = get(&[
         "get",
         "pods",
@@ -1194,7 +1174,7 @@ fn a_terminating_namespace_refuses_new_content_then_goes_with_its_content() {
     };
     // At real speed, so the namespace stays Terminating for the twin's 5 s.
     let lab = LabServer::start_with("1", &["--scenario", "empty"]);
-    let k = |args: &[&str]| kubectl_run(&binary, &lab, args, "");
+    let k = |args: &[&str]| kubectl_stdin(&binary, &lab, args, "");
     assert!(k(&["create", "namespace", "demo"]).status.success());
     assert!(
         k(&[

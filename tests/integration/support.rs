@@ -402,6 +402,32 @@ pub fn kubectl(version: &str) -> Option<PathBuf> {
     })
 }
 
+/// Runs `binary` (a kubectl) against `lab` with `stdin` on its standard input (`apply -f -`).
+pub fn kubectl_stdin(
+    binary: &std::path::Path,
+    lab: &LabServer,
+    args: &[&str],
+    stdin: &str,
+) -> std::process::Output {
+    use std::io::Write;
+    let mut child = Command::new(binary)
+        .arg("--kubeconfig")
+        .arg(&lab.kubeconfig)
+        .args(args)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("kubectl runs");
+    child
+        .stdin
+        .take()
+        .expect("piped")
+        .write_all(stdin.as_bytes())
+        .expect("kubectl reads stdin");
+    child.wait_with_output().expect("kubectl finishes")
+}
+
 /// Runs `binary` (a kubectl) against `lab`: its exit code, stdout and stderr.
 pub fn kubectl_run(
     binary: &std::path::Path,
