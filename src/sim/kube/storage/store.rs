@@ -38,9 +38,20 @@ pub(crate) struct Change {
     pub(crate) object: Arc<Value>,
 }
 
-/// How many past changes a watch can resume from before it gets 410 Gone (whole objects: the
-/// bulk of the twin's memory on a big cluster).
+/// How many past changes a watch can resume from before it gets 410 Gone.
 const HISTORY: usize = 5_000;
+
+/// A past change as the watch history keeps it: the object's JSON (shared with the store's
+/// entry while that version is current), not its parsed tree, several times larger: old
+/// versions were the bulk of the twin's memory on a big cluster, and only a watch resuming
+/// from the past reads them.
+struct Past {
+    resource_version: u64,
+    change: ChangeType,
+    resource: String,
+    namespace: String,
+    json: bytes::Bytes,
+}
 
 /// How many past changes the controllers can look back on (a few fields each): more than one
 /// pass of a 256-node cluster makes, so they need not fall back to looking at everything.
@@ -99,7 +110,7 @@ pub(crate) struct Store {
     resource_version: u64,
     next_uid: u64,
     objects: HashMap<String, BTreeMap<(String, String), Entry>>,
-    history: VecDeque<Change>,
+    history: VecDeque<Past>,
     touches: VecDeque<Touch>,
     changes: broadcast::Sender<Change>,
     /// Owner uid -> the keys of the objects that name it in their ownerReferences, so that
@@ -448,13 +459,17 @@ impl Store {
         self.index_node(resource, &object, false);
         let rv = self.bump();
         object["metadata"]["resourceVersion"] = json!(rv.to_string());
-        self.record(Change {
-            resource_version: rv,
-            change: ChangeType::Deleted,
-            resource: resource.to_string(),
-            namespace: namespace.to_string(),
-            object: Arc::new(object.clone()),
-        });
+        let json = bytes::Bytes::from(serde_json::to_vec(&object).unwrap_or_default());
+        self.record(
+            Change {
+                resource_version: rv,
+                change: ChangeType::Deleted,
+                resource: resource.to_string(),
+                namespace: namespace.to_string(),
+                object: Arc::new(object.clone()),
+            },
+            json,
+        );
         Some(object)
     }
 
@@ -473,7 +488,7 @@ impl Store {
                 key.clone(),
                 Entry {
                     value: object.clone(),
-                    json,
+                    json: json.clone(),
                 },
             );
         if let Some(previous) = previous {
@@ -486,16 +501,19 @@ impl Store {
             uid_of(&object).to_string(),
             (resource.to_string(), key.0.clone(), key.1.clone()),
         );
-        self.record(Change {
-            resource_version: rv,
-            change,
-            resource: resource.to_string(),
-            namespace: key.0,
-            object,
-        });
+        self.record(
+            Change {
+                resource_version: rv,
+                change,
+                resource: resource.to_string(),
+                namespace: key.0,
+                object,
+            },
+            json,
+        );
     }
 
-    fn record(&mut self, change: Change) {
+    fn record(&mut self, change: Change, json: bytes::Bytes) {
         if self.history.len() == HISTORY {
             self.history.pop_front();
         }
@@ -503,7 +521,13 @@ impl Store {
             self.touches.pop_front();
         }
         self.touches.push_back(Touch::of(&change));
-        self.history.push_back(change.clone());
+        self.history.push_back(Past {
+            resource_version: change.resource_version,
+            change: change.change,
+            resource: change.resource.clone(),
+            namespace: change.namespace.clone(),
+            json,
+        });
         // No receivers is fine: nobody watches right now.
         let _ = self.changes.send(change);
     }
@@ -541,7 +565,13 @@ impl Store {
             .history
             .iter()
             .filter(|c| c.resource_version > resource_version)
-            .cloned()
+            .map(|c| Change {
+                resource_version: c.resource_version,
+                change: c.change,
+                resource: c.resource.clone(),
+                namespace: c.namespace.clone(),
+                object: Arc::new(serde_json::from_slice(&c.json).unwrap_or_default()),
+            })
             .collect();
         Ok((past, self.changes.subscribe()))
     }
@@ -591,5 +621,37 @@ mod tests {
                 .next()
                 .is_none()
         );
+    }
+
+    /// A watch resuming from the past gets each version as it was written, deletes included,
+    /// and 410 once the history no longer reaches back.
+    #[test]
+    fn a_watch_resumes_from_the_versions_as_they_were_written() {
+        let mut store = Store::default();
+        let start = store.resource_version();
+        store.create(PODS, pod("a", None), Duration::ZERO);
+        store.update(PODS, pod("a", Some("n1")));
+        store.remove(PODS, "default", "a");
+        let (past, _) = store.watch_from(start).expect("within the history");
+        let seen: Vec<(&str, Value)> = past
+            .iter()
+            .map(|c| (c.change.as_str(), c.object["spec"]["nodeName"].clone()))
+            .collect();
+        assert_eq!(
+            seen,
+            [
+                ("ADDED", Value::Null),
+                ("MODIFIED", json!("n1")),
+                ("DELETED", json!("n1"))
+            ]
+        );
+        assert_eq!(
+            past[1].object["metadata"]["resourceVersion"],
+            json!((start + 2).to_string())
+        );
+        for i in 0..HISTORY {
+            store.create(PODS, pod(&format!("p{i}"), None), Duration::ZERO);
+        }
+        assert!(store.watch_from(start).is_err());
     }
 }
