@@ -170,6 +170,21 @@ fn namespace_defaults(object: &mut Value) {
 fn pod_defaults(object: &mut Value) {
     pod_spec_defaults(&mut object["spec"]);
     set_default(object, &["spec", "enableServiceLinks"], json!(true));
+    // On the host's network a port is its host port.
+    let host_network = object["spec"]["hostNetwork"] == true;
+    for list in ["containers", "initContainers"] {
+        let containers = object["spec"].get_mut(list).and_then(Value::as_array_mut);
+        let ports = containers
+            .into_iter()
+            .flatten()
+            .filter_map(|c| c.get_mut("ports").and_then(Value::as_array_mut))
+            .flatten();
+        for port in ports.filter(|_| host_network) {
+            if port["hostPort"].as_i64().unwrap_or(0) == 0 {
+                port["hostPort"] = port["containerPort"].clone();
+            }
+        }
+    }
     // `SetDefaults_Pod`: a limit without a request is also the request.
     for list in ["containers", "initContainers"] {
         let containers = object["spec"].get_mut(list).and_then(Value::as_array_mut);

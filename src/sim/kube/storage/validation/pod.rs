@@ -230,5 +230,36 @@ pub(crate) fn pod_spec(spec: &Value, path: &str, errors: &mut Errors) -> Result<
         &spec["terminationGracePeriodSeconds"],
     );
     tolerations(&spec["tolerations"], &format!("{path}.tolerations"), errors);
+    host_network_ports(spec, path, errors);
     Ok(())
+}
+
+/// `validatePodHostNetworkDeps`: on the host's network a container port is its host port (a
+/// template may leave the host port to the Pod's defaults).
+fn host_network_ports(spec: &Value, path: &str, errors: &mut Errors) {
+    if spec["hostNetwork"] != true {
+        return;
+    }
+    for (c, container) in spec["containers"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
+        for (p, port) in container["ports"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .enumerate()
+        {
+            let host = port["hostPort"].as_i64().unwrap_or(0);
+            if host != 0 && Some(host) != port["containerPort"].as_i64() {
+                errors.invalid(
+                    format!("{path}.containers[{c}].ports[{p}].hostPort"),
+                    &port["hostPort"],
+                    "must match `containerPort` when `hostNetwork` is true",
+                );
+            }
+        }
+    }
 }
