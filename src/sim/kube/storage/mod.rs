@@ -3,6 +3,7 @@
 //! too), patches, selectors, owner references, quantities, and the apiserver's errors.
 
 pub(crate) mod api;
+pub(crate) mod changes;
 pub(crate) mod defaults;
 pub(crate) mod fields;
 pub(crate) mod managed;

@@ -13,9 +13,10 @@ use std::net::Ipv4Addr;
 use serde_json::{Value, json};
 
 use super::state::KubeState;
+use super::state::built_in_key;
 use super::status::ApiError;
 use super::validation::errors::Errors;
-use super::validation::service::cluster_ips;
+use super::validation::service::{cluster_ips, strings};
 
 /// The lab's service range (EKS picks 10.100.0.0/16 for a VPC outside 10/8).
 const SERVICE_NETWORK: Ipv4Addr = Ipv4Addr::new(10, 100, 0, 0);
@@ -26,13 +27,9 @@ const NODE_PORTS: std::ops::RangeInclusive<i64> = 30000..=32767;
 /// `min(max(16, 2768/32), 128)`.
 const STATIC_PORTS: i64 = 86;
 
-fn strings(value: &Value) -> Vec<String> {
-    value
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|v| v.as_str().map(str::to_string))
-        .collect()
+/// [`strings`] owned, for a spec about to change.
+fn owned(value: &Value) -> Vec<String> {
+    strings(value).into_iter().map(str::to_string).collect()
 }
 
 /// FNV-1a of the Service's key: where its dynamic picks start.
@@ -58,15 +55,16 @@ fn taken(state: &KubeState, object: &Value) -> Taken {
         &object["metadata"]["namespace"],
         &object["metadata"]["name"],
     );
-    let others = state.objects_where("services", None, |s| {
-        s["metadata"]["namespace"] != *namespace || s["metadata"]["name"] != *name
-    });
+    let others = state
+        .store
+        .list(&built_in_key("services"), None)
+        .filter(|s| s["metadata"]["namespace"] != *namespace || s["metadata"]["name"] != *name);
     let mut taken = Taken {
         ips: Vec::new(),
         ports: Vec::new(),
     };
-    for service in &others {
-        taken.ips.extend(strings(&service["spec"]["clusterIPs"]));
+    for service in others {
+        taken.ips.extend(owned(&service["spec"]["clusterIPs"]));
         for port in service["spec"]["ports"].as_array().into_iter().flatten() {
             taken
                 .ports
@@ -88,13 +86,10 @@ fn invalid(object: &Value, field: String, value: Value, detail: &str) -> ApiErro
 }
 
 fn refused(object: &Value, errors: Errors) -> ApiError {
-    let name = object["metadata"]["name"].as_str().unwrap_or_default();
-    let causes: Vec<(&str, String)> = errors
-        .0
-        .iter()
-        .map(|(f, m)| (f.as_str(), m.clone()))
-        .collect();
-    ApiError::invalid("Service", name, &causes)
+    errors.into_invalid(
+        "Service",
+        object["metadata"]["name"].as_str().unwrap_or_default(),
+    )
 }
 
 /// Whether `ip` is a host address of the service range (not its network or broadcast).
@@ -118,13 +113,7 @@ fn pick_ip(object: &Value, taken: &Taken) -> Result<String, ApiError> {
     offsets
         .map(|offset| Ipv4Addr::from(u32::from(SERVICE_NETWORK) + 1 + offset).to_string())
         .find(|ip| !taken.ips.contains(ip))
-        .ok_or_else(|| {
-            ApiError::new(
-                500,
-                "InternalError",
-                "Internal error occurred: failed to allocate a serviceIP: range is full",
-            )
-        })
+        .ok_or_else(|| ApiError::internal("failed to allocate a serviceIP: range is full"))
 }
 
 fn pick_port(object: &Value, taken: &[i64]) -> Option<i64> {
@@ -237,7 +226,7 @@ fn carry_over(old: &Value, spec: &mut Value) {
 /// `normalizeClusterIPs`: `clusterIP` and `clusterIPs` agree before anyone looks at them.
 fn normalize_cluster_ips(spec: &mut Value) {
     let ip = spec["clusterIP"].as_str().unwrap_or_default().to_string();
-    let ips = strings(&spec["clusterIPs"]);
+    let ips = owned(&spec["clusterIPs"]);
     if !ip.is_empty() && ips.is_empty() {
         spec["clusterIPs"] = json!([ip]);
     } else if ip.is_empty() && !ips.is_empty() {
@@ -277,7 +266,7 @@ fn family_fields(object: &Value, spec: &mut Value) -> Result<(), ApiError> {
         }
     }
     for (i, family) in strings(&spec["ipFamilies"]).iter().enumerate() {
-        if family == "IPv6" {
+        if *family == "IPv6" {
             return Err(invalid(
                 object,
                 format!("spec.ipFamilies[{i}]"),
@@ -310,8 +299,8 @@ fn cluster_ip(
     old: Option<&Value>,
     taken: &Taken,
 ) -> Result<(), ApiError> {
-    let ips = strings(&spec["clusterIPs"]);
-    let kept = old.is_some_and(|o| strings(&o["clusterIPs"]) == ips);
+    let ips = owned(&spec["clusterIPs"]);
+    let kept = old.is_some_and(|o| owned(&o["clusterIPs"]) == ips);
     match ips.first().map(String::as_str) {
         Some("None") => {}
         _ if kept => {}
@@ -343,23 +332,8 @@ fn cluster_ip(
 
 /// `initNodePorts`: ports with the same number share a node port; what is asked for is
 /// checked, the rest picked.
-fn node_ports(
-    object: &Value,
-    spec: &mut Value,
-    old: Option<&Value>,
-    taken: &mut Vec<i64>,
-) -> Result<(), ApiError> {
+fn node_ports(object: &Value, spec: &mut Value, taken: &mut Vec<i64>) -> Result<(), ApiError> {
     let allocate = spec["type"] != "LoadBalancer" || spec["allocateLoadBalancerNodePorts"] != false;
-    let owned: Vec<i64> = old
-        .map(|o| {
-            o["spec"]["ports"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .filter_map(|p| p["nodePort"].as_i64())
-                .collect()
-        })
-        .unwrap_or_default();
     let mut by_port: Vec<(i64, i64)> = Vec::new();
     let count = spec["ports"].as_array().map_or(0, Vec::len);
     for i in 0..count {
@@ -378,8 +352,8 @@ fn node_ports(
             continue;
         }
         let chosen = if requested != 0 {
-            let mine = owned.contains(&requested) && !taken.contains(&requested);
-            if !mine && let Some(why) = port_refusal(requested, taken) {
+            // The Service's own ports are not in `taken`: keeping one is no conflict.
+            if let Some(why) = port_refusal(requested, taken) {
                 return Err(invalid(
                     object,
                     format!("spec.ports[{i}].nodePort"),
@@ -389,13 +363,8 @@ fn node_ports(
             }
             requested
         } else {
-            pick_port(object, taken).ok_or_else(|| {
-                ApiError::new(
-                    500,
-                    "InternalError",
-                    "Internal error occurred: failed to allocate a nodePort: range is full",
-                )
-            })?
+            pick_port(object, taken)
+                .ok_or_else(|| ApiError::internal("failed to allocate a nodePort: range is full"))?
         };
         taken.push(chosen);
         by_port.push((number, chosen));
@@ -419,23 +388,16 @@ fn health_check_port(
     {
         return Ok(());
     }
-    let internal = |message: String| {
-        ApiError::new(
-            500,
-            "InternalError",
-            format!("Internal error occurred: {message}"),
-        )
-    };
     if requested != 0 {
         if let Some(why) = port_refusal(requested, taken) {
-            return Err(internal(format!(
+            return Err(ApiError::internal(format!(
                 "failed to allocate requested HealthCheck NodePort {requested}: {why}"
             )));
         }
         taken.push(requested);
     } else {
         let port = pick_port(object, taken).ok_or_else(|| {
-            internal("failed to allocate a HealthCheck NodePort 0: range is full".into())
+            ApiError::internal("failed to allocate a HealthCheck NodePort 0: range is full")
         })?;
         taken.push(port);
         spec["healthCheckNodePort"] = json!(port);
@@ -472,7 +434,7 @@ fn allocate_spec(
     let mut taken = taken(state, object);
     cluster_ip(object, spec, old.map(|o| &o["spec"]), &taken)?;
     if needs_node_ports(spec) {
-        node_ports(object, spec, old, &mut taken.ports)?;
+        node_ports(object, spec, &mut taken.ports)?;
     }
     health_check_port(object, spec, old, &mut taken.ports)
 }

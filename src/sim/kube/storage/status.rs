@@ -106,6 +106,15 @@ impl ApiError {
         error
     }
 
+    /// 500 as the API server wraps an error it did not expect to meet.
+    pub(crate) fn internal(message: impl std::fmt::Display) -> Self {
+        Self::new(
+            500,
+            "InternalError",
+            format!("Internal error occurred: {message}"),
+        )
+    }
+
     pub(crate) fn bad_request(message: impl Into<String>) -> Self {
         Self::new(400, "BadRequest", message)
     }

@@ -1,5 +1,5 @@
 //! The object store: every object by resource, namespace and name, with resource versions, a
-//! bounded event history for watches, and a broadcast of changes.
+//! bounded event history for watches (records in `changes.rs`), and a broadcast of changes.
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::Arc;
@@ -8,96 +8,16 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use tokio::sync::broadcast;
 
+pub(crate) use super::changes::{Change, ChangeType};
+use super::changes::{Past, Touch};
 use crate::sim::timestamps::rfc3339;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum ChangeType {
-    Added,
-    Modified,
-    Deleted,
-}
-
-impl ChangeType {
-    pub(crate) fn as_str(self) -> &'static str {
-        match self {
-            ChangeType::Added => "ADDED",
-            ChangeType::Modified => "MODIFIED",
-            ChangeType::Deleted => "DELETED",
-        }
-    }
-}
-
-/// One change, as watches deliver it.
-#[derive(Debug, Clone)]
-pub(crate) struct Change {
-    pub(crate) resource_version: u64,
-    pub(crate) change: ChangeType,
-    /// `group/plural` (`/pods`, `apps/deployments`).
-    pub(crate) resource: String,
-    pub(crate) namespace: String,
-    pub(crate) object: Arc<Value>,
-}
 
 /// How many past changes a watch can resume from before it gets 410 Gone.
 const HISTORY: usize = 5_000;
 
-/// A past change as the watch history keeps it: the object's JSON (shared with the store's
-/// entry while that version is current), not its parsed tree, several times larger: old
-/// versions were the bulk of the twin's memory on a big cluster, and only a watch resuming
-/// from the past reads them.
-struct Past {
-    resource_version: u64,
-    change: ChangeType,
-    resource: String,
-    namespace: String,
-    json: bytes::Bytes,
-}
-
 /// How many past changes the controllers can look back on (a few fields each): more than one
 /// pass of a 256-node cluster makes, so they need not fall back to looking at everything.
 const TOUCHES: usize = 200_000;
-
-/// What the controllers need to know of one change, without the object.
-#[derive(Debug, Clone)]
-pub(crate) struct Touch {
-    pub(crate) resource_version: u64,
-    pub(crate) change: ChangeType,
-    /// `group/plural`, as in [`Change`].
-    pub(crate) resource: String,
-    pub(crate) namespace: String,
-    pub(crate) name: String,
-    pub(crate) uid: String,
-    /// Uids of its owners.
-    pub(crate) owners: Vec<String>,
-    /// A pod's `spec.nodeName`.
-    pub(crate) node: Option<String>,
-    /// A pod's `status.phase`.
-    pub(crate) phase: Option<String>,
-}
-
-impl Touch {
-    fn of(change: &Change) -> Self {
-        let object = &change.object;
-        let metadata = &object["metadata"];
-        let text = |v: &Value| v.as_str().map(str::to_string);
-        Self {
-            resource_version: change.resource_version,
-            change: change.change,
-            resource: change.resource.clone(),
-            namespace: change.namespace.clone(),
-            name: name_of(object).to_string(),
-            uid: uid_of(object).to_string(),
-            owners: metadata["ownerReferences"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .filter_map(|r| text(&r["uid"]))
-                .collect(),
-            node: text(&object["spec"]["nodeName"]),
-            phase: text(&object["status"]["phase"]),
-        }
-    }
-}
 
 /// A stored object and its JSON, serialized once when written: lists are mostly reads.
 struct Entry {

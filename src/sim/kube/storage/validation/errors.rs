@@ -3,6 +3,8 @@
 
 use serde_json::Value;
 
+use crate::sim::kube::storage::status::ApiError;
+
 /// The field errors of one object, in the order they were found.
 #[derive(Debug, Default)]
 pub(crate) struct Errors(pub Vec<(String, String)>);
@@ -24,6 +26,16 @@ pub(crate) fn shown(value: &Value) -> String {
 impl Errors {
     pub(crate) fn is_empty(&self) -> bool {
         self.0.is_empty()
+    }
+
+    /// The 422 `Invalid` answer these errors make for the object `name` of `kind`.
+    pub(crate) fn into_invalid(self, kind: &str, name: &str) -> ApiError {
+        let causes: Vec<(&str, String)> = self
+            .0
+            .iter()
+            .map(|(f, m)| (f.as_str(), m.clone()))
+            .collect();
+        ApiError::invalid(kind, name, &causes)
     }
 
     pub(crate) fn push(&mut self, path: impl Into<String>, body: impl Into<String>) {

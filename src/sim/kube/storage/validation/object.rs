@@ -65,12 +65,7 @@ fn answer(resource: &ResourceType, name: &str, errors: Errors) -> Result<(), Api
     if errors.is_empty() {
         return Ok(());
     }
-    let causes: Vec<(&str, String)> = errors
-        .0
-        .iter()
-        .map(|(f, m)| (f.as_str(), m.clone()))
-        .collect();
-    Err(ApiError::invalid(&resource.qualified_kind(), name, &causes))
+    Err(errors.into_invalid(&resource.qualified_kind(), name))
 }
 
 fn bad_quantity(resource: &ResourceType) -> ApiError {

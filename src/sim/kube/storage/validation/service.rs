@@ -19,7 +19,8 @@ const FAMILY_POLICIES: [&str; 3] = ["PreferDualStack", "RequireDualStack", "Sing
 const LB_ONLY: &str = "may only be used when `type` is 'LoadBalancer'";
 const EXTERNAL_NAME_ONLY: &str = "may not be set for ExternalName services";
 
-fn strings(value: &Value) -> Vec<&str> {
+/// The strings of a JSON list (`clusterIPs`, `ipFamilies`, `externalIPs`).
+pub(crate) fn strings(value: &Value) -> Vec<&str> {
     value
         .as_array()
         .into_iter()
