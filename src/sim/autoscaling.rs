@@ -92,6 +92,9 @@ fn node_of(instance: &Instance, request: &LaunchRequest) -> serde_json::Value {
         ready: true,
     });
     let labels = &mut node["metadata"]["labels"];
+    for (key, value) in crate::sim::twin::network_labels(instance) {
+        labels[key] = serde_json::json!(value);
+    }
     if let Some(map) = labels.as_object_mut() {
         for key in [
             "eks.amazonaws.com/nodegroup",

@@ -363,11 +363,29 @@ impl Twin {
     }
 }
 
+/// The labels EKS gives the node of an instance with a network topology:
+/// `topology.k8s.aws/network-node-layer-N`, one per network node.
+pub(crate) fn network_labels(instance: &Instance) -> Vec<(String, String)> {
+    instance
+        .network_nodes
+        .iter()
+        .enumerate()
+        .map(|(layer, node)| {
+            (
+                crate::sim::aws::topology::layer_label(layer + 1),
+                node.clone(),
+            )
+        })
+        .collect()
+}
+
 /// The Node of an instance that has joined: its node group's labels and taints, its shape.
 fn joining_node(instance: &Instance, nodegroup: &Nodegroup) -> serde_json::Value {
+    let network = network_labels(instance);
     let labels: Vec<(&str, &str)> = nodegroup
         .labels
         .iter()
+        .chain(&network)
         .map(|(k, v)| (k.as_str(), v.as_str()))
         .collect();
     let taints: Vec<(&str, &str, &str)> = nodegroup

@@ -38,6 +38,7 @@ mod lab_drill;
 mod lab_rbac;
 mod layers;
 mod moto;
+mod network_topology;
 mod packaging;
 mod parallel;
 mod plan;

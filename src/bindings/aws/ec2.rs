@@ -24,6 +24,7 @@ pub(super) fn module(c: &Arc<AwsClients>, h: &Arc<Host>) -> Module {
     install_reachable(&mut ec2, c, h);
     super::ec2_lifecycle::install(&mut ec2, c, h);
     super::ec2_launch::install(&mut ec2, c, h);
+    super::ec2_topology::install(&mut ec2, c, h);
     ec2
 }
 

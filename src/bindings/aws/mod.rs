@@ -6,6 +6,7 @@ mod ec2;
 mod ec2_launch;
 mod ec2_lifecycle;
 mod ec2_rules;
+mod ec2_topology;
 mod eks;
 mod eks_lifecycle;
 mod extension;

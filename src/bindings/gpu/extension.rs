@@ -89,7 +89,7 @@ fn install_parsers(nvml: &mut Module, nccl_module: &mut Module) {
         .set_into_module(nvml, |ctx: NativeCallContext, text: &str| -> Result {
             nvidia_smi::parse_table(text).map(|v| encode(&v)).map_err(|e| parse_error("nvml::parse_table", e, ctx.call_position()))
         });
-    doc("parse", &["text: &str", "Map"], "nccl-tests output (any version, NCCL INFO/WARN lines and all, with or without the word NCCL), or its\n`-J` JSON report (whose `env` is never read): #{ ok, status: ok|error|incomplete, rows, avg_busbw,\nout_of_bounds, nccl_version, tests_version, ranks, devices, warnings, errors, causes (the lines\nthat say why, such as \"Invalid number of GPUs: ...\"), summary }.")
+    doc("parse", &["text: &str", "Map"], "nccl-tests output (any version, NCCL INFO/WARN lines and all, with or without the word NCCL), or its\n`-J` JSON report (whose `env` is never read): #{ ok, status: ok|error|incomplete, rows, avg_busbw,\nout_of_bounds, nccl_version, tests_version, ranks, devices, warnings, errors, causes (why: first what NCCL's\nown INFO and WARN lines say of the network, one per peer and trouble, such as \"NCCL retried its\nconnect to 10.0.1.7<43211> 3 times (...)\", then the lines that say why, such as \"Invalid number of\nGPUs: ...\"), summary }.")
         .set_into_module(nccl_module, |text: &str| -> Dynamic { encode(&nccl::parse(text)) });
 }
 

@@ -217,19 +217,25 @@ fn outcome(
     let report = parse(log);
     match finished {
         None => {
-            let last = report
-                .warnings
-                .last()
-                .cloned()
-                .or_else(|| log.lines().last().map(str::to_string))
-                .unwrap_or_default();
+            // What NCCL said of the network is the reason; else the last thing it said.
+            let why = match report.causes.first() {
+                Some(cause) => format!("cause: {cause}"),
+                None => {
+                    let last = report
+                        .warnings
+                        .last()
+                        .cloned()
+                        .or_else(|| log.lines().last().map(str::to_string))
+                        .unwrap_or_default();
+                    format!("last: {}", last.trim())
+                }
+            };
             (
                 "hang",
                 format!(
-                    "hang: no result within {} across {} ranks; last: {}",
+                    "hang: no result within {} across {} ranks; {why}",
                     format_duration(spec.timeout),
                     ranks,
-                    last.trim()
                 ),
             )
         }

@@ -2,6 +2,7 @@
 
 mod json_report;
 pub mod model;
+mod network_clues;
 pub mod parse;
 mod summary;
 

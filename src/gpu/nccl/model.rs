@@ -65,9 +65,12 @@ pub struct NcclReport {
     pub warnings: Vec<String>,
     /// Failure lines (`Test failure`, `NCCL failure`, `Caught ...`, errors).
     pub errors: Vec<String>,
-    /// Of those, the ones that say why (nccl-tests' own messages, such as `Invalid number of
-    /// GPUs: 2 requested but only 1 were found.`, and a failed call with its reason), rather
-    /// than where (`Test failure common.cu:1454`).
+    /// Why the run failed or stopped, rather than where (`Test failure common.cu:1454`): first
+    /// what NCCL's own log says of the network, one line per peer and trouble (`NCCL retried
+    /// its connect to 10.0.1.7<43211> 3 times ('Connection timed out', try 3 of 34): ...`,
+    /// read from INFO lines too, the only clue a hung connect leaves before its retries run
+    /// out), then nccl-tests' own messages (`Invalid number of GPUs: 2 requested but only 1
+    /// were found.`, a failed call with its reason).
     pub causes: Vec<String>,
     /// One line saying what happened.
     pub summary: String,

@@ -1,6 +1,7 @@
 //! Line-by-line reading of nccl-tests output into an [`NcclReport`]; never fails.
 
 use super::model::{ErrorColumn, NcclReport, Perf, Rank, Row, Status};
+use super::network_clues::NetworkClues;
 use super::summary::conclude;
 
 /// Whatever the log shows. Partial, interleaved and garbled logs still give a report; its
@@ -69,6 +70,8 @@ struct Scan {
     warnings: Vec<String>,
     errors: Vec<String>,
     causes: Vec<String>,
+    /// What NCCL's INFO and WARN lines say of the network between the ranks.
+    clues: NetworkClues,
 }
 
 impl Scan {
@@ -85,6 +88,9 @@ impl Scan {
             push_distinct(&mut self.log_hosts, host);
         }
         let level = log_level(line);
+        if level.is_some() {
+            self.clues.line(log_message(line));
+        }
         if level == Some(LogLevel::Warn) {
             self.warnings.push(line.to_string());
             return;
@@ -258,7 +264,8 @@ impl Scan {
             algorithm: self.algorithm,
             warnings: self.warnings,
             errors: self.errors,
-            causes: self.causes,
+            // What the network did comes first: nccl-tests' own words only say that NCCL failed.
+            causes: self.clues.causes().into_iter().chain(self.causes).collect(),
             summary: String::new(),
         };
         conclude(&mut report);
@@ -360,6 +367,14 @@ fn log_level(line: &str) -> Option<LogLevel> {
     }
     log_host(line)?;
     level_after_device(line.split_once(' ')?.1)
+}
+
+/// The message of one of NCCL's log lines: what follows its level.
+fn log_message(line: &str) -> &str {
+    ["NCCL WARN ", "NCCL INFO ", "WARN ", "INFO "]
+        .iter()
+        .find_map(|level| line.split_once(level).map(|(_, message)| message))
+        .unwrap_or(line)
 }
 
 /// INFO or WARN right after a `[dev]` prefix, past a `file.cu:LINE` where WARN has one.

@@ -495,3 +495,63 @@ gpu-dev-7d5e8186:1795:1795 [0] NCCL INFO NCCL_ALGO set by environment to ring,tr
     let real = parse(&text);
     assert_eq!((real.ofi_version, real.algorithm), (None, None));
 }
+
+#[test]
+fn a_hang_whose_only_clue_is_nccls_connect_retries_reports_them_as_its_cause() {
+    // NCCL 2.7 (Oneflow-Inc/oneflow#3586): two INFO lines, then nothing.
+    let report = parse(&fixture(
+        "nccl_connect_retry_timed_out_2.7_oneflow3586_excerpt.txt",
+    ));
+    assert_eq!(report.status, Status::Incomplete);
+    assert_eq!(
+        report.causes,
+        [
+            "NCCL retried its connect to a peer 2 times ('Connection timed out'): packets to the peer are dropped; check the security groups, network ACLs and firewalls between the nodes"
+        ]
+    );
+    assert!(
+        report.summary.contains("cause: NCCL retried its connect"),
+        "{}",
+        report.summary
+    );
+    // The 2.24 form in a site's own prefix (NVIDIA/nccl#1618): the try count is read.
+    let report = parse(&fixture(
+        "nccl_connect_retry_2.24_format_nccl_pr1618_excerpt.txt",
+    ));
+    assert_eq!(
+        report.causes[0],
+        "NCCL retried its connect to a peer once ('Connection timed out', try 1 of 34): packets to the peer are dropped; check the security groups, network ACLs and firewalls between the nodes"
+    );
+}
+
+#[test]
+fn failed_connects_and_broken_connections_name_their_peer() {
+    let report = parse(&fixture(
+        "nccl_socket_start_connect_failed_2.18_nccltests166_excerpt.txt",
+    ));
+    assert_eq!(
+        report.causes,
+        [
+            "NCCL could not connect to 10.0.0.2<45763> ('Software caused connection abort'): the network between the nodes refused the connection",
+            "NCCL's connection to node1<57557> broke ('Connection closed by remote peer'): the peer's process exited or its network went away during the run",
+        ]
+    );
+    let report = parse(&fixture(
+        "nccl_socket_poll_connect_no_route_2.23_sglang3820_excerpt.txt",
+    ));
+    assert_eq!(
+        report.causes,
+        [
+            "NCCL could not connect to 10.0.0.4<56849> ('No route to host'): there is no route to the peer; check the interface NCCL uses (NCCL_SOCKET_IFNAME) and the routes between the nodes"
+        ]
+    );
+    let report = parse(&fixture(
+        "nccl_recv_timed_out_2.12.12_horovod3611_excerpt.txt",
+    ));
+    assert_eq!(
+        report.causes,
+        [
+            "NCCL's connection to 100.96.188.199<41468> broke ('Connection timed out'): packets to the peer are dropped; check the security groups, network ACLs and firewalls between the nodes"
+        ]
+    );
+}

@@ -4,6 +4,8 @@ use super::model::{NcclReport, Status};
 
 /// Longest quoted log line in a summary, so the summary stays one readable line.
 const QUOTE_CHARS: usize = 160;
+/// A cause may say what it means as well (the network's causes do), so it may run longer.
+const CAUSE_CHARS: usize = 260;
 
 /// Sets `status`, `ok` and `summary` from what was parsed.
 pub(crate) fn conclude(report: &mut NcclReport) {
@@ -45,7 +47,7 @@ pub(crate) fn conclude(report: &mut NcclReport) {
                 parts.push(format!("out of bounds values: {count} FAILED"));
             }
             if let Some(cause) = report.causes.first() {
-                parts.push(format!("cause: {}", quote(cause)));
+                parts.push(format!("cause: {}", cut(cause, CAUSE_CHARS)));
             }
             if let Some(last) = report.errors.last() {
                 let lines = plural(report.errors.len(), "error line");
@@ -59,6 +61,9 @@ pub(crate) fn conclude(report: &mut NcclReport) {
         }
         Status::Incomplete => {
             parts.push("no '# Avg bus bandwidth' line".into());
+            if let Some(cause) = report.causes.first() {
+                parts.push(format!("cause: {}", cut(cause, CAUSE_CHARS)));
+            }
             parts.extend(topology(report));
             parts.push(match report.rows.last() {
                 None => "no result rows".into(),
@@ -137,10 +142,14 @@ fn plural(count: usize, noun: &str) -> String {
 }
 
 fn quote(line: &str) -> String {
-    if line.chars().count() <= QUOTE_CHARS {
+    cut(line, QUOTE_CHARS)
+}
+
+fn cut(line: &str, chars: usize) -> String {
+    if line.chars().count() <= chars {
         line.to_string()
     } else {
-        let cut: String = line.chars().take(QUOTE_CHARS).collect();
+        let cut: String = line.chars().take(chars).collect();
         format!("{cut}...")
     }
 }

@@ -70,6 +70,7 @@ fn new_instance(state: &mut AwsState, request: &LaunchRequest, subnet: String) -
         .subnets
         .get(&subnet)
         .map_or_else(|| request.zone.clone(), |s| s.zone.clone());
+    let network_nodes = super::topology::place(state, &request.instance_type, &zone);
     Instance {
         id: state.next_id("i"),
         nodegroup: String::new(),
@@ -83,6 +84,7 @@ fn new_instance(state: &mut AwsState, request: &LaunchRequest, subnet: String) -
         launched_at: state.now,
         placement_group: None,
         efa_interfaces: 0,
+        network_nodes,
     }
 }
 

@@ -7,7 +7,7 @@ use super::error::AwsError;
 use super::state::{AwsState, Rule, SecurityGroup};
 use super::wire::{Member, Xml, members, numbered};
 use super::{addresses, ec2_lifecycle, instance_types, instances, launch_templates};
-use super::{parameters, seed_ids};
+use super::{parameters, seed_ids, topology};
 use crate::lab;
 
 /// One EC2 action: reads the request's parameters, changes the state, writes the body of the
@@ -68,6 +68,10 @@ const ACTIONS: &[(&str, Action)] = &[
     (
         "DescribeInstanceTypes",
         instance_types::describe_instance_types,
+    ),
+    (
+        "DescribeInstanceTopology",
+        topology::describe_instance_topology,
     ),
 ];
 

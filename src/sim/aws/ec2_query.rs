@@ -79,6 +79,10 @@ impl Wanted {
         self
     }
 
+    pub(super) fn values(&self) -> &[String] {
+        &self.0
+    }
+
     pub(super) fn accepts(&self, value: &str) -> bool {
         self.0.is_empty() || self.0.iter().any(|wanted| wanted == value)
     }

@@ -33,4 +33,5 @@ pub(crate) mod signature;
 pub(crate) mod state;
 pub(crate) mod sts;
 pub(crate) mod timers;
+pub(crate) mod topology;
 pub(crate) mod wire;

@@ -150,6 +150,7 @@ fn new_instance(
         .subnets
         .get(&subnet)
         .map_or("ap-northeast-2a".to_string(), |s| s.zone.clone());
+    let network_nodes = super::topology::place(state, &nodegroup.instance_type, &zone);
     Instance {
         id: state.next_id("i"),
         nodegroup: nodegroup.name.clone(),
@@ -167,6 +168,7 @@ fn new_instance(
         launched_at: state.now,
         placement_group: template.and_then(|t| t.placement_group.clone()),
         efa_interfaces: template.map_or(0, |t| t.efa_interfaces()),
+        network_nodes,
     }
 }
 

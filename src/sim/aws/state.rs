@@ -111,6 +111,9 @@ pub(crate) struct Instance {
     pub(crate) placement_group: Option<String>,
     /// EFA interfaces attached at launch (its launch template's; none without one).
     pub(crate) efa_interfaces: u32,
+    /// Where it sits in AWS's network, the top layer first (topology.rs); none for a type
+    /// DescribeInstanceTopology does not cover.
+    pub(crate) network_nodes: Vec<String>,
 }
 
 #[derive(Debug, Clone)]
@@ -364,6 +367,8 @@ pub(crate) struct AwsState {
     pub(crate) groups: BTreeMap<String, SecurityGroup>,
     pub(crate) rules: Vec<Rule>,
     pub(crate) instances: BTreeMap<String, Instance>,
+    /// How many instances with a network topology each zone has placed (topology.rs).
+    pub(crate) network_slots: BTreeMap<String, u32>,
     /// Placement groups by name.
     pub(crate) placement_groups: BTreeMap<String, PlacementGroup>,
     /// Launch templates by id.

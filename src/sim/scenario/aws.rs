@@ -256,6 +256,8 @@ fn system_instances(state: &mut AwsState) {
                 launched_at: Duration::ZERO,
                 placement_group: None,
                 efa_interfaces: 0,
+                // A t3.medium has no topology to tell.
+                network_nodes: Vec::new(),
             },
         );
     }

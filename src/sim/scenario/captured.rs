@@ -12,6 +12,7 @@ use crate::sim::aws::state::{
     AccessEntry, Addon, Address, AssociatedPolicy, AwsState, Cluster, Instance, LaunchTemplate,
     Nodegroup, OidcProvider, PodIdentityAssociation, Role, Rule, SecurityGroup, TemplateInterface,
 };
+use crate::sim::aws::topology;
 use crate::sim::kube::auth::rbac::bootstrap;
 use crate::sim::kube::storage::state::{KubeState, store_key};
 use crate::sim::timestamps::parse_rfc3339;
@@ -162,6 +163,7 @@ fn instances(state: &mut AwsState, capture: &format::AwsState, at: Duration) {
         if matches!(instance.state.as_str(), "pending" | "running") {
             state.meter.start(&instance.id, &instance.instance_type, at);
         }
+        let network_nodes = topology::place(state, &instance.instance_type, &instance.zone);
         state.instances.insert(
             instance.id.clone(),
             Instance {
@@ -177,6 +179,7 @@ fn instances(state: &mut AwsState, capture: &format::AwsState, at: Duration) {
                 launched_at: at,
                 placement_group: instance.placement_group.clone(),
                 efa_interfaces: instance.efa_interfaces,
+                network_nodes,
             },
         );
     }
