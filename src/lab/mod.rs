@@ -10,6 +10,7 @@ pub mod hybrid;
 pub mod hybrid_pricing;
 mod instance_types;
 pub mod nccl_figures;
+pub mod nccl_scale;
 mod network;
 pub mod reachability;
 pub mod timeline;

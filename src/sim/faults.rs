@@ -11,8 +11,9 @@
 //! drain-and-reset: what the driver asks for), `gpu-power-capped=NODE:WATTS`,
 //! `gpu-pcie-degraded=NODE:WIDTH` (the link trained that narrow), `fabric-down=NODE` (the
 //! NVSwitch fabric never registered the node's GPUs), `dcgm-hang=NODE` (its host engine stops
-//! answering: `dcgmi diag` never returns) and `nic-slow=NODE:SHARE` (the node gets
-//! that share of its NIC's bandwidth),
+//! answering: `dcgmi diag` never returns), `nic-slow=NODE:SHARE` (the node gets
+//! that share of its NIC's bandwidth) and `efa-down=NODE:COUNT` (that many of its EFA
+//! interfaces are down),
 //! NODE being a node name or `gpuN`, and `NODE/3` GPU 3 of it (GPU 0 without one); and
 //! `nccl-busbw=SHARE` (the network between GPU nodes delivers that share of its bandwidth).
 //! `NAME=off` (or `heal=NAME`) turns one off.
@@ -24,7 +25,7 @@ use super::kube::storage::state::KubeState;
 use super::twin::Twin;
 use crate::clock::parse_duration;
 
-pub(crate) const NAMES: &str = "check=NAME, nodegroup-never-joins=NAME, aws-throttle=RATE, aws-5xx=RATE, aws-latency=DURATION, aws-deny=ACTION, aws-expired-token=on, kube-latency=DURATION, link-down=onprem|NODE, ec2-vcpu-quota=on, subnet-ips-exhausted=on, gpu-xid=NODE:CODE, gpu-row-remap-pending=NODE, gpu-ecc-uncorrectable=NODE:COUNT, gpu-missing=NODE, nvlink-down=NODE, gpu-recovery-action=NODE:gpu-reset|node-reboot|drain-p2p|drain-and-reset, gpu-power-capped=NODE:WATTS, gpu-pcie-degraded=NODE:WIDTH, fabric-down=NODE, dcgm-hang=NODE, nic-slow=NODE:SHARE, nccl-busbw=SHARE (NODE/GPU names one GPU of a node: gpu0/3)";
+pub(crate) const NAMES: &str = "check=NAME, nodegroup-never-joins=NAME, aws-throttle=RATE, aws-5xx=RATE, aws-latency=DURATION, aws-deny=ACTION, aws-expired-token=on, kube-latency=DURATION, link-down=onprem|NODE, ec2-vcpu-quota=on, subnet-ips-exhausted=on, gpu-xid=NODE:CODE, gpu-row-remap-pending=NODE, gpu-ecc-uncorrectable=NODE:COUNT, gpu-missing=NODE, nvlink-down=NODE, gpu-recovery-action=NODE:gpu-reset|node-reboot|drain-p2p|drain-and-reset, gpu-power-capped=NODE:WATTS, gpu-pcie-degraded=NODE:WIDTH, fabric-down=NODE, dcgm-hang=NODE, nic-slow=NODE:SHARE, efa-down=NODE:COUNT, network-slow=NODE|nn-ID:SHARE, nccl-busbw=SHARE (NODE/GPU names one GPU of a node: gpu0/3)";
 
 fn rate(name: &str, value: &str) -> Result<f64, String> {
     if value == "off" {
@@ -126,13 +127,14 @@ fn hardware(state: &mut KubeState, name: &str, value: &str) -> Result<(), String
 }
 
 /// The hardware faults, on a node (`fabric-down`, `dcgm-hang`, `nic-slow`) or one GPU of it.
-const HARDWARE: [&str; 11] = [
+const HARDWARE: [&str; 12] = [
     "gpu-xid",
     "gpu-row-remap-pending",
     "gpu-ecc-uncorrectable",
     "gpu-missing",
     "nvlink-down",
     "nic-slow",
+    "efa-down",
     "gpu-recovery-action",
     "gpu-power-capped",
     "gpu-pcie-degraded",
@@ -165,6 +167,7 @@ fn set_hardware(state: &mut KubeState, name: &str, value: &str) -> Result<(), St
         "fabric-down" => node.fabric_down = !change.off,
         "dcgm-hang" => node.dcgm_hung = !change.off,
         "nic-slow" => node.nic_share = nic_share(&change)?,
+        "efa-down" => node.efa_down = positive_number(&change, "count")?,
         _ => set_gpu_fault(node.gpu_mut(target.gpu), &change)?,
     }
     Ok(())
@@ -314,6 +317,7 @@ fn switch(twin: &Twin, name: &str, value: &str) -> Result<(), String> {
         }
         "kube-latency" => latency(name, value).map(|l| twin.kube(|s| s.latency = l)),
         "nccl-busbw" => network_share(value).map(|share| twin.kube(|s| s.network_share = share)),
+        "network-slow" => twin.kube(|s| network_slow(s, value)),
         other => Err(format!("unknown fault `{other}`; the twin knows {NAMES}")),
     }
 }
@@ -381,6 +385,44 @@ fn network_share(value: &str) -> Result<Option<f64>, String> {
     })
 }
 
+/// Slows the links up the tree from one network node: `nn-ID:SHARE`, or `NODE:SHARE` for the
+/// bottom network node of that node's instance (its block); `TARGET:off` or `off` ends it.
+fn network_slow(state: &mut KubeState, value: &str) -> Result<(), String> {
+    if value == "off" {
+        state.slow_network_nodes.clear();
+        return Ok(());
+    }
+    let (target, share) = value.rsplit_once(':').ok_or_else(|| {
+        format!("fault network-slow: name a network node (nn-...) or a node whose block it is (gpu5, a node name), then the share: network-slow=gpu5:0.4, got `{value}`")
+    })?;
+    let id = if target.starts_with("nn-") {
+        target.to_string()
+    } else {
+        block_of(state, target)?
+    };
+    if share == "off" {
+        state.slow_network_nodes.remove(&id);
+        return Ok(());
+    }
+    let share = bandwidth_share(share).ok_or_else(|| {
+        format!("fault network-slow: the share of bandwidth is a number above 0 and at most 1 (0.4), got `{share}`")
+    })?;
+    state.slow_network_nodes.insert(id, share);
+    Ok(())
+}
+
+/// The network node a node's instance hangs from (its last `network-node-layer-N` label).
+fn block_of(state: &KubeState, target: &str) -> Result<String, String> {
+    let node = super::gpu::programs::node_named(state, target).ok_or_else(|| {
+        format!("fault network-slow: no node `{target}` ({NODE_FORMS}) to find a block by")
+    })?;
+    super::gpu::programs::network_nodes(&node)
+        .pop()
+        .ok_or_else(|| {
+            format!("fault network-slow: node `{target}` has no network-node labels (its instance type has no topology in AWS); name a network node (nn-...) instead")
+        })
+}
+
 /// Cuts (or with `off`, restores) the link of on-premises nodes: `onprem` for every hybrid
 /// node, or one node by name.
 fn link_down(state: &mut KubeState, value: &str) -> Result<(), String> {
@@ -426,6 +468,11 @@ fn kube_faults_on(s: &KubeState) -> Vec<String> {
     if let Some(share) = s.network_share {
         on.push(format!("nccl-busbw={share}"));
     }
+    on.extend(
+        s.slow_network_nodes
+            .iter()
+            .map(|(node, share)| format!("network-slow={node}:{share}")),
+    );
     on.extend(s.links_down.keys().map(|node| format!("link-down={node}")));
     on.extend(s.hardware.describe());
     on

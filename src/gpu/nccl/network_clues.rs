@@ -186,10 +186,31 @@ fn efa(message: &str) -> Option<Clue> {
             Some("the security group on this instance or its peer is not set up correctly"),
         ));
     }
-    if rest.contains("completed with error") || rest.contains("Unable to insert remote address") {
+    if rest.contains("Unable to insert remote address") {
         return Some(clue(Kind::Efa, None, Some(rest.trim())));
     }
-    None
+    if !rest.contains("completed with error") {
+        return None;
+    }
+    let peer = rest
+        .split_once("Peer host id: ")
+        .map(|(_, id)| id.split([' ', ')']).next().unwrap_or_default())
+        .filter(|id| id.starts_with("i-"));
+    Some(clue(Kind::Efa, peer, Some(&provider_error(rest))))
+}
+
+/// `4126 (Unresponsive receiver (reachable by EFA device but handshake failed))` out of
+/// `... Error: 4126 (Unresponsive receiver (...) My EFA addr: ... Peer host id: ...). Completed
+/// length: 0`: the provider's code and words, without the addresses libfabric appends.
+fn provider_error(rest: &str) -> String {
+    let Some((_, error)) = rest.split_once("Error: ") else {
+        return rest.trim().to_string();
+    };
+    let error = error.split(". Completed").next().unwrap_or(error);
+    match error.split_once(" My EFA addr") {
+        Some((words, _)) => format!("{words})"),
+        None => error.trim().to_string(),
+    }
 }
 
 fn clue(kind: Kind, peer: Option<&str>, error: Option<&str>) -> Clue {
@@ -223,7 +244,10 @@ fn said(clue: &Clue, count: usize) -> String {
         Kind::GaveUp => format!("NCCL gave up connecting to {peer} ('{error}')"),
         Kind::Failed => format!("NCCL could not connect to {peer} ('{error}')"),
         Kind::Broken => format!("NCCL's connection to {peer} broke ('{error}')"),
-        Kind::Efa => format!("the EFA plugin could not reach its peer ({error})"),
+        Kind::Efa => match &clue.peer {
+            Some(peer) => format!("the EFA plugin could not reach {peer} ('{error}')"),
+            None => format!("the EFA plugin could not reach its peer ('{error}')"),
+        },
     };
     format!("{what}: {}", meaning(clue))
 }
@@ -300,6 +324,21 @@ mod tests {
         assert_eq!(
             causes(&["socketStartConnect: exceeded timeouts (3)"])[0],
             "NCCL gave up connecting to a peer ('Connection timed out'): packets to the peer are dropped; check the security groups, network ACLs and firewalls between the nodes"
+        );
+    }
+
+    #[test]
+    fn the_efa_plugins_failed_request_says_the_providers_error_without_addresses() {
+        // aws-ofi-nccl 1.14's `Request %p completed with error. RC: %d. Error: %d (%s). Completed
+        // length: %ld`, with the EFA provider's words and the addresses it appends.
+        let said = causes(&[
+            "NET/OFI Request 0x7f45 completed with error. RC: 103. Error: 4126 (Unresponsive receiver (reachable by EFA device but handshake failed) My EFA addr: fi_addr_efa://[fe80::1]:0:1 My host id: i-0a Peer EFA addr: fi_addr_efa://[fe80::2]:0:2 Peer host id: i-0b). Completed length: 0",
+        ]);
+        assert_eq!(
+            said,
+            [
+                "the EFA plugin could not reach i-0b ('4126 (Unresponsive receiver (reachable by EFA device but handshake failed))'): EFA needs the nodes' security group to allow all traffic to and from itself"
+            ]
         );
     }
 

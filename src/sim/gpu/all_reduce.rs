@@ -11,10 +11,12 @@ use super::efa;
 use super::gpu_model::GpuHost;
 use super::nccl_tests::model::LocalPath;
 use super::nccl_tests::{self, NcclDebug, NcclRun, Outcome, RankInfo};
+use super::network_pace;
 use super::node_faults::NodeFaults;
 use super::programs::{
     Fabric, Network, faults_of, gpu_host, instance_type, node_gpus, node_ip, node_name, unmodelled,
 };
+use crate::lab::nccl_scale::Collective;
 use crate::lab::{gpu_catalog, nccl_figures};
 use crate::sim::kube::storage::state::{KubeState, ProgramRun};
 use crate::sim::timestamps::unix_seconds;
@@ -275,21 +277,17 @@ fn set_pace(run: &mut NcclRun, placements: &[Placement], hosts: &[GpuHost], stat
     run.local = pace.local;
     run.busbw_gbps = pace.busbw_gbps;
     run.latency_us = pace.latency_us;
-    // A run across nodes goes at the pace the network between them allows.
-    let nodes: BTreeSet<&str> = placements
+    // A run across nodes goes at the pace its node count, its slowest member and the network
+    // between them allow.
+    let mut seen = BTreeSet::new();
+    let nodes: Vec<&Value> = placements
         .iter()
-        .map(|(_, node, _)| node_name(node))
+        .map(|(_, node, _)| node)
+        .filter(|node| seen.insert(node_name(node)))
         .collect();
-    if let (Some(share), true) = (state.network_share, nodes.len() > 1) {
-        run.busbw_gbps *= share;
-    }
-    // The run goes at the pace of its slowest NIC.
-    let slowest_nic = placements
-        .iter()
-        .filter_map(|(_, node, _)| faults_of(state, node_name(node)).and_then(|f| f.nic_share))
-        .fold(1.0_f64, f64::min);
     if nodes.len() > 1 {
-        run.busbw_gbps *= slowest_nic;
+        let efa = matches!(run.network, nccl_tests::model::Network::Efa { .. });
+        run.busbw_gbps *= network_pace::share(state, &nodes, Collective::AllReduce, efa);
     }
 }
 

@@ -12,6 +12,7 @@ pub(crate) mod gpu_model;
 pub(crate) mod kernel_log;
 pub(crate) mod mig_profiles;
 pub(crate) mod nccl_tests;
+mod network_pace;
 pub(crate) mod node_faults;
 pub(crate) mod programs;
 pub(crate) mod smi_output;

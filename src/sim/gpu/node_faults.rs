@@ -1,5 +1,6 @@
 //! Hardware faults of GPU nodes in the twin (`--fault gpu-xid=NODE:79` or `NODE/3:79` for GPU 3,
 //! `gpu-row-remap-pending`, `gpu-ecc-uncorrectable`, `gpu-missing`, `nvlink-down`, `nic-slow`,
+//! `efa-down`,
 //! `gpu-recovery-action`, `gpu-power-capped`, `gpu-pcie-degraded`, `fabric-down`): what the
 //! driver reported, what the memory counters say, whether a GPU answers, whether its NVLinks
 //! are up, what it asks for to recover, its power cap and PCIe link, whether the NVSwitch
@@ -67,6 +68,9 @@ pub(crate) struct NodeFaults {
     pub(crate) gpus: BTreeMap<u32, GpuFaults>,
     /// The share of its NIC's bandwidth the node gets (a bad cable, a flapping link).
     pub(crate) nic_share: Option<f64>,
+    /// How many of its EFA interfaces are down: the device plugin finds that many fewer, and
+    /// the GPU whose rail lost one sends at the pace of the interfaces it has left.
+    pub(crate) efa_down: Option<u32>,
     /// The NVSwitch fabric never registered the node's GPUs (Fabric Manager not running).
     pub(crate) fabric_down: bool,
     /// The node's DCGM host engine stopped answering: `dcgmi diag` never returns.
@@ -77,6 +81,7 @@ impl NodeFaults {
     pub(crate) fn is_empty(&self) -> bool {
         self.gpus.values().all(GpuFaults::is_empty)
             && self.nic_share.is_none()
+            && self.efa_down.is_none()
             && !self.fabric_down
             && !self.dcgm_hung
     }
@@ -179,6 +184,9 @@ impl NodeFaults {
         }
         if let Some(share) = self.nic_share {
             on.push(format!("nic-slow={node}:{share}"));
+        }
+        if let Some(down) = self.efa_down {
+            on.push(format!("efa-down={node}:{down}"));
         }
         on
     }

@@ -113,6 +113,33 @@ pub(crate) fn faults_of<'a>(state: &'a KubeState, name: &str) -> Option<&'a Node
     })
 }
 
+/// The GPU node a fault names: by name, or `gpuN`, the N-th GPU node by name.
+pub(crate) fn node_named(state: &KubeState, name: &str) -> Option<Value> {
+    if let Some(node) = state.object("nodes", "", name) {
+        return Some(node);
+    }
+    let index: usize = name.strip_prefix("gpu")?.parse().ok()?;
+    let mut gpu_nodes: Vec<&Value> = state
+        .store
+        .list(&built_in_key("nodes"), None)
+        .filter(|n| node_gpus(n) > 0)
+        .collect();
+    gpu_nodes.sort_by(|a, b| node_name(a).cmp(node_name(b)));
+    gpu_nodes.get(index).map(|n| (*n).clone())
+}
+
+/// The network nodes a node's instance sits under, top layer first (its
+/// `topology.k8s.aws/network-node-layer-N` labels); none for a type without a topology.
+pub(crate) fn network_nodes(node: &Value) -> Vec<String> {
+    (1..=4)
+        .map_while(|layer| {
+            node["metadata"]["labels"][format!("topology.k8s.aws/network-node-layer-{layer}")]
+                .as_str()
+                .map(str::to_string)
+        })
+        .collect()
+}
+
 /// Every GPU the node's type has, idle, by slot (the index a fault names), before faults.
 fn installed_gpus(node: &Value, timestamp: &str) -> GpuHost {
     let name = node_name(node);

@@ -122,7 +122,8 @@ fn refresh(state: &mut KubeState, name: &str, running: Running) {
     let counts = faults_of(state, name).map_or((installed, installed), |f| {
         (f.visible_gpus(installed), f.healthy_gpus(installed))
     });
-    let efa_devices = efa::devices(&state.efa_devices, node);
+    let down = faults_of(state, name).and_then(|f| f.efa_down).unwrap_or(0);
+    let efa_devices = efa::devices(&state.efa_devices, node).saturating_sub(down);
     if let Some(updated) = with_gpu_resources(node, running, counts, efa_devices) {
         shared::update(state, "nodes", updated);
     }

@@ -89,6 +89,10 @@ pub(crate) struct KubeState {
     /// `nccl-busbw=SHARE`: the network between GPU nodes delivers that share of its
     /// bandwidth to every NCCL run that crosses it.
     pub(crate) network_share: Option<f64>,
+    /// `network-slow=TARGET:SHARE`: the links up the tree from these network nodes (by id,
+    /// `nn-...`) carry that share of their bandwidth, so a run with nodes both under one and
+    /// outside it goes at that share; a run inside goes at full pace.
+    pub(crate) slow_network_nodes: BTreeMap<String, f64>,
     pub(crate) timers: Vec<(Duration, Timer)>,
     /// Logs by (namespace, pod, container); ordered, so a pod's logs go in one range.
     pub(crate) logs: BTreeMap<(String, String, String), ContainerLog>,
@@ -129,6 +133,7 @@ impl Default for KubeState {
             efa_devices: BTreeMap::new(),
             latency: std::time::Duration::ZERO,
             network_share: None,
+            slow_network_nodes: BTreeMap::new(),
             timers: Vec::new(),
             logs: BTreeMap::new(),
             programs: Box::new(crate::sim::kube::programs::container_program),
