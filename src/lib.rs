@@ -21,13 +21,15 @@
 //! - [`sim`]: the lab twin (speaks the real wire protocols on loopback; never the clients)
 //! - [`journal`], [`guard`]: the run journal, what undoes each mutation and the lock on a
 //!   target; what a run may change (`--read-only`, `--max-gpu-nodes`, `--allow`)
-//! - [`health`]: GPU health verdicts from what the parsers read
+//! - [`health`], [`acceptance`]: GPU health verdicts from what the parsers read; a fleet's
+//!   collectives at scale and the search that localises their culprits
 //! - [`gpu`], [`lab`], [`lab_state`]: pure domain logic (nvidia-smi, nccl-tests, dcgmi and
 //!   kernel log parsers; lab facts, reachability, cost; the lab-state file's format)
 //! - [`auth`]: who may drive a lab: SigV4 signatures, EKS tokens, the lab's secrets (pure)
 //! - [`clock`], [`sandbox`]: real time and the virtual discrete-event clock; what a runbook may
 //!   read on this machine and the files runbook keeps private
 
+pub mod acceptance;
 pub mod app;
 pub mod auth;
 pub mod bindings;
