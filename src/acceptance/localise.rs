@@ -52,6 +52,8 @@ pub struct Localisation {
     pub culprits: Vec<Culprit>,
     /// Whether the fleet without the culprits passed (None when the fleet passed at once).
     pub rest_passed: Option<bool>,
+    /// Why the search stopped before naming anything, when it did.
+    pub stopped: Option<String>,
     pub trials: Vec<Trial>,
 }
 
@@ -64,7 +66,11 @@ struct Item {
 
 /// Finds the culprits of a fleet's collective; `collective` runs each group, `judge` sets each
 /// group's floor by its node count.
-pub fn localise(fleet: &[FleetNode], collective: &mut dyn Collective, judge: &Judge<'_>) -> Localisation {
+pub fn localise(
+    fleet: &[FleetNode],
+    collective: &mut dyn Collective,
+    judge: &Judge<'_>,
+) -> Localisation {
     let mut trials = Trials::new(collective, judge);
     let all: Vec<String> = fleet.iter().map(|n| n.name.clone()).collect();
     if all.len() < 2 || trials.run(format!("the whole fleet ({} nodes)", all.len()), &all) {
@@ -72,6 +78,7 @@ pub fn localise(fleet: &[FleetNode], collective: &mut dyn Collective, judge: &Ju
             algorithm: ALGORITHM,
             culprits: Vec::new(),
             rest_passed: None,
+            stopped: None,
             trials: trials.made,
         };
     }
@@ -86,18 +93,35 @@ pub fn localise(fleet: &[FleetNode], collective: &mut dyn Collective, judge: &Ju
         }
     });
     culprits.extend(trials.deeper(|t| slow_blocks(t, &cleared)));
+    if let Some(why) = trials.stopped.take() {
+        return Localisation {
+            algorithm: ALGORITHM,
+            culprits: Vec::new(),
+            rest_passed: None,
+            stopped: Some(why),
+            trials: trials.made,
+        };
+    }
     let rest: Vec<String> = fleet
         .iter()
-        .filter(|n| !culprits.iter().any(|c| c.name == n.name || Some(&c.name) == n.block.as_ref()))
+        .filter(|n| {
+            !culprits
+                .iter()
+                .any(|c| c.name == n.name || Some(&c.name) == n.block.as_ref())
+        })
         .map(|n| n.name.clone())
         .collect();
     let rest_passed = (rest.len() >= 2).then(|| {
-        trials.run(format!("the fleet without the {} culprit(s)", culprits.len()), &rest)
+        trials.run(
+            format!("the fleet without the {} culprit(s)", culprits.len()),
+            &rest,
+        )
     });
     Localisation {
         algorithm: ALGORITHM,
         culprits,
         rest_passed,
+        stopped: None,
         trials: trials.made,
     }
 }
@@ -154,7 +178,10 @@ fn slow_blocks(t: &mut Trials<'_>, cleared: &BTreeMap<String, Vec<String>>) -> V
         return Vec::new();
     }
     let together: Vec<String> = items.iter().flat_map(|i| i.nodes.clone()).collect();
-    if t.run(format!("{} blocks' cleared nodes together", items.len()), &together) {
+    if t.run(
+        format!("{} blocks' cleared nodes together", items.len()),
+        &together,
+    ) {
         return Vec::new();
     }
     let mut good = Vec::new();
@@ -181,7 +208,8 @@ fn split(t: &mut Trials<'_>, failed: &[Item], good: &mut Vec<Item>) -> Vec<(Item
         return under(t, second, good);
     }
     // The second half first: what it clears is what a lone suspect of the first is run beside.
-    let second_passed = second.len() >= 2 && t.run(purpose("other half", second), &nodes_of(second));
+    let second_passed =
+        second.len() >= 2 && t.run(purpose("other half", second), &nodes_of(second));
     if second_passed {
         good.extend(second.iter().cloned());
     }
@@ -207,7 +235,12 @@ fn alone(t: &mut Trials<'_>, suspect: &Item, good: &mut Vec<Item>) -> Vec<(Item,
     let Some(partner) = good.first().cloned() else {
         return vec![(suspect.clone(), false)];
     };
-    let nodes: Vec<String> = suspect.nodes.iter().chain(&partner.nodes).cloned().collect();
+    let nodes: Vec<String> = suspect
+        .nodes
+        .iter()
+        .chain(&partner.nodes)
+        .cloned()
+        .collect();
     let purpose = format!("{} beside cleared {}", suspect.name, partner.name);
     if t.run(purpose, &nodes) {
         good.push(suspect.clone());

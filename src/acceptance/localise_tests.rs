@@ -13,6 +13,8 @@ struct Simulated {
     block_of: BTreeMap<String, String>,
     stragglers: BTreeMap<String, f64>,
     slow_blocks: BTreeMap<String, f64>,
+    /// Nodes no run with them in gives a result.
+    dead: BTreeSet<String>,
     runs: usize,
 }
 
@@ -25,6 +27,7 @@ impl Simulated {
             block_of,
             stragglers: BTreeMap::new(),
             slow_blocks: BTreeMap::new(),
+            dead: BTreeSet::new(),
             runs: 0,
         }
     }
@@ -41,7 +44,12 @@ impl Simulated {
 }
 
 fn figure(nodes: usize) -> f64 {
-    expected("p5.48xlarge", Kind::AllReduce, u32::try_from(nodes).unwrap()).map_or(0.0, |f| f.0)
+    expected(
+        "p5.48xlarge",
+        Kind::AllReduce,
+        u32::try_from(nodes).unwrap(),
+    )
+    .map_or(0.0, |f| f.0)
 }
 
 impl Collective for Simulated {
@@ -57,9 +65,17 @@ impl Collective for Simulated {
                 share = share.min(self.slow_blocks.get(block).copied().unwrap_or(1.0));
             }
         }
+        if nodes.iter().any(|n| self.dead.contains(n)) {
+            return Measured {
+                busbw: None,
+                seconds: 30.0,
+                note: Some("error: the launcher failed".into()),
+            };
+        }
         Measured {
             busbw: Some(figure(nodes.len()) * share),
             seconds: 30.0,
+            note: None,
         }
     }
 }
@@ -128,8 +144,35 @@ fn the_tree_shows_each_run_under_the_one_that_led_to_it() {
     fleet.stragglers.insert("n001".into(), 0.5);
     let found = localise(&fleet.fleet(), &mut fleet, &judge());
     let drawn = tree(&found.trials);
-    assert!(drawn.starts_with("FAIL the whole fleet (8 nodes"), "{drawn}");
+    assert!(
+        drawn.starts_with("FAIL the whole fleet (8 nodes"),
+        "{drawn}"
+    );
     assert!(drawn.contains("\n  FAIL block nn-0 alone"), "{drawn}");
     assert!(drawn.contains("\n    "), "splitting is deeper: {drawn}");
     assert_eq!(names(&found), [("node", "n001", true)], "{drawn}");
+}
+
+#[test]
+fn a_dead_node_is_found_but_a_fleet_where_nothing_runs_stops_the_search() {
+    let mut fleet = Simulated::new(4, 32);
+    fleet.dead.insert("n040".into());
+    let found = localise(&fleet.fleet(), &mut fleet, &judge());
+    assert_eq!(
+        names(&found),
+        [("node", "n040", true)],
+        "{}",
+        tree(&found.trials)
+    );
+    assert_eq!(found.stopped, None);
+    let mut fleet = Simulated::new(4, 32);
+    fleet.dead = fleet.block_of.keys().cloned().collect();
+    let found = localise(&fleet.fleet(), &mut fleet, &judge());
+    assert!(found.culprits.is_empty());
+    assert_eq!(found.trials.len(), 4, "{}", tree(&found.trials));
+    let why = found.stopped.expect("stopped");
+    assert!(
+        why.contains("the first run said: error: the launcher failed"),
+        "{why}"
+    );
 }

@@ -4,12 +4,14 @@
 use serde::Serialize;
 
 /// What one collective run over some nodes gave.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Measured {
     /// Bus bandwidth, GB/s; None when the run failed or hung.
     pub busbw: Option<f64>,
     /// How long the run took (on the run's clock).
     pub seconds: f64,
+    /// What the run said of itself when it fell short (nccl::all_reduce's summary).
+    pub note: Option<String>,
 }
 
 /// Runs one collective over the named nodes (at least two).
@@ -40,7 +42,13 @@ pub struct Trial {
     pub passed: bool,
     pub seconds: f64,
     pub depth: usize,
+    pub note: Option<String>,
 }
+
+/// Runs in a row without a result, none passing before, that make a fault common to the
+/// whole fleet (its security group, the image, a plugin) likelier than one node's: a single
+/// dead node gives at most three (the fleet, its block, the half holding it).
+const SYSTEMIC_AFTER: usize = 4;
 
 /// The runs of a search, made through a [`Collective`] and judged as they come.
 pub struct Trials<'a> {
@@ -48,6 +56,8 @@ pub struct Trials<'a> {
     judge: &'a Judge<'a>,
     pub made: Vec<Trial>,
     depth: usize,
+    /// Why the search stopped early, once it has.
+    pub stopped: Option<String>,
 }
 
 impl<'a> Trials<'a> {
@@ -57,11 +67,15 @@ impl<'a> Trials<'a> {
             judge,
             made: Vec::new(),
             depth: 0,
+            stopped: None,
         }
     }
 
     /// Runs the collective over `nodes` and says whether it passed.
     pub fn run(&mut self, purpose: String, nodes: &[String]) -> bool {
+        if self.stopped.is_some() {
+            return false;
+        }
         let measured = self.collective.run(nodes);
         let floor = self.judge.floor(nodes.len());
         let passed = measured.busbw.is_some_and(|b| b >= floor);
@@ -73,8 +87,26 @@ impl<'a> Trials<'a> {
             passed,
             seconds: measured.seconds,
             depth: self.depth,
+            note: measured.note.filter(|_| !passed),
         });
+        self.stop_if_systemic();
         passed
+    }
+
+    fn stop_if_systemic(&mut self) {
+        let empty = self
+            .made
+            .iter()
+            .rev()
+            .take_while(|t| t.busbw.is_none())
+            .count();
+        if empty >= SYSTEMIC_AFTER && self.made.iter().all(|t| !t.passed) {
+            let first = self.made.first().and_then(|t| t.note.clone());
+            self.stopped = Some(format!(
+                "{empty} runs in a row gave no result and none passed: a fault every run meets (the security group, the image, a device plugin), not one node's{}",
+                first.map_or_else(String::new, |n| format!("; the first run said: {n}"))
+            ));
+        }
     }
 
     /// Runs `search` one level deeper in the tree.

@@ -57,6 +57,8 @@ pub struct PairRun {
     /// nccl-tests' `Out of bounds values`.
     pub out_of_bounds: Option<u64>,
     pub summary: String,
+    /// How long the pair's run took (on the run's clock).
+    pub seconds: f64,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -67,6 +69,7 @@ pub struct PairVerdict {
     pub reason: String,
     pub peak_busbw: Option<f64>,
     pub summary: String,
+    pub seconds: f64,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -87,6 +90,8 @@ pub struct SweepFindings {
     /// The one node every failing pair has in common, when the failures name exactly one.
     pub common: Option<String>,
     pub summary: String,
+    /// The pairs' run times added up (what the sweep costs in node time, halved).
+    pub seconds: f64,
 }
 
 fn judge_pair(run: &PairRun, floor: Option<f64>) -> PairVerdict {
@@ -116,6 +121,7 @@ fn judge_pair(run: &PairRun, floor: Option<f64>) -> PairVerdict {
         reason,
         peak_busbw: run.peak_busbw,
         summary: run.summary.clone(),
+        seconds: run.seconds,
     }
 }
 
@@ -178,7 +184,9 @@ pub fn findings(runs: &[PairRun], floor: Option<f64>) -> SweepFindings {
         };
         format!("{} of {} pairs failed; {named}", failing.len(), pairs.len())
     };
+    let seconds = pairs.iter().map(|p| p.seconds).sum();
     SweepFindings {
+        seconds,
         ok: failing.is_empty(),
         floor_busbw: floor,
         pairs,
@@ -203,6 +211,7 @@ mod tests {
             peak_busbw: Some(peak),
             out_of_bounds: Some(0),
             summary: format!("ok {peak}"),
+            seconds: 30.0,
         }
     }
 

@@ -386,41 +386,25 @@ fn network_share(value: &str) -> Result<Option<f64>, String> {
 }
 
 /// Slows the links up the tree from one network node: `nn-ID:SHARE`, or `NODE:SHARE` for the
-/// bottom network node of that node's instance (its block); `TARGET:off` or `off` ends it.
+/// bottom network node of that node's instance (its block, found when a run is paced, so it
+/// may name a node that has not joined yet); `TARGET:off` or `off` ends it.
 fn network_slow(state: &mut KubeState, value: &str) -> Result<(), String> {
     if value == "off" {
         state.slow_network_nodes.clear();
         return Ok(());
     }
-    let (target, share) = value.rsplit_once(':').ok_or_else(|| {
-        format!("fault network-slow: name a network node (nn-...) or a node whose block it is (gpu5, a node name), then the share: network-slow=gpu5:0.4, got `{value}`")
+    let (target, share) = value.rsplit_once(':').filter(|(t, _)| !t.is_empty()).ok_or_else(|| {
+        format!("fault network-slow: name a network node (nn-...) or a node whose block it is ({NODE_FORMS}), then the share: network-slow=gpu5:0.4, got `{value}`")
     })?;
-    let id = if target.starts_with("nn-") {
-        target.to_string()
-    } else {
-        block_of(state, target)?
-    };
     if share == "off" {
-        state.slow_network_nodes.remove(&id);
+        state.slow_network_nodes.remove(target);
         return Ok(());
     }
     let share = bandwidth_share(share).ok_or_else(|| {
         format!("fault network-slow: the share of bandwidth is a number above 0 and at most 1 (0.4), got `{share}`")
     })?;
-    state.slow_network_nodes.insert(id, share);
+    state.slow_network_nodes.insert(target.to_string(), share);
     Ok(())
-}
-
-/// The network node a node's instance hangs from (its last `network-node-layer-N` label).
-fn block_of(state: &KubeState, target: &str) -> Result<String, String> {
-    let node = super::gpu::programs::node_named(state, target).ok_or_else(|| {
-        format!("fault network-slow: no node `{target}` ({NODE_FORMS}) to find a block by")
-    })?;
-    super::gpu::programs::network_nodes(&node)
-        .pop()
-        .ok_or_else(|| {
-            format!("fault network-slow: node `{target}` has no network-node labels (its instance type has no topology in AWS); name a network node (nn-...) instead")
-        })
 }
 
 /// Cuts (or with `off`, restores) the link of on-premises nodes: `onprem` for every hybrid

@@ -4,6 +4,7 @@
     reason = "a test binary has no public API; `pub` here means shared between its modules"
 )]
 
+mod acceptance;
 mod api_server_rules;
 mod aws_cli;
 mod aws_lifecycle;

@@ -101,6 +101,7 @@ impl Extension for GpuBindings {
         install_health_parsers(&mut nvml, host);
         super::expected::install_expected(&mut nvml, &mut nccl_module);
         install_fleet(&mut nvml, &mut nccl_module, &self.kube, host);
+        super::localise::install_localise(&mut nccl_module, &self.kube, host);
         super::isolation::install_isolation(&mut nvml, &self.kube, host);
         install_query(&mut nvml, &self.kube, host);
         install_all_reduce(&mut nccl_module, &self.kube, host);

@@ -204,7 +204,7 @@ fn health_spec(
 
 fn install_sweep(nccl: &mut Module, kube: &Arc<KubeClient>, host: &Arc<Host>) {
     let (k, h) = (kube.clone(), host.clone());
-    doc("sweep", &["options: Map", "Map"], "nccl-tests all-reduce on node pairs, `concurrency` (4) pairs at a time, each pair cleaned up:\npairs \"ring\" (each node with the next, by name) or \"all\". A pair fails on no result, values\nout of bounds, or a peak bus bandwidth under `floor` (GB/s; from `instance_type`'s thresholds\nwhen not given). nodes: an array of names or a selector (default: Ready nodes with\nnvidia.com/gpu=true). Also nccl::all_reduce's options. Answers #{ ok, summary, pairs: [#{ nodes,\nok, reason, peak_busbw }], suspects: [#{ node, failed_pairs, pairs }], common, floor_busbw }.")
+    doc("sweep", &["options: Map", "Map"], "nccl-tests all-reduce on node pairs, `concurrency` (4) pairs at a time, each pair cleaned up:\npairs \"ring\" (each node with the next, by name) or \"all\". A pair fails on no result, values\nout of bounds, or a peak bus bandwidth under `floor` (GB/s; from `instance_type`'s thresholds\nwhen not given). nodes: an array of names or a selector (default: Ready nodes with\nnvidia.com/gpu=true). Also nccl::all_reduce's options. Answers #{ ok, summary, pairs: [#{ nodes,\nok, reason, peak_busbw, seconds }], suspects: [#{ node, failed_pairs, pairs }], common, floor_busbw,\nseconds (the pairs' run times added up) }.")
         .set_into_module(nccl, move |ctx: NativeCallContext, options: Map| -> Result {
             sweep_pairs(&h, &k, ctx.call_position(), &options)
         });
@@ -345,6 +345,7 @@ fn pair_runs(
             peak_busbw: result["peak_busbw"].as_f64(),
             out_of_bounds: result["out_of_bounds"].as_u64(),
             summary: result["summary"].as_str().unwrap_or_default().to_string(),
+            seconds: result["duration_s"].as_f64().unwrap_or(0.0),
         });
     }
     runs

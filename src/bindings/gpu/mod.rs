@@ -6,5 +6,6 @@ mod extension;
 mod fleet;
 mod health;
 mod isolation;
+mod localise;
 
 pub use extension::GpuBindings;

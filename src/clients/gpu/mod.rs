@@ -16,4 +16,4 @@ pub use health::{
 pub use nccl::{AllReduce, AllReduceSpec, check_algorithm};
 pub use nvml::{DEFAULT_FIELDS, NodeGpus, QuerySpec, query, query_local, remove_probes};
 pub use probe::probe_selector;
-pub use sweep::{SweepSpec, remove_sweep, sweep};
+pub use sweep::{SweepSpec, remove_sweep, run_on, sweep};

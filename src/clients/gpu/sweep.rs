@@ -26,10 +26,24 @@ async fn one_pair(
     clock: &dyn Clock,
 ) -> Result<Value, KubeError> {
     let (a, b) = &spec.pairs[index];
-    let mut run_spec = spec.run.clone();
-    run_spec.names = Some(vec![a.clone(), b.clone()]);
-    run_spec.nodes = 2;
-    let mut run = AllReduce::in_group(&run_spec, &spec.group, index);
+    let names = [a.clone(), b.clone()];
+    run_on(kube, &spec.run, &spec.group, index, &names, clock).await
+}
+
+/// One run of `spec` pinned to `names`, the `index`-th of `group`, cleaned up when it ends
+/// (the sweep's pairs, and each group an acceptance search runs).
+pub async fn run_on(
+    kube: &KubeClient,
+    spec: &AllReduceSpec,
+    group: &str,
+    index: usize,
+    names: &[String],
+    clock: &dyn Clock,
+) -> Result<Value, KubeError> {
+    let mut run_spec = spec.clone();
+    run_spec.names = Some(names.to_vec());
+    run_spec.nodes = names.len();
+    let mut run = AllReduce::in_group(&run_spec, group, index);
     let outcome = run.run(kube, &run_spec, clock).await;
     let cleaned = run.cleanup(kube).await;
     let result = outcome?;

@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 
 use serde_json::Value;
 
-use super::programs::{faults_of, network_nodes, node_gpus, node_name};
+use super::programs::{faults_of, network_nodes, node_gpus, node_name, node_named};
 use crate::lab::nccl_scale::{self, Collective};
 use crate::sim::kube::storage::state::KubeState;
 
@@ -54,12 +54,21 @@ fn crossed_slow_links(state: &KubeState, nodes: &[&Value]) -> f64 {
     state
         .slow_network_nodes
         .iter()
+        .filter_map(|(target, share)| Some((network_node(state, target)?, *share)))
         .filter(|(id, _)| {
-            let under = placed.iter().filter(|p| p.contains(*id)).count();
+            let under = placed.iter().filter(|p| p.contains(id)).count();
             under > 0 && under < placed.len()
         })
-        .map(|(_, share)| *share)
+        .map(|(_, share)| share)
         .fold(1.0, f64::min)
+}
+
+/// The network node a fault names: `nn-...` itself, or the block of the node it names.
+fn network_node(state: &KubeState, target: &str) -> Option<String> {
+    if target.starts_with("nn-") {
+        return Some(target.to_string());
+    }
+    network_nodes(&node_named(state, target)?).pop()
 }
 
 #[cfg(test)]

@@ -89,9 +89,10 @@ pub(crate) struct KubeState {
     /// `nccl-busbw=SHARE`: the network between GPU nodes delivers that share of its
     /// bandwidth to every NCCL run that crosses it.
     pub(crate) network_share: Option<f64>,
-    /// `network-slow=TARGET:SHARE`: the links up the tree from these network nodes (by id,
-    /// `nn-...`) carry that share of their bandwidth, so a run with nodes both under one and
-    /// outside it goes at that share; a run inside goes at full pace.
+    /// `network-slow=TARGET:SHARE`: the links up the tree from these network nodes (`nn-...`,
+    /// or a node named as faults name them, for its block) carry that share of their
+    /// bandwidth, so a run with nodes both under one and outside it goes at that share; a run
+    /// inside goes at full pace.
     pub(crate) slow_network_nodes: BTreeMap<String, f64>,
     pub(crate) timers: Vec<(Duration, Timer)>,
     /// Logs by (namespace, pod, container); ordered, so a pod's logs go in one range.

@@ -1,0 +1,99 @@
+//! runbooks/accept.rhai on the twin: a p5 fleet judged per node and at scale, the culprits of a
+//! collective that falls short found by group testing along the network (a straggler, a node
+//! with an EFA interface down, a slow network block, each named once and no healthy node with
+//! them), and the pair sweep on the same fleet for comparison.
+
+use crate::support::{Runbook, helm_available, read_report};
+
+const FAULTS: [&str; 6] = [
+    "--fault",
+    "nic-slow=gpu5:0.5",
+    "--fault",
+    "efa-down=gpu20:1",
+    "--fault",
+    "network-slow=gpu70:0.4",
+];
+
+/// Runs the acceptance over `nodes` p5 nodes; its exit code, stdout, stderr and report.
+fn accept(nodes: u32, extra: &[&str]) -> (i32, String, String, serde_json::Value) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let report = dir.path().join("report.json");
+    let set = format!("gpu_nodes={nodes}");
+    let ran = Runbook::new()
+        .args([
+            "run",
+            "runbooks/accept.rhai",
+            "--yes",
+            "--progress",
+            "never",
+            "--scenario",
+            "empty",
+        ])
+        .args(["--set", &set, "--report"])
+        .arg(&report)
+        .args(extra)
+        .run();
+    (ran.code(), ran.stdout(), ran.stderr(), read_report(&report))
+}
+
+fn metric(report: &serde_json::Value, name: &str) -> f64 {
+    report["metrics"]
+        .as_array()
+        .and_then(|m| m.iter().find(|m| m["name"] == name))
+        .and_then(|m| m["value"].as_f64())
+        .unwrap_or_else(|| panic!("no metric {name} in {}", report["metrics"]))
+}
+
+#[test]
+fn a_healthy_fleet_is_accepted_in_one_collective() {
+    if !helm_available() {
+        return;
+    }
+    let (code, stdout, stderr, report) = accept(16, &[]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    assert!(stdout.contains("accepted: 16 nodes"), "{stdout}");
+    assert_eq!(metric(&report, "acceptance_collective_runs"), 1.0);
+}
+
+#[test]
+fn a_straggler_a_node_short_of_efa_and_a_slow_block_are_each_named_and_nothing_else() {
+    if !helm_available() {
+        return;
+    }
+    let (code, stdout, stderr, report) = accept(72, &FAULTS);
+    assert_eq!(code, 1, "{stdout}{stderr}");
+    let said = stderr
+        .split_once("not accepted: ")
+        .map(|(_, rest)| rest)
+        .unwrap_or_else(|| panic!("{stderr}"));
+    assert!(said.starts_with("3 culprit(s)"), "{said}");
+    assert!(
+        said.contains("(31 of 32 EFA interfaces (vpc.amazonaws.com/efa))"),
+        "{said}"
+    );
+    assert_eq!(said.matches("\"node ip-").count(), 2, "{said}");
+    assert_eq!(said.matches("\"block nn-").count(), 1, "{said}");
+    assert!(!stdout.contains("not confirmed"), "{stdout}");
+    assert!(
+        stdout.contains("pass the fleet without the 2 culprit(s)"),
+        "{stdout}"
+    );
+    assert!(metric(&report, "acceptance_collective_runs") <= 40.0);
+    assert_eq!(metric(&report, "acceptance_culprits"), 3.0);
+}
+
+#[test]
+fn the_pair_sweep_on_the_same_fleet_never_names_a_block() {
+    if !helm_available() {
+        return;
+    }
+    let (code, stdout, stderr, report) =
+        accept(72, &[&FAULTS[..], &["--set", "search=pairs"]].concat());
+    assert_eq!(code, 1, "{stdout}{stderr}");
+    assert!(!stderr.contains("\"block nn-"), "{stderr}");
+    assert_eq!(
+        metric(&report, "acceptance_collective_runs"),
+        71.0,
+        "a ring over the 71 nodes with all their EFA"
+    );
+}
