@@ -241,13 +241,22 @@ fn alone(t: &mut Trials<'_>, suspect: &Item, good: &mut Vec<Item>) -> Vec<(Item,
         .chain(&partner.nodes)
         .cloned()
         .collect();
-    let purpose = format!("{} beside cleared {}", suspect.name, partner.name);
+    let purpose = format!(
+        "{} beside cleared {}",
+        short(&suspect.name),
+        short(&partner.name)
+    );
     if t.run(purpose, &nodes) {
         good.push(suspect.clone());
         Vec::new()
     } else {
         vec![(suspect.clone(), true)]
     }
+}
+
+/// A node's name up to its first dot (`ip-192-168-13-122`), as the tree shows it.
+fn short(name: &str) -> &str {
+    name.split('.').next().unwrap_or(name)
 }
 
 fn nodes_of(items: &[Item]) -> Vec<String> {
@@ -258,7 +267,12 @@ fn nodes_of(items: &[Item]) -> Vec<String> {
 fn purpose(which: &str, items: &[Item]) -> String {
     match (items.first(), items.last()) {
         (Some(first), Some(last)) => {
-            format!("{which}: {}..{} ({})", first.name, last.name, items.len())
+            format!(
+                "{which}: {}..{} ({})",
+                short(&first.name),
+                short(&last.name),
+                items.len()
+            )
         }
         _ => which.to_string(),
     }
