@@ -11,7 +11,7 @@ use super::service_allocation::allocate;
 use super::state::{KubeState, store_key};
 use super::status::ApiError;
 use super::store::{name_of, namespace_of};
-use super::validation::object::{validate, validate_update};
+use super::validation::object::{validate, validate_create, validate_update};
 
 mod list;
 pub(crate) use list::{ListOptions, list, list_json};
@@ -165,6 +165,9 @@ pub(crate) fn create_by(
     let name = name_of(&body).to_string();
     body["metadata"]["uid"] = json!(state.store.uid());
     apply_defaults(resource, &mut body);
+    if resource.group.is_empty() && resource.kind == "Pod" {
+        super::priority::admit_pod(state, &mut body)?;
+    }
     if is_service(resource) {
         allocate(state, &mut body, None)?;
     }
@@ -174,7 +177,17 @@ pub(crate) fn create_by(
     if let Some(write) = write {
         write.record(state, None, &mut body)?;
     }
-    validate(state, resource, &body)?;
+    validate_create(state, resource, &body)?;
+    // The storage's `Create` (etcd3 `store.go`) refuses a set resourceVersion with a plain
+    // error, which the handler answers as a 500 without a reason (`ErrResourceVersionSetOnCreate`);
+    // a dry run never reaches it.
+    if write.is_some() && !dry_run && has_resource_version(&body) {
+        return Err(ApiError::new(
+            500,
+            "",
+            "resourceVersion should not be set on objects to be created",
+        ));
+    }
     let key = store_key(resource);
     if state.store.get(&key, namespace_of(&body), &name).is_some() {
         return Err(ApiError::already_exists(resource, &name));
@@ -194,6 +207,15 @@ pub(crate) fn create_by(
     }
     let now = state.now;
     Ok(state.store.create(&key, body, now))
+}
+
+/// The versioner's `ObjectResourceVersion` parses and is not 0 (one that does not parse is
+/// let through and cleared, as etcd3's `Create` checks `err == nil && version != 0`).
+fn has_resource_version(object: &Value) -> bool {
+    object["metadata"]["resourceVersion"]
+        .as_str()
+        .and_then(|v| v.parse::<u64>().ok())
+        .is_some_and(|v| v != 0)
 }
 
 fn crd_status(crd: &Value) -> Value {

@@ -10,6 +10,7 @@ pub(crate) mod managed;
 pub(crate) mod memory;
 pub(crate) mod ownership;
 pub(crate) mod patch;
+pub(crate) mod priority;
 pub(crate) mod quantity;
 pub(crate) mod resources;
 pub(crate) mod selectors;
