@@ -19,3 +19,4 @@ pub(crate) mod state;
 pub(crate) mod status;
 pub(crate) mod store;
 pub(crate) mod validation;
+pub(crate) mod warnings;
