@@ -308,3 +308,60 @@ fn post(lab: &LabServer, body: &str) -> serde_json::Value {
         .expect("curl runs");
     serde_json::from_slice(&out.stdout).expect("a JSON answer")
 }
+
+#[test]
+fn patch_bodies_and_selectors_are_refused_in_the_handlers_words() {
+    let Some(binary) = kubectl("1.35") else {
+        return;
+    };
+    let lab = LabServer::start_with("1000", &["--scenario", "empty"]);
+    let (code, err) = apply(
+        &binary,
+        &lab,
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, namespace: default}\ndata: {k: v}\n",
+    );
+    assert_eq!(code, 0, "{err}");
+    let patch = |kind: &str, body: &str| {
+        let (code, _, err) = kubectl_run(
+            &binary,
+            &lab,
+            &[
+                "patch",
+                "configmap",
+                "c",
+                &format!("--type={kind}"),
+                "-p",
+                body,
+            ],
+        );
+        assert_ne!(code, 0, "{body} was accepted");
+        err
+    };
+    // patch.go's applyJSPatch: the body decodes strictly first (400), then a failing
+    // operation is NewGenericServerResponse(422)'s sentence.
+    let err = patch("json", r#"{"op":"add","path":"/data/j","value":"1"}"#);
+    assert!(
+        err.contains("error decoding patch: json: cannot unmarshal object into Go value of type []handlers.jsonPatchOp"),
+        "{err}"
+    );
+    let err = patch(
+        "json",
+        r#"[{"op":"test","path":"/data/k","value":"other"}]"#,
+    );
+    assert!(
+        err.contains("the server rejected our request due to an error in our request"),
+        "{err}"
+    );
+    let err = patch("merge", "[1,2]");
+    assert!(
+        err.contains("error decoding patch: json: cannot unmarshal array into Go value of type map[string]interface {}"),
+        "{err}"
+    );
+    // labels' parser (selector.go): the list ended before its `)`.
+    let (code, _, err) = kubectl_run(&binary, &lab, &["get", "configmaps", "-l", "a in (b"]);
+    assert_ne!(code, 0);
+    assert!(
+        err.contains("unable to parse requirement: found '', expected: ',' or ')'"),
+        "{err}"
+    );
+}

@@ -5,7 +5,7 @@ use serde_json::{Value, json};
 
 use super::defaults::apply_defaults;
 use super::managed::manager::Manager;
-use super::patch::{PatchType, apply_patch};
+use super::patch::{PatchError, PatchType, apply_patch};
 use super::resources::ResourceType;
 use super::service_allocation::allocate;
 use super::state::{KubeState, store_key};
@@ -436,12 +436,22 @@ pub(crate) fn patch(
         Some("scale") => scale_of(&existing),
         _ => existing.clone(),
     };
-    let patched = apply_patch(&base, body, kind, built_in).map_err(|msg| {
-        ApiError::new(
+    let patched = apply_patch(&base, body, kind, built_in).map_err(|error| match error {
+        PatchError::Decode(message) => ApiError::bad_request(message),
+        PatchError::Apply => {
+            let mut error = ApiError::new(
+                422,
+                "Invalid",
+                "the server rejected our request due to an error in our request",
+            );
+            error.details = json!({});
+            error
+        }
+        PatchError::Other(message) => ApiError::new(
             422,
             "Invalid",
-            format!("{} \"{name}\" is invalid: {msg}", resource.kind),
-        )
+            format!("{} \"{name}\" is invalid: {message}", resource.kind),
+        ),
     })?;
     let patched = match subresource {
         Some("scale") => {
