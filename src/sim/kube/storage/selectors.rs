@@ -236,7 +236,7 @@ fn set_values(rest: &str) -> Result<Vec<String>, String> {
 /// one) and where the closing parenthesis is.
 fn identifiers_list(tokens: &[Token<'_>], mut at: usize) -> Result<(Vec<String>, usize), String> {
     let mut values: Vec<String> = Vec::new();
-    let mut insert = |values: &mut Vec<String>, value: &str| {
+    let insert = |values: &mut Vec<String>, value: &str| {
         if !values.iter().any(|v| v == value) {
             values.push(value.to_string());
         }
