@@ -165,6 +165,7 @@ pub(crate) fn create_by(
     let name = name_of(&body).to_string();
     body["metadata"]["uid"] = json!(state.store.uid());
     apply_defaults(resource, &mut body);
+    custom_defaults(state, resource, &mut body);
     if resource.group.is_empty() && resource.kind == "Pod" {
         super::priority::admit_pod(state, &mut body)?;
     }
@@ -207,6 +208,17 @@ pub(crate) fn create_by(
     }
     let now = state.now;
     Ok(state.store.create(&key, body, now))
+}
+
+/// A custom resource's schema defaults (the CRD's version schema), applied as the
+/// apiextensions-apiserver decodes the request.
+fn custom_defaults(state: &KubeState, resource: &ResourceType, object: &mut Value) {
+    if super::resources::is_built_in(resource) {
+        return;
+    }
+    if let Some(schema) = state.crd_schema(resource) {
+        super::structural_defaults::default(schema, object);
+    }
 }
 
 /// The versioner's `ObjectResourceVersion` parses and is not 0 (one that does not parse is
@@ -330,6 +342,7 @@ fn store_update(
         }
     }
     apply_defaults(resource, &mut updated);
+    custom_defaults(state, resource, &mut updated);
     if subresource.is_none() && is_service(resource) {
         allocate(state, &mut updated, Some(existing))?;
     }

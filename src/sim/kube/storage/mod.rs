@@ -18,5 +18,6 @@ pub(crate) mod service_allocation;
 pub(crate) mod state;
 pub(crate) mod status;
 pub(crate) mod store;
+pub(crate) mod structural_defaults;
 pub(crate) mod validation;
 pub(crate) mod warnings;

@@ -387,7 +387,9 @@ mod tests {
         let boolean = errors_of(widget_schema(), json!({"spec": {"size": 3, "port": true}}));
         assert_eq!(
             boolean,
-            ["spec.port: Invalid value: \"boolean\": spec.port in body must be of type integer,string: \"boolean\""]
+            [
+                "spec.port: Invalid value: \"boolean\": spec.port in body must be of type integer,string: \"boolean\""
+            ]
         );
     }
 
