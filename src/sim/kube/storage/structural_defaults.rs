@@ -37,11 +37,9 @@ pub(crate) fn default(schema: &Value, value: &mut Value) {
                 }
             }
         }
-        Value::Array(items) => {
-            if schema["items"].is_object() {
-                for item in items {
-                    default(&schema["items"], item);
-                }
+        Value::Array(items) if schema["items"].is_object() => {
+            for item in items {
+                default(&schema["items"], item);
             }
         }
         _ => {}
