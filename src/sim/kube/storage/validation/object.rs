@@ -38,6 +38,10 @@ fn kind_rules(
             service(object, errors);
             Ok(())
         }
+        ("apiextensions.k8s.io", "CustomResourceDefinition") => {
+            super::crd::custom_resource_definition(object, errors);
+            Ok(())
+        }
         ("", "Node") => {
             node(object, errors);
             Ok(())
