@@ -365,3 +365,62 @@ fn patch_bodies_and_selectors_are_refused_in_the_handlers_words() {
         "{err}"
     );
 }
+
+const CRD: &str = "apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: dials.example.com}
+spec:
+  group: example.com
+  scope: Namespaced
+  names: {plural: dials, singular: dial, kind: Dial}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              port: {x-kubernetes-int-or-string: true}
+              mode: {type: string, default: fast}
+";
+
+#[test]
+fn custom_resources_meet_their_schemas_types_and_defaults_and_crds_must_be_structural() {
+    let Some(binary) = kubectl("1.35") else {
+        return;
+    };
+    let lab = LabServer::start_with("1000", &["--scenario", "empty"]);
+    // validateStructuralInvariants: a specified field needs a type.
+    let loose = CRD.replace(
+        "          spec:\n            type: object\n",
+        "          spec:\n",
+    );
+    let (code, err) = apply(&binary, &lab, &loose);
+    assert_ne!(code, 0);
+    assert!(
+        err.contains("spec.versions[0].schema.openAPIV3Schema.properties[spec].type: Required value: must not be empty for specified object fields"),
+        "{err}"
+    );
+    let (code, err) = apply(&binary, &lab, CRD);
+    assert_eq!(code, 0, "{err}");
+    let dial = "apiVersion: example.com/v1\nkind: Dial\nmetadata: {name: d, namespace: default}\nspec: {port: true}\n";
+    let (code, err) = apply(&binary, &lab, dial);
+    assert_ne!(code, 0);
+    assert!(
+        err.contains(r#"spec.port: Invalid value: "boolean": spec.port in body must be of type integer,string: "boolean""#),
+        "{err}"
+    );
+    // Structural defaulting fills the omitted mode.
+    let (code, err) = apply(&binary, &lab, &dial.replace("true", "8080"));
+    assert_eq!(code, 0, "{err}");
+    let (_, out, err) = kubectl_run(
+        &binary,
+        &lab,
+        &["get", "dial", "d", "-o", "jsonpath={.spec.mode}"],
+    );
+    assert_eq!(out, "fast", "{err}");
+}
