@@ -216,6 +216,15 @@ fn a_gated_pod_keeps_its_tolerations_and_gates_and_may_add_node_selectors() {
     let image = r#"{"spec":{"containers":[{"name":"app","image":"nginx:1.28"}]}}"#;
     let (code, err) = patch_gated(&binary, &lab, &["-p", image]);
     assert_eq!(code, 0, "{err}");
+    // A replace that leaves out priority and preemptionPolicy keeps them (the Priority
+    // admission plugin on update), so only the image changes.
+    let replaced = GATED.replace("nginx:1.27", "nginx:1.29");
+    let out = kubectl_stdin(&binary, &lab, &["replace", "-f", "-"], &replaced);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     // A new scheduling gate is refused (validateOnlyDeletedSchedulingGates).
     let gate = r#"[{"op":"add","path":"/spec/schedulingGates/-","value":{"name":"b"}}]"#;
     let (code, err) = patch_gated(&binary, &lab, &["--type=json", "-p", gate]);

@@ -343,6 +343,9 @@ fn store_update(
     }
     apply_defaults(resource, &mut updated);
     custom_defaults(state, resource, &mut updated);
+    if subresource.is_none() && resource.group.is_empty() && resource.kind == "Pod" {
+        super::priority::keep_on_update(existing, &mut updated);
+    }
     if subresource.is_none() && is_service(resource) {
         allocate(state, &mut updated, Some(existing))?;
     }

@@ -1,7 +1,8 @@
 //! The `Priority` admission plugin (on by default): a Pod's `spec.priority` and
 //! `spec.preemptionPolicy` come from its PriorityClass, or from the global default class, or
 //! are 0 and `PreemptLowerPriority` when there is none (kubernetes
-//! `plugin/pkg/admission/priority/admission.go`, `admitPod` and `getDefaultPriority`).
+//! `plugin/pkg/admission/priority/admission.go`, `admitPod` and `getDefaultPriority`); an
+//! update that leaves them out keeps the old Pod's.
 
 use serde_json::{Value, json};
 
@@ -107,4 +108,14 @@ pub(crate) fn admit_pod(state: &KubeState, pod: &mut Value) -> Result<(), ApiErr
     pod["spec"]["priority"] = json!(value);
     pod["spec"]["preemptionPolicy"] = json!(policy);
     Ok(())
+}
+
+/// `admitPod` on update: a Pod written without its priority or preemption policy keeps the
+/// stored one's (validation then refuses any other change of them).
+pub(crate) fn keep_on_update(existing: &Value, pod: &mut Value) {
+    for field in ["priority", "preemptionPolicy"] {
+        if pod["spec"][field].is_null() && !existing["spec"][field].is_null() {
+            pod["spec"][field] = existing["spec"][field].clone();
+        }
+    }
 }
