@@ -1,11 +1,12 @@
 //! What an update may change of a Pod's spec (1.35's `ValidatePodUpdate`): images, a shorter
 //! active deadline, added tolerations, removed scheduling gates, and (while the Pod is gated)
-//! added node selector entries; nothing else, and no containers added or removed.
+//! added node selector entries and node affinity requirements; nothing else, and no
+//! containers added or removed.
 
 use serde_json::{Map, Value};
 
 use super::errors::Errors;
-use super::go_value::string_map;
+use super::go_value::{node_selector_term, node_selector_terms, string_map};
 
 /// Upstream's `updatablePodSpecFields`, joined as 1.35 prints them. Upstream follows it with a
 /// newline and go-cmp's `cmp.Diff` of the specs; go-cmp randomizes that output's spacing on
@@ -130,6 +131,88 @@ fn node_selector_additions(old: &Value, munged: &Value, errors: &mut Errors) {
     }
 }
 
+const REQUIRED_TERMS: &str =
+    "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms";
+
+fn required_terms(spec: &Value) -> &Value {
+    &spec["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
+}
+
+/// `validateNodeSelectorTermHasOnlyAdditions`: the old term's expressions and fields are the
+/// new one's first ones (an empty old term stays empty).
+fn term_has_only_additions(new: &Value, old: &Value) -> bool {
+    let (old_expressions, old_fields) =
+        (items(&old["matchExpressions"]), items(&old["matchFields"]));
+    if old_expressions.is_empty() && old_fields.is_empty() {
+        return items(&new["matchExpressions"]).is_empty() && items(&new["matchFields"]).is_empty();
+    }
+    [
+        ("matchExpressions", old_expressions),
+        ("matchFields", old_fields),
+    ]
+    .iter()
+    .all(|(list, before)| {
+        let after = items(&new[*list]);
+        after.len() >= before.len()
+            && after[..before.len()]
+                .iter()
+                .zip(before.iter())
+                .all(|(a, b)| semantic(a) == semantic(b))
+    })
+}
+
+/// `validateNodeAffinityMutation`: a gated Pod's required node selector terms, when it had
+/// some, keep their number and only gain requirements.
+fn node_affinity_additions(old: &Value, munged: &Value, errors: &mut Errors) {
+    let old_terms = items(required_terms(old));
+    if old_terms.is_empty() {
+        return;
+    }
+    let new_terms = required_terms(munged);
+    if items(new_terms).len() != old_terms.len() {
+        errors.push(
+            REQUIRED_TERMS,
+            format!(
+                "Invalid value: {}: no additions/deletions to non-empty NodeSelectorTerms list are allowed",
+                node_selector_terms(new_terms)
+            ),
+        );
+        return;
+    }
+    for (i, (new, old)) in items(new_terms).iter().zip(old_terms).enumerate() {
+        if !term_has_only_additions(new, old) {
+            errors.push(
+                format!("{REQUIRED_TERMS}[{i}]"),
+                format!(
+                    "Invalid value: {}: only additions are allowed (no mutations or deletions)",
+                    node_selector_term(new)
+                ),
+            );
+        }
+    }
+}
+
+/// ValidatePodUpdate's relaxations for a gated Pod: node selector entries and required node
+/// affinity requirements may be added; what is left is compared as the old spec's.
+fn gated_relaxations(old_spec: &Value, munged: &mut Value, errors: &mut Errors) {
+    if semantic(&munged["nodeSelector"]) != semantic(&old_spec["nodeSelector"]) {
+        node_selector_additions(old_spec, munged, errors);
+        restore(munged, old_spec, "nodeSelector");
+    }
+    let old_affinity = &old_spec["affinity"]["nodeAffinity"];
+    if semantic(&munged["affinity"]["nodeAffinity"]) != semantic(old_affinity) {
+        node_affinity_additions(old_spec, munged, errors);
+        if !munged["affinity"].is_object() {
+            munged["affinity"] = Value::Object(Map::new());
+        }
+        restore(
+            &mut munged["affinity"],
+            &old_spec["affinity"],
+            "nodeAffinity",
+        );
+    }
+}
+
 /// Go's `Semantic.DeepEqual` of two specs: a list or map left out equals an empty one.
 fn semantic(value: &Value) -> Value {
     match value {
@@ -188,10 +271,8 @@ pub(crate) fn pod_update(old: &Value, new: &Value, errors: &mut Errors) {
     {
         munged["terminationGracePeriodSeconds"] = old_spec["terminationGracePeriodSeconds"].clone();
     }
-    let gated = !items(&old_spec["schedulingGates"]).is_empty();
-    if gated && semantic(&munged["nodeSelector"]) != semantic(&old_spec["nodeSelector"]) {
-        node_selector_additions(old_spec, &munged, errors);
-        restore(&mut munged, old_spec, "nodeSelector");
+    if !items(&old_spec["schedulingGates"]).is_empty() {
+        gated_relaxations(old_spec, &mut munged, errors);
     }
     if semantic(&munged) != semantic(old_spec) {
         errors.forbidden("spec", UPDATABLE);
