@@ -4,6 +4,7 @@
 use serde_json::Value;
 
 use super::errors::Errors;
+use super::label_selector::label_selector;
 use super::names::{dns_label, label_value, qualified_name};
 
 fn items(value: &Value) -> &[Value] {
@@ -53,10 +54,20 @@ fn weight(weight: &Value, at: &str, errors: &mut Errors) {
     }
 }
 
-/// `validatePodAffinityTerm`: namespaces are namespace names, the topology key is required
-/// and a label key. (The term's label selectors, `ValidatePodAffinityTermSelector`, are not
-/// checked by the twin.)
+/// `validatePodAffinityTerm`: its label and namespace selectors
+/// (`ValidatePodAffinityTermSelector`), namespaces are namespace names, the topology key is
+/// required and a label key. (`matchLabelKeys` and `mismatchLabelKeys` are not checked.)
 fn pod_affinity_term(term: &Value, at: &str, errors: &mut Errors) {
+    label_selector(
+        &term["labelSelector"],
+        &format!("{at}.labelSelector"),
+        errors,
+    );
+    label_selector(
+        &term["namespaceSelector"],
+        &format!("{at}.namespaceSelector"),
+        errors,
+    );
     for name in items(&term["namespaces"]) {
         for message in dns_label(name.as_str().unwrap_or_default()) {
             errors.invalid(format!("{at}.namespace"), name, &message);

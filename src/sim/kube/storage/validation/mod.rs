@@ -10,6 +10,7 @@ pub(crate) mod dns;
 pub(crate) mod env;
 pub(crate) mod errors;
 pub(crate) mod go_value;
+pub(crate) mod label_selector;
 pub(crate) mod metadata;
 pub(crate) mod names;
 pub(crate) mod object;

@@ -1,10 +1,12 @@
 //! A pod's topology spread constraints, as 1.35's `validateTopologySpreadConstraints` checks
 //! them (`ValidateMaxSkew`, `ValidateTopologyKey`, `ValidateWhenUnsatisfiable`,
-//! `ValidateSpreadConstraintNotRepeat`, `validateMinDomains`, `validateNodeInclusionPolicy`).
+//! `ValidateSpreadConstraintNotRepeat`, `validateMinDomains`, `validateNodeInclusionPolicy`,
+//! the label selector; `matchLabelKeys` is not checked).
 
 use serde_json::Value;
 
 use super::errors::Errors;
+use super::label_selector::label_selector;
 
 /// `isNotPositiveErrorMsg`.
 const NOT_POSITIVE: &str = "must be greater than zero";
@@ -55,6 +57,11 @@ pub(crate) fn topology_spread(spec: &Value, path: &str, errors: &mut Errors) {
                 &NODE_POLICIES,
             );
         }
+        label_selector(
+            &constraint["labelSelector"],
+            &format!("{at}.labelSelector"),
+            errors,
+        );
     }
 }
 
