@@ -57,6 +57,17 @@ spec:
       limits: {cpu: '1'}
 ";
 
+const POD_WITH_VOLUME: &str = "apiVersion: v1
+kind: Pod
+metadata: {name: pv, namespace: default}
+spec:
+  volumes: [{name: data, emptyDir: {}}]
+  containers:
+  - name: app
+    image: busybox:1.36
+    volumeMounts: [{name: data, mountPath: /data, subPath: logs}]
+";
+
 const SERVICE: &str = "apiVersion: v1
 kind: Service
 metadata: {name: s1, namespace: default}
@@ -137,7 +148,40 @@ fn cases() -> Vec<Case> {
             manifest: POD,
             bad: "dnsPolicy: ClusterFirst",
             good: "dnsPolicy: Default",
-            message: r#"spec.dnsPolicy: Unsupported value: "Google": supported values: "ClusterFirst", "ClusterFirstWithHostNet", "Default", "None""#,
+            // validateDNSPolicy passes its own, unsorted list.
+            message: r#"spec.dnsPolicy: Unsupported value: "Google": supported values: "ClusterFirstWithHostNet", "ClusterFirst", "Default", "None""#,
+            source: VALIDATION,
+        },
+        Case {
+            name: "dns policy None without a config",
+            manifest: POD,
+            bad: "dnsPolicy: ClusterFirst",
+            good: "dnsPolicy: None\n  dnsConfig: {nameservers: [10.100.0.10]}",
+            message: "spec.dnsConfig: Required value: must provide `dnsConfig` when `dnsPolicy` is None",
+            source: VALIDATION,
+        },
+        Case {
+            name: "mount sub-path",
+            manifest: POD_WITH_VOLUME,
+            bad: "subPath: logs",
+            good: "subPath: logs/app",
+            message: r#"spec.containers[0].volumeMounts.subPath: Invalid value: "../logs": must not contain '..'"#,
+            source: VALIDATION,
+        },
+        Case {
+            name: "spread skew",
+            manifest: POD,
+            bad: "  dnsPolicy: ClusterFirst\n",
+            good: "  dnsPolicy: ClusterFirst\n  topologySpreadConstraints: [{maxSkew: 1, topologyKey: zone, whenUnsatisfiable: DoNotSchedule}]\n",
+            message: "spec.topologySpreadConstraints[0].maxSkew: Invalid value: 0: must be greater than zero",
+            source: VALIDATION,
+        },
+        Case {
+            name: "node affinity operator",
+            manifest: POD,
+            bad: "  dnsPolicy: ClusterFirst\n",
+            good: "  dnsPolicy: ClusterFirst\n  affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [{matchExpressions: [{key: zone, operator: In, values: [a]}]}]}}}\n",
+            message: r#"spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0].operator: Invalid value: "Foo": not a valid selector operator"#,
             source: VALIDATION,
         },
         Case {
@@ -403,6 +447,14 @@ fn broken(case: &Case) -> String {
         "container name" => "- name: Web",
         "pod restart policy" => "restartPolicy: Sometimes",
         "dns policy" => "dnsPolicy: Google",
+        "dns policy None without a config" => "dnsPolicy: None",
+        "mount sub-path" => "subPath: ../logs",
+        "spread skew" => {
+            "  dnsPolicy: ClusterFirst\n  topologySpreadConstraints: [{maxSkew: 0, topologyKey: zone, whenUnsatisfiable: DoNotSchedule}]\n"
+        }
+        "node affinity operator" => {
+            "  dnsPolicy: ClusterFirst\n  affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [{matchExpressions: [{key: zone, operator: Foo, values: [a]}]}]}}}\n"
+        }
         "container port" => "containerPort: 70000",
         "request over limit" => "cpu: '2'",
         "gpu request unlike its limit" => {

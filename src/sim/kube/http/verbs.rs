@@ -18,6 +18,7 @@ use crate::sim::kube::storage::patch::PatchType;
 use crate::sim::kube::storage::resources::ResourceType;
 use crate::sim::kube::storage::state::KubeState;
 use crate::sim::kube::storage::status::ApiError;
+use crate::sim::kube::storage::warnings as strategy;
 use crate::sim::twin::Twin;
 
 /// One request on a resource type, as the verbs read it.
@@ -137,7 +138,7 @@ pub(super) async fn create(
     let manager = call.manager(header(&request, "user-agent"), None, None)?;
     let (bytes, mut body) = read_body_and_bytes(request).await?;
     call.twin.kube(|s| {
-        let warnings = check_write(s, call.resource, &bytes, &mut body, call.directive())?;
+        let mut warnings = check_write(s, call.resource, &bytes, &mut body, call.directive())?;
         let write = api::Write {
             manager: &manager,
             config: None,
@@ -150,6 +151,7 @@ pub(super) async fn create(
             call.dry_run(),
             Some(write),
         )?;
+        warnings.extend(strategy::on_create(call.resource, &object));
         Ok(Answer {
             code: 201,
             object,
@@ -185,6 +187,9 @@ pub(super) async fn replace(
             subresource,
             Some(write),
         )?;
+        if subresource.is_none() {
+            warnings.extend(strategy::on_update(call.resource, &object));
+        }
         Ok(Answer {
             code: 200,
             object,
@@ -275,6 +280,13 @@ fn apply_patch(
         manager,
         &mut check,
     )?;
+    if subresource.is_none() {
+        warnings.extend(if existed {
+            strategy::on_update(resource, &object)
+        } else {
+            strategy::on_create(resource, &object)
+        });
+    }
     Ok(Answer {
         code: if existed { 200 } else { 201 },
         object,

@@ -5,13 +5,13 @@ use serde_json::{Value, json};
 
 use super::defaults::apply_defaults;
 use super::managed::manager::Manager;
-use super::patch::{PatchType, apply_patch};
+use super::patch::{PatchError, PatchType, apply_patch};
 use super::resources::ResourceType;
 use super::service_allocation::allocate;
 use super::state::{KubeState, store_key};
 use super::status::ApiError;
 use super::store::{name_of, namespace_of};
-use super::validation::object::{validate, validate_update};
+use super::validation::object::{validate, validate_create, validate_update};
 
 mod list;
 pub(crate) use list::{ListOptions, list, list_json};
@@ -165,6 +165,10 @@ pub(crate) fn create_by(
     let name = name_of(&body).to_string();
     body["metadata"]["uid"] = json!(state.store.uid());
     apply_defaults(resource, &mut body);
+    custom_defaults(state, resource, &mut body);
+    if resource.group.is_empty() && resource.kind == "Pod" {
+        super::priority::admit_pod(state, &mut body)?;
+    }
     if is_service(resource) {
         allocate(state, &mut body, None)?;
     }
@@ -174,7 +178,17 @@ pub(crate) fn create_by(
     if let Some(write) = write {
         write.record(state, None, &mut body)?;
     }
-    validate(state, resource, &body)?;
+    validate_create(state, resource, &body)?;
+    // The storage's `Create` (etcd3 `store.go`) refuses a set resourceVersion with a plain
+    // error, which the handler answers as a 500 without a reason (`ErrResourceVersionSetOnCreate`);
+    // a dry run never reaches it.
+    if write.is_some() && !dry_run && has_resource_version(&body) {
+        return Err(ApiError::new(
+            500,
+            "",
+            "resourceVersion should not be set on objects to be created",
+        ));
+    }
     let key = store_key(resource);
     if state.store.get(&key, namespace_of(&body), &name).is_some() {
         return Err(ApiError::already_exists(resource, &name));
@@ -194,6 +208,26 @@ pub(crate) fn create_by(
     }
     let now = state.now;
     Ok(state.store.create(&key, body, now))
+}
+
+/// A custom resource's schema defaults (the CRD's version schema), applied as the
+/// apiextensions-apiserver decodes the request.
+fn custom_defaults(state: &KubeState, resource: &ResourceType, object: &mut Value) {
+    if super::resources::is_built_in(resource) {
+        return;
+    }
+    if let Some(schema) = state.crd_schema(resource) {
+        super::structural_defaults::default(schema, object);
+    }
+}
+
+/// The versioner's `ObjectResourceVersion` parses and is not 0 (one that does not parse is
+/// let through and cleared, as etcd3's `Create` checks `err == nil && version != 0`).
+fn has_resource_version(object: &Value) -> bool {
+    object["metadata"]["resourceVersion"]
+        .as_str()
+        .and_then(|v| v.parse::<u64>().ok())
+        .is_some_and(|v| v != 0)
 }
 
 fn crd_status(crd: &Value) -> Value {
@@ -308,6 +342,10 @@ fn store_update(
         }
     }
     apply_defaults(resource, &mut updated);
+    custom_defaults(state, resource, &mut updated);
+    if subresource.is_none() && resource.group.is_empty() && resource.kind == "Pod" {
+        super::priority::keep_on_update(existing, &mut updated);
+    }
     if subresource.is_none() && is_service(resource) {
         allocate(state, &mut updated, Some(existing))?;
     }
@@ -414,12 +452,22 @@ pub(crate) fn patch(
         Some("scale") => scale_of(&existing),
         _ => existing.clone(),
     };
-    let patched = apply_patch(&base, body, kind, built_in).map_err(|msg| {
-        ApiError::new(
+    let patched = apply_patch(&base, body, kind, built_in).map_err(|error| match error {
+        PatchError::Decode(message) => ApiError::bad_request(message),
+        PatchError::Apply => {
+            let mut error = ApiError::new(
+                422,
+                "Invalid",
+                "the server rejected our request due to an error in our request",
+            );
+            error.details = json!({});
+            error
+        }
+        PatchError::Other(message) => ApiError::new(
             422,
             "Invalid",
-            format!("{} \"{name}\" is invalid: {msg}", resource.kind),
-        )
+            format!("{} \"{name}\" is invalid: {message}", resource.kind),
+        ),
     })?;
     let patched = match subresource {
         Some("scale") => {

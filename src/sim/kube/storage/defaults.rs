@@ -97,6 +97,13 @@ fn pod_spec_defaults(spec: &mut Value) {
         .into_iter()
         .flatten()
     {
+        // `SetDefaults_Volume`: a volume without a source is an empty directory.
+        let has_source = volume
+            .as_object()
+            .is_some_and(|v| v.iter().any(|(k, v)| k != "name" && !v.is_null()));
+        if !has_source {
+            volume["emptyDir"] = json!({});
+        }
         for source in ["secret", "configMap", "downwardAPI", "projected"] {
             if volume[source].is_object() {
                 // 0644, as `SetDefaults_*VolumeSource` set it.

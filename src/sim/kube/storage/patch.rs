@@ -25,25 +25,88 @@ impl PatchType {
     }
 }
 
-/// Applies `patch` to `target`; errors are messages for a 422/400 Status.
+/// Why a patch did not apply.
+#[derive(Debug)]
+pub(crate) enum PatchError {
+    /// The body does not decode as its type's Go value (`applyJSPatch` with the Warn or Strict
+    /// directive, the default: 400 `error decoding patch: ...`).
+    Decode(String),
+    /// JSON patch operations that do not apply to the object (`patchObj.Apply` failing:
+    /// `NewGenericServerResponse(422, ...)`, which keeps only a generic sentence).
+    Apply,
+    /// Any other refusal, worded by the caller on the object.
+    Other(String),
+}
+
+/// encoding/json's word for a JSON value's type in "cannot unmarshal X into ...".
+fn go_kind(value: &Value) -> &'static str {
+    match value {
+        Value::Object(_) => "object",
+        Value::Array(_) => "array",
+        Value::String(_) => "string",
+        Value::Number(_) => "number",
+        Value::Bool(_) => "bool",
+        Value::Null => "null",
+    }
+}
+
+fn cannot_unmarshal(value: &Value, go_type: &str) -> PatchError {
+    PatchError::Decode(format!(
+        "error decoding patch: json: cannot unmarshal {} into Go value of type {go_type}",
+        go_kind(value)
+    ))
+}
+
+/// `kjson.UnmarshalStrict` of a JSON patch into `[]handlers.jsonPatchOp`: a list of objects
+/// whose `op`, `path` and `from` are strings.
+fn decode_json_patch(patch: &Value) -> Result<(), PatchError> {
+    let Value::Array(operations) = patch else {
+        return Err(cannot_unmarshal(patch, "[]handlers.jsonPatchOp"));
+    };
+    for operation in operations {
+        let Value::Object(fields) = operation else {
+            return Err(cannot_unmarshal(operation, "handlers.jsonPatchOp"));
+        };
+        for field in ["op", "path", "from"] {
+            match fields.get(field) {
+                None | Some(Value::String(_) | Value::Null) => {}
+                Some(other) => {
+                    return Err(PatchError::Decode(format!(
+                        "error decoding patch: json: cannot unmarshal {} into Go struct field jsonPatchOp.{field} of type string",
+                        go_kind(other)
+                    )));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Applies `patch` to `target` (patch.go's `applyJSPatch` and `applyPatchToCurrentObject`).
 pub(crate) fn apply_patch(
     target: &Value,
     patch: &Value,
     kind: PatchType,
     built_in: bool,
-) -> Result<Value, String> {
+) -> Result<Value, PatchError> {
     match kind {
+        // A merge patch decodes into `map[string]interface{}` (null decodes to an empty map).
+        PatchType::Merge if !patch.is_object() && !patch.is_null() => Err(cannot_unmarshal(
+            patch,
+            "map[string]interface {}",
+        )),
         PatchType::Merge => Ok(merge(target, patch)),
         PatchType::Json => {
+            decode_json_patch(patch)?;
             let operations: json_patch::Patch =
-                serde_json::from_value(patch.clone()).map_err(|e| format!("invalid JSON patch: {e}"))?;
+                serde_json::from_value(patch.clone()).map_err(|_| PatchError::Apply)?;
             let mut doc = target.clone();
-            json_patch::patch(&mut doc, &operations).map_err(|e| e.to_string())?;
+            json_patch::patch(&mut doc, &operations).map_err(|_| PatchError::Apply)?;
             Ok(doc)
         }
-        PatchType::Strategic if !built_in => Err(
+        PatchType::Strategic if !built_in => Err(PatchError::Other(
             "strategic merge patch format is not supported for custom resources; use a JSON merge patch".into(),
-        ),
+        )),
         PatchType::Strategic | PatchType::Apply => Ok(strategic(target, patch, "")),
     }
 }
@@ -216,7 +279,17 @@ mod tests {
             true,
         )
         .unwrap_err();
-        assert!(!err.is_empty());
+        assert!(matches!(err, PatchError::Apply));
+        let err = apply_patch(&json!({}), &json!({"op": "add"}), PatchType::Json, true);
+        assert!(
+            matches!(&err, Err(PatchError::Decode(m)) if m == "error decoding patch: json: cannot unmarshal object into Go value of type []handlers.jsonPatchOp"),
+            "{err:?}"
+        );
+        let err = apply_patch(&json!({}), &json!([1, 2]), PatchType::Merge, true);
+        assert!(
+            matches!(&err, Err(PatchError::Decode(m)) if m == "error decoding patch: json: cannot unmarshal array into Go value of type map[string]interface {}"),
+            "{err:?}"
+        );
         let ok = apply_patch(
             &json!({"a": 1}),
             &json!([{"op": "replace", "path": "/a", "value": 2}]),

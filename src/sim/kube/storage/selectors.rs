@@ -2,6 +2,8 @@
 
 use serde_json::Value;
 
+use super::label_values::set_values;
+
 #[derive(Debug, Clone, PartialEq)]
 enum Requirement {
     Equals(String, String),
@@ -144,24 +146,6 @@ impl LabelSelector {
             Requirement::DoesNotExist(k) => get(k).is_none(),
         })
     }
-}
-
-fn set_values(rest: &str) -> Result<Vec<String>, String> {
-    let inner = rest
-        .trim()
-        .strip_prefix('(')
-        .and_then(|r| r.strip_suffix(')'))
-        .ok_or_else(|| {
-            format!(
-                "unable to parse requirement: found '{}', expected: '('",
-                rest.trim()
-            )
-        })?;
-    Ok(inner
-        .split(',')
-        .map(|v| v.trim().to_string())
-        .filter(|v| !v.is_empty())
-        .collect())
 }
 
 /// A parsed `fieldSelector` (`metadata.name=x,spec.nodeName!=y`).
@@ -310,7 +294,20 @@ mod tests {
         for s in ["tier=primary", "spot", "tier notin (gpu)"] {
             assert!(!LabelSelector::parse(s).unwrap().matches(&labels), "{s}");
         }
-        assert!(LabelSelector::parse("tier in gpu").is_err());
+        // In labels' parser's words (`parseValues`, `parseIdentifiersList`).
+        assert_eq!(
+            LabelSelector::parse("tier in gpu").unwrap_err(),
+            "unable to parse requirement: found 'gpu' expected: '('"
+        );
+        assert_eq!(
+            LabelSelector::parse("a in (b").unwrap_err(),
+            "unable to parse requirement: found '', expected: ',' or ')'"
+        );
+        assert_eq!(
+            LabelSelector::parse("a in (b c)").unwrap_err(),
+            "unable to parse requirement: found 'c', expected: ',' or ')'"
+        );
+        assert!(LabelSelector::parse("a in (b,,c)").is_ok());
         assert!(LabelSelector::parse("ti er=x").is_err());
     }
 

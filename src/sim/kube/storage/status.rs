@@ -136,6 +136,12 @@ impl ApiError {
         if !self.details.is_null() {
             status["details"] = self.details.clone();
         }
+        // `reason` is omitempty: an error the server did not classify has none.
+        if self.reason.is_empty()
+            && let Some(map) = status.as_object_mut()
+        {
+            map.remove("reason");
+        }
         status
     }
 }

@@ -173,6 +173,14 @@ pub(crate) fn record(
             .retain(|path| fieldset::value_at(new, path).is_some());
     }
     entries.retain(|e| !e.set.is_empty());
+    // A manager that owns nothing has no entry (structured-merge-diff drops empty sets), and
+    // an object no one owns a field of has no `managedFields` at all (omitempty).
+    if entries.is_empty() {
+        if let Some(metadata) = new["metadata"].as_object_mut() {
+            metadata.remove("managedFields");
+        }
+        return Ok(());
+    }
     new["metadata"]["managedFields"] = Value::Array(entries.iter().map(Entry::written).collect());
     Ok(())
 }

@@ -74,8 +74,18 @@ fn bound(value: &Value) -> String {
     }
 }
 
+/// The type a schema asks for, as kube-openapi joins it: `x-kubernetes-int-or-string` becomes
+/// the two types `integer,string` (apiextensions' `ConvertJSONSchemaPropsWithPostProcess`),
+/// whether or not the schema names a type.
+fn wanted_type(schema: &Value) -> Option<&str> {
+    if schema["x-kubernetes-int-or-string"] == true {
+        return Some("integer,string");
+    }
+    schema["type"].as_str()
+}
+
 fn check(schema: &Value, value: &Value, path: &str, errors: &mut Errors) {
-    if let Some(wanted) = schema["type"].as_str()
+    if let Some(wanted) = wanted_type(schema)
         && !type_fits(wanted, value, schema)
     {
         let actual = type_of(value);
@@ -374,6 +384,13 @@ mod tests {
         let missing = errors_of(widget_schema(), json!({"spec": {}}));
         assert_eq!(missing, ["spec.size: Required value"]);
         assert!(errors_of(widget_schema(), json!({"spec": {"size": 3, "port": 8080}})).is_empty());
+        let boolean = errors_of(widget_schema(), json!({"spec": {"size": 3, "port": true}}));
+        assert_eq!(
+            boolean,
+            [
+                "spec.port: Invalid value: \"boolean\": spec.port in body must be of type integer,string: \"boolean\""
+            ]
+        );
     }
 
     /// The 1.35 words, as apiextensions-apiserver v0.35.0 turns kube-openapi's results into

@@ -32,6 +32,47 @@ fn strings(list: &Value) -> String {
     }
 }
 
+/// A `[]core.NodeSelectorRequirement` as `%#v` prints it (each element with its type).
+fn node_requirements(list: &Value) -> String {
+    match list.as_array() {
+        None => "[]core.NodeSelectorRequirement(nil)".into(),
+        Some(items) => {
+            let items: Vec<String> = items
+                .iter()
+                .map(|r| {
+                    format!(
+                        "core.NodeSelectorRequirement{{Key:{}, Operator:{}, Values:{}}}",
+                        quoted(r["key"].as_str().unwrap_or_default()),
+                        quoted(r["operator"].as_str().unwrap_or_default()),
+                        strings(&r["values"])
+                    )
+                })
+                .collect();
+            format!("[]core.NodeSelectorRequirement{{{}}}", items.join(", "))
+        }
+    }
+}
+
+/// A `core.NodeSelectorTerm` as `%#v` prints it.
+pub(crate) fn node_selector_term(term: &Value) -> String {
+    format!(
+        "core.NodeSelectorTerm{{MatchExpressions:{}, MatchFields:{}}}",
+        node_requirements(&term["matchExpressions"]),
+        node_requirements(&term["matchFields"])
+    )
+}
+
+/// A `[]core.NodeSelectorTerm` as `%#v` prints it.
+pub(crate) fn node_selector_terms(terms: &Value) -> String {
+    match terms.as_array() {
+        None => "[]core.NodeSelectorTerm(nil)".into(),
+        Some(items) => {
+            let items: Vec<String> = items.iter().map(node_selector_term).collect();
+            format!("[]core.NodeSelectorTerm{{{}}}", items.join(", "))
+        }
+    }
+}
+
 /// A `metav1.LabelSelector` as `%#v` prints it.
 pub(crate) fn label_selector(selector: &Value) -> String {
     let expressions = match selector["matchExpressions"].as_array() {

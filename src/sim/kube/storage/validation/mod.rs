@@ -2,11 +2,15 @@
 //! nodes, config data, and what an update may not change. Messages as the server words them
 //! (Kubernetes `pkg/apis/*/validation`, apimachinery `util/validation` and `field/errors.go`).
 
+pub(crate) mod affinity;
 pub(crate) mod cluster;
+pub(crate) mod crd;
 pub(crate) mod custom;
+pub(crate) mod dns;
 pub(crate) mod env;
 pub(crate) mod errors;
 pub(crate) mod go_value;
+pub(crate) mod label_selector;
 pub(crate) mod metadata;
 pub(crate) mod names;
 pub(crate) mod object;
@@ -15,9 +19,13 @@ pub(crate) mod pod_update;
 pub(crate) mod probes;
 pub(crate) mod requirements;
 pub(crate) mod rollout;
+pub(crate) mod scheduling_gates;
+pub(crate) mod security;
 pub(crate) mod service;
 pub(crate) mod tolerations;
+pub(crate) mod topology_spread;
 pub(crate) mod updates;
 #[cfg(test)]
 mod upstream_tables;
+pub(crate) mod volumes;
 pub(crate) mod workloads;

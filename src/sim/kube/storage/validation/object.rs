@@ -8,6 +8,7 @@ use super::cluster::{config_map, node, secret};
 use super::errors::Errors;
 use super::metadata::metadata;
 use super::pod::{BadQuantity, pod_images, pod_spec};
+use super::scheduling_gates::pod_create;
 use super::service::service;
 use super::updates::update;
 use super::workloads::{cron_job, job, replicated};
@@ -35,6 +36,10 @@ fn kind_rules(
         ("batch", "CronJob") => cron_job(object, errors),
         ("", "Service") => {
             service(object, errors);
+            Ok(())
+        }
+        ("apiextensions.k8s.io", "CustomResourceDefinition") => {
+            super::crd::custom_resource_definition(object, errors);
             Ok(())
         }
         ("", "Node") => {
@@ -99,6 +104,21 @@ pub(crate) fn validate(
 ) -> Result<(), ApiError> {
     let mut errors = Errors::default();
     object_errors(state, resource, object, &mut errors)?;
+    answer(resource, name_of(object), errors)
+}
+
+/// A create: the object's rules, then what only a new object is held to
+/// (`ValidatePodCreate`).
+pub(crate) fn validate_create(
+    state: &KubeState,
+    resource: &ResourceType,
+    object: &Value,
+) -> Result<(), ApiError> {
+    let mut errors = Errors::default();
+    object_errors(state, resource, object, &mut errors)?;
+    if resource.group.is_empty() && resource.kind == "Pod" {
+        pod_create(&object["spec"], &mut errors);
+    }
     answer(resource, name_of(object), errors)
 }
 

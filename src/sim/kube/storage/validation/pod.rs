@@ -6,18 +6,23 @@ use std::collections::HashSet;
 
 use serde_json::Value;
 
+use super::affinity::affinity;
+use super::dns::{self, dns_policy};
 use super::env::env;
 use super::errors::Errors;
 use super::metadata::labels;
-use super::names::{dns_label, port_name};
+use super::names::{dns_label, port_name, qualified_name};
 use super::probes::container_probes;
 pub(crate) use super::requirements::BadQuantity;
 use super::requirements::requirements;
+use super::scheduling_gates::scheduling_gates;
+use super::security::{container_security, pod_os};
 use super::tolerations::tolerations;
+use super::topology_spread::topology_spread;
+use super::volumes::{mounts, volumes};
 
 pub(crate) const PULL_POLICIES: [&str; 3] = ["Always", "IfNotPresent", "Never"];
 const PROTOCOLS: [&str; 3] = ["SCTP", "TCP", "UDP"];
-const DNS_POLICIES: [&str; 4] = ["ClusterFirst", "ClusterFirstWithHostNet", "Default", "None"];
 pub(crate) const RESTART_POLICIES: [&str; 3] = ["Always", "OnFailure", "Never"];
 const MESSAGE_POLICIES: [&str; 2] = ["File", "FallbackToLogsOnError"];
 
@@ -80,25 +85,6 @@ fn host_ports(containers: &[Value], list: &str, seen: &mut HashSet<String>, erro
     }
 }
 
-fn mounts(container: &Value, path: &str, volumes: &HashSet<&str>, errors: &mut Errors) {
-    for (i, mount) in container["volumeMounts"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .enumerate()
-    {
-        let name = mount["name"].as_str().unwrap_or_default();
-        if name.is_empty() {
-            errors.required(format!("{path}.volumeMounts[{i}].name"));
-        } else if !volumes.contains(name) {
-            errors.not_found(format!("{path}.volumeMounts[{i}].name"), &mount["name"]);
-        }
-        if mount["mountPath"].as_str().is_none_or(str::is_empty) {
-            errors.required(format!("{path}.volumeMounts[{i}].mountPath"));
-        }
-    }
-}
-
 /// `validateContainerCommon`: what every container, init or not, is held to.
 fn container(
     container: &Value,
@@ -125,6 +111,7 @@ fn container(
     ports(container, path, errors);
     env(container, path, errors);
     mounts(container, path, volumes, errors);
+    container_security(container, path, errors);
     errors.one_of(
         format!("{path}.imagePullPolicy"),
         &container["imagePullPolicy"],
@@ -155,23 +142,10 @@ pub(crate) fn pod_images(spec: &Value, errors: &mut Errors) {
     }
 }
 
-fn volume_names<'a>(spec: &'a Value, path: &str, errors: &mut Errors) -> HashSet<&'a str> {
-    let mut volumes: HashSet<&str> = HashSet::new();
-    for (i, volume) in spec["volumes"].as_array().into_iter().flatten().enumerate() {
-        let name = volume["name"].as_str().unwrap_or_default();
-        if name.is_empty() {
-            errors.required(format!("{path}.volumes[{i}].name"));
-        } else if !volumes.insert(name) {
-            errors.duplicate(format!("{path}.volumes[{i}].name"), &volume["name"]);
-        }
-    }
-    volumes
-}
-
 /// `ValidatePodSpec` for the fields runbooks and charts set (a workload adds its own rules
 /// for its template's restart policy).
 pub(crate) fn pod_spec(spec: &Value, path: &str, errors: &mut Errors) -> Result<(), BadQuantity> {
-    let volumes = volume_names(spec, path, errors);
+    let volumes = volumes(spec, path, errors);
     let containers = spec["containers"].as_array();
     if containers.is_none_or(Vec::is_empty) {
         errors.required(format!("{path}.containers"));
@@ -210,28 +184,59 @@ pub(crate) fn pod_spec(spec: &Value, path: &str, errors: &mut Errors) -> Result<
             );
         }
     }
+    host_network_ports(spec, path, errors);
     errors.one_of(
         format!("{path}.restartPolicy"),
         &spec["restartPolicy"],
         &RESTART_POLICIES,
     );
-    errors.one_of(
-        format!("{path}.dnsPolicy"),
-        &spec["dnsPolicy"],
-        &DNS_POLICIES,
-    );
+    dns_policy(spec, path, errors);
     labels(
         &spec["nodeSelector"],
         &format!("{path}.nodeSelector"),
         errors,
     );
-    errors.non_negative(
-        format!("{path}.terminationGracePeriodSeconds"),
-        &spec["terminationGracePeriodSeconds"],
-    );
+    // A negative grace period is let through (with a warning, `warnings.rs`): upstream only
+    // requires one, which the defaults give.
+    scheduling_rules(spec, path, errors);
     tolerations(&spec["tolerations"], &format!("{path}.tolerations"), errors);
-    host_network_ports(spec, path, errors);
+    dns::host_aliases(spec, path, errors);
+    pod_os(spec, path, errors);
     Ok(())
+}
+
+/// The rest of `ValidatePodSpec`, in its order: affinity, DNS config, readiness and
+/// scheduling gates, spread constraints, the active deadline.
+fn scheduling_rules(spec: &Value, path: &str, errors: &mut Errors) {
+    affinity(spec, path, errors);
+    dns::dns_config(spec, path, errors);
+    // `validateReadinessGates`.
+    for (i, gate) in spec["readinessGates"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
+        let condition = gate["conditionType"].as_str().unwrap_or_default();
+        for message in qualified_name(condition) {
+            errors.invalid(
+                format!("{path}.readinessGates[{i}].conditionType"),
+                &Value::String(condition.to_string()),
+                &message,
+            );
+        }
+    }
+    scheduling_gates(spec, path, errors);
+    topology_spread(spec, path, errors);
+    if let Some(seconds) = spec["activeDeadlineSeconds"].as_i64()
+        && !(1..=i64::from(i32::MAX)).contains(&seconds)
+    {
+        errors.invalid(
+            format!("{path}.activeDeadlineSeconds"),
+            &spec["activeDeadlineSeconds"],
+            "must be between 1 and 2147483647, inclusive",
+        );
+    }
 }
 
 /// `validatePodHostNetworkDeps`: on the host's network a container port is its host port (a

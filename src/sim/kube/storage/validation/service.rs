@@ -82,7 +82,7 @@ fn port(port: &Value, at: &str, several: bool, names: &mut HashSet<String>, erro
 }
 
 /// `IsValidIP`.
-fn ip_errors(text: &str) -> Option<&'static str> {
+pub(crate) fn ip_errors(text: &str) -> Option<&'static str> {
     text.parse::<IpAddr>()
         .is_err()
         .then_some("must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)")

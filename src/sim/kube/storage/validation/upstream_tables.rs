@@ -10,10 +10,14 @@ use crate::sim::kube::storage::patch::merge;
 use crate::sim::kube::storage::state::KubeState;
 
 /// The tables, by file (their sources in `tests/fixtures/upstream/SOURCES.md`).
-const TABLES: [(&str, &str); 4] = [
+const TABLES: [(&str, &str); 5] = [
     (
         "containers.jsonl",
         include_str!("../../../../../tests/fixtures/upstream/containers.jsonl"),
+    ),
+    (
+        "pod-spec.jsonl",
+        include_str!("../../../../../tests/fixtures/upstream/pod-spec.jsonl"),
     ),
     (
         "probes.jsonl",
