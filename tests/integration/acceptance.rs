@@ -3,7 +3,7 @@
 //! with an EFA interface down, a slow network block, each named once and no healthy node with
 //! them), and the pair sweep on the same fleet for comparison.
 
-use crate::support::{Runbook, helm_available, read_report};
+use crate::support::{Runbook, helm_available, metric, read_report};
 
 const FAULTS: [&str; 6] = [
     "--fault",
@@ -34,14 +34,6 @@ fn accept(nodes: u32, extra: &[&str]) -> (i32, String, String, serde_json::Value
         .args(extra)
         .run();
     (ran.code(), ran.stdout(), ran.stderr(), read_report(&report))
-}
-
-fn metric(report: &serde_json::Value, name: &str) -> f64 {
-    report["metrics"]
-        .as_array()
-        .and_then(|m| m.iter().find(|m| m["name"] == name))
-        .and_then(|m| m["value"].as_f64())
-        .unwrap_or_else(|| panic!("no metric {name} in {}", report["metrics"]))
 }
 
 #[test]

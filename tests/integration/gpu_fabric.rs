@@ -3,7 +3,7 @@
 //! only once the EFA device plugin runs and the security group lets EFA through both ways, and
 //! broken again when the self rule goes.
 
-use crate::support::{Runbook, helm_available};
+use crate::support::{Runbook, eval_json, helm_available};
 
 /// Two p5.48xlarge nodes with the GPU Operator, beside the lab's GPU group, launched from a
 /// template with 32 EFA interfaces into a cluster placement group.
@@ -45,20 +45,12 @@ wait_until(#{ timeout: "5m", interval: "5s", what: "32 EFA devices on each p5 no
     || k8s::nodes(#{ tier: "p5" }).all(|n| n.allocatable["vpc.amazonaws.com/efa"] == "32"));
 "#;
 
-fn eval(script: &str) -> serde_json::Value {
-    let out = Runbook::new()
-        .args(["eval", "--json", script])
-        .run()
-        .expect_code(0);
-    serde_json::from_str(&out.stdout()).expect("JSON")
-}
-
 #[test]
 fn a_p5_node_shows_eight_h100s_on_nvlink_through_nvidia_smi() {
     if !helm_available() {
         return;
     }
-    let seen = eval(&format!(
+    let seen = eval_json(&format!(
         r#"{TWO_P5_NODES}
 let answers = nvml::query(#{{ nodes: #{{ tier: "p5" }} }});
 let eights = k8s::nodes(#{{ tier: "p5" }}).map(|n| n.allocatable["nvidia.com/gpu"]);
@@ -106,7 +98,7 @@ fn nccl_across_p5_nodes_uses_efa_only_with_its_plugin_and_self_rules_and_falls_b
     if !helm_available() {
         return;
     }
-    let seen = eval(&format!(
+    let seen = eval_json(&format!(
         r#"{TWO_P5_NODES}
 let sockets = brief.call(run.call(0));
 let no_plugin = brief.call(run.call(32));
@@ -209,7 +201,7 @@ fn a_node_group_without_efa_interfaces_in_its_launch_template_gets_no_efa_device
     // The same p5 nodes with a template that attaches no EFA interface: the device plugin
     // runs and finds nothing, so workers that ask for EFA stay Pending.
     let script = TWO_P5_NODES.replace("efa_interfaces: 32", "efa_interfaces: 0");
-    let seen = eval(&format!(
+    let seen = eval_json(&format!(
         r#"{script}
 {plugin}
 let r = run.call(32);

@@ -3,7 +3,7 @@
 //! size, NCCL's fall back to sockets caught, and `--max-cost-usd` stopping a p5 scale-up
 //! before it is sent.
 
-use crate::support::{Runbook, helm_available, report_with, step};
+use crate::support::{Runbook, helm_available, metric, report_with, step};
 use crate::with_snapshots;
 
 fn drill(instance_type: &str, extra: &[&str], code: i32) -> serde_json::Value {
@@ -11,14 +11,6 @@ fn drill(instance_type: &str, extra: &[&str], code: i32) -> serde_json::Value {
     let mut args = vec!["--yes", "--scenario", "empty", "--set", &set];
     args.extend_from_slice(extra);
     report_with("runbooks/gpu-lab.rhai", &args, code)
-}
-
-fn metric(report: &serde_json::Value, name: &str) -> f64 {
-    report["metrics"]
-        .as_array()
-        .and_then(|m| m.iter().find(|m| m["name"] == name))
-        .and_then(|m| m["value"].as_f64())
-        .unwrap_or_else(|| panic!("no metric {name} in {}", report["metrics"]))
 }
 
 #[test]

@@ -7,7 +7,7 @@ use std::process::Command;
 
 use serde_json::Value;
 
-use crate::support::{LabServer, Runbook, aws_cli_available, kubectl};
+use crate::support::{LabServer, aws_cli_available, eval_json, kubectl};
 
 /// A p5 node group of `count` nodes beside the lab's, in a cluster placement group.
 fn p5_group(count: u32) -> String {
@@ -27,17 +27,9 @@ k8s::wait_nodes(#{{ labels: #{{ tier: "p5" }}, count: {count} }});
     )
 }
 
-fn eval(script: &str) -> Value {
-    let out = Runbook::new()
-        .args(["eval", "--json", script])
-        .run()
-        .expect_code(0);
-    serde_json::from_str(&out.stdout()).expect("JSON")
-}
-
 #[test]
 fn forty_p5_instances_fill_a_block_of_32_and_their_nodes_carry_it_as_labels() {
-    let seen = eval(&format!(
+    let seen = eval_json(&format!(
         r#"{}
 let topology = ec2::instance_topology(#{{ instance_type: "p5*" }});
 let all = ec2::instance_topology();

@@ -466,6 +466,24 @@ pub fn report_with(runbook: &str, extra: &[&str], code: i32) -> serde_json::Valu
     read_report(&report)
 }
 
+/// A metric of a report by name; a missing one fails the test.
+pub fn metric(report: &serde_json::Value, name: &str) -> f64 {
+    report["metrics"]
+        .as_array()
+        .and_then(|m| m.iter().find(|m| m["name"] == name))
+        .and_then(|m| m["value"].as_f64())
+        .unwrap_or_else(|| panic!("no metric {name} in {}", report["metrics"]))
+}
+
+/// `runbook eval --json SCRIPT` on the twin, which must succeed: its value.
+pub fn eval_json(script: &str) -> serde_json::Value {
+    let out = Runbook::new()
+        .args(["eval", "--json", script])
+        .run()
+        .expect_code(0);
+    serde_json::from_str(&out.stdout()).expect("JSON")
+}
+
 /// Whether helm is there (the project's .tools/bin or PATH); with a message when it is not,
 /// and a failure instead when RUNBOOK_REQUIRE_TOOLS is set (CI).
 pub fn helm_available() -> bool {

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use rhai::{Array, Dynamic, EvalAltResult, Map, Module, NativeCallContext, Position};
 
-use super::fleet::{all_reduce_spec, install_fleet};
+use super::fleet::{RUN_OPTIONS, all_reduce_spec, install_fleet};
 use super::health::install_health_parsers;
 use crate::bindings::shared::args::{encode, kube_error, selector, timeout_of};
 use crate::bindings::shared::options::Spec;
@@ -180,25 +180,11 @@ fn install_all_reduce(nccl_module: &mut Module, kube: &Arc<KubeClient>, host: &A
         });
 }
 
-/// `nccl::all_reduce`'s options.
-const ALL_REDUCE_OPTIONS: &[&str] = &[
-    "nodes",
-    "selector",
-    "gpus_per_node",
-    "efa_per_node",
-    "min_bytes",
-    "max_bytes",
-    "step_factor",
-    "iters",
-    "timeout",
-    "image",
-    "namespace",
-    "algorithm",
-];
-
 /// `nccl::all_reduce`: one run, always cleaned up, its result kept as the run's evidence.
 fn all_reduce(h: &Host, kube: &KubeClient, position: Position, options: &Map) -> Result {
-    let s = Spec::new(options, "nccl::all_reduce", ALL_REDUCE_OPTIONS, position)?;
+    // `nodes` (how many) first, then what every run takes.
+    let known = [&["nodes"], RUN_OPTIONS].concat();
+    let s = Spec::new(options, "nccl::all_reduce", &known, position)?;
     let mut spec = all_reduce_spec(options, &s, "nccl::all_reduce", position)?;
     spec.nodes = s.int("nodes")?.map_or(2, |n| n.max(0) as usize);
     let clock = h.clock.clone();

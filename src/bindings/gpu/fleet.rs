@@ -210,13 +210,8 @@ fn install_sweep(nccl: &mut Module, kube: &Arc<KubeClient>, host: &Arc<Host>) {
         });
 }
 
-/// `nccl::sweep`'s options: its own, then `nccl::all_reduce`'s but `nodes`.
-const SWEEP_OPTIONS: &[&str] = &[
-    "nodes",
-    "pairs",
-    "floor",
-    "instance_type",
-    "concurrency",
+/// `nccl::all_reduce`'s options but `nodes`, which runs over several node groups take too.
+pub(super) const RUN_OPTIONS: &[&str] = &[
     "selector",
     "gpus_per_node",
     "efa_per_node",
@@ -230,10 +225,14 @@ const SWEEP_OPTIONS: &[&str] = &[
     "algorithm",
 ];
 
+/// `nccl::sweep`'s own options (then [`RUN_OPTIONS`]).
+const SWEEP_OPTIONS: &[&str] = &["nodes", "pairs", "floor", "instance_type", "concurrency"];
+
 /// `nccl::sweep`: the pairs planned, run, cleaned up and judged against the floor.
 fn sweep_pairs(h: &Host, k: &KubeClient, position: Position, options: &Map) -> Result {
     let function = "nccl::sweep";
-    let s = Spec::new(options, function, SWEEP_OPTIONS, position)?;
+    let known = [SWEEP_OPTIONS, RUN_OPTIONS].concat();
+    let s = Spec::new(options, function, &known, position)?;
     let pairs_text = s.string("pairs")?.unwrap_or_else(|| "ring".into());
     let pairs = Pairs::parse(&pairs_text).ok_or_else(|| {
         s.error(format!(

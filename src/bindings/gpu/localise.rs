@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use rhai::{Dynamic, EvalAltResult, Map, Module, NativeCallContext, Position};
 
-use super::fleet::all_reduce_spec;
+use super::fleet::{RUN_OPTIONS, all_reduce_spec};
 use crate::acceptance::localise::{FleetNode, localise};
 use crate::acceptance::trials::{Collective, Judge, Measured, gpu_hours, tree};
 use crate::bindings::shared::args::{encode, kube_error, selector};
@@ -23,24 +23,8 @@ type Result<T = Dynamic> = std::result::Result<T, Box<EvalAltResult>>;
 
 const FUNCTION: &str = "nccl::localise";
 
-const OPTIONS: &[&str] = &[
-    "nodes",
-    "blocks",
-    "instance_type",
-    "floor",
-    "tolerance",
-    "selector",
-    "gpus_per_node",
-    "efa_per_node",
-    "min_bytes",
-    "max_bytes",
-    "step_factor",
-    "iters",
-    "timeout",
-    "image",
-    "namespace",
-    "algorithm",
-];
+/// Its own options (then nccl::all_reduce's, [`RUN_OPTIONS`]).
+const OPTIONS: &[&str] = &["nodes", "blocks", "instance_type", "floor", "tolerance"];
 
 const DOC: &str = "An all-reduce across the whole fleet and, when it falls short, the nodes and network blocks\nresponsible, found by adaptive group testing along the network (each block alone, binary splitting,\nblocks side by side, each culprit run beside cleared nodes, then the fleet without them). nodes: an\narray of names or a selector (default: Ready nodes with nvidia.com/gpu=true); blocks: #{ node: block }\n(the last of ec2::instance_topology's network_nodes), else each node's\ntopology.k8s.aws/network-node-layer-N labels; instance_type: the published figure for each run's node\ncount (p5 family), or floor (GB/s, any count); tolerance (0.1): a run passes at (1 - tolerance) of its\nfigure; and nccl::all_reduce's options. Answers #{ ok, algorithm, culprits: [#{ kind: node|block,\nname, confirmed }], rest_passed, runs, gpu_hours, seconds, tree, trials }.";
 
@@ -104,7 +88,8 @@ impl Collective for Runs<'_> {
 }
 
 fn search(h: &Host, k: &KubeClient, position: Position, options: &Map) -> Result {
-    let s = Spec::new(options, FUNCTION, OPTIONS, position)?;
+    let known = [OPTIONS, RUN_OPTIONS].concat();
+    let s = Spec::new(options, FUNCTION, &known, position)?;
     let spec = all_reduce_spec(options, &s, FUNCTION, position)?;
     let fleet = fleet(h, k, options, &s, &spec, position)?;
     let figure = figure_of(&s)?;
