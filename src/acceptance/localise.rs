@@ -153,15 +153,8 @@ fn stragglers(t: &mut Trials<'_>, block: &str, nodes: &[String]) -> (Vec<Culprit
         .collect();
     let mut good = Vec::new();
     let bad = t.deeper(|t| split(t, &items, &mut good));
-    let culprits = bad
-        .into_iter()
-        .map(|(item, confirmed)| Culprit {
-            kind: "node",
-            name: item.name,
-            confirmed,
-        })
-        .collect();
-    (culprits, good.into_iter().flat_map(|i| i.nodes).collect())
+    let good = good.into_iter().flat_map(|i| i.nodes).collect();
+    (culprits("node", bad), good)
 }
 
 /// Every block's first two cleared nodes together; failing, the blocks are split.
@@ -185,10 +178,14 @@ fn slow_blocks(t: &mut Trials<'_>, cleared: &BTreeMap<String, Vec<String>>) -> V
         return Vec::new();
     }
     let mut good = Vec::new();
-    t.deeper(|t| split(t, &items, &mut good))
-        .into_iter()
+    culprits("block", t.deeper(|t| split(t, &items, &mut good)))
+}
+
+/// What splitting found, as culprits of one kind.
+fn culprits(kind: &'static str, bad: Vec<(Item, bool)>) -> Vec<Culprit> {
+    bad.into_iter()
         .map(|(item, confirmed)| Culprit {
-            kind: "block",
+            kind,
             name: item.name,
             confirmed,
         })

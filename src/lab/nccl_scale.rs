@@ -16,29 +16,6 @@ pub enum Collective {
 }
 
 impl Collective {
-    /// nccl-tests' binary for it (`all_reduce_perf`).
-    pub fn binary(self) -> &'static str {
-        match self {
-            Self::AllReduce => "all_reduce_perf",
-            Self::AllGather => "all_gather_perf",
-            Self::AllToAll => "alltoall_perf",
-        }
-    }
-
-    pub fn from_binary(name: &str) -> Option<Self> {
-        [Self::AllReduce, Self::AllGather, Self::AllToAll]
-            .into_iter()
-            .find(|c| c.binary() == name)
-    }
-
-    /// The size its figure was read at.
-    pub fn figure_bytes(self) -> u64 {
-        match self {
-            Self::AllReduce => 8 << 30,
-            Self::AllGather | Self::AllToAll => 2 << 30,
-        }
-    }
-
     /// busbw by node count, GB/s.
     fn by_nodes(self) -> &'static [(u32, f64)] {
         match self {

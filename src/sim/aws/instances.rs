@@ -14,16 +14,7 @@ pub(super) fn describe_instances(
     xml: &mut Xml,
 ) -> Result<(), AwsError> {
     let wanted = Wanted::listed(params, "InstanceId");
-    wanted.all_exist(
-        |id| state.instances.contains_key(id),
-        |missing| {
-            AwsError::new(
-                400,
-                "InvalidInstanceID.NotFound",
-                format!("The instance ID '{missing}' does not exist"),
-            )
-        },
-    )?;
+    wanted.all_exist(|id| state.instances.contains_key(id), instance_not_found)?;
     let instances = state.instances.values().filter(|i| wanted.accepts(&i.id));
     xml.items("reservationSet", instances, |xml, instance| {
         xml.leaf("reservationId", format!("r-{}", &instance.id[2..]))
@@ -33,6 +24,15 @@ pub(super) fn describe_instances(
             });
     });
     Ok(())
+}
+
+/// EC2's answer to an instance id it does not know (DescribeInstances, DescribeInstanceTopology).
+pub(super) fn instance_not_found(missing: &str) -> AwsError {
+    AwsError::new(
+        400,
+        "InvalidInstanceID.NotFound",
+        format!("The instance ID '{missing}' does not exist"),
+    )
 }
 
 /// EC2's code for an instance state.

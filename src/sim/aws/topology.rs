@@ -17,8 +17,9 @@
 
 use super::ec2_query::{Params, Wanted};
 use super::error::AwsError;
+use super::instances::instance_not_found;
 use super::state::{AwsState, Instance};
-use super::wire::{Xml, numbered};
+use super::wire::Xml;
 use crate::lab;
 
 /// Types whose instances DescribeInstanceTopology places under 3 network nodes.
@@ -147,9 +148,12 @@ struct Asked {
 
 impl Asked {
     fn read(params: &Params) -> Result<Self, AwsError> {
-        let ids = numbered(params, "InstanceId");
-        let groups = numbered(params, "GroupName");
-        for (list, given) in [("InstanceIds", ids.len()), ("GroupNames", groups.len())] {
+        let ids = Wanted::listed(params, "InstanceId");
+        let groups = Wanted::listed(params, "GroupName");
+        for (list, given) in [
+            ("InstanceIds", ids.values().len()),
+            ("GroupNames", groups.values().len()),
+        ] {
             if given > 100 {
                 return Err(invalid(format!(
                     "The parameter {list} has {given} values; the maximum is 100."
@@ -158,7 +162,7 @@ impl Asked {
         }
         let page_size = match params.get("MaxResults") {
             None => 20,
-            Some(_) if !ids.is_empty() => {
+            Some(_) if !ids.values().is_empty() => {
                 return Err(AwsError::new(
                     400,
                     "InvalidParameterCombination",
@@ -182,8 +186,8 @@ impl Asked {
                 .ok_or_else(|| invalid(format!("The token '{token}' is invalid.")))?,
         };
         Ok(Self {
-            ids: Wanted::listed(params, "InstanceId"),
-            groups: Wanted::listed(params, "GroupName"),
+            ids,
+            groups,
             zones: Wanted::filtered(params, "availability-zone"),
             zone_ids: Wanted::filtered(params, "zone-id"),
             types: Wanted::filtered(params, "instance-type").values().to_vec(),
@@ -220,16 +224,9 @@ pub(super) fn describe_instance_topology(
     xml: &mut Xml,
 ) -> Result<(), AwsError> {
     let asked = Asked::read(params)?;
-    asked.ids.all_exist(
-        |id| state.instances.contains_key(id),
-        |missing| {
-            AwsError::new(
-                400,
-                "InvalidInstanceID.NotFound",
-                format!("The instance ID '{missing}' does not exist"),
-            )
-        },
-    )?;
+    asked
+        .ids
+        .all_exist(|id| state.instances.contains_key(id), instance_not_found)?;
     let matching: Vec<&Instance> = state
         .instances
         .values()

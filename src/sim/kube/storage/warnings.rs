@@ -10,6 +10,7 @@ use serde_json::Value;
 use super::resources::ResourceType;
 use super::validation::errors::quoted;
 use super::validation::names::dns_label;
+use super::validation::service::strings;
 
 /// The warnings of a create.
 pub(crate) fn on_create(resource: &ResourceType, object: &Value) -> Vec<String> {
@@ -64,15 +65,6 @@ fn pod_spec(spec: &Value, path: &str) -> Vec<String> {
         ));
     }
     warnings
-}
-
-fn strings(value: &Value) -> Vec<&str> {
-    value
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(Value::as_str)
-        .collect()
 }
 
 /// `GetWarningsForService`, less its `externalIPs` deprecation and `trafficDistribution`
