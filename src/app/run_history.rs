@@ -203,6 +203,12 @@ impl GpuRecord for RunHistory {
             .map(|past| ((now - past.finished).max(0.0), past.health))
             .collect())
     }
+
+    fn certificate(&self, machine: &str) -> Result<Option<(u64, serde_json::Value)>, String> {
+        let history = self.locked();
+        let kept = history.certificate(machine).map_err(in_words)?;
+        Ok(kept.map(|past| (past.run, past.certificate)))
+    }
 }
 
 /// The commit the runbook came from: `GITHUB_SHA` in a workflow, else HEAD of the repository

@@ -49,6 +49,9 @@ pub const QUERY_FIELDS: &[&str] = &[
     "gpu_recovery_action",
     "fabric.state",
     "fabric.status",
+    // Which board sits in each slot, for the machine's birth certificate (src/acceptance).
+    "serial",
+    "vbios_version",
 ];
 
 /// Clock event reasons that mean the hardware is holding the GPU back (DCGM's

@@ -3,6 +3,7 @@
 //! the shared store.
 
 mod baseline;
+mod certificates;
 mod diff;
 mod error;
 mod gpu_record;
@@ -15,6 +16,7 @@ mod table;
 mod trend;
 
 pub use baseline::judge;
+pub use certificates::PastCertificate;
 pub use diff::diff_text;
 pub use error::HistoryError;
 pub use gpu_record::{PastVerdict, gpu_record_table};

@@ -4,6 +4,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
+use super::certificates::PastCertificate;
 use super::error::HistoryError;
 use super::gpu_record::PastVerdict;
 use super::shared::SharedHistory;
@@ -150,6 +151,14 @@ impl History {
         match self {
             Self::Local(local) => local.gpu_record(who, since),
             Self::Shared(shared) => shared.gpu_record(who, since),
+        }
+    }
+
+    /// The newest birth certificate kept for `machine`.
+    pub fn certificate(&self, machine: &str) -> Result<Option<PastCertificate>, HistoryError> {
+        match self {
+            Self::Local(local) => local.certificate(machine),
+            Self::Shared(shared) => shared.certificate(machine),
         }
     }
 }

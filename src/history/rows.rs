@@ -1,5 +1,5 @@
-//! A finished run as the history's rows: the run's own, a row per metric, per step and per GPU
-//! verdict. Both stores (the local SQLite file, the shared PostgreSQL) keep these same rows.
+//! A finished run as the history's rows: the run's own, a row per metric, per step, per GPU
+//! verdict and per machine's birth certificate. Both stores (the local SQLite file, the shared PostgreSQL) keep these same rows.
 
 use serde::Serialize;
 
@@ -43,6 +43,7 @@ pub(super) struct RunRows {
     pub metrics: Vec<MetricRow>,
     pub steps: Vec<StepRow>,
     pub verdicts: Vec<VerdictRow>,
+    pub certificates: Vec<super::certificates::CertificateRow>,
 }
 
 /// Integers as the databases keep them: signed.
@@ -90,6 +91,7 @@ pub(super) fn rows_of(run: &NewRun<'_>) -> RunRows {
             })
             .collect(),
         verdicts: super::gpu_record::verdict_rows(report),
+        certificates: super::certificates::certificate_rows(report),
     }
 }
 

@@ -4,6 +4,7 @@
 
 use std::sync::Arc;
 
+use super::certificates::PastCertificate;
 use super::error::HistoryError;
 use super::gpu_record::PastVerdict;
 use super::rows::rows_of;
@@ -38,7 +39,12 @@ verdicts AS (
     INSERT INTO runbook.gpu_verdicts (run, finished, node, machine, verdict, health)
     SELECT run.number, $8, v.node, v.machine, v.verdict, v.health
     FROM run, json_to_recordset($17::text::json)
-        AS v (node text, machine text, verdict text, health text))
+        AS v (node text, machine text, verdict text, health text)),
+certificates AS (
+    INSERT INTO runbook.node_certificates (run, finished, node, machine, certificate)
+    SELECT run.number, $8, c.node, c.machine, c.certificate
+    FROM run, json_to_recordset($18::text::json)
+        AS c (node text, machine text, certificate text))
 SELECT number FROM run";
 
 /// Rows as the JSON array the statement reads them from.
@@ -63,6 +69,7 @@ impl SharedHistory {
         let rows = rows_of(run);
         let (metrics, steps, verdicts) =
             (json(&rows.metrics), json(&rows.steps), json(&rows.verdicts));
+        let certificates = json(&rows.certificates);
         let texts = [
             rows.run_id,
             run.runbook.to_string(),
@@ -96,6 +103,7 @@ impl SharedHistory {
                         &metrics,
                         &steps,
                         &verdicts,
+                        &certificates,
                     ],
                 )
                 .await?;
@@ -132,5 +140,29 @@ impl SharedHistory {
                 })
                 .collect())
         })
+    }
+
+    pub(super) fn certificate(
+        &self,
+        machine: &str,
+    ) -> Result<Option<PastCertificate>, HistoryError> {
+        let machine = machine.to_string();
+        self.call(
+            "read the machine's birth certificate",
+            move |client| async move {
+                let row = client
+                    .query_opt(
+                        "SELECT run, finished, certificate FROM runbook.node_certificates
+                         WHERE machine = $1 ORDER BY finished DESC, run DESC LIMIT 1",
+                        &[&machine],
+                    )
+                    .await?;
+                Ok(row.map(|row| PastCertificate {
+                    run: u64::try_from(row.get::<_, i64>(0)).unwrap_or_default(),
+                    finished: row.get(1),
+                    certificate: serde_json::from_str(row.get::<_, &str>(2)).unwrap_or_default(),
+                }))
+            },
+        )
     }
 }

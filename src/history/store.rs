@@ -149,6 +149,14 @@ CREATE TABLE IF NOT EXISTS gpu_verdicts (
 );
 CREATE INDEX IF NOT EXISTS gpu_verdicts_by_machine ON gpu_verdicts (machine, finished);
 CREATE INDEX IF NOT EXISTS gpu_verdicts_by_node ON gpu_verdicts (node, finished);
+CREATE TABLE IF NOT EXISTS node_certificates (
+    run         INTEGER NOT NULL REFERENCES runs (number) ON DELETE CASCADE,
+    finished    REAL NOT NULL,
+    node        TEXT NOT NULL,
+    machine     TEXT NOT NULL,
+    certificate TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS node_certificates_by_machine ON node_certificates (machine, finished);
 ";
 
 /// Where the stamp of the last check or write is kept: beside the database.
@@ -317,6 +325,18 @@ impl LocalHistory {
                     v.machine,
                     v.verdict,
                     v.health
+                ])?;
+            }
+            let mut certificate = tx.prepare(
+                "INSERT INTO node_certificates (run, finished, node, machine, certificate) VALUES (?1, ?2, ?3, ?4, ?5)",
+            )?;
+            for c in &rows.certificates {
+                certificate.execute(params![
+                    row,
+                    run.finished,
+                    c.node,
+                    c.machine,
+                    c.certificate
                 ])?;
             }
         }

@@ -127,8 +127,9 @@ fn hardware(state: &mut KubeState, name: &str, value: &str) -> Result<(), String
 }
 
 /// The hardware faults, on a node (`fabric-down`, `dcgm-hang`, `nic-slow`) or one GPU of it.
-const HARDWARE: [&str; 12] = [
+const HARDWARE: [&str; 13] = [
     "gpu-xid",
+    "gpu-replaced",
     "gpu-row-remap-pending",
     "gpu-ecc-uncorrectable",
     "gpu-missing",
@@ -179,6 +180,7 @@ fn set_gpu_fault(faults: &mut GpuFaults, change: &Change<'_>) -> Result<(), Stri
         "gpu-xid" => set_xid(faults, change)?,
         "gpu-row-remap-pending" => faults.row_remap_pending = on.then_some(change.now),
         "gpu-missing" => faults.missing = on,
+        "gpu-replaced" => faults.replaced = on,
         "nvlink-down" => faults.nvlink_down = on,
         "gpu-recovery-action" => faults.recovery_action = recovery_action_of(change)?,
         "gpu-power-capped" => faults.power_cap_w = positive_number(change, "watts")?,

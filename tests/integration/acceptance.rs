@@ -89,3 +89,53 @@ fn the_pair_sweep_on_the_same_fleet_never_names_a_block() {
         "a ring over the 71 nodes with all their EFA"
     );
 }
+
+#[test]
+fn a_gpu_swapped_between_acceptances_is_named_against_the_machines_birth_certificate() {
+    if !helm_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("temp dir");
+    let history = dir.path().join("history");
+    let page = dir.path().join("run.html");
+    let history_args = ["--history", history.to_str().expect("path")];
+    let (code, stdout, stderr, _) = accept(4, &history_args);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    assert!(
+        stdout.contains("4 certificates kept: 4 first, 0 drifted"),
+        "{stdout}"
+    );
+    // The same machines again (the twin's are the same instances run after run), one board
+    // swapped in GPU 3's slot of the third node.
+    let swapped = [
+        &history_args[..],
+        &["--fault", "gpu-replaced=gpu2/3", "--html"],
+        &[page.to_str().expect("path")],
+    ]
+    .concat();
+    let (code, stdout, stderr, report) = accept(4, &swapped);
+    assert_eq!(
+        code, 0,
+        "a swapped board is drift to report, not a failure: {stdout}{stderr}"
+    );
+    assert!(
+        stdout.contains("4 certificates kept: 0 first, 1 drifted"),
+        "{stdout}"
+    );
+    let line = stdout
+        .lines()
+        .find(|l| l.contains(" swapped: "))
+        .unwrap_or_else(|| panic!("{stdout}"));
+    assert!(line.contains("since run 1: GPU 00000000:"), "{line}");
+    assert!(line.contains("(i-"), "{line}");
+    assert_eq!(metric(&report, "acceptance_drifted_machines"), 1.0);
+    let html = std::fs::read_to_string(&page).expect("the page");
+    assert!(
+        html.contains("<h2 id=\"certificates\">Birth certificates</h2>"),
+        "{html}"
+    );
+    assert!(
+        html.contains("drifted since run 1: GPU 00000000:"),
+        "{html}"
+    );
+}

@@ -395,7 +395,7 @@ fn a_store_made_by_a_newer_runbook_is_refused_by_name() {
         .expect_code(2);
     let err = refused.stderr();
     assert!(
-        err.contains("was made by a newer runbook (schema version 99; this runbook knows up to 2)"),
+        err.contains("was made by a newer runbook (schema version 99; this runbook knows up to 3)"),
         "{err}"
     );
     assert!(err.contains("postgres://runbook@127.0.0.1:"), "{err}");

@@ -103,6 +103,8 @@ impl Extension for GpuBindings {
         install_fleet(&mut nvml, &mut nccl_module, &self.kube, host);
         super::localise::install_localise(&mut nccl_module, &self.kube, host);
         super::isolation::install_isolation(&mut nvml, &self.kube, host);
+        super::certificate::install_certificate(&mut nvml, host);
+        super::depth::install_depth(&mut nvml);
         install_query(&mut nvml, &self.kube, host);
         install_all_reduce(&mut nccl_module, &self.kube, host);
         engine.register_static_module("nvml", nvml.into());

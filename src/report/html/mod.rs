@@ -1,7 +1,8 @@
 //! A run as one self-contained HTML page (`--html`): the timeline, what went wrong, the
-//! changes and what undid them, the metrics with their trends, NCCL's tables and GPU health
-//! verdicts, the parameters and guards.
+//! changes and what undid them, the metrics with their trends, NCCL's tables, GPU health
+//! verdicts and birth certificates, the parameters and guards.
 
+mod certificates;
 mod changes;
 mod escape;
 mod evidence;

@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 
 use super::escape::html;
-use super::{changes, evidence, metrics, spend, timeline};
+use super::{certificates, changes, evidence, metrics, spend, timeline};
 use crate::report::{DeferStatus, Outcome, Report, RunStatus, SummaryContext, readable_millis};
 
 const STYLE: &str = r#"
@@ -23,7 +23,7 @@ tr.failed td,tr.change.failed td,tr.change.refused td{background:#fff0ee}
 .bar.cleanup.passed{fill:#8250df}.bar.cleanup.left{fill:#bc4c00}.bar.failing{stroke:#82071e;stroke-width:2}
 .trend polyline{fill:none;stroke:#0969da;stroke-width:1.5}.trend circle{fill:#0969da}.trend circle.this{fill:#cf222e}
 .values{font-size:11px;color:#57606a}.tag{font-size:12px;color:#57606a}
-section.nccl.error h3,section.nccl.hang h3,tr.verdict.isolate td,tr.verdict.reboot td{color:#cf222e}
+section.nccl.error h3,section.nccl.hang h3,tr.verdict.isolate td,tr.verdict.reboot td,tr.drifted td{color:#cf222e}
 td.busbw{font-weight:600}.error{color:#cf222e;font-size:12px}
 table.changes td:nth-child(4){min-width:160px}
 "#;
@@ -297,6 +297,7 @@ pub fn to_html(report: &Report, context: &SummaryContext) -> String {
     out.push_str("<h2 id=\"metrics\">Metrics</h2>\n");
     out.push_str(&metrics::metrics(report, context));
     out.push_str(&evidence::evidence(report));
+    out.push_str(&certificates::certificates(report));
     if !report.spend.is_empty() {
         out.push_str("<h2 id=\"spend\">Spend</h2>\n");
         out.push_str(&spend::spend(report));

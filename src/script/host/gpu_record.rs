@@ -1,5 +1,5 @@
 //! The GPU nodes' record of earlier runs (kept by the app layer's history; the host only asks
-//! it), which a health judgement escalates on.
+//! it), which a health judgement escalates on and a birth certificate is compared with.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -11,6 +11,10 @@ pub trait GpuRecord: Send + Sync {
     /// The healths judged for `who` (a machine or a node name) within `window` of now, newest
     /// first, each with its age in seconds.
     fn past(&self, who: &str, window: Duration) -> Result<Vec<(f64, serde_json::Value)>, String>;
+
+    /// The newest birth certificate kept for `machine`: the run that kept it, and the
+    /// certificate.
+    fn certificate(&self, machine: &str) -> Result<Option<(u64, serde_json::Value)>, String>;
 }
 
 impl Host {

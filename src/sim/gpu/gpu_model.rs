@@ -126,7 +126,30 @@ pub(crate) struct GpuDevice {
     pub(crate) fabric: Option<(&'static str, &'static str)>,
 }
 
+/// A board's UUID and serial, drawn from `seeds`.
+fn identity(seeds: &mut SeedStream) -> (String, String) {
+    let (high, low) = (seeds.next_u64(), seeds.next_u64());
+    let uuid = format!(
+        "GPU-{:08x}-{:04x}-{:04x}-{:04x}-{:012x}",
+        high >> 32,
+        (high >> 16) & 0xFFFF,
+        high & 0xFFFF,
+        low >> 48,
+        low & 0xFFFF_FFFF_FFFF
+    );
+    let serial = format!("1{:012}", seeds.below(1_000_000_000_000));
+    (uuid, serial)
+}
+
 impl GpuDevice {
+    /// Another board in the same slot (an RMA swap): a new UUID and serial, drawn from the
+    /// old UUID so that one swap gives one board.
+    pub(crate) fn replace_board(&mut self) {
+        let (uuid, serial) = identity(&mut SeedStream::new(seed_from_name(&self.uuid)));
+        self.uuid = uuid;
+        self.serial = serial;
+    }
+
     /// An idle A10G at `00000000:00:1E.0` (the g5 layout), its identity drawn from `seeds`.
     pub(crate) fn a10g(index: u32, seeds: &mut SeedStream) -> Self {
         Self::idle(&boards::A10G, index, (0x00, 0x1E), seeds)
@@ -140,16 +163,7 @@ impl GpuDevice {
         (bus, device): (u32, u32),
         seeds: &mut SeedStream,
     ) -> Self {
-        let (high, low) = (seeds.next_u64(), seeds.next_u64());
-        let uuid = format!(
-            "GPU-{:08x}-{:04x}-{:04x}-{:04x}-{:012x}",
-            high >> 32,
-            (high >> 16) & 0xFFFF,
-            high & 0xFFFF,
-            low >> 48,
-            low & 0xFFFF_FFFF_FFFF
-        );
-        let serial = format!("1{:012}", seeds.below(1_000_000_000_000));
+        let (uuid, serial) = identity(seeds);
         let (cool, warm) = board.idle_temperature_c;
         let temperature_c = u32::try_from(seeds.between(cool, warm)).unwrap_or(24);
         let (low_cw, high_cw) = board.idle_centiwatts;

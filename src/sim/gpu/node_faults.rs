@@ -39,6 +39,9 @@ pub(crate) struct GpuFaults {
     pub(crate) power_cap_w: Option<u32>,
     /// The GPU's PCIe link trained at this width (lanes lost to a bad riser or slot).
     pub(crate) pcie_width: Option<u32>,
+    /// Another board sits in the slot (an RMA swap, a host repair): a new serial and UUID,
+    /// healthy.
+    pub(crate) replaced: bool,
 }
 
 impl GpuFaults {
@@ -174,6 +177,9 @@ impl NodeFaults {
             }
             if let Some(width) = gpu.pcie_width {
                 on.push(format!("gpu-pcie-degraded={at}:{width}"));
+            }
+            if gpu.replaced {
+                on.push(format!("gpu-replaced={at}"));
             }
         }
         if self.fabric_down {

@@ -88,6 +88,15 @@ const MIGRATIONS: &[&str] = &[
      );
      CREATE INDEX gpu_verdicts_by_machine ON runbook.gpu_verdicts (machine, finished);
      CREATE INDEX gpu_verdicts_by_node ON runbook.gpu_verdicts (node, finished);",
+    // 3: each machine's birth certificate, as runs accepted it.
+    "CREATE TABLE runbook.node_certificates (
+         run         bigint NOT NULL REFERENCES runbook.history_runs ON DELETE CASCADE,
+         finished    double precision NOT NULL,
+         node        text NOT NULL,
+         machine     text NOT NULL,
+         certificate text NOT NULL
+     );
+     CREATE INDEX node_certificates_by_machine ON runbook.node_certificates (machine, finished);",
 ];
 
 /// The newest schema this runbook knows.
