@@ -42,6 +42,8 @@ pub struct Plan {
     pub started_usd: f64,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_cost_usd: Option<f64>,
+    /// GPU-hours while it runs: each GPU instance's hours times its GPUs (the catalog's).
+    pub gpu_hours: f64,
 }
 
 impl Plan {
@@ -60,6 +62,10 @@ impl Plan {
         let cents = |usd: f64| (usd * 100.0).round() / 100.0;
         let cost_usd = cents(cost.iter().map(|c| c.usd).sum::<f64>());
         let started_usd = cents(cost.iter().filter(|c| c.started).map(|c| c.usd).sum());
+        let gpu_hours = cost
+            .iter()
+            .map(|c| c.hours * f64::from(crate::lab::gpu_catalog::gpus_of(&c.kind)))
+            .sum();
         Self {
             runbook: report.runbook.clone(),
             target: target.to_string(),
@@ -72,6 +78,7 @@ impl Plan {
             cost_usd,
             started_usd,
             max_cost_usd: report.guards.max_cost_usd,
+            gpu_hours,
         }
     }
 

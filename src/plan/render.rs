@@ -56,6 +56,9 @@ pub fn to_summary(plan: &Plan) -> String {
             usd(plan.started_usd),
             budget(plan)
         );
+        if plan.gpu_hours > 0.0 {
+            let _ = write!(out, ", {:.1} GPU-hours", plan.gpu_hours);
+        }
     }
     out.push('\n');
     if let Some(error) = &plan.error {
@@ -121,6 +124,9 @@ pub fn to_text(plan: &Plan) -> String {
             usd(plan.started_usd),
             budget(plan)
         );
+        if plan.gpu_hours > 0.0 {
+            let _ = writeln!(out, "GPU-hours while it runs: {:.1}", plan.gpu_hours);
+        }
         // Columns as wide as their longest entry (a hybrid node's kind is `eks-hybrid-node/32vcpu`).
         let resource_width = plan
             .cost

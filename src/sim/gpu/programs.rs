@@ -177,6 +177,9 @@ pub(super) fn gpu_host(node: &Value, now: Duration, faults: Option<&NodeFaults>)
         if let Some(width) = on_gpu.pcie_width {
             gpu.pcie_width = width;
         }
+        if on_gpu.replaced {
+            gpu.replace_board();
+        }
     }
     if faults.fabric_down {
         for gpu in host.gpus.iter_mut().filter(|g| g.fabric.is_some()) {
@@ -253,7 +256,7 @@ fn dcgmi(args: &[String], context: &Context<'_>, state: &KubeState) -> Output {
         stdout: out.stdout,
         stderr: out.stderr,
         exit_code: out.exit_code,
-        duration: Some(Duration::ZERO),
+        duration: Some(dcgmi::run_time(&args)),
     }
 }
 
