@@ -17,6 +17,7 @@ mod crash_safe;
 mod cronjob_drill;
 mod docs;
 mod function_length;
+mod gate;
 mod gpu_catalog;
 mod gpu_fabric;
 mod gpu_health;

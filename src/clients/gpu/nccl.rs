@@ -370,7 +370,12 @@ impl AllReduce {
                 "hostname": worker,
                 "subdomain": self.name,
                 "nodeSelector": {"kubernetes.io/hostname": node},
-                "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
+                // The GPU nodes' taint, and the acceptance gate's (runbooks/gate.rhai): a new
+                // node waits behind it until checks like this one pass there.
+                "tolerations": [
+                    {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"},
+                    {"key": "runbook.dev/gate", "operator": "Exists", "effect": "NoSchedule"},
+                ],
                 "containers": [{
                     "name": "worker",
                     "image": spec.image,
