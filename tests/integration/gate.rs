@@ -1,8 +1,14 @@
-//! runbooks/gate.rhai against `lab serve`: two new GPU nodes join behind the gate's taint (their
-//! node group's taints set it), one with a lost GPU; observe mode changes nothing, then the gate
-//! releases the good node (kubectl sees the taint gone, its birth certificate kept) and isolates
-//! the bad one (cordoned, tainted and labelled with its verdict), the known-good node untouched.
+//! runbooks/gate.rhai as deploy/kubernetes/gate.yaml runs it, against `lab serve`: two new GPU
+//! nodes join behind the gate's taint (their node group's taints set it), one with a lost GPU;
+//! the CronJob's command runs in-cluster as its ServiceAccount, the twin enforcing its RBAC.
+//! Observe mode changes nothing; then the gate releases the good node (kubectl sees the taint
+//! gone, its birth certificate kept) and isolates the bad one (cordoned, tainted and labelled
+//! with its verdict), the known-good node untouched; the rules are held to the requests both
+//! ways (every request allowed, every rule used).
 
+use crate::cronjob_drill::{
+    cronjob_args_of, deploy, grants_of, held_to_requests, kubectl_ok, pod_service_account,
+};
 use crate::support::{LabServer, Runbook, helm_available, kubectl, kubectl_run};
 
 /// A second GPU node group whose nodes join with the gate's taint, beside the lab's GPU group
@@ -25,7 +31,8 @@ gated
 "#;
 
 #[test]
-fn the_gate_releases_a_good_new_node_and_isolates_a_bad_one_through_kubectls_eyes() {
+fn the_gate_cronjob_releases_a_good_new_node_and_isolates_a_bad_one_and_its_rbac_is_what_it_calls()
+{
     if !helm_available() {
         return;
     }
@@ -47,19 +54,48 @@ fn the_gate_releases_a_good_new_node_and_isolates_a_bad_one_through_kubectls_eye
     assert_eq!(gated.len(), 2, "{made}");
     let (good, bad) = (gated[0], gated[1]);
     lab.admin(&format!("faults?set=gpu-xid={bad}:79"));
+    kubectl_ok(&binary, &lab, &["apply", "-k", "deploy/kubernetes"]);
+    // A Lease left by a runner long gone: the gate takes it over (an update) and later makes
+    // its own (a create), so every verb of the lock is used.
     let dir = tempfile::tempdir().expect("temp dir");
-    let history = dir.path().join("history");
+    let stale = dir.path().join("stale-lease.yaml");
+    std::fs::write(
+        &stale,
+        "apiVersion: coordination.k8s.io/v1\nkind: Lease\nmetadata: {name: target-lock, namespace: runbook}\nspec: {holderIdentity: r1-gone@old-runner, leaseDurationSeconds: 15, acquireTime: \"2020-01-01T00:00:00.000000Z\", renewTime: \"2020-01-01T00:00:00.000000Z\"}\n",
+    )
+    .expect("write");
+    kubectl_ok(
+        &binary,
+        &lab,
+        &["apply", "-f", &stale.display().to_string()],
+    );
+    let (service_account, pod_env) = pod_service_account(&binary, &lab, dir.path(), "runbook-gate");
+    let state = dir.path().join("state");
+    std::fs::create_dir(&state).expect("a state folder");
+    let cronjob = deploy("gate.yaml")
+        .into_iter()
+        .find(|o| o["kind"] == "CronJob")
+        .expect("the gate's CronJob");
+    let args = cronjob_args_of(&cronjob, &service_account, &state);
+    lab.reset_audits();
     let gate = |extra: &[&str]| {
-        let ran = Runbook::new()
+        let out = Runbook::new()
             .lab_env(&lab)
-            .args(["run", "--yes", "runbooks/gate.rhai", "--progress", "never"])
-            .args(["--aws-endpoint", &endpoint, "--kubeconfig"])
-            .arg(&lab.kubeconfig)
-            .arg("--history")
-            .arg(&history)
+            .args(&args)
             .args(extra)
-            .run();
-        (ran.code(), format!("{}{}", ran.stdout(), ran.stderr()))
+            .command()
+            .envs(pod_env.clone())
+            .env_remove("RUNBOOK_HISTORY")
+            .output()
+            .expect("runs");
+        (
+            out.status.code().unwrap_or(-1),
+            format!(
+                "{}{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            ),
+        )
     };
     let node = |name: &str| {
         let (code, out, err) = kubectl_run(
@@ -131,5 +167,9 @@ fn the_gate_releases_a_good_new_node_and_isolates_a_bad_one_through_kubectls_eye
     assert!(
         out.contains("1 gated node(s) isolated, out until their release"),
         "{out}"
+    );
+    held_to_requests(
+        &lab,
+        grants_of(&["rbac.yaml", "gate.yaml"], "runbook-gate", false),
     );
 }

@@ -141,6 +141,9 @@ fn local_tools(kernel_log: &str, unknown: &[&str]) -> tempfile::TempDir {
             ("gpu_recovery_action", "None".into()),
             ("fabric.state", "N/A".into()),
             ("fabric.status", "N/A".into()),
+            // The -q fixture's serial (one board's; each GPU here gets its own) and VBIOS.
+            ("serial", format!("165402419752{gpu}")),
+            ("vbios_version", "96.00.A5.00.1A".into()),
         ]
     };
     let mut rows = String::new();

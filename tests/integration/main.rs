@@ -14,7 +14,7 @@ mod capture;
 mod cli;
 mod core_runbooks;
 mod crash_safe;
-mod cronjob_drill;
+pub(crate) mod cronjob_drill;
 mod docs;
 mod function_length;
 mod gate;

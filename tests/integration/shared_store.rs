@@ -383,7 +383,7 @@ fn a_store_made_by_a_newer_runbook_is_refused_by_name() {
         pg.psql(
             "SELECT string_agg(version::text, ',' ORDER BY version) FROM runbook.schema_versions"
         ),
-        "1,2"
+        "1,2,3"
     );
     pg.psql(
         "INSERT INTO runbook.schema_versions (version, applied_by) VALUES (99, 'runbook 9.9.9')",
