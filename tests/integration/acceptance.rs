@@ -176,3 +176,22 @@ fn a_slow_nic_shows_in_every_loopback_of_its_node() {
         "{stdout}"
     );
 }
+
+#[test]
+fn a_node_with_its_nvlinks_down_fails_per_node_on_its_gpu_health() {
+    if !helm_available() {
+        return;
+    }
+    let (code, stdout, stderr, _) = accept(4, &["--fault", "nvlink-down=gpu1"]);
+    assert_eq!(code, 1, "{stdout}{stderr}");
+    assert!(
+        stdout.contains(
+            "GPU health RESET (dcgmi diag -r 1): RESET (GPU 0000:18:00): xid: Xid 74 (NVLink error)"
+        ),
+        "{stdout}"
+    );
+    assert!(stdout.contains("0 of 18 NVLinks active"), "{stdout}");
+    // NCCL inside the node runs only on the nodes every earlier check passed.
+    assert!(stdout.contains("NCCL inside each node: 3 of 3"), "{stdout}");
+    assert!(stderr.contains("not accepted: 1 culprit(s)"), "{stderr}");
+}
