@@ -96,6 +96,11 @@ fn expectations(s: &Spec<'_>) -> Result<(u32, f64)> {
 
 fn check(h: &Host, k: &KubeClient, position: Position, options: &Map) -> Result {
     let s = Spec::new(options, FUNCTION, OPTIONS, position)?;
+    if options.get("nodes").is_none_or(Dynamic::is_unit) {
+        return Err(
+            s.error("give `nodes`: an array of node names (k8s::nodes(...).map(|n| n.name))")
+        );
+    }
     let names = s.strings("nodes")?;
     let (expected, floor) = expectations(&s)?;
     let spec = EfaSpec {

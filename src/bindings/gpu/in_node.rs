@@ -46,6 +46,11 @@ pub(super) fn install_in_node(nccl: &mut Module, kube: &Arc<KubeClient>, host: &
 fn in_node(h: &Host, k: &KubeClient, position: Position, options: &Map) -> Result {
     let known = [OPTIONS, RUN_OPTIONS].concat();
     let s = Spec::new(options, FUNCTION, &known, position)?;
+    if options.get("nodes").is_none_or(Dynamic::is_unit) {
+        return Err(
+            s.error("give `nodes`: an array of node names (k8s::nodes(...).map(|n| n.name))")
+        );
+    }
     let names = s.strings("nodes")?;
     let kind = s.required("instance_type")?;
     let row = gpu_catalog::find(&kind)
