@@ -1,8 +1,9 @@
 //! Parsers for NVIDIA tool output: `nvidia-smi` in its several formats, nccl-tests logs,
-//! `dcgmi diag -j` and the driver's Xid reports in a kernel log.
+//! `dcgmi diag -j`, the driver's Xid reports in a kernel log, and libfabric's EFA tools.
 
 pub mod dcgm_diag;
 pub mod dcgm_errors;
+pub mod efa;
 pub mod nccl;
 pub mod nvidia_smi;
 pub mod xid;

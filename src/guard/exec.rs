@@ -1,6 +1,6 @@
 //! The commands a `--read-only` run may still run in a pod: the GPU probes' own queries, which
-//! read the GPUs and the kernel log and change nothing. Every other exec is refused under
-//! `--read-only`, since a command in a pod can change anything the pod can reach.
+//! read the GPUs, the kernel log and the EFA devices and change nothing. Every other exec is
+//! refused under `--read-only`, since a command in a pod can change anything the pod can reach.
 
 /// One argument of a command that only reads.
 #[derive(Debug, Clone, Copy)]
@@ -36,13 +36,19 @@ const READ_ONLY_COMMANDS: &[&[Arg]] = &[
     ],
     // The kernel log, read (no -c: that would clear it).
     &[Is("dmesg")],
+    // The EFA devices libfabric sees.
+    &[Is("fi_info"), Is("-p"), Is("efa")],
 ];
 
 /// The read-only commands as a reader would write them, for refusals.
-pub(crate) const READ_ONLY_COMMANDS_TEXT: &str = "nvidia-smi --query-gpu=FIELDS --format=csv,noheader,nounits; nvidia-smi nvlink -s; dcgmi diag -r 1|2|3|4 -j; dmesg";
+pub(crate) const READ_ONLY_COMMANDS_TEXT: &str = "nvidia-smi --query-gpu=FIELDS --format=csv,noheader,nounits; nvidia-smi nvlink -s; dcgmi diag -r 1|2|3|4 -j; dmesg; fi_info -p efa; one EFA device's fi_pingpong loopback as efa::check runs it";
 
-/// Whether `argv` is one of the GPU probes' read-only queries.
+/// Whether `argv` is one of the GPU probes' read-only queries, or one EFA device's loopback
+/// exactly as efa::check writes it (traffic through the device and back; nothing set).
 pub fn reads_only(argv: &[String]) -> bool {
+    if crate::gpu::efa::loopback::loopback_device(argv).is_some() {
+        return true;
+    }
     READ_ONLY_COMMANDS.iter().any(|shape| {
         shape.len() == argv.len()
             && shape.iter().zip(argv).all(|(arg, given)| match arg {
@@ -68,9 +74,12 @@ mod tests {
             "nvidia-smi nvlink -s",
             "dcgmi diag -r 3 -j",
             "dmesg",
+            "fi_info -p efa",
         ] {
             assert!(reads_only(&argv(command)), "{command}");
         }
+        let loopback = crate::gpu::efa::loopback::loopback_command("rdmap16s27").unwrap();
+        assert!(reads_only(&loopback));
         for command in [
             "nvidia-smi -r",
             "nvidia-smi -pm 1",
@@ -80,6 +89,7 @@ mod tests {
             "dcgmi config --set -a 1",
             "dmesg -c",
             "sh -c nvidia-smi",
+            "fi_info -p efa -f x",
             "rm -rf /",
         ] {
             assert!(!reads_only(&argv(command)), "{command}");

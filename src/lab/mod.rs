@@ -3,6 +3,7 @@
 //! them (security-group reachability, the cost model). No I/O.
 
 pub mod cost;
+pub mod efa_loopback;
 mod facts;
 pub mod gpu_catalog;
 mod gpu_catalog_rows;

@@ -1,9 +1,20 @@
-//! runbooks/accept.rhai on the twin: a p5 fleet judged per node and at scale, the culprits of a
-//! collective that falls short found by group testing along the network (a straggler, a node
-//! with an EFA interface down, a slow network block, each named once and no healthy node with
-//! them), and the pair sweep on the same fleet for comparison.
+//! runbooks/accept.rhai on the twin: a p5 fleet judged per node (its counts, EFA devices and
+//! their loopbacks, GPU health, NCCL inside it) and at scale, the culprits of a collective that
+//! falls short found by group testing along the network (a straggler, a node with an EFA
+//! interface down, a slow network block, each named once and no healthy node with them), and
+//! the pair sweep on the same fleet for comparison.
 
 use crate::support::{Runbook, helm_available, metric, read_report};
+
+/// The per-node stage at its shallowest: the search at scale is what those tests are about.
+const SHALLOW: [&str; 6] = [
+    "--set",
+    "level=0",
+    "--set",
+    "in_node=false",
+    "--set",
+    "efa_loopback=false",
+];
 
 const FAULTS: [&str; 6] = [
     "--fault",
@@ -52,7 +63,7 @@ fn a_straggler_a_node_short_of_efa_and_a_slow_block_are_each_named_and_nothing_e
     if !helm_available() {
         return;
     }
-    let (code, stdout, stderr, report) = accept(72, &FAULTS);
+    let (code, stdout, stderr, report) = accept(72, &[&FAULTS[..], &SHALLOW].concat());
     assert_eq!(code, 1, "{stdout}{stderr}");
     let said = stderr
         .split_once("not accepted: ")
@@ -60,7 +71,7 @@ fn a_straggler_a_node_short_of_efa_and_a_slow_block_are_each_named_and_nothing_e
         .unwrap_or_else(|| panic!("{stderr}"));
     assert!(said.starts_with("3 culprit(s)"), "{said}");
     assert!(
-        said.contains("(31 of 32 EFA interfaces (vpc.amazonaws.com/efa))"),
+        said.contains("(31 of 32 EFA interfaces (vpc.amazonaws.com/efa); fi_info -p efa lists 31 of 32 EFA devices (missing rdmap233s0))"),
         "{said}"
     );
     assert_eq!(said.matches("\"node ip-").count(), 2, "{said}");
@@ -79,8 +90,10 @@ fn the_pair_sweep_on_the_same_fleet_never_names_a_block() {
     if !helm_available() {
         return;
     }
-    let (code, stdout, stderr, report) =
-        accept(72, &[&FAULTS[..], &["--set", "search=pairs"]].concat());
+    let (code, stdout, stderr, report) = accept(
+        72,
+        &[&FAULTS[..], &SHALLOW, &["--set", "search=pairs"]].concat(),
+    );
     assert_eq!(code, 1, "{stdout}{stderr}");
     assert!(!stderr.contains("\"block nn-"), "{stderr}");
     assert_eq!(
@@ -138,4 +151,134 @@ fn a_gpu_swapped_between_acceptances_is_named_against_the_machines_birth_certifi
         html.contains("drifted since run 1: GPU 00000000:"),
         "{html}"
     );
+}
+
+#[test]
+fn a_healthy_fleet_passes_every_per_node_check() {
+    if !helm_available() {
+        return;
+    }
+    let (code, stdout, stderr, _) = accept(4, &[]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    assert!(
+        stdout.contains("4 of 4 nodes pass every per-node check of a p5.48xlarge"),
+        "{stdout}"
+    );
+    // 90% of the published ~480 GB/s of 8 H100s over NVLink (lab/nccl_figures.rs).
+    assert!(
+        stdout.contains("NCCL inside each node: 4 of 4 at 432.0 GB/s or more"),
+        "{stdout}"
+    );
+    // The p4d's real 1 MiB loopback, a p5 device having the same 100 Gb/s (lab/efa_loopback.rs).
+    assert!(
+        stdout.contains("EFA loopback: the slowest device at 2614.25 MB/sec"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("accepted: 4 nodes"), "{stdout}");
+}
+
+#[test]
+fn a_node_with_an_efa_device_down_fails_per_node_naming_the_device() {
+    if !helm_available() {
+        return;
+    }
+    let (code, stdout, stderr, _) = accept(4, &["--fault", "efa-down=gpu2:1"]);
+    assert_eq!(code, 1, "{stdout}{stderr}");
+    assert!(
+        stdout.contains("31 of 32 EFA interfaces (vpc.amazonaws.com/efa); fi_info -p efa lists 31 of 32 EFA devices (missing rdmap233s0)"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("3 of 4 nodes pass every per-node check"),
+        "{stdout}"
+    );
+    assert!(stderr.contains("not accepted: 1 culprit(s)"), "{stderr}");
+}
+
+#[test]
+fn a_slow_nic_shows_in_every_loopback_of_its_node() {
+    if !helm_available() {
+        return;
+    }
+    let (code, stdout, stderr, _) = accept(
+        4,
+        &[
+            "--fault",
+            "nic-slow=gpu1:0.5",
+            "--set",
+            "level=0",
+            "--set",
+            "in_node=false",
+        ],
+    );
+    assert_eq!(code, 1, "{stdout}{stderr}");
+    // Half the rate: 24.15 us of latency plus twice the 376.95 us the bytes took.
+    assert!(
+        stdout.contains("EFA loopback: the slowest device at 1347.7 MB/sec"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("32 of 32 EFA loopbacks under the floor of 2352.83 MB/sec (slowest rdmap16s0 at 1347.70 MB/sec)"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("3 of 4 nodes pass every per-node check"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn a_node_with_its_nvlinks_down_fails_per_node_on_its_gpu_health() {
+    if !helm_available() {
+        return;
+    }
+    let (code, stdout, stderr, _) = accept(4, &["--fault", "nvlink-down=gpu1"]);
+    assert_eq!(code, 1, "{stdout}{stderr}");
+    assert!(
+        stdout.contains(
+            "GPU health RESET (dcgmi diag -r 1): RESET (GPU 0000:18:00): xid: Xid 74 (NVLink error)"
+        ),
+        "{stdout}"
+    );
+    assert!(stdout.contains("0 of 18 NVLinks active"), "{stdout}");
+    // NCCL inside the node runs only on the nodes every earlier check passed.
+    assert!(stdout.contains("NCCL inside each node: 3 of 3"), "{stdout}");
+    assert!(stderr.contains("not accepted: 1 culprit(s)"), "{stderr}");
+}
+
+#[test]
+fn a_thirty_minute_budget_runs_the_deepest_checks_whose_planned_time_fits() {
+    if !helm_available() {
+        return;
+    }
+    let (code, stdout, stderr, report) = accept(4, &["--set", "budget=30m"]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    // Four nodes at once: DCGM level 3 (15 min), NCCL inside (1), EFA loopback (2), one
+    // collective (2): 20 minutes planned, within 30.
+    assert!(stdout.contains("DCGM level 3: 15 min planned"), "{stdout}");
+    assert!(
+        stdout.contains("within 30m: 20 min planned, 11 GPU-hours, $"),
+        "{stdout}"
+    );
+    // The checks ran at that depth: DCGM's level 3 tests on every node, NCCL inside each node,
+    // each EFA device's loopback.
+    let stress = report["evidence"]
+        .as_array()
+        .expect("evidence")
+        .iter()
+        .filter(|e| e["kind"] == "gpu_health")
+        // DCGM 4 runs 7 tests at level 3 (1 at level 1, 3 at level 2).
+        .filter(|e| e["data"]["findings"].to_string().contains("7 tests passed"))
+        .count();
+    assert_eq!(stress, 4, "DCGM level 3 on every node");
+    assert!(stdout.contains("NCCL inside each node: 4 of 4"), "{stdout}");
+    assert!(
+        stdout.contains("EFA loopback: the slowest device at"),
+        "{stdout}"
+    );
+    // Too short a budget for anything is refused before anything starts, saying what it needs.
+    let (code, stdout, stderr, _) = accept(4, &["--set", "budget=1m"]);
+    assert_ne!(code, 0, "{stdout}");
+    assert!(stderr.contains("give at least 2m"), "{stderr}");
+    assert!(!stdout.contains("[step] deploy"), "{stdout}");
 }

@@ -1,5 +1,5 @@
-//! `nvml::` (nvidia-smi over exec, and its parsers) and `nccl::` (nccl-tests across GPU nodes,
-//! and its parser).
+//! `nvml::` (nvidia-smi over exec, and its parsers), `nccl::` (nccl-tests across GPU nodes,
+//! and its parser) and `efa::` (libfabric's EFA tools).
 
 use crate::bindings::shared::journaled::journaled;
 use crate::guard::Change;
@@ -107,8 +107,12 @@ impl Extension for GpuBindings {
         super::depth::install_depth(&mut nvml);
         install_query(&mut nvml, &self.kube, host);
         install_all_reduce(&mut nccl_module, &self.kube, host);
+        super::in_node::install_in_node(&mut nccl_module, &self.kube, host);
+        let mut efa = Module::new();
+        super::efa::install_efa(&mut efa, &self.kube, host);
         engine.register_static_module("nvml", nvml.into());
         engine.register_static_module("nccl", nccl_module.into());
+        engine.register_static_module("efa", efa.into());
     }
 }
 

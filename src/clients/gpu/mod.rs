@@ -1,7 +1,9 @@
 //! NVIDIA tools on cluster nodes over Kubernetes exec: `nvidia-smi` queries fanned out over
-//! nodes, the outputs a GPU health check reads, and nccl-tests' `all_reduce_perf` run across
-//! GPU nodes as practitioners run it, alone or over node pairs.
+//! nodes, the outputs a GPU health check reads, the EFA devices' fi_info and loopbacks, and
+//! nccl-tests' `all_reduce_perf` run across GPU nodes as practitioners run it, alone or over
+//! node pairs.
 
+mod efa;
 mod health;
 mod nccl;
 mod nvml;
@@ -9,6 +11,7 @@ mod pause;
 mod probe;
 mod sweep;
 
+pub use efa::{EFA_PROBE_KIND, EfaSpec, efa_outputs, remove_efa_probes};
 pub use health::{
     HealthSpec, NodeOutputs, PROBE_KIND, collect, collect_local, dcgm_watchdog,
     remove_health_probes,
@@ -16,4 +19,4 @@ pub use health::{
 pub use nccl::{AllReduce, AllReduceSpec, check_algorithm};
 pub use nvml::{DEFAULT_FIELDS, NodeGpus, QuerySpec, query, query_local, remove_probes};
 pub use probe::probe_selector;
-pub use sweep::{SweepSpec, remove_sweep, run_on, sweep};
+pub use sweep::{SweepSpec, remove_sweep, run_each, run_on, sweep};

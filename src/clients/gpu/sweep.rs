@@ -1,6 +1,6 @@
-//! nccl-tests on node pairs, a few pairs at a time: each pair one [`AllReduce`] pinned to its
-//! two nodes and cleaned up when it ends, all of them labelled with the sweep's group so that
-//! one cleanup finds whatever a cut-short sweep left.
+//! nccl-tests on node pairs, a few pairs at a time (or on each node alone: NCCL inside it):
+//! each pair one [`AllReduce`] pinned to its two nodes and cleaned up when it ends, all of them
+//! labelled with the sweep's group so that one cleanup finds whatever a cut-short sweep left.
 
 use serde_json::Value;
 
@@ -49,6 +49,30 @@ pub async fn run_on(
     let result = outcome?;
     cleaned?;
     Ok(result)
+}
+
+/// `spec` on each of `names` alone (every GPU of one node: NCCL inside it), `concurrency` nodes
+/// at a time, each run cleaned up; the answers in `names` order.
+pub async fn run_each(
+    kube: &KubeClient,
+    spec: &AllReduceSpec,
+    group: &str,
+    names: &[String],
+    concurrency_limit: usize,
+    clock: &dyn Clock,
+) -> Vec<Result<Value, KubeError>> {
+    use futures::StreamExt;
+    let mut answers: Vec<(usize, Result<Value, KubeError>)> =
+        futures::stream::iter(names.iter().enumerate())
+            .map(|(i, node)| async move {
+                let one = std::slice::from_ref(node);
+                (i, run_on(kube, spec, group, i, one, clock).await)
+            })
+            .buffer_unordered(concurrency(concurrency_limit, clock))
+            .collect()
+            .await;
+    answers.sort_by_key(|(i, _)| *i);
+    answers.into_iter().map(|(_, answer)| answer).collect()
 }
 
 /// The pairs in waves that share no node (a pair takes its nodes' GPUs: two pairs on one node

@@ -139,22 +139,6 @@ fn diag(host: &GpuHost, level: u32, faults: Option<&NodeFaults>) -> DcgmiOutput 
     }
 }
 
-/// How long `dcgmi ARGS` takes: a diagnostic as long as NVIDIA says its level normally lasts
-/// (level 2 "approximately two minutes", level 3 "approximately 15 minutes"; level 1 "seconds",
-/// which the probe's exec already takes: docs.nvidia.com/datacenter/dcgm/latest/reference/
-/// command-line-reference/dcgmi/dcgmi-diag.html), so a plan's GPU-hours follow the level.
-pub(crate) fn run_time(args: &[&str]) -> std::time::Duration {
-    let level = args
-        .iter()
-        .position(|a| *a == "-r" || *a == "--run")
-        .and_then(|i| args.get(i + 1));
-    match (args.first(), level) {
-        (Some(&"diag"), Some(&"2")) => std::time::Duration::from_secs(120),
-        (Some(&"diag"), Some(&"3")) => std::time::Duration::from_secs(900),
-        _ => std::time::Duration::ZERO,
-    }
-}
-
 /// Runs `dcgmi ARGS` on `host`: `diag -r N [-j]` is simulated, JSON only.
 pub(crate) fn run(host: &GpuHost, args: &[&str], faults: Option<&NodeFaults>) -> DcgmiOutput {
     let Some((&"diag", rest)) = args.split_first() else {

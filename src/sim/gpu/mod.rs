@@ -1,6 +1,6 @@
 //! The GPU side of the lab twin: the NVIDIA A10G hosts of the g5 node group, their hardware
 //! faults, and what their tools print (`nvidia-smi`, `dcgmi`, `dmesg`, nccl-tests'
-//! `all_reduce_perf`), deterministically.
+//! `all_reduce_perf`, libfabric's `fi_info` and `fi_pingpong`), deterministically.
 
 mod all_reduce;
 pub(crate) mod boards;
@@ -8,6 +8,7 @@ pub(crate) mod boards;
 mod catalog_hosts_tests;
 pub(crate) mod dcgmi;
 pub(crate) mod efa;
+mod efa_tools;
 pub(crate) mod gpu_model;
 pub(crate) mod kernel_log;
 pub(crate) mod mig_profiles;

@@ -256,7 +256,7 @@ fn dcgmi(args: &[String], context: &Context<'_>, state: &KubeState) -> Output {
         stdout: out.stdout,
         stderr: out.stderr,
         exit_code: out.exit_code,
-        duration: Some(dcgmi::run_time(&args)),
+        duration: Some(Duration::ZERO),
     }
 }
 
@@ -296,9 +296,13 @@ fn dmesg(context: &Context<'_>, state: &KubeState) -> Output {
 
 /// Answers an exec of a GPU program; `None` for anything else.
 pub(crate) fn exec(argv: &[String], context: &Context<'_>, state: &KubeState) -> Option<Output> {
+    if let Some(device) = crate::gpu::efa::loopback::loopback_device(argv) {
+        return Some(super::efa_tools::loopback(&device, context, state));
+    }
     let (program, args) = argv.split_first()?;
     match program.rsplit('/').next()? {
         "nvidia-smi" => Some(nvidia_smi(args, context, state)),
+        "fi_info" if args == ["-p", "efa"] => Some(super::efa_tools::fi_info(context, state)),
         "dcgmi" => Some(dcgmi(args, context, state)),
         "dmesg" => Some(dmesg(context, state)),
         _ => None,
