@@ -7,7 +7,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::clients::aws::{AwsClients, AwsError, Backoff, RuleSpec, is_transient, until_deadline};
+use crate::clients::aws::{
+    AwsClients, AwsError, Backoff, NodeRepair, RuleSpec, is_transient, until_deadline,
+};
 use crate::clients::kube::{KubeClient, ListOptions};
 use crate::clock::{Clock, RealClock, format_duration};
 use crate::journal::{Journal, JournalError, Record, Rule, Undo};
@@ -166,7 +168,32 @@ async fn undo(
             Ok(Done::Changed)
         }
         Undo::ReleaseNode { node, key } => release_node(kube, node, key).await,
+        Undo::RestoreNodeRepair {
+            cluster,
+            nodegroup,
+            config,
+        } => {
+            let repair: NodeRepair = serde_json::from_value(config.clone()).unwrap_or_default();
+            Ok(patiently(clock, say, || {
+                restore_repair(aws, cluster, nodegroup, &repair)
+            })
+            .await?)
+        }
     }
+}
+
+/// The node group's node auto repair as it was, unless it is so already.
+async fn restore_repair(
+    aws: &AwsClients,
+    cluster: &str,
+    nodegroup: &str,
+    repair: &NodeRepair,
+) -> Result<Done, AwsError> {
+    if aws.node_repair(cluster, nodegroup).await? == *repair {
+        return Ok(Done::AlreadySo);
+    }
+    aws.update_node_repair(cluster, nodegroup, repair).await?;
+    Ok(Done::Changed)
 }
 
 /// Whether AWS says the resource (or the rule) is not there: undoing it is then done.

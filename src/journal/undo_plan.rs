@@ -59,6 +59,13 @@ pub enum Undo {
     RestoreObject { object: serde_json::Value },
     /// A node the run quarantined under `key`: released (uncordoned only if the run cordoned it).
     ReleaseNode { node: String, key: String },
+    /// The node group's node auto repair back to this configuration (the clients' NodeRepair as
+    /// JSON).
+    RestoreNodeRepair {
+        cluster: String,
+        nodegroup: String,
+        config: serde_json::Value,
+    },
 }
 
 impl Undo {
@@ -92,6 +99,9 @@ impl Undo {
                 selector,
             } => format!("labeled {} {namespace} {selector}", kinds.join(",")),
             Undo::ReleaseNode { node, key } => format!("quarantine {node} {key}"),
+            Undo::RestoreNodeRepair {
+                cluster, nodegroup, ..
+            } => format!("node repair {cluster}/{nodegroup}"),
         }
     }
 
@@ -136,6 +146,11 @@ impl Undo {
             Undo::ReleaseNode { node, key } => {
                 format!("release node {node} from its {key} quarantine")
             }
+            Undo::RestoreNodeRepair {
+                cluster,
+                nodegroup,
+                config,
+            } => format!("node repair of {nodegroup} of {cluster} back to {config}"),
         }
     }
 }

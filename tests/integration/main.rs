@@ -41,6 +41,7 @@ mod lab_rbac;
 mod layers;
 mod moto;
 mod network_topology;
+mod node_repair;
 mod packaging;
 mod parallel;
 mod plan;

@@ -21,6 +21,7 @@ pub(super) fn module(c: &Arc<AwsClients>, h: &Arc<Host>) -> Module {
     install_nodegroup_and_addon_reads(&mut eks, c, h);
     install_scaling(&mut eks, c, h);
     super::eks_lifecycle::install(&mut eks, c, h);
+    super::eks_repair::install_repair(&mut eks, c, h);
     eks
 }
 
@@ -67,7 +68,7 @@ fn install_nodegroup_and_addon_reads(eks: &mut Module, c: &Arc<AwsClients>, h: &
         "nodegroup",
         [cluster, name],
         "Map",
-        "describe-nodegroup: #{ status, scaling_config: #{ min_size, max_size, desired_size }, instance_types, labels, taints, subnets, ... }.",
+        "describe-nodegroup: #{ status, scaling_config: #{ min_size, max_size, desired_size }, instance_types, labels, taints, subnets, repair (node auto repair, as eks::update_node_repair takes it; () when off by default), ... }.",
         |clients| clients.nodegroup(cluster, name)
     );
     read_only!(

@@ -107,7 +107,7 @@ fn install_cluster_waits(eks: &mut Module, clients: &Arc<AwsClients>, host: &Arc
 /// Registers creating and deleting managed node groups.
 fn install_nodegroups(eks: &mut Module, clients: &Arc<AwsClients>, host: &Arc<Host>) {
     let (c, h) = (clients.clone(), host.clone());
-    doc("create_nodegroup", &["cluster: &str", "spec: Map", "Map"], "Starts creating a managed node group: #{ name, instance_type, ami_type, desired, min, max, subnets,\nnode_role, labels: #{...}, taints: [#{ key, value, effect: \"NoSchedule\" }], launch_template (a name:\nits instances start from its default version: EFA interfaces, placement group) }.")
+    doc("create_nodegroup", &["cluster: &str", "spec: Map", "Map"], "Starts creating a managed node group: #{ name, instance_type, ami_type, desired, min, max, subnets,\nnode_role, labels: #{...}, taints: [#{ key, value, effect: \"NoSchedule\" }], launch_template (a name:\nits instances start from its default version: EFA interfaces, placement group), repair (node auto repair,\nas eks::update_node_repair takes it) }.")
         .set_into_module(eks, move |ctx: NativeCallContext, cluster: &str, spec: Map| -> Result {
             create_nodegroup(&h, &c, ctx.call_position(), cluster, &spec)
         });
@@ -172,6 +172,7 @@ const NODEGROUP_FIELDS: &[&str] = &[
     "labels",
     "taints",
     "launch_template",
+    "repair",
 ];
 
 /// A node group as `eks::create_nodegroup` takes it, with its defaults filled in.
@@ -194,6 +195,22 @@ fn nodegroup_spec(spec: &Map, position: Position) -> Result<NodegroupSpec> {
         labels: s.pairs("labels")?,
         taints,
         launch_template: s.string("launch_template")?,
+        repair: match spec.get("repair").filter(|v| !v.is_unit()) {
+            None => None,
+            Some(v) => {
+                let map = v.read_lock::<Map>().ok_or_else(|| {
+                    s.error(format!(
+                        "`repair` is a map {}",
+                        super::eks_repair::REPAIR_DOC
+                    ))
+                })?;
+                Some(super::eks_repair::node_repair_of(
+                    &map,
+                    "eks::create_nodegroup",
+                    position,
+                )?)
+            }
+        },
     })
 }
 

@@ -9,6 +9,7 @@ mod ec2_rules;
 mod ec2_topology;
 mod eks;
 mod eks_lifecycle;
+mod eks_repair;
 mod extension;
 mod iam;
 mod iam_roles;

@@ -119,7 +119,7 @@ impl AwsClients {
     }
 
     /// DescribeNodegroup's node group, as the SDK types it.
-    async fn described_nodegroup(
+    pub(super) async fn described_nodegroup(
         &self,
         cluster: &str,
         name: &str,
@@ -186,6 +186,7 @@ impl AwsClients {
             "taints": n.taints().iter().map(|t| json!({"key": t.key(), "value": t.value(), "effect": t.effect().map(|e| e.as_str())})).collect::<Vec<_>>(),
             "node_role": n.node_role(),
             "launch_template": n.launch_template().map(|t| json!({"name": t.name(), "id": t.id(), "version": t.version()})),
+            "repair": n.node_repair_config().map(super::NodeRepair::from_sdk),
             "version": n.version(),
             "release_version": n.release_version(),
             "created_at": time(n.created_at()),

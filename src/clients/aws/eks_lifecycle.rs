@@ -42,6 +42,8 @@ pub struct NodegroupSpec {
     pub taints: Vec<(String, String, String)>,
     /// The EC2 launch template (by name) its instances start from, at its default version.
     pub launch_template: Option<String>,
+    /// Node auto repair (`nodeRepairConfig`), when given.
+    pub repair: Option<super::NodeRepair>,
 }
 
 fn not_found(error: &AwsError) -> bool {
@@ -211,6 +213,9 @@ impl AwsClients {
                     .name(template)
                     .build(),
             );
+        }
+        if let Some(repair) = &spec.repair {
+            request = request.node_repair_config(repair.to_sdk());
         }
         let out = request
             .send()

@@ -188,7 +188,8 @@ fn delete_nodegroup(state: &mut AwsState, cluster: &str, name: &str) -> Answer {
     answer("nodegroup", nodegroup_json(&deleted))
 }
 
-/// UpdateNodegroupConfig: new scaling sizes (labels and taints are checked, not kept).
+/// UpdateNodegroupConfig: new scaling sizes and node repair configuration (labels and taints
+/// are checked, not kept).
 fn update_nodegroup_config(
     state: &mut AwsState,
     cluster: &str,
@@ -204,13 +205,29 @@ fn update_nodegroup_config(
         && max.is_none()
         && body["labels"].is_null()
         && body["taints"].is_null()
+        && body["nodeRepairConfig"].is_null()
     {
         return Err(AwsError::invalid_parameter("No changes needed"));
     }
     let (labels, taints) = (&body["labels"], &body["taints"]);
     super::parameters::node_labels(&labels["addOrUpdateLabels"], &taints["addOrUpdateTaints"])?;
     super::parameters::taint_count(&taints["addOrUpdateTaints"])?;
-    let update = nodegroups::update_config(state, cluster, name, desired, min, max)?;
+    let repair = super::node_repair::node_repair_of(body)?;
+    let mut update = nodegroups::update_config(state, cluster, name, desired, min, max)?;
+    if let Some(repair) = repair {
+        update
+            .params
+            .push(("NodeRepairConfig".into(), repair.to_string()));
+        if let Some(u) = state.updates.get_mut(&update.id) {
+            u.params.clone_from(&update.params);
+        }
+        if let Some(ng) = state
+            .nodegroups
+            .get_mut(&(cluster.to_string(), name.to_string()))
+        {
+            ng.node_repair = Some(repair);
+        }
+    }
     answer("update", update_json(&update))
 }
 

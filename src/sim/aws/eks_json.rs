@@ -114,6 +114,9 @@ pub(super) fn nodegroup_json(ng: &Nodegroup) -> Value {
         "updateConfig": {"maxUnavailable": 1},
         "tags": {},
     });
+    if let Some(repair) = &ng.node_repair {
+        answer["nodeRepairConfig"] = repair.clone();
+    }
     if let Some(template) = &ng.launch_template {
         // EKS takes the disk from the template then, and answers without diskSize.
         answer["launchTemplate"] =

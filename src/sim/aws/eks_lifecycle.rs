@@ -329,6 +329,7 @@ fn nodegroup_of(
         modified_at: state.now,
         launch_template,
         health_issues: Vec::new(),
+        node_repair: super::node_repair::node_repair_of(body)?,
     })
 }
 

@@ -23,6 +23,7 @@ mod instances;
 pub(crate) mod kms;
 pub(crate) mod launch_templates;
 pub(crate) mod meter;
+pub(crate) mod node_repair;
 pub(crate) mod nodegroups;
 pub(crate) mod parameters;
 pub(crate) mod pod_identity;

@@ -138,6 +138,8 @@ pub(crate) struct Nodegroup {
     pub(crate) launch_template: Option<NodegroupTemplate>,
     /// `health.issues`: (code, message) of what keeps it from being ACTIVE.
     pub(crate) health_issues: Vec<(String, String)>,
+    /// `nodeRepairConfig` as DescribeNodegroup answers it, when one was given (node_repair.rs).
+    pub(crate) node_repair: Option<serde_json::Value>,
 }
 
 /// One network interface of a launch template.

@@ -222,6 +222,7 @@ fn nodegroups(state: &mut AwsState) {
                 modified_at: Duration::ZERO,
                 launch_template: None,
                 health_issues: Vec::new(),
+                node_repair: None,
             },
         );
     }

@@ -152,6 +152,7 @@ fn nodegroups(state: &mut AwsState, capture: &format::AwsState, at: Duration) {
                 modified_at: time(&nodegroup.created_at, at),
                 launch_template: nodegroup.launch_template.as_ref().cloned(),
                 health_issues: Vec::new(),
+                node_repair: None,
             },
         );
     }
