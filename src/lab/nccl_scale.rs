@@ -104,9 +104,11 @@ pub fn expected(instance_type: &str, collective: Collective, nodes: u32) -> Opti
     Some((*busbw, source))
 }
 
-/// What `nodes` nodes get of what two get, for the twin's pace: 1 where nothing is published.
+/// What `nodes` nodes running `collective` get of what an all-reduce between two gets, for the
+/// twin's pace (whose base is the two-node all-reduce figure, lab/nccl_figures.rs): each
+/// collective then runs at its own published figure. 1 where nothing is published.
 pub fn share_of_two_nodes(instance_type: &str, collective: Collective, nodes: u32) -> f64 {
-    let two = expected(instance_type, collective, 2);
+    let two = expected(instance_type, Collective::AllReduce, 2);
     match (two, expected(instance_type, collective, nodes)) {
         (Some((two, _)), Some((here, _))) => here / two,
         _ => 1.0,
@@ -154,6 +156,8 @@ mod tests {
         );
         let share = share_of_two_nodes("p5.48xlarge", Collective::AllReduce, 32);
         assert!((share - 321.10 / 477.71).abs() < 1e-12);
+        let share = share_of_two_nodes("p5.48xlarge", Collective::AllToAll, 4);
+        assert!((share - 54.07 / 477.71).abs() < 1e-12);
         assert_eq!(
             share_of_two_nodes("g5.xlarge", Collective::AllReduce, 8),
             1.0
