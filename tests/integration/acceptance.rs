@@ -316,3 +316,28 @@ fn a_thirty_minute_budget_runs_the_deepest_checks_whose_planned_time_fits() {
     assert!(stderr.contains("give at least 2m"), "{stderr}");
     assert!(!stdout.contains("[step] deploy"), "{stdout}");
 }
+
+#[test]
+fn a_slow_nic_is_found_by_the_all_reduce_and_the_others_run_without_it() {
+    if !helm_available() {
+        return;
+    }
+    let extra = [&SHALLOW[..], &["--fault", "nic-slow=gpu1:0.3"]].concat();
+    let (code, stdout, stderr, report) = accept(4, &extra);
+    assert_eq!(code, 1, "{stdout}{stderr}");
+    let said = stderr
+        .split_once("not accepted: ")
+        .map(|(_, rest)| rest)
+        .unwrap_or_else(|| panic!("{stderr}"));
+    assert!(said.starts_with("1 culprit(s)"), "{said}");
+    assert_eq!(said.matches("\"node ip-").count(), 1, "{said}");
+    // The three nodes left pass all-gather and alltoall at the figures for their count.
+    for collective in ["all_gather", "alltoall"] {
+        let line = stdout
+            .lines()
+            .find(|l| l.contains(&format!("{collective} at 3 nodes: ")))
+            .unwrap_or_else(|| panic!("no {collective} line: {stdout}"));
+        assert!(line.ends_with(": ok"), "{line}");
+    }
+    assert!(metric(&report, "acceptance_collective_runs") > 3.0);
+}
