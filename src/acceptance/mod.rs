@@ -4,6 +4,7 @@
 //! machine's birth certificate. Pure: a binding runs the collectives and reads the machines,
 //! this decides which to run and what they show.
 
+pub mod at_scale;
 pub mod certificate;
 pub mod depth;
 pub mod efa_check;

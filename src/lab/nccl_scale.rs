@@ -16,6 +16,47 @@ pub enum Collective {
 }
 
 impl Collective {
+    /// Every collective, in the order a run takes them.
+    pub const ALL: [Self; 3] = [Self::AllReduce, Self::AllGather, Self::AllToAll];
+
+    /// The name scripts and the dataset's files use (`nccl_all_gather.csv`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::AllReduce => "all_reduce",
+            Self::AllGather => "all_gather",
+            Self::AllToAll => "alltoall",
+        }
+    }
+
+    /// The nccl-tests binary that measures it (NVIDIA/nccl-tests src/Makefile builds
+    /// `<name>_perf` from each `<name>.cu`).
+    pub fn program(self) -> &'static str {
+        match self {
+            Self::AllReduce => "all_reduce_perf",
+            Self::AllGather => "all_gather_perf",
+            Self::AllToAll => "alltoall_perf",
+        }
+    }
+
+    /// The collective a name or a binary names.
+    pub fn of_name(name: &str) -> Result<Self, String> {
+        Self::ALL
+            .into_iter()
+            .find(|c| c.name() == name || c.program() == name)
+            .ok_or_else(|| {
+                let names: Vec<&str> = Self::ALL.iter().map(|c| c.name()).collect();
+                format!(
+                    "collective `{name}` is not one the at-scale figures cover: one of {}",
+                    names.join(", ")
+                )
+            })
+    }
+
+    /// Whether nccl-tests prints a reduction op for it (its RunTest passes "none" otherwise).
+    pub fn reduces(self) -> bool {
+        self == Self::AllReduce
+    }
+
     /// busbw by node count, GB/s.
     fn by_nodes(self) -> &'static [(u32, f64)] {
         match self {
@@ -63,9 +104,11 @@ pub fn expected(instance_type: &str, collective: Collective, nodes: u32) -> Opti
     Some((*busbw, source))
 }
 
-/// What `nodes` nodes get of what two get, for the twin's pace: 1 where nothing is published.
+/// What `nodes` nodes running `collective` get of what an all-reduce between two gets, for the
+/// twin's pace (whose base is the two-node all-reduce figure, lab/nccl_figures.rs): each
+/// collective then runs at its own published figure. 1 where nothing is published.
 pub fn share_of_two_nodes(instance_type: &str, collective: Collective, nodes: u32) -> f64 {
-    let two = expected(instance_type, collective, 2);
+    let two = expected(instance_type, Collective::AllReduce, 2);
     match (two, expected(instance_type, collective, nodes)) {
         (Some((two, _)), Some((here, _))) => here / two,
         _ => 1.0,
@@ -75,6 +118,20 @@ pub fn share_of_two_nodes(instance_type: &str, collective: Collective, nodes: u3
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn names_and_programs_round_trip_and_others_are_refused() {
+        for c in Collective::ALL {
+            assert_eq!(Collective::of_name(c.name()), Ok(c));
+            assert_eq!(Collective::of_name(c.program()), Ok(c));
+        }
+        let refused = Collective::of_name("broadcast").unwrap_err();
+        assert!(refused.contains("`broadcast`"), "{refused}");
+        assert!(
+            refused.contains("all_reduce, all_gather, alltoall"),
+            "{refused}"
+        );
+    }
 
     #[test]
     fn figures_fall_with_the_node_count_as_published_and_hold_past_32() {
@@ -99,6 +156,8 @@ mod tests {
         );
         let share = share_of_two_nodes("p5.48xlarge", Collective::AllReduce, 32);
         assert!((share - 321.10 / 477.71).abs() < 1e-12);
+        let share = share_of_two_nodes("p5.48xlarge", Collective::AllToAll, 4);
+        assert!((share - 54.07 / 477.71).abs() < 1e-12);
         assert_eq!(
             share_of_two_nodes("g5.xlarge", Collective::AllReduce, 8),
             1.0

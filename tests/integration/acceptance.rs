@@ -48,14 +48,48 @@ fn accept(nodes: u32, extra: &[&str]) -> (i32, String, String, serde_json::Value
 }
 
 #[test]
-fn a_healthy_fleet_is_accepted_in_one_collective() {
+fn a_healthy_fleet_is_accepted_in_one_run_of_each_collective() {
     if !helm_available() {
         return;
     }
     let (code, stdout, stderr, report) = accept(16, &[]);
     assert_eq!(code, 0, "{stdout}{stderr}");
     assert!(stdout.contains("accepted: 16 nodes"), "{stdout}");
-    assert_eq!(metric(&report, "acceptance_collective_runs"), 1.0);
+    // The search's all-reduce, then all-gather and alltoall once each.
+    assert_eq!(metric(&report, "acceptance_collective_runs"), 3.0);
+}
+
+#[test]
+fn four_healthy_nodes_run_all_three_collectives_each_at_its_own_figure() {
+    if !helm_available() {
+        return;
+    }
+    let (code, stdout, stderr, report) = accept(4, &SHALLOW);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    // nccl_scale's 4-node figures: all_reduce 356.99, all_gather 330.92, alltoall 54.07.
+    for (collective, figure) in [
+        ("all_reduce", "figure 356.99"),
+        ("all_gather", "figure 330.92"),
+        ("alltoall", "figure 54.07"),
+    ] {
+        let line = stdout
+            .lines()
+            .find(|l| l.contains(&format!("{collective} at 4 nodes: ")))
+            .unwrap_or_else(|| panic!("no {collective} line: {stdout}"));
+        assert!(line.contains(" GB/s (") && line.contains(figure), "{line}");
+    }
+    assert_eq!(metric(&report, "acceptance_collective_runs"), 3.0);
+}
+
+#[test]
+fn a_collective_outside_the_choices_is_refused_by_name() {
+    let (code, stdout, stderr, _) =
+        accept(4, &["--set", r#"collectives=["all_gather","broadcast"]"#]);
+    assert_ne!(code, 0, "{stdout}{stderr}");
+    assert!(
+        stderr.contains("collectives must be one of \"all_reduce\", \"all_gather\", \"alltoall\", not \"broadcast\""),
+        "{stderr}"
+    );
 }
 
 #[test]
@@ -281,4 +315,29 @@ fn a_thirty_minute_budget_runs_the_deepest_checks_whose_planned_time_fits() {
     assert_ne!(code, 0, "{stdout}");
     assert!(stderr.contains("give at least 2m"), "{stderr}");
     assert!(!stdout.contains("[step] deploy"), "{stdout}");
+}
+
+#[test]
+fn a_slow_nic_is_found_by_the_all_reduce_and_the_others_run_without_it() {
+    if !helm_available() {
+        return;
+    }
+    let extra = [&SHALLOW[..], &["--fault", "nic-slow=gpu1:0.3"]].concat();
+    let (code, stdout, stderr, report) = accept(4, &extra);
+    assert_eq!(code, 1, "{stdout}{stderr}");
+    let said = stderr
+        .split_once("not accepted: ")
+        .map(|(_, rest)| rest)
+        .unwrap_or_else(|| panic!("{stderr}"));
+    assert!(said.starts_with("1 culprit(s)"), "{said}");
+    assert_eq!(said.matches("\"node ip-").count(), 1, "{said}");
+    // The three nodes left pass all-gather and alltoall at the figures for their count.
+    for collective in ["all_gather", "alltoall"] {
+        let line = stdout
+            .lines()
+            .find(|l| l.contains(&format!("{collective} at 3 nodes: ")))
+            .unwrap_or_else(|| panic!("no {collective} line: {stdout}"));
+        assert!(line.ends_with(": ok"), "{line}");
+    }
+    assert!(metric(&report, "acceptance_collective_runs") > 3.0);
 }

@@ -102,6 +102,7 @@ impl Extension for GpuBindings {
         super::expected::install_expected(&mut nvml, &mut nccl_module);
         install_fleet(&mut nvml, &mut nccl_module, &self.kube, host);
         super::localise::install_localise(&mut nccl_module, &self.kube, host);
+        super::at_scale::install_at_scale(&mut nccl_module, &self.kube, host);
         super::isolation::install_isolation(&mut nvml, &self.kube, host);
         super::certificate::install_certificate(&mut nvml, host);
         super::depth::install_depth(&mut nvml);
@@ -180,7 +181,7 @@ fn query_gpus(h: &Host, kube: &KubeClient, position: Position, options: &Map) ->
 
 fn install_all_reduce(nccl_module: &mut Module, kube: &Arc<KubeClient>, host: &Arc<Host>) {
     let (kube, h) = (kube.clone(), host.clone());
-    doc("all_reduce", &["options: Map", "Map"], "A multi-node nccl-tests all_reduce_perf, as an MPIJob runs it (headless Service, one worker pod per\nGPU node with the GPU taint tolerated and nvidia.com/gpu requested, an mpirun launcher), always\ncleaned up. Options: nodes (how many, 2), selector (\"nvidia.com/gpu=true\"), gpus_per_node (1),\nefa_per_node (0: EFA devices each worker asks for, vpc.amazonaws.com/efa; 32 on a p5.48xlarge),\nmin_bytes (\"8\"), max_bytes (\"128M\"), step_factor (2), iters (20), timeout (\"10m\": past it the\nrun is a hang), image, namespace, algorithm (NCCL_ALGO: \"Ring\" measures the network between nodes, which a\ntree's figure overstates; NCCL chooses by default). Answers #{ ok, status: ok|hang|error, summary, avg_busbw, rows,\nranks, devices, nccl_version, tests_version, ofi_version (aws-ofi-nccl's release), algorithm (as NCCL\nacknowledged it), network (\"Socket\", \"Libfabric\": NCCL's \"Using network\"\nline), warnings, nodes, ... }.")
+    doc("all_reduce", &["options: Map", "Map"], "A multi-node nccl-tests all_reduce_perf, as an MPIJob runs it (headless Service, one worker pod per\nGPU node with the GPU taint tolerated and nvidia.com/gpu requested, an mpirun launcher), always\ncleaned up. Options: nodes (how many, 2), selector (\"nvidia.com/gpu=true\"), gpus_per_node (1),\nefa_per_node (0: EFA devices each worker asks for, vpc.amazonaws.com/efa; 32 on a p5.48xlarge),\nmin_bytes (\"8\"), max_bytes (\"128M\"), step_factor (2), iters (20), timeout (\"10m\": past it the\nrun is a hang), image, namespace, algorithm (NCCL_ALGO: \"Ring\" measures the network between nodes, which a\ntree's figure overstates; NCCL chooses by default), collective (\"all_reduce\", \"all_gather\" or \"alltoall\": the\nnccl-tests binary it runs). Answers #{ ok, collective, program (the binary its output names), status: ok|hang|error, summary, avg_busbw, rows,\nranks, devices, nccl_version, tests_version, ofi_version (aws-ofi-nccl's release), algorithm (as NCCL\nacknowledged it), network (\"Socket\", \"Libfabric\": NCCL's \"Using network\"\nline), warnings, nodes, ... }.")
         .set_into_module(nccl_module, move |ctx: NativeCallContext, options: Map| -> Result {
             all_reduce(&h, &kube, ctx.call_position(), &options)
         });

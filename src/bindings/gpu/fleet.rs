@@ -20,6 +20,7 @@ use crate::health::node_check::QUERY_FIELDS;
 use crate::health::pair_sweep::{PairRun, Pairs, findings, pairs_to_run};
 use crate::health::thresholds::for_instance_type;
 use crate::journal::Undo;
+use crate::lab::nccl_scale::Collective;
 use crate::script::documented as doc;
 use crate::script::{Host, duration_value};
 
@@ -62,6 +63,10 @@ pub(super) fn all_reduce_spec(
                 Some(value)
             }
             None => None,
+        },
+        collective: match s.string("collective")? {
+            Some(name) => Collective::of_name(&name).map_err(|e| s.error(e))?,
+            None => Collective::AllReduce,
         },
     })
 }
@@ -223,6 +228,7 @@ pub(super) const RUN_OPTIONS: &[&str] = &[
     "image",
     "namespace",
     "algorithm",
+    "collective",
 ];
 
 /// `nccl::sweep`'s own options (then [`RUN_OPTIONS`]).

@@ -92,7 +92,7 @@ fn search(h: &Host, k: &KubeClient, position: Position, options: &Map) -> Result
     let s = Spec::new(options, FUNCTION, &known, position)?;
     let spec = all_reduce_spec(options, &s, FUNCTION, position)?;
     let fleet = fleet(h, k, options, &s, &spec, position)?;
-    let figure = figure_of(&s)?;
+    let figure = figure_of(&s, spec.collective)?;
     let judge = Judge {
         expected: &*figure,
         tolerance: s.number("tolerance")?.unwrap_or(0.1).clamp(0.0, 0.9),
@@ -193,21 +193,22 @@ fn fleet(
 }
 
 /// The figure a run of n nodes is judged by: `floor` for any count, else the published figure
-/// of `instance_type` at that count.
-fn figure_of(s: &Spec<'_>) -> Result<Box<dyn Fn(usize) -> f64>> {
+/// of `instance_type` for the collective the runs make at that count.
+fn figure_of(s: &Spec<'_>, collective: Kind) -> Result<Box<dyn Fn(usize) -> f64>> {
     if let Some(floor) = s.number("floor")? {
         return Ok(Box::new(move |_| floor));
     }
     let kind = s.string("instance_type")?.ok_or_else(|| {
         s.error("give `instance_type` (its published figure at each node count) or `floor` (GB/s)")
     })?;
-    if nccl_scale::expected(&kind, Kind::AllReduce, 2).is_none() {
+    if nccl_scale::expected(&kind, collective, 2).is_none() {
         return Err(s.error(format!(
-            "no published all-reduce figures by node count for `{kind}` (the p5 family has them); give `floor` (GB/s)"
+            "no published {} figures by node count for `{kind}` (the p5 family has them); give `floor` (GB/s)",
+            collective.name()
         )));
     }
     Ok(Box::new(move |nodes| {
         let count = u32::try_from(nodes).unwrap_or(u32::MAX);
-        nccl_scale::expected(&kind, Kind::AllReduce, count).map_or(0.0, |(busbw, _)| busbw)
+        nccl_scale::expected(&kind, collective, count).map_or(0.0, |(busbw, _)| busbw)
     }))
 }

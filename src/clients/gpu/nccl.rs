@@ -1,4 +1,5 @@
-//! A multi-node nccl-tests `all_reduce_perf` the way an MPIJob runs it, without the operator:
+//! A multi-node nccl-tests `all_reduce_perf` (or `all_gather_perf`, `alltoall_perf`) the way an
+//! MPIJob runs it, without the operator:
 //! a headless Service and one worker pod per GPU node (the GPU taint tolerated, `nvidia.com/gpu`
 //! requested, running the image's sshd), then a launcher pod whose `mpirun` starts one rank
 //! per GPU across the workers. It waits with a deadline, reads the launcher's log, parses it,
@@ -13,6 +14,7 @@ use super::pause::pause;
 use crate::clients::kube::{KubeClient, KubeError, ListOptions, NodeSummary};
 use crate::clock::{Clock, format_duration};
 use crate::gpu::nccl::parse;
+use crate::lab::nccl_scale::Collective;
 
 #[derive(Clone)]
 pub struct AllReduceSpec {
@@ -37,6 +39,8 @@ pub struct AllReduceSpec {
     /// `NCCL_ALGO` for every rank (`Ring`: the network's bandwidth between two nodes, which a
     /// tree's figure overstates, NVIDIA/nccl-tests#196); None lets NCCL choose.
     pub algorithm: Option<String>,
+    /// Which nccl-tests binary the launcher runs.
+    pub collective: Collective,
 }
 
 /// NCCL's algorithm names (src/include/device.h, ncclAlgoStr), which `NCCL_ALGO` lists.
@@ -80,6 +84,7 @@ pub struct AllReduce {
     /// `runbook/nccl-group`: the runs of one sweep, for one cleanup of them all.
     group: Option<String>,
     workers: Vec<String>,
+    collective: Collective,
 }
 
 /// mpirun's command line: every rank gets NCCL's INFO log (what the report reads), the
@@ -106,7 +111,7 @@ fn launcher_command(spec: &AllReduceSpec, ranks: &str, hosts: &str) -> Vec<Strin
         command.extend(["-x".to_string(), format!("NCCL_ALGO={algorithm}")]);
     }
     command.extend([
-        "/opt/nccl-tests/build/all_reduce_perf".to_string(),
+        format!("/opt/nccl-tests/build/{}", spec.collective.program()),
         "-b".to_string(),
         spec.min_bytes.clone(),
         "-e".to_string(),
@@ -261,6 +266,7 @@ impl AllReduce {
             namespace: spec.namespace.clone(),
             group: None,
             workers: Vec::new(),
+            collective: spec.collective,
         }
     }
 
@@ -271,6 +277,7 @@ impl AllReduce {
             namespace: spec.namespace.clone(),
             group: Some(group.to_string()),
             workers: Vec::new(),
+            collective: spec.collective,
         }
     }
 
@@ -289,6 +296,9 @@ impl AllReduce {
     ) -> Value {
         let report = parse(log);
         let mut value = serde_json::to_value(&report).unwrap_or_else(|_| json!({}));
+        // What was asked for, by name; `program` is the binary the output says ran.
+        value["program"] = value["collective"].take();
+        value["collective"] = json!(self.collective.name());
         value["status"] = json!(status);
         value["ok"] = json!(status == "ok");
         value["summary"] = json!(summary);

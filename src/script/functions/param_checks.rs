@@ -215,9 +215,15 @@ impl Check {
         None
     }
 
-    /// `one_of`: the same text and the same type as one of the choices.
+    /// `one_of`: the same text and the same type as one of the choices; for an array that is
+    /// not itself a choice, each of its items (a subset of the choices, such as the
+    /// collectives to run).
     fn choice_violation(&self, name: &str, value: &Dynamic) -> Option<String> {
         let choices = self.one_of.as_ref()?;
+        if value.is_array() && !choices.iter().any(Dynamic::is_array) {
+            let items = value.clone().into_array().unwrap_or_default();
+            return items.iter().find_map(|v| self.choice_violation(name, v));
+        }
         if choices
             .iter()
             .any(|c| c.to_string() == value.to_string() && type_name(c) == type_name(value))
@@ -339,6 +345,15 @@ mod tests {
         assert_eq!(
             verdicts[3].as_deref(),
             Some("timeout must be at least \"1m\", not \"30s\"")
+        );
+        // An array: each of its items one of the choices.
+        let text = |t: &str| Dynamic::from(t.to_string());
+        let subset = Dynamic::from_array(vec![text("safe"), text("safe")]);
+        assert_eq!(check("mode").violation("mode", &subset, &params), None);
+        let stray = Dynamic::from_array(vec![text("safe"), text("fast")]);
+        assert_eq!(
+            check("mode").violation("mode", &stray, &params).as_deref(),
+            Some("mode must be one of \"safe\", not \"fast\"")
         );
         let too_many = Dynamic::from_int(600);
         assert_eq!(

@@ -1,6 +1,7 @@
-//! nccl-tests' `all_reduce_perf` as a container's main program, alone or under `mpirun` across
-//! pods: where its ranks land, how fast it goes, and whether the security groups between the
-//! nodes let it finish, hang on a connect, or lose the EFA handshake.
+//! nccl-tests' `all_reduce_perf`, `all_gather_perf` and `alltoall_perf` as a container's main
+//! program, alone or under `mpirun` across pods: where its ranks land, how fast it goes, and
+//! whether the security groups between the nodes let it finish, hang on a connect, or lose the
+//! EFA handshake.
 
 use std::collections::BTreeSet;
 use std::time::Duration;
@@ -154,12 +155,20 @@ fn planned_run(
     state: &KubeState,
     network: &Network,
 ) -> Result<NcclRun, String> {
-    let test_at = argv
+    let (test_at, collective) = argv
         .iter()
-        .position(|a| a.rsplit('/').next() == Some("all_reduce_perf"))
-        .ok_or("mpirun: no program to run (the lab twin runs all_reduce_perf)\n")?;
+        .enumerate()
+        .find_map(|(at, a)| {
+            let program = a.rsplit('/').next()?;
+            let collective = Collective::ALL.into_iter().find(|c| c.program() == program)?;
+            Some((at, collective))
+        })
+        .ok_or(
+            "mpirun: no program to run (the lab twin runs all_reduce_perf, all_gather_perf and alltoall_perf)\n",
+        )?;
     let placements = placements(&argv[..test_at], pod, state)?;
     let mut run = NcclRun::new(Vec::new(), unix_seconds(state.now));
+    run.collective = collective;
     let gpus = apply_test_args(&mut run, &argv[test_at + 1..]).map_err(|m| format!("{m}\n"))?;
     run.debug = debug_level(&argv[..test_at], container);
     run.algorithm = nccl_env(&argv[..test_at], container, "NCCL_ALGO");
@@ -287,7 +296,7 @@ fn set_pace(run: &mut NcclRun, placements: &[Placement], hosts: &[GpuHost], stat
         .collect();
     if nodes.len() > 1 {
         let efa = matches!(run.network, nccl_tests::model::Network::Efa { .. });
-        run.busbw_gbps *= network_pace::share(state, &nodes, Collective::AllReduce, efa);
+        run.busbw_gbps *= network_pace::share(state, &nodes, run.collective, efa);
     }
 }
 

@@ -1,7 +1,7 @@
 //! The GPU side of what containers run in the twin: `nvidia-smi`, `dcgmi` and `dmesg` in pods
-//! on GPU nodes, and nccl-tests' `all_reduce_perf` (alone or under `mpirun` across pods, run by
-//! all_reduce.rs) whose fate the security groups between the nodes decide. Every one of them
-//! sees the node's hardware faults.
+//! on GPU nodes, and nccl-tests' `all_reduce_perf`, `all_gather_perf` and `alltoall_perf`
+//! (alone or under `mpirun` across pods, run by all_reduce.rs) whose fate the security groups
+//! between the nodes decide. Every one of them sees the node's hardware faults.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -319,7 +319,9 @@ pub(crate) fn container(
     let argv = crate::sim::kube::programs::container_argv(container);
     let program = argv.first()?.rsplit('/').next()?.to_string();
     match program.as_str() {
-        "mpirun" | "all_reduce_perf" => Some(all_reduce(&argv, pod, container, state, network)),
+        "mpirun" | "all_reduce_perf" | "all_gather_perf" | "alltoall_perf" => {
+            Some(all_reduce(&argv, pod, container, state, network))
+        }
         // DCGM's host engine (`nv-hostengine -n`) serves until the pod ends.
         "nv-hostengine" => Some(ProgramRun {
             stdout: format!(

@@ -3,6 +3,7 @@
 //! per-size times.
 
 use super::super::gpu_model::{GpuDevice, SeedStream, seed_from_name};
+use crate::lab::nccl_scale::Collective;
 
 /// The nccl-tests release whose output format the twin prints.
 pub(crate) const NCCL_TESTS_VERSION: &str = "2.17.9";
@@ -116,9 +117,12 @@ pub(crate) enum Outcome {
     },
 }
 
-/// One `all_reduce_perf` run (`-t 1`, float sum, validation on, no graphs).
+/// One `all_reduce_perf`, `all_gather_perf` or `alltoall_perf` run (`-t 1`, float, sum for
+/// the all-reduce, validation on, no graphs).
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct NcclRun {
+    /// Which nccl-tests binary runs.
+    pub(crate) collective: Collective,
     /// In rank order. Ranks that share host and pid are one process (`-g N`).
     pub(crate) ranks: Vec<RankInfo>,
     pub(crate) min_bytes: u64,
@@ -152,6 +156,7 @@ impl NcclRun {
     /// socket transport of a g5.xlarge (up to 10 Gbps: about 1.1 GB/s of bus bandwidth).
     pub(crate) fn new(ranks: Vec<RankInfo>, started_unix_s: i64) -> Self {
         Self {
+            collective: Collective::AllReduce,
             ranks,
             min_bytes: 8,
             max_bytes: 128 << 20,
@@ -195,10 +200,32 @@ impl NcclRun {
         }
     }
 
-    /// The bus bandwidth factor of all-reduce: `2 (n - 1) / n`.
+    /// The bus bandwidth factor of the collective (nccl-tests' `*GetBw`): `2 (n - 1) / n` for
+    /// all-reduce (all_reduce.cu), `(n - 1) / n` for all-gather and alltoall (all_gather.cu,
+    /// alltoall.cu), whose algbw is the whole received buffer over the time.
     pub(crate) fn bus_factor(&self) -> f64 {
         let n = self.ranks.len() as f64;
-        if n > 0.0 { 2.0 * (n - 1.0) / n } else { 0.0 }
+        let moved = match self.collective {
+            Collective::AllReduce => 2.0,
+            Collective::AllGather | Collective::AllToAll => 1.0,
+        };
+        if n > 0.0 { moved * (n - 1.0) / n } else { 0.0 }
+    }
+
+    /// The `size` and `count` columns of a size the loop visits: all-reduce prints its floats;
+    /// all-gather and alltoall split them among the ranks in whole 16-byte units and print the
+    /// buffer that many make and each rank's share (`*GetCollByteCount` of all_gather.cu and
+    /// alltoall.cu; common.cu prints max(sendBytes, expectedBytes) and paramcount).
+    pub(crate) fn columns(&self, size: u64) -> (u64, u64) {
+        let count = size / 4;
+        match self.collective {
+            Collective::AllReduce => (count * 4, count),
+            Collective::AllGather | Collective::AllToAll => {
+                let n = self.ranks.len().max(1) as u64;
+                let share = count / (4 * n) * 4;
+                (share * n * 4, share)
+            }
+        }
     }
 
     /// The device memory the run can use: the smallest of its ranks' GPUs.
@@ -261,8 +288,7 @@ pub(crate) fn measure(run: &NcclRun, max_bytes: u64) -> Vec<Measurement> {
     run.sizes(max_bytes)
         .into_iter()
         .map(|size| {
-            let count = size / 4;
-            let bytes = count * 4;
+            let (bytes, count) = run.columns(size);
             Measurement {
                 bytes,
                 count,
@@ -308,6 +334,20 @@ mod tests {
         assert!((last.out_of_place.2 - run.busbw_gbps).abs() / run.busbw_gbps < 0.03);
         let first = measure(&run, run.max_bytes)[0];
         assert!((first.in_place.0 - run.latency_us).abs() < run.latency_us * 0.02);
+    }
+
+    #[test]
+    fn all_gather_and_alltoall_split_the_buffer_and_count_half_the_bus() {
+        let mut run = two_nodes();
+        run.collective = Collective::AllGather;
+        // 2 ranks: 1000 floats are 500 each, rounded down to 16-byte units.
+        assert_eq!(run.columns(4000), (4000, 500));
+        assert_eq!(run.columns(40), (32, 4));
+        assert!((run.bus_factor() - 0.5).abs() < 1e-12);
+        run.collective = Collective::AllToAll;
+        assert_eq!(run.columns(8), (0, 0));
+        let last = *measure(&run, run.max_bytes).last().unwrap();
+        assert!((last.out_of_place.2 - run.busbw_gbps).abs() / run.busbw_gbps < 0.03);
     }
 
     #[test]

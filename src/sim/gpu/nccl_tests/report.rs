@@ -1,11 +1,16 @@
-//! The stdout of `all_reduce_perf` (nccl-tests 2.17.9, as `mpirun` merges it): the header and
-//! device list, the result table, the summary, with NCCL's own log where it falls.
+//! The stdout of `all_reduce_perf`, `all_gather_perf` and `alltoall_perf` (nccl-tests 2.17.9,
+//! as `mpirun` merges it): the header and device list, the result table, the summary, with
+//! NCCL's own log where it falls. The three share common.cu's table; the collective names the
+//! binary, the reduction op (`none` where there is none) and the sizes.
 
 use std::fmt::Write as _;
 
-use super::model::{NCCL_TESTS_VERSION, NCCL_VERSION_CODE, NcclRun, Outcome, RankInfo, measure};
+use super::model::{
+    Measurement, NCCL_TESTS_VERSION, NCCL_VERSION_CODE, NcclRun, Outcome, RankInfo, measure,
+};
 use super::nccl_log::{self, Connect, Ids};
 use super::printf::{c_g, float_str};
+use crate::lab::nccl_scale::Collective;
 
 /// What the run printed, and how it ended: `None` while it still runs (a hang).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -43,7 +48,11 @@ fn header(run: &NcclRun, max_bytes: u64) -> String {
         "# nccl-tests version {NCCL_TESTS_VERSION} nccl-headers={NCCL_VERSION_CODE} \
          nccl-library={NCCL_VERSION_CODE}"
     );
-    let _ = writeln!(out, "# Collective test starting: all_reduce_perf");
+    let _ = writeln!(
+        out,
+        "# Collective test starting: {}",
+        run.collective.program()
+    );
     let (step, unit) = if run.step_factor > 1 {
         (run.step_factor, "factor")
     } else {
@@ -90,19 +99,27 @@ fn wrong_elements(run: &NcclRun, bytes: u64) -> u64 {
     u64::from(run.corrupted_ranks) * run.ranks.len() as u64
 }
 
-fn row(bytes: u64, count: u64, sides: [(f64, f64, f64); 2], wrong: u64) -> String {
+/// One size's line: common.cu's `%12li  %12li  %8s  %6s  %6i` (size, count, type, op, root),
+/// then each side's time, algbw, busbw and `#wrong`, or `N/A` where the side is not checked.
+fn row(run: &NcclRun, m: &Measurement, wrong: [Option<u64>; 2]) -> String {
+    // all_gather.cu and alltoall.cu run their test with the op "none" (nothing is reduced).
+    let op = if run.collective.reduces() {
+        "sum"
+    } else {
+        "none"
+    };
     let mut line = format!(
-        "{bytes:>12}  {count:>12}  {:>8}  {:>6}  {:>6}",
-        "float", "sum", -1
+        "{:>12}  {:>12}  {:>8}  {op:>6}  {:>6}",
+        m.bytes, m.count, "float", -1
     );
-    for (time, algbw, busbw) in sides {
+    for ((time, algbw, busbw), wrong) in [m.out_of_place, m.in_place].into_iter().zip(wrong) {
+        let wrong = wrong.map_or_else(|| "N/A".to_string(), |w| w.to_string());
         let _ = write!(
             line,
-            "  {}  {}  {}  {:>6}",
+            "  {}  {}  {}  {wrong:>6}",
             float_str(time, 7),
             float_str(algbw, 6),
             float_str(busbw, 6),
-            wrong
         );
     }
     line.push('\n');
@@ -140,12 +157,15 @@ pub(crate) fn run(run: &NcclRun) -> Transcript {
     let mut busbw_sum = 0.0;
     // nccl-tests counts a side of a size with any wrong element as one error.
     let mut errors = 0;
+    // alltoall.cu checks no in-place result ("We don't support in-place alltoall").
+    let in_place_checked = run.collective != Collective::AllToAll;
     for m in &measured {
         let wrong = wrong_elements(run, m.bytes);
-        out.push_str(&row(m.bytes, m.count, [m.out_of_place, m.in_place], wrong));
+        let in_place = in_place_checked.then_some(wrong);
+        out.push_str(&row(run, m, [Some(wrong), in_place]));
         busbw_sum += m.out_of_place.2 + m.in_place.2;
         if wrong > 0 {
-            errors += 2;
+            errors += 1 + usize::from(in_place_checked);
         }
     }
     let first_process = |r: &usize| {
@@ -170,7 +190,11 @@ pub(crate) fn run(run: &NcclRun) -> Transcript {
         if errors > 0 { "FAILED" } else { "OK" }
     );
     let _ = writeln!(out, "# {:<20} : {} ", "Avg bus bandwidth", c_g(average));
-    out.push_str("#\n# Collective test concluded: all_reduce_perf\n#\n\n");
+    let _ = write!(
+        out,
+        "#\n# Collective test concluded: {}\n#\n\n",
+        run.collective.program()
+    );
     out.push_str(&nccl_log::destroy(
         run,
         &ids,
@@ -382,6 +406,32 @@ mod tests {
         assert!(text.contains("# Avg bus bandwidth    : "));
         assert!(text.ends_with(" - Destroy COMPLETE\n"));
         assert!(text.contains("#\n# Collective test concluded: all_reduce_perf\n#\n\n"));
+    }
+
+    #[test]
+    fn all_gather_and_alltoall_print_their_binary_no_op_and_parse_back() {
+        for collective in [Collective::AllGather, Collective::AllToAll] {
+            let mut nccl = two_nodes();
+            nccl.collective = collective;
+            let text = run(&nccl).stdout;
+            let program = collective.program();
+            assert!(text.contains(&format!("# Collective test starting: {program}\n")));
+            assert!(text.contains(&format!("# Collective test concluded: {program}\n")));
+            // 16 bytes over two ranks: 2 floats each, under a 16-byte unit, so none.
+            assert!(text.contains("\n           0             0     float    none      -1 "));
+            let row = text
+                .lines()
+                .find(|l| l.starts_with("     1048576"))
+                .unwrap();
+            assert_eq!(
+                row.ends_with("N/A"),
+                collective == Collective::AllToAll,
+                "{row}"
+            );
+            let report = crate::gpu::nccl::parse(&text);
+            assert!(report.ok, "{}", report.summary);
+            assert_eq!(report.collective.as_deref(), Some(program));
+        }
     }
 
     #[test]
