@@ -303,21 +303,11 @@ fn the_cronjob_drill_applies_runs_and_its_rbac_is_exactly_what_it_calls() {
         pod_service_account(&kubectl, &lab, dir.path(), "runbook-drill");
     let state = dir.path().join("state");
     std::fs::create_dir(&state).expect("a state folder");
-    // A Lease left by a runner long gone: the first drill takes it over (an update), as a
-    // CronJob after a lost CI runner does; the second finds none and makes it (a create). So
-    // every verb the lock is granted is used, whatever the drills' length (a renewal, the
-    // other update, comes only every 5 s).
-    let stale = dir.path().join("stale-lease.yaml");
-    std::fs::write(
-        &stale,
-        "apiVersion: coordination.k8s.io/v1\nkind: Lease\nmetadata: {name: target-lock, namespace: runbook}\nspec: {holderIdentity: r1-gone@old-runner, leaseDurationSeconds: 15, acquireTime: \"2020-01-01T00:00:00.000000Z\", renewTime: \"2020-01-01T00:00:00.000000Z\"}\n",
-    )
-    .expect("write");
-    kubectl_ok(
-        &kubectl,
-        &lab,
-        &["apply", "-f", &stale.display().to_string()],
-    );
+    // The first drill takes the stale Lease over (an update), as a CronJob after a lost CI
+    // runner does; the second finds none and makes it (a create). So every verb the lock is
+    // granted is used, whatever the drills' length (a renewal, the other update, comes only
+    // every 5 s).
+    leave_a_stale_lease(&kubectl, &lab, dir.path());
     lab.reset_audits();
     let drill = || {
         let mut command = Runbook::new()
@@ -431,6 +421,17 @@ pub(crate) fn held_to_requests(lab: &LabServer, mut grants: Vec<Grant>) {
         "rules no request used:\n{}",
         unused.join("\n")
     );
+}
+
+/// A Lease of the cluster's lock left by a runner long gone, applied to `lab`.
+pub(crate) fn leave_a_stale_lease(kubectl: &Path, lab: &LabServer, dir: &Path) {
+    let stale = dir.join("stale-lease.yaml");
+    std::fs::write(
+        &stale,
+        "apiVersion: coordination.k8s.io/v1\nkind: Lease\nmetadata: {name: target-lock, namespace: runbook}\nspec: {holderIdentity: r1-gone@old-runner, leaseDurationSeconds: 15, acquireTime: \"2020-01-01T00:00:00.000000Z\", renewTime: \"2020-01-01T00:00:00.000000Z\"}\n",
+    )
+    .expect("write");
+    kubectl_ok(kubectl, lab, &["apply", "-f", &stale.display().to_string()]);
 }
 
 /// `object` read into k8s-openapi's type for its kind and written back, or None when that

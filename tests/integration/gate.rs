@@ -7,7 +7,8 @@
 //! ways (every request allowed, every rule used).
 
 use crate::cronjob_drill::{
-    cronjob_args_of, deploy, grants_of, held_to_requests, kubectl_ok, pod_service_account,
+    cronjob_args_of, deploy, grants_of, held_to_requests, kubectl_ok, leave_a_stale_lease,
+    pod_service_account,
 };
 use crate::support::{LabServer, Runbook, helm_available, kubectl, kubectl_run};
 
@@ -58,17 +59,7 @@ fn the_gate_cronjob_releases_a_good_new_node_and_isolates_a_bad_one_and_its_rbac
     // A Lease left by a runner long gone: the gate takes it over (an update) and later makes
     // its own (a create), so every verb of the lock is used.
     let dir = tempfile::tempdir().expect("temp dir");
-    let stale = dir.path().join("stale-lease.yaml");
-    std::fs::write(
-        &stale,
-        "apiVersion: coordination.k8s.io/v1\nkind: Lease\nmetadata: {name: target-lock, namespace: runbook}\nspec: {holderIdentity: r1-gone@old-runner, leaseDurationSeconds: 15, acquireTime: \"2020-01-01T00:00:00.000000Z\", renewTime: \"2020-01-01T00:00:00.000000Z\"}\n",
-    )
-    .expect("write");
-    kubectl_ok(
-        &binary,
-        &lab,
-        &["apply", "-f", &stale.display().to_string()],
-    );
+    leave_a_stale_lease(&binary, &lab, dir.path());
     let (service_account, pod_env) = pod_service_account(&binary, &lab, dir.path(), "runbook-gate");
     let state = dir.path().join("state");
     std::fs::create_dir(&state).expect("a state folder");
