@@ -21,8 +21,9 @@
 //! - [`sim`]: the lab twin (speaks the real wire protocols on loopback; never the clients)
 //! - [`journal`], [`guard`]: the run journal, what undoes each mutation and the lock on a
 //!   target; what a run may change (`--read-only`, `--max-gpu-nodes`, `--allow`)
-//! - [`health`], [`acceptance`]: GPU health verdicts from what the parsers read; a fleet's
-//!   collectives at scale and the search that localises their culprits
+//! - [`health`], [`acceptance`], [`repair`]: GPU health verdicts from what the parsers read; a
+//!   fleet's collectives at scale and the search that localises their culprits; EKS node auto
+//!   repair's rules (waits, actions, holds) that the twin acts by and a repair drill predicts by
 //! - [`gpu`], [`lab`], [`lab_state`]: pure domain logic (nvidia-smi, nccl-tests, dcgmi and
 //!   kernel log parsers; lab facts, reachability, cost; the lab-state file's format)
 //! - [`auth`]: who may drive a lab: SigV4 signatures, EKS tokens, the lab's secrets (pure)
@@ -47,6 +48,7 @@ pub mod lab;
 pub mod lab_state;
 pub mod lock;
 pub mod plan;
+pub mod repair;
 pub mod repl;
 pub mod report;
 pub mod sandbox;

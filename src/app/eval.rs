@@ -27,7 +27,11 @@ pub(crate) fn execute(args: &EvalArgs) -> AppResult {
         Interrupt::new(),
         runtime.handle().clone(),
     )
-    .guards(args.guards.guards())
+    .guards(
+        args.guards
+            .guards()
+            .on_embedded_twin(target.outside().is_none()),
+    )
     .build();
     let (h, snippet) = (host.clone(), args.script.clone());
     let outcome = runtime::run_script(&runtime, move || {

@@ -28,7 +28,11 @@ pub(crate) fn execute(args: &ReplArgs) -> AppResult {
         interrupt.clone(),
         runtime.handle().clone(),
     )
-    .guards(args.guards.guards())
+    .guards(
+        args.guards
+            .guards()
+            .on_embedded_twin(target.outside().is_none()),
+    )
     .build();
     // Ctrl-C while an evaluation runs stops it; the session goes on. (While a line is being
     // edited the terminal is raw and Ctrl-C reaches the editor as a key instead.)

@@ -329,7 +329,12 @@ fn build_host(
         runtime.handle().clone(),
     )
     .journal(records.journal.clone())
-    .guards(config.guards.clone())
+    .guards(
+        config
+            .guards
+            .clone()
+            .on_embedded_twin(target.outside().is_none()),
+    )
     .test_hooks(super::test_hooks::from_env());
     if let Some(history) = &records.history {
         host = host.history(Arc::new(history.clone()), Arc::new(history.clone()));

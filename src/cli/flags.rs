@@ -25,6 +25,11 @@ pub struct GuardArgs {
     /// KIND/NAMESPACE/NAME for other Kubernetes objects.
     #[arg(long = "allow", value_name = "PATTERN")]
     pub allow: Vec<crate::guard::ResourcePattern>,
+    /// Let the run disrupt what matches on purpose (repeatable; `*` as in --allow): a fault
+    /// drill's injection into a node, gpu-fault/NODE (node auto repair may then reboot or
+    /// replace it). Needed outside the embedded lab twin, --yes besides.
+    #[arg(long = "disrupt", value_name = "PATTERN")]
+    pub disrupt: Vec<crate::guard::ResourcePattern>,
     /// Stop the run (its cleanups run) once the resources it started (node groups'
     /// instances) have cost USD dollars at the price table's rates; a plan shows where.
     #[arg(long, value_name = "USD", value_parser = cost_arg)]
@@ -47,7 +52,9 @@ impl GuardArgs {
             max_gpu_nodes: self.max_gpu_nodes.map(i64::from),
             max_gpus: self.max_gpus.map(i64::from),
             allow: self.allow.clone(),
+            disrupt: self.disrupt.clone(),
             max_cost_usd: self.max_cost_usd,
+            disruption_free: false,
         }
     }
 }

@@ -40,6 +40,9 @@ pub struct Change {
     /// For a billed resource, how many run after the call (`--max-cost-usd` counts them).
     #[serde(skip)]
     pub runs: Option<super::Runs>,
+    /// The call breaks its resource on purpose (a fault drill): `--disrupt` must name it.
+    #[serde(skip)]
+    pub disrupts: bool,
 }
 
 impl From<&str> for Change {
@@ -68,7 +71,14 @@ impl Change {
             gpu_nodes: None,
             gpus: None,
             runs: None,
+            disrupts: false,
         }
+    }
+
+    /// The call breaks its resource on purpose.
+    pub fn disrupting(mut self) -> Self {
+        self.disrupts = true;
+        self
     }
 
     /// The resource the call changes, as `--allow` patterns name it.

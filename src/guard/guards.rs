@@ -19,10 +19,17 @@ pub struct Guards {
     /// When any are given, only resources that match one may change.
     #[serde(skip_serializing_if = "Vec::is_empty", serialize_with = "as_text")]
     pub allow: Vec<ResourcePattern>,
+    /// What the run may disrupt on purpose (a fault drill's injection): a disrupting change
+    /// outside the embedded twin must match one.
+    #[serde(skip_serializing_if = "Vec::is_empty", serialize_with = "as_text")]
+    pub disrupt: Vec<ResourcePattern>,
     /// Dollars the resources the run starts may cost; past it the run stops and its cleanups
     /// run.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_cost_usd: Option<f64>,
+    /// The target is the embedded lab twin: a drill may break it without --disrupt.
+    #[serde(skip)]
+    pub disruption_free: bool,
 }
 
 /// `$1.25`; small amounts keep four places (`$0.0012`), so a small budget reads sensibly.
@@ -67,11 +74,20 @@ pub struct GuardRefusal {
 }
 
 impl Guards {
+    /// The same guards for a target that is (or is not) the embedded lab twin, which a drill
+    /// may break without --disrupt: it dies with the process.
+    #[must_use]
+    pub fn on_embedded_twin(mut self, embedded: bool) -> Self {
+        self.disruption_free = embedded;
+        self
+    }
+
     pub fn is_empty(&self) -> bool {
         !self.read_only
             && self.max_gpu_nodes.is_none()
             && self.max_gpus.is_none()
             && self.allow.is_empty()
+            && self.disrupt.is_empty()
             && self.max_cost_usd.is_none()
     }
 
@@ -194,6 +210,22 @@ impl Guards {
                 ),
             ));
         }
+        if change.disrupts && !self.disruption_free {
+            let resource = change.resource.as_deref().unwrap_or_default();
+            if !self.disrupt.iter().any(|p| p.matches(resource)) {
+                return Err(refuse(
+                    "--disrupt",
+                    format!(
+                        "it disrupts {resource} on purpose, outside the lab twin: pass --disrupt {resource} (or a pattern such as '{}*') if that is meant",
+                        resource
+                            .split_once('/')
+                            .map_or(resource, |(kind, _)| kind)
+                            .to_string()
+                            + "/"
+                    ),
+                ));
+            }
+        }
         if !self.allow.is_empty() {
             let allowed = change
                 .resource
@@ -228,6 +260,29 @@ mod tests {
         Change::new(format!("eks::scale_nodegroup myeks5w gpu to {nodes}"))
             .on("nodegroup/myeks5w/gpu")
             .sizing_gpus(nodes)
+    }
+
+    #[test]
+    fn a_disruption_outside_the_twin_needs_its_own_flag() {
+        let inject = Change::new("nvml::inject_xid 79 on ip-a")
+            .on("gpu-fault/ip-a")
+            .disrupting();
+        let none = Guards::default();
+        let refused = none.check(&inject).unwrap_err().to_string();
+        assert!(
+            refused.contains("pass --disrupt gpu-fault/ip-a (or a pattern such as 'gpu-fault/*')"),
+            "{refused}"
+        );
+        let named = Guards {
+            disrupt: vec!["gpu-fault/ip-*".parse().unwrap()],
+            ..Guards::default()
+        };
+        assert!(named.check(&inject).is_ok());
+        let twin = Guards {
+            disruption_free: true,
+            ..Guards::default()
+        };
+        assert!(twin.check(&inject).is_ok());
     }
 
     #[test]

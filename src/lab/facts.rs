@@ -127,9 +127,18 @@ pub const ADDONS: [(&str, &str); 7] = [
     ("cert-manager", "latest"),
 ];
 
+/// EKS add-ons the twin installs on request that the seed did not: the EKS node monitoring
+/// agent (node conditions such as `AcceleratedHardwareReady`, which node auto repair acts on),
+/// at the version the hybrid lab runs.
+pub const OPTIONAL_ADDONS: [(&str, &str); 1] = [("eks-node-monitoring-agent", "v1.4.0-eksbuild.2")];
+
+/// Every add-on CreateAddon accepts: the seed's, then the optional ones.
+pub fn offered_addons() -> impl Iterator<Item = &'static (&'static str, &'static str)> {
+    ADDONS.iter().chain(OPTIONAL_ADDONS.iter())
+}
+
 pub fn addon_version(name: &str) -> &'static str {
-    ADDONS
-        .iter()
+    offered_addons()
         .find(|(n, _)| *n == name)
         .map_or("", |(_, v)| v)
 }

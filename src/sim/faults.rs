@@ -20,7 +20,7 @@
 
 use super::aws::state::AwsState;
 use super::gpu::node_faults::{GpuFaults, NODE_FORMS, NodeFaults};
-use super::kube::controllers::{hardware_changed, node_lifecycle};
+use super::kube::controllers::{hardware_changed, node_lifecycle, node_monitoring};
 use super::kube::storage::state::KubeState;
 use super::twin::Twin;
 use crate::clock::parse_duration;
@@ -286,6 +286,7 @@ fn every_gpu_node_refreshed(state: &mut KubeState) {
         .collect();
     for name in names {
         hardware_changed(state, &name);
+        node_monitoring::findings_changed(state, &name);
     }
 }
 

@@ -14,6 +14,7 @@ mod gpu;
 mod kube;
 mod launch;
 mod recording;
+mod repair;
 mod request_path;
 mod scenario;
 mod secrets;

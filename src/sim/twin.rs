@@ -248,12 +248,25 @@ impl Twin {
             let _one_pass = OnePass::begin();
             for timer in &timers {
                 match timer {
-                    Due::Kube(timer) => self.kube(|state| fire_timer(state, timer)),
+                    Due::Kube(timer) => {
+                        self.kube(|state| fire_timer(state, timer));
+                        self.after_kube_timer(timer);
+                    }
                     Due::Aws(timer) => self.fire_aws(timer),
                 }
             }
         }
         self.kube(|_| ());
+    }
+
+    /// What a Kubernetes timer means for node auto repair: the agent's report may start or end
+    /// a repair's wait, a rebooted node ends its repair.
+    fn after_kube_timer(&self, timer: &Timer) {
+        match timer {
+            Timer::AgentReport { node } => self.repair_watch(node),
+            Timer::NodeRebooted { node } => self.repair_finished(node),
+            _ => {}
+        }
     }
 
     /// Reads the AWS world as it is now (no timers, no clock: safe inside a Kubernetes change).
@@ -293,6 +306,7 @@ impl Twin {
         match timer {
             AwsTimer::InstanceJoins { instance } => self.instance_joins(instance),
             AwsTimer::InstanceTerminated { instance } => self.instance_terminated(instance),
+            AwsTimer::RepairDue { instance } => self.repair_due(instance),
             AwsTimer::ClusterDeleted { .. } => {
                 self.aws(|state| on_timer(state, timer));
                 self.kube(clear_cluster);
@@ -338,6 +352,7 @@ impl Twin {
             state.efa_devices.insert(name, instance.efa_interfaces);
             state.store.create(&built_in_key("nodes"), node, now);
         });
+        self.repair_finished(&instance.id);
     }
 
     /// A terminated instance's Node leaves the cluster.

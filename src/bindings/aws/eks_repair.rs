@@ -81,10 +81,69 @@ fn override_of(map: &Map, function: &str, position: Position) -> Result<RepairOv
     })
 }
 
+/// A `repair` map (or ()) as the EKS API shapes `nodeRepairConfig`, for `crate::repair`.
+fn api_shape(repair: &NodeRepair) -> serde_json::Value {
+    serde_json::json!({
+        "enabled": repair.enabled,
+        "maxUnhealthyNodeThresholdCount": repair.max_unhealthy_count,
+        "maxUnhealthyNodeThresholdPercentage": repair.max_unhealthy_percentage,
+        "maxParallelNodesRepairedCount": repair.max_parallel_count,
+        "maxParallelNodesRepairedPercentage": repair.max_parallel_percentage,
+        "nodeRepairConfigOverrides": repair.overrides.iter().map(|o| serde_json::json!({
+            "nodeMonitoringCondition": o.condition,
+            "nodeUnhealthyReason": o.reason,
+            "minRepairWaitTimeMins": o.wait_mins,
+            "repairAction": o.action,
+        })).collect::<Vec<_>>(),
+    })
+}
+
+const PLAN_KEYS: &[&str] = &["condition", "reason", "nodes", "unhealthy"];
+
+fn repair_plan(repair: &rhai::Dynamic, about: &Map, position: Position) -> Result {
+    let function = "eks::repair_plan";
+    let s = Spec::new(about, function, PLAN_KEYS, position)?;
+    let config = match repair.clone().try_cast::<Map>() {
+        Some(map) => Some(api_shape(&node_repair_of(&map, function, position)?)),
+        None => None,
+    };
+    let condition = s
+        .string("condition")?
+        .unwrap_or_else(|| "AcceleratedHardwareReady".into());
+    let reason = s
+        .string("reason")?
+        .ok_or_else(|| s.error("give the condition's `reason` (NvidiaXID79Error, ...)"))?;
+    let count = |key: &str| -> Result<usize> {
+        let n = s
+            .int(key)?
+            .ok_or_else(|| s.error(format!("give `{key}`")))?;
+        usize::try_from(n).map_err(|_| s.error(format!("`{key}` is a node count, got {n}")))
+    };
+    let plan = crate::repair::policy::plan(
+        config.as_ref(),
+        &condition,
+        &reason,
+        count("nodes")?,
+        count("unhealthy")?,
+    );
+    Ok(json(&serde_json::to_value(&plan).unwrap_or_default()))
+}
+
 pub(super) fn install_repair(eks: &mut Module, clients: &Arc<AwsClients>, host: &Arc<Host>) {
+    doc(
+        "repair_plan",
+        &["repair: Dynamic", "about: Map", "Map"],
+        "What EKS node auto repair will do about a node whose `condition` (AcceleratedHardwareReady)\nfails for `reason` (NvidiaXID79Error), by the rules of the EKS user guide and the node group's\n`repair` (eks::nodegroup(...).repair; () is off), in a group of `nodes` with `unhealthy` unhealthy\n(that node included): #{ enabled, wait_seconds, action (Replace, Reboot, NoAction), held (why\nrepair holds off, or ()), parallel (nodes repaired at once) }.",
+    )
+    .set_into_module(
+        eks,
+        |ctx: NativeCallContext, repair: rhai::Dynamic, about: Map| -> Result {
+            repair_plan(&repair, &about, ctx.call_position())
+        },
+    );
     let (c, h) = (clients.clone(), host.clone());
     let text = format!(
-        "Gives a managed node group this node auto repair configuration (UpdateNodegroupConfig's\nnodeRepairConfig), journaled with the one it replaces: {REPAIR_DOC}. Answers the update #{{ id, status }}."
+        "Gives a managed node group this node auto repair configuration (UpdateNodegroupConfig's\nnodeRepairConfig), journaled with the one it replaces, once an update in flight is done, and waits\nuntil it is Successful (20m at most each): {REPAIR_DOC}. Answers the update #{{ id, status }}."
     );
     doc(
         "update_node_repair",
@@ -117,7 +176,13 @@ fn update(
         .on(format!("nodegroup/{cluster}/{nodegroup}"));
     let update = journaled(host, position, change, Some(undo), || {
         call(host, position, || {
-            clients.update_node_repair(cluster, nodegroup, &wanted)
+            clients.update_node_repair_settled(
+                cluster,
+                nodegroup,
+                &wanted,
+                std::time::Duration::from_secs(1200),
+                host.clock.as_ref(),
+            )
         })
     })?;
     Ok(json(&update))

@@ -106,6 +106,7 @@ impl Extension for GpuBindings {
         super::isolation::install_isolation(&mut nvml, &self.kube, host);
         super::certificate::install_certificate(&mut nvml, host);
         super::depth::install_depth(&mut nvml);
+        super::fault::install_fault(&mut nvml, &self.kube, host);
         install_query(&mut nvml, &self.kube, host);
         install_all_reduce(&mut nccl_module, &self.kube, host);
         super::in_node::install_in_node(&mut nccl_module, &self.kube, host);

@@ -7,6 +7,7 @@ mod depth;
 mod efa;
 mod expected;
 mod extension;
+mod fault;
 mod fleet;
 mod health;
 mod in_node;

@@ -95,6 +95,26 @@ impl AwsClients {
             .unwrap_or_default())
     }
 
+    /// Gives the node group `repair` and waits on `clock` until that update is Successful,
+    /// waiting out an update already in flight first (EKS refuses a second one), up to
+    /// `patience` for each; returns the update (`id`, `status`).
+    pub async fn update_node_repair_settled(
+        &self,
+        cluster: &str,
+        name: &str,
+        repair: &NodeRepair,
+        patience: std::time::Duration,
+        clock: &dyn crate::clock::Clock,
+    ) -> Result<Value, AwsError> {
+        self.wait_until_free(cluster, name, patience, clock).await?;
+        let mut update = self.update_node_repair(cluster, name, repair).await?;
+        let id = update["id"].as_str().unwrap_or_default().to_string();
+        self.wait_update(cluster, name, &id, patience, clock)
+            .await?;
+        update["status"] = json!("Successful");
+        Ok(update)
+    }
+
     /// Starts the update that gives the node group `repair`; returns it (`id`, `status`).
     pub async fn update_node_repair(
         &self,

@@ -65,7 +65,7 @@ impl AwsClients {
     }
 
     /// Describes the node group once it takes updates again (no update in flight).
-    async fn wait_until_free(
+    pub(super) async fn wait_until_free(
         &self,
         cluster: &str,
         name: &str,

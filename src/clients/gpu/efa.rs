@@ -50,6 +50,7 @@ async fn one(kube: &KubeClient, node: &str, spec: &EfaSpec, clock: &dyn Clock) -
         namespace: &spec.namespace,
         command: &["sleep", "infinity"],
         privileged: true,
+        host_network: false,
     };
     let mut outputs = NodeEfaOutputs {
         node: node.to_string(),

@@ -185,6 +185,7 @@ async fn one(kube: &KubeClient, node: &str, spec: &HealthSpec, clock: &dyn Clock
         namespace: &spec.namespace,
         command: &["nv-hostengine", "-n", "-b", "127.0.0.1"],
         privileged: true,
+        host_network: false,
     };
     let mut outputs = NodeOutputs {
         node: node.to_string(),

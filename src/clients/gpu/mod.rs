@@ -4,6 +4,7 @@
 //! node pairs.
 
 mod efa;
+mod fault_injection;
 mod health;
 mod nccl;
 mod nvml;
@@ -12,6 +13,9 @@ mod probe;
 mod sweep;
 
 pub use efa::{EFA_PROBE_KIND, EfaSpec, efa_outputs, remove_efa_probes};
+pub use fault_injection::{
+    FAULT_PROBE_KIND, XidInjected, XidInjection, agent_pod, inject_xid, remove_fault_probes,
+};
 pub use health::{
     HealthSpec, NodeOutputs, PROBE_KIND, collect, collect_local, dcgm_watchdog,
     remove_health_probes,

@@ -197,6 +197,7 @@ async fn probe(kube: &KubeClient, node: &str, spec: &QuerySpec, clock: &dyn Cloc
         namespace: &spec.namespace,
         command: &["sleep", "600"],
         privileged: false,
+        host_network: false,
     };
     let via = format!("{}/{}", spec.namespace, probe_name("nvml", node));
     match probe::start(kube, &probe, node, spec.timeout, clock).await {

@@ -20,6 +20,8 @@ pub(super) struct Probe<'a> {
     pub command: &'a [&'a str],
     /// Root on the node's devices: `dmesg` needs it (kernel.dmesg_restrict).
     pub privileged: bool,
+    /// On the host's network: `localhost:5555` is then the node's DCGM host engine.
+    pub host_network: bool,
 }
 
 /// `<kind>-probe-<node up to its first dot>`, as a pod name allows.
@@ -52,7 +54,7 @@ fn pod(probe: &Probe<'_>, name: &str, node: &str) -> Value {
     if probe.privileged {
         container["securityContext"] = json!({"privileged": true});
     }
-    json!({
+    let mut pod = json!({
         "apiVersion": "v1",
         "kind": "Pod",
         "metadata": {
@@ -67,7 +69,11 @@ fn pod(probe: &Probe<'_>, name: &str, node: &str) -> Value {
             "tolerations": [{"operator": "Exists"}],
             "containers": [container],
         },
-    })
+    });
+    if probe.host_network {
+        pod["spec"]["hostNetwork"] = json!(true);
+    }
+    pod
 }
 
 /// Creates the probe pod on `node` and waits until it runs; its name, or why it did not start

@@ -18,6 +18,7 @@ const DEFAULT_INTERVAL: Duration = Duration::from_secs(10);
 pub(super) fn register(engine: &mut Engine, host: &Arc<Host>) {
     register_elapsed(engine, host);
     register_sleep(engine, host);
+    register_seconds(engine);
     register_wait_until(engine, host);
     register_retry(engine, host);
 }
@@ -31,6 +32,18 @@ fn register_elapsed(engine: &mut Engine, host: &Arc<Host>) {
          wait took is `elapsed()` after less `elapsed()` before.",
     )
     .register_into_engine(engine, move || h.virtual_elapsed().as_secs_f64());
+}
+
+fn register_seconds(engine: &mut Engine) {
+    doc(
+        "seconds",
+        &["duration: Dynamic", "f64"],
+        "Seconds a duration is: `seconds(\"9m24s\")` is 564.0 (a number is taken as seconds), for\n\
+         comparing what `elapsed()` measured with a budget given as a duration.",
+    )
+    .register_into_engine(engine, |ctx: NativeCallContext, duration: Dynamic| {
+        duration_arg(&duration, "seconds", ctx.call_position()).map(|d| d.as_secs_f64())
+    });
 }
 
 fn register_sleep(engine: &mut Engine, host: &Arc<Host>) {

@@ -305,8 +305,7 @@ fn update_addon(state: &mut AwsState, cluster_name: &str, addon: &str, body: &Va
 
 /// DescribeAddonVersions over the lab's catalog, or the one add-on `addonName` names.
 fn describe_addon_versions(query: &BTreeMap<String, String>) -> Answer {
-    let addons: Vec<Value> = lab::ADDONS
-        .iter()
+    let addons: Vec<Value> = lab::offered_addons()
         .filter(|(name, _)| query.get("addonName").is_none_or(|n| n == name))
         .map(|(name, version)| addon_versions_json(name, version))
         .collect();

@@ -18,7 +18,7 @@ pub(crate) fn create_addon(
 ) -> Result<Addon, AwsError> {
     active_cluster(state, cluster)?;
     let name = text(body, "addonName")?;
-    let Some((_, seed_version)) = lab::ADDONS.iter().find(|(n, _)| *n == name) else {
+    let Some((_, seed_version)) = lab::offered_addons().find(|(n, _)| *n == name) else {
         return Err(AwsError::invalid_parameter(format!(
             "Addon {name} specified is not supported in {} cluster version",
             lab::KUBERNETES_VERSION

@@ -192,6 +192,23 @@ fn launch_groups(state: &AwsState, nodegroup: &Nodegroup) -> Vec<String> {
         )
 }
 
+/// Shuts down one instance (a repair replacing it): it is gone after the shutdown delay.
+pub(crate) fn terminate_instance(state: &mut AwsState, id: &str) {
+    let Some(instance) = state.instances.get_mut(id) else {
+        return;
+    };
+    if !matches!(instance.state.as_str(), "pending" | "running") {
+        return;
+    }
+    instance.state = "shutting-down".into();
+    state.schedule(
+        SHUTDOWN_DELAY,
+        AwsTimer::InstanceTerminated {
+            instance: id.to_string(),
+        },
+    );
+}
+
 /// Shuts down a node group's `count` newest instances, as the Auto Scaling group's default
 /// termination policy does; returns how long until they are gone.
 pub(crate) fn terminate_newest(state: &mut AwsState, nodegroup: &str, count: usize) -> Duration {

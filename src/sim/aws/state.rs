@@ -285,6 +285,10 @@ impl OidcProvider {
 /// What the AWS side wants to happen later on the virtual clock.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum AwsTimer {
+    /// A node that node auto repair watches has been unhealthy for its wait (sim/repair).
+    RepairDue {
+        instance: String,
+    },
     /// An instance has booted: it runs and its Node joins the cluster.
     InstanceJoins {
         instance: String,
@@ -349,9 +353,26 @@ pub(crate) fn join_delay(instance_type: &str) -> Duration {
 /// How long a terminating instance takes to shut down.
 pub(crate) const SHUTDOWN_DELAY: Duration = Duration::from_secs(30);
 
+/// A node EKS node auto repair watches or repairs, by its instance (sim/repair).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct NodeRepair {
+    pub(crate) node: String,
+    pub(crate) cluster: String,
+    pub(crate) nodegroup: String,
+    /// The failing condition and its reason, as the node showed them.
+    pub(crate) condition: String,
+    pub(crate) reason: String,
+    /// The action under way (`Replace`, `Reboot`), once repair acts.
+    pub(crate) acting: Option<&'static str>,
+    /// The instance launched in its place (Replace).
+    pub(crate) replacement: Option<String>,
+}
+
 #[derive(Default)]
 pub(crate) struct AwsState {
     pub(crate) now: Duration,
+    /// Nodes node auto repair watches or repairs, by instance id.
+    pub(crate) repairs: BTreeMap<String, NodeRepair>,
     pub(crate) vpcs: BTreeMap<String, Vpc>,
     pub(crate) nat_gateways: BTreeMap<String, NatGateway>,
     /// Elastic IPs by allocation id.

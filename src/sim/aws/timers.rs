@@ -23,6 +23,7 @@ pub(crate) fn on_timer(state: &mut AwsState, timer: &AwsTimer) {
         AwsTimer::NatDeleted { id } => nat_deleted(state, id),
         AwsTimer::UpdateDone { update } => finish_update(state, update),
         AwsTimer::InstanceJoins { .. }
+        | AwsTimer::RepairDue { .. }
         | AwsTimer::InstanceTerminated { .. }
         | AwsTimer::AddonConfigured { .. } => {}
     }
@@ -109,7 +110,16 @@ fn finish_update(state: &mut AwsState, id: &str) {
     let Some(nodegroup) = record.nodegroup.clone() else {
         return;
     };
-    let stuck = pending_instances(state, &nodegroup);
+    // Only what this update launched: an instance a repair started before it is not its own.
+    let stuck: Vec<String> = pending_instances(state, &nodegroup)
+        .into_iter()
+        .filter(|i| {
+            state
+                .instances
+                .get(i)
+                .is_some_and(|i| i.launched_at >= record.created_at)
+        })
+        .collect();
     if let Some(u) = state.updates.get_mut(id) {
         if stuck.is_empty() {
             u.status = "Successful".into();

@@ -115,7 +115,7 @@ fn per_gpu_faults_land_on_their_gpu() {
     let mut faults = NodeFaults::default();
     faults.gpu_mut(3).xids.push((79, std::time::Duration::ZERO));
     let host = host("p5.48xlarge");
-    let log = super::kernel_log::dmesg(std::time::Duration::ZERO, &host.gpus, Some(&faults));
+    let log = super::kernel_log::dmesg(std::time::Duration::ZERO, &host.gpus, Some(&faults), &[]);
     assert!(log.contains("NVRM: Xid (PCI:0000:5d:00): 79"), "{log}");
     assert!(!log.contains("PCI:0000:18:00"), "{log}");
 }

@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 use std::time::Duration;
 
 use super::gpu_model::GpuDevice;
-use super::node_faults::NodeFaults;
+use super::node_faults::{GpuFaults, NodeFaults};
 
 /// A fault raised before its node booted (named as `gpuN` ahead of time) shows this long after
 /// boot, once the driver is up.
@@ -52,9 +52,36 @@ fn stamp(out: &mut String, since_boot: Duration, line: &str) {
     );
 }
 
+/// The Xids the driver reports for a GPU's faults, each with when it happened (None: since the
+/// driver loaded): those raised, 48 for uncorrectable ECC errors, 63 for a pending row remap,
+/// 74 for NVLinks down on a GPU that has them.
+pub(crate) fn driver_xids(gpu: &GpuDevice, faults: &GpuFaults) -> Vec<(u32, Option<Duration>)> {
+    let mut xids: Vec<(u32, Option<Duration>)> = faults
+        .xids
+        .iter()
+        .map(|(code, at)| (*code, Some(*at)))
+        .collect();
+    if let Some((_, at)) = faults.ecc_uncorrectable {
+        xids.push((48, Some(at)));
+    }
+    if let Some(at) = faults.row_remap_pending {
+        xids.push((63, Some(at)));
+    }
+    if faults.nvlink_down && gpu.nvlinks > 0 {
+        xids.push((74, None));
+    }
+    xids
+}
+
 /// The kernel log of a node that booted at `booted`, with `gpus` the GPUs its driver sees,
-/// each indexed by its slot (the index a fault names).
-pub(crate) fn dmesg(booted: Duration, gpus: &[GpuDevice], faults: Option<&NodeFaults>) -> String {
+/// each indexed by its slot (the index a fault names), and the lines written to `/dev/kmsg`
+/// since (`written`, each with when).
+pub(crate) fn dmesg(
+    booted: Duration,
+    gpus: &[GpuDevice],
+    faults: Option<&NodeFaults>,
+    written: &[(Duration, String)],
+) -> String {
     let mut out = String::new();
     stamp(
         &mut out,
@@ -66,11 +93,13 @@ pub(crate) fn dmesg(booted: Duration, gpus: &[GpuDevice], faults: Option<&NodeFa
         Duration::from_micros(4_835_872),
         "nvidia-nvlink: Nvlink Core is being initialized, major device number 239",
     );
-    let Some(faults) = faults else {
-        return out;
-    };
     let after_boot = |at: Duration| at.saturating_sub(booted).max(EARLIEST_AFTER_BOOT);
-    let mut events: Vec<(Duration, Vec<String>)> = Vec::new();
+    let mut events: Vec<(Duration, Vec<String>)> = written
+        .iter()
+        .map(|(at, line)| (at.saturating_sub(booted), vec![line.clone()]))
+        .collect();
+    let no_faults = NodeFaults::default();
+    let faults = faults.unwrap_or(&no_faults);
     for gpu in gpus {
         let Some(on_gpu) = faults.gpu(gpu.index) else {
             continue;
@@ -82,30 +111,21 @@ pub(crate) fn dmesg(booted: Duration, gpus: &[GpuDevice], faults: Option<&NodeFa
                 xid_message(code)
             )
         };
-        for (code, at) in &on_gpu.xids {
+        for (code, at) in driver_xids(gpu, on_gpu) {
             let mut lines = Vec::new();
-            if *code == 79 {
+            if code == 79 {
                 lines.push(format!("NVRM: GPU at PCI:{pci}: {}", gpu.uuid));
                 lines.push(format!("NVRM: GPU Board Serial Number: {}", gpu.serial));
             }
-            lines.push(xid(*code));
-            if *code == 79 {
+            lines.push(xid(code));
+            if code == 79 {
                 lines.push(format!("NVRM: GPU {pci}.0: GPU has fallen off the bus."));
                 lines.push(format!(
                     "NVRM: GPU {pci}.0: GPU serial number is {}.",
                     gpu.serial
                 ));
             }
-            events.push((after_boot(*at), lines));
-        }
-        if let Some((_, at)) = on_gpu.ecc_uncorrectable {
-            events.push((after_boot(at), vec![xid(48)]));
-        }
-        if let Some(at) = on_gpu.row_remap_pending {
-            events.push((after_boot(at), vec![xid(63)]));
-        }
-        if on_gpu.nvlink_down && gpu.nvlinks > 0 {
-            events.push((EARLIEST_AFTER_BOOT, vec![xid(74)]));
+            events.push((at.map_or(EARLIEST_AFTER_BOOT, after_boot), lines));
         }
     }
     events.sort_by_key(|(at, _)| *at);
@@ -129,7 +149,7 @@ mod tests {
 
     #[test]
     fn a_healthy_node_logs_only_the_driver_loading() {
-        let log = dmesg(Duration::ZERO, &[gpu()], None);
+        let log = dmesg(Duration::ZERO, &[gpu()], None, &[]);
         assert!(log.starts_with("[    4.818356] nvidia: loading out-of-tree module"));
         assert!(parse_kernel_log(&log).xids.is_empty());
     }
@@ -141,7 +161,7 @@ mod tests {
         on.xids = vec![(79, Duration::from_secs(700))];
         on.ecc_uncorrectable = Some((2, Duration::from_secs(650)));
         on.row_remap_pending = Some(Duration::from_secs(660));
-        let log = dmesg(Duration::from_secs(100), &[gpu()], Some(&faults));
+        let log = dmesg(Duration::from_secs(100), &[gpu()], Some(&faults), &[]);
         assert!(log.contains("[  600.000008] NVRM: Xid (PCI:0000:00:1e): 79, pid='<unknown>'"));
         let parsed = parse_kernel_log(&log);
         let codes: Vec<u32> = parsed.xids.iter().map(|x| x.xid).collect();

@@ -150,7 +150,7 @@ fn installed_gpus(node: &Value, timestamp: &str) -> GpuHost {
 
 /// The node's GPUs at `now`, as its faults leave them: a missing GPU is off the bus and the
 /// driver numbers the others without it; a lost one is listed but answers nothing.
-pub(super) fn gpu_host(node: &Value, now: Duration, faults: Option<&NodeFaults>) -> GpuHost {
+pub(crate) fn gpu_host(node: &Value, now: Duration, faults: Option<&NodeFaults>) -> GpuHost {
     let mut host = installed_gpus(node, &ctime(now));
     let Some(faults) = faults else {
         return host;
@@ -194,8 +194,12 @@ pub(super) fn gpu_host(node: &Value, now: Duration, faults: Option<&NodeFaults>)
     host
 }
 
-/// When the node joined: its kernel log counts from there.
-fn booted_at(node: &Value) -> Duration {
+/// When the node booted last: when it joined, or its last reboot. Its kernel log counts from
+/// there.
+pub(crate) fn booted_at(node: &Value, state: &KubeState) -> Duration {
+    if let Some((at, _)) = state.reboots.get(node_name(node)) {
+        return *at;
+    }
     node["metadata"]["creationTimestamp"]
         .as_str()
         .and_then(parse_rfc3339)
@@ -244,6 +248,9 @@ fn dcgmi(args: &[String], context: &Context<'_>, state: &KubeState) -> Output {
     }
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let faults = faults_of(state, node_name(node));
+    if args.first() == Some(&"test") {
+        return dcgmi_inject(&args, node);
+    }
     if faults.is_some_and(|f| f.dcgm_hung) && args.first() == Some(&"diag") {
         // The host engine took the request and never answers: no output, no end.
         return Output {
@@ -260,7 +267,57 @@ fn dcgmi(args: &[String], context: &Context<'_>, state: &KubeState) -> Output {
     }
 }
 
-fn privileged(container: &Value) -> bool {
+/// `dcgmi test --inject --gpuid G -f 230 -v XID` (DCGM's dcgmi/TestCommands.cpp words); the
+/// twin keeps the value (sim/kube/http/exec.rs) and models the Xid field only.
+fn dcgmi_inject(args: &[&str], node: &Value) -> Output {
+    let argv: Vec<String> = std::iter::once("dcgmi")
+        .chain(args.iter().copied())
+        .map(str::to_string)
+        .collect();
+    let Some(super::injected::Injection::DcgmField { gpu, field, .. }) =
+        super::injected::parse(&argv)
+    else {
+        return failure(
+            1,
+            "Error: the twin's dcgmi test takes --inject --gpuid GPU -f FIELD -v VALUE only\n",
+        );
+    };
+    if gpu >= node_gpus(node) {
+        return failure(
+            1,
+            "Error: Unable to inject info. Return: Bad parameter passed to function\n",
+        );
+    }
+    if field != super::injected::XID_FIELD {
+        return failure(
+            1,
+            &format!(
+                "Error: the twin injects field {} (DCGM_FI_DEV_XID_ERRORS) only, got {field}\n",
+                super::injected::XID_FIELD
+            ),
+        );
+    }
+    Output {
+        stdout: "Successfully injected field info.\n".into(),
+        stderr: String::new(),
+        exit_code: 0,
+        duration: Some(Duration::ZERO),
+    }
+}
+
+/// `sh -c 'echo "LINE" > /dev/kmsg'`: a privileged container writes the host's kernel log
+/// (sim/kube/http/exec.rs keeps the line); another has no such device and only makes a file
+/// in its own /dev, so the line goes nowhere, as on a real node.
+fn kmsg_write() -> Output {
+    Output {
+        stdout: String::new(),
+        stderr: String::new(),
+        exit_code: 0,
+        duration: Some(Duration::ZERO),
+    }
+}
+
+pub(crate) fn privileged(container: &Value) -> bool {
     container["securityContext"]["privileged"] == true
 }
 
@@ -287,7 +344,15 @@ fn dmesg(context: &Context<'_>, state: &KubeState) -> Output {
             .is_some_and(|f| f.missing)
     });
     Output {
-        stdout: kernel_log::dmesg(booted_at(node), &host.gpus, faults),
+        stdout: kernel_log::dmesg(
+            booted_at(node, state),
+            &host.gpus,
+            faults,
+            state
+                .injected
+                .get(node_name(node))
+                .map_or(&[][..], |i| &i.kernel_lines[..]),
+        ),
         stderr: String::new(),
         exit_code: 0,
         duration: Some(Duration::ZERO),
@@ -298,6 +363,12 @@ fn dmesg(context: &Context<'_>, state: &KubeState) -> Output {
 pub(crate) fn exec(argv: &[String], context: &Context<'_>, state: &KubeState) -> Option<Output> {
     if let Some(device) = crate::gpu::efa::loopback::loopback_device(argv) {
         return Some(super::efa_tools::loopback(&device, context, state));
+    }
+    if matches!(
+        super::injected::parse(argv),
+        Some(super::injected::Injection::KernelLine(_))
+    ) {
+        return Some(kmsg_write());
     }
     let (program, args) = argv.split_first()?;
     match program.rsplit('/').next()? {

@@ -19,6 +19,7 @@ fn objects(addon: &str) -> Vec<(&'static str, Value)> {
         "metrics-server" => metrics_server(),
         "cert-manager" => cert_manager(),
         "external-dns" => external_dns(),
+        "eks-node-monitoring-agent" => node_monitoring_agent(),
         _ => vec![],
     }
 }
@@ -43,6 +44,33 @@ fn vpc_cni() -> Vec<(&'static str, Value)> {
         ),
         ("configmaps", vpc_cni_config()),
     ]
+}
+
+/// The EKS node monitoring agent's DaemonSet on every node, as its chart makes it
+/// (aws/eks-node-monitoring-agent@51af549, charts/eks-node-monitoring-agent: privileged, on the
+/// host's network and PID namespace, tolerating every taint). What it reports is
+/// sim/kube/controllers/node_monitoring.rs; the chart's `dcgm-server` DaemonSet is not
+/// modelled (the twin's DCGM answers on every GPU node).
+fn node_monitoring_agent() -> Vec<(&'static str, Value)> {
+    let name = "eks-node-monitoring-agent";
+    let mut agent = container(
+        name,
+        format!("{ECR}/eks/{name}:{}", lab::addon_version(name)),
+        "10m",
+        "30Mi",
+    );
+    agent["securityContext"] = json!({"privileged": true, "capabilities": {"add": ["NET_ADMIN"]}});
+    vec![(
+        "daemonsets",
+        workload(
+            "DaemonSet",
+            "kube-system",
+            name,
+            ("app.kubernetes.io/name", name),
+            agent,
+            json!({"hostNetwork": true, "hostPID": true}),
+        ),
+    )]
 }
 
 fn kube_proxy() -> Vec<(&'static str, Value)> {

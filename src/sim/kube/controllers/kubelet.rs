@@ -81,6 +81,8 @@ pub(crate) fn fire_timer(state: &mut KubeState, timer: &Timer) {
         Timer::KarpenterRetry { nodeclaim } => karpenter::retry(state, nodeclaim),
         Timer::KarpenterEmpty { nodeclaim } => karpenter::empty_expired(state, nodeclaim),
         Timer::NamespaceFinalize { name } => namespace::finalize(state, name),
+        Timer::AgentReport { node } => super::node_monitoring::report(state, node),
+        Timer::NodeRebooted { node } => super::node_maintenance::rebooted(state, node),
         Timer::TaintEviction {
             namespace,
             name,

@@ -16,6 +16,8 @@ mod karpenter_pools;
 mod kubelet;
 mod namespace;
 pub(crate) mod node_lifecycle;
+pub(crate) mod node_maintenance;
+pub(crate) mod node_monitoring;
 mod placement;
 mod replicaset;
 mod scheduler;
@@ -47,5 +49,6 @@ pub(crate) fn reconcile(state: &mut KubeState) {
         kubelet::run(state, &dirty);
         gpu_operator::run(state, &dirty);
         device_plugin::run(state, &dirty);
+        node_monitoring::run(state, &dirty);
     }
 }

@@ -17,6 +17,7 @@ use tokio_tungstenite::tungstenite::protocol::{CloseFrame, Role};
 use super::handlers::error_response;
 use super::routes::Query;
 use super::server::{Body, full};
+use crate::sim::kube::controllers::node_monitoring;
 use crate::sim::kube::programs::{Context, Output};
 use crate::sim::kube::storage::state::KubeState;
 use crate::sim::kube::storage::status::ApiError;
@@ -37,6 +38,11 @@ pub(crate) fn handle(
         Ok(output) => output,
         Err(error) => return error_response(&error),
     };
+    if output.exit_code == 0
+        && let Some(injection) = crate::sim::gpu::injected::parse(&command)
+    {
+        twin.kube(|state| keep_injection(state, namespace, pod_name, query, &injection));
+    }
     let (protocol, key) = match handshake(&request) {
         Ok(accepted) => accepted,
         Err(error) => return error_response(&error),
@@ -99,6 +105,30 @@ fn run(
         node,
     };
     Ok((state.exec)(command, &context, state))
+}
+
+/// What a command that injects a fault wrote, kept on the pod's node (the output above came
+/// from the same pod, so it exists and runs).
+fn keep_injection(
+    state: &mut KubeState,
+    namespace: &str,
+    pod_name: &str,
+    query: &Query,
+    injection: &crate::sim::gpu::injected::Injection,
+) {
+    let Some(pod) = state.object_ref("pods", namespace, pod_name) else {
+        return;
+    };
+    let mut containers = pod["spec"]["containers"].as_array().into_iter().flatten();
+    let container = match query.get("container") {
+        Some(name) => containers.find(|c| c["name"] == name),
+        None => containers.next(),
+    };
+    let privileged = container.is_some_and(crate::sim::gpu::programs::privileged);
+    let Some(node) = pod["spec"]["nodeName"].as_str().map(str::to_string) else {
+        return;
+    };
+    node_monitoring::injected(state, &node, privileged, injection);
 }
 
 /// The WebSocket subprotocol the client offers that the twin speaks, and the

@@ -40,6 +40,11 @@ pub(crate) enum Timer {
     KarpenterEmpty { nodeclaim: String },
     /// A deleted namespace's contents are gone: the namespace controller removes it.
     NamespaceFinalize { name: String },
+    /// The EKS node monitoring agent on a node applies what it found to the node's conditions
+    /// (its report interval after the finding).
+    AgentReport { node: String },
+    /// A node that was rebooting has booted again: its kubelet posts Ready with a new bootID.
+    NodeRebooted { node: String },
     /// A pod's toleration of its unreachable node's NoExecute taint has run out.
     TaintEviction {
         namespace: String,
@@ -80,6 +85,14 @@ pub(crate) struct KubeState {
     pub(crate) failing_checks: BTreeSet<String>,
     /// GPU and NIC faults of nodes, which the GPU programs and the device plugin read.
     pub(crate) hardware: crate::sim::gpu::node_faults::HardwareFaults,
+    /// What drills injected into nodes' DCGM and kernel logs since they booted, by node name.
+    pub(crate) injected: BTreeMap<String, crate::sim::gpu::injected::Injected>,
+    /// Nodes that rebooted: when they booted last and how many times, by node name (others
+    /// booted when they joined).
+    pub(crate) reboots: BTreeMap<String, (Duration, u32)>,
+    /// When the EKS node monitoring agent started on each node and when it last reported.
+    pub(crate) monitoring_agents:
+        BTreeMap<String, crate::sim::kube::controllers::node_monitoring::AgentRun>,
     /// EFA devices of the nodes whose instances the twin launched, by node name: what their
     /// launch template attached (none without one). Other nodes have their type's.
     pub(crate) efa_devices: BTreeMap<String, u32>,
@@ -132,6 +145,9 @@ impl Default for KubeState {
             failing_checks: BTreeSet::new(),
             hardware: Default::default(),
             efa_devices: BTreeMap::new(),
+            injected: BTreeMap::new(),
+            reboots: BTreeMap::new(),
+            monitoring_agents: BTreeMap::new(),
             latency: std::time::Duration::ZERO,
             network_share: None,
             slow_network_nodes: BTreeMap::new(),
