@@ -47,6 +47,7 @@ mod parallel;
 mod plan;
 mod postgres_server;
 mod refusals;
+mod repair_drill;
 mod repl;
 mod server_side_apply;
 mod shared_lock;

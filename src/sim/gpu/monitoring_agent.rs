@@ -48,6 +48,13 @@ pub(crate) const READY_CONDITIONS: [(&str, &str, &str); 5] = [
 
 use crate::repair::policy::AGENT_FATAL_XIDS as WELL_KNOWN_XIDS;
 
+/// The agent on one node: when it started, and when it last applied its findings.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct AgentRun {
+    pub(crate) started: Duration,
+    pub(crate) reported: Option<Duration>,
+}
+
 /// How the agent reports a finding: a Fatal one sets its condition False, a Warning is an
 /// Event.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

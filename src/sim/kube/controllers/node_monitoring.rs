@@ -15,7 +15,7 @@ use super::dirty::Dirty;
 use super::{events, shared};
 use crate::sim::gpu::injected::Injection;
 use crate::sim::gpu::monitoring_agent::{
-    ACCELERATED_HARDWARE_READY, READY_CONDITIONS, Severity, failed_condition, findings,
+    ACCELERATED_HARDWARE_READY, AgentRun, READY_CONDITIONS, Severity, failed_condition, findings,
 };
 use crate::sim::gpu::programs::{faults_of, gpu_host, node_gpus};
 use crate::sim::kube::storage::state::{KubeState, Timer, built_in_key};
@@ -26,13 +26,6 @@ pub(crate) const REPORT_INTERVAL: Duration = Duration::from_secs(15);
 
 /// The agent's image, as its DaemonSet runs it.
 const AGENT_IMAGE: &str = "/eks/eks-node-monitoring-agent:";
-
-/// The agent on one node: when it started, and when it last applied its findings.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub(crate) struct AgentRun {
-    pub(crate) started: Duration,
-    pub(crate) reported: Option<Duration>,
-}
 
 fn is_agent(pod: &serde_json::Value) -> bool {
     pod["spec"]["containers"]

@@ -91,8 +91,7 @@ pub(crate) struct KubeState {
     /// booted when they joined).
     pub(crate) reboots: BTreeMap<String, (Duration, u32)>,
     /// When the EKS node monitoring agent started on each node and when it last reported.
-    pub(crate) monitoring_agents:
-        BTreeMap<String, crate::sim::kube::controllers::node_monitoring::AgentRun>,
+    pub(crate) monitoring_agents: BTreeMap<String, crate::sim::gpu::monitoring_agent::AgentRun>,
     /// EFA devices of the nodes whose instances the twin launched, by node name: what their
     /// launch template attached (none without one). Other nodes have their type's.
     pub(crate) efa_devices: BTreeMap<String, u32>,
