@@ -207,7 +207,7 @@ fn docs_of_an_unknown_module_lists_the_known_ones() {
     let ran = Runbook::new().args(["docs", "nosuch"]).run().expect_code(2);
     assert!(
         ran.stderr()
-            .contains("no module `nosuch`; modules: check, core, cost, ec2, efa, eks, facts, gpu, helm, hybrid, hybrid_access, hybrid_gpu, hybrid_nodes, hybrid_placement, iam, json, k8s, kms, lab, lab_report, nccl, nvml, twin, yaml"),
+            .contains("no module `nosuch`; modules: check, core, cost, ec2, efa, eks, facts, gpu, helm, hybrid, hybrid_access, hybrid_gpu, hybrid_nodes, hybrid_placement, iam, json, k8s, kms, lab, lab_report, nccl, nvml, repair, twin, yaml"),
         "{}",
         ran.stderr()
     );
