@@ -365,7 +365,14 @@ impl Twin {
             ip.replace('.', "-"),
             lab::REGION
         );
-        self.kube(|state| state.store.remove(&built_in_key("nodes"), "", &name));
+        self.kube(|state| {
+            state.store.remove(&built_in_key("nodes"), "", &name);
+            // A later instance may get the same address, so the same node name: it starts
+            // with a kernel log and an agent of its own.
+            state.injected.remove(&name);
+            state.reboots.remove(&name);
+            state.monitoring_agents.remove(&name);
+        });
     }
 
     /// An ACTIVE add-on's workloads are installed, with its `configurationValues`.

@@ -132,7 +132,9 @@ fn above_the_unhealthy_threshold_repair_holds_off_and_the_drill_says_so() {
     assert_eq!(code, 0, "{stdout}{stderr}");
     assert!(stdout.contains("then no repair: EKS holds off (2 of 3 nodes unhealthy, over maxUnhealthyNodeThresholdCount 1)"), "{stdout}");
     assert_eq!(
-        stdout.matches("no repair, as predicted").count(),
+        stdout
+            .matches("held, as predicted (2 of 3 nodes unhealthy")
+            .count(),
         2,
         "{stdout}"
     );

@@ -37,6 +37,11 @@ pub(super) fn install_fault(nvml: &mut Module, kube: &Arc<KubeClient>, host: &Ar
             inject(&h, &k, ctx.call_position(), node, xid, &options)
         },
     );
+    let h = host.clone();
+    doc("record_repair", &["drill: Map", "()"], "Keeps a repair drill's outcome in the run's evidence, for the report and the HTML page's \"Repair\ndrill\" section: #{ expected (words), nodes: [#{ node, stages: [#{ stage, at (seconds after\nthe injection, or ()), budget, ok, says }] }], events: [#{ at, node, what }] }.")
+        .set_into_module(nvml, move |drill: Map| {
+            h.record_evidence("repair_drill", crate::script::to_json(&Dynamic::from_map(drill)));
+        });
     let (k, h) = (kube.clone(), host.clone());
     doc("take_back", &["injected: Map", "bool"], "Takes back what nvml::inject_xid injected, where the node is still there: its monitoring agent's\npod is deleted, so the agent starts again with nothing found (DCGM's policy reports only new\nviolations). The kernel log keeps the line until the node reboots. False when there was\nnothing to take back (the node was replaced or rebooted, or runs no agent).")
         .set_into_module(nvml, move |ctx: NativeCallContext, injected: Map| -> Result {

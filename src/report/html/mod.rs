@@ -8,6 +8,7 @@ mod escape;
 mod evidence;
 mod metrics;
 mod page;
+mod repair;
 mod spend;
 mod timeline;
 

@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 
 use super::escape::html;
-use super::{certificates, changes, evidence, metrics, spend, timeline};
+use super::{certificates, changes, evidence, metrics, repair, spend, timeline};
 use crate::report::{DeferStatus, Outcome, Report, RunStatus, SummaryContext, readable_millis};
 
 const STYLE: &str = r#"
@@ -298,6 +298,7 @@ pub fn to_html(report: &Report, context: &SummaryContext) -> String {
     out.push_str(&metrics::metrics(report, context));
     out.push_str(&evidence::evidence(report));
     out.push_str(&certificates::certificates(report));
+    out.push_str(&repair::repair(report));
     if !report.spend.is_empty() {
         out.push_str("<h2 id=\"spend\">Spend</h2>\n");
         out.push_str(&spend::spend(report));

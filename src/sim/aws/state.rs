@@ -362,6 +362,8 @@ pub(crate) struct NodeRepair {
     /// The failing condition and its reason, as the node showed them.
     pub(crate) condition: String,
     pub(crate) reason: String,
+    /// When its wait is over (an earlier watch's timer firing before it is stale).
+    pub(crate) due: std::time::Duration,
     /// The action under way (`Replace`, `Reboot`), once repair acts.
     pub(crate) acting: Option<&'static str>,
     /// The instance launched in its place (Replace).

@@ -111,8 +111,8 @@ impl Twin {
                 return;
             };
             let (condition, reason, since) = failing;
-            let due =
-                (since + policy::wait(&config, &condition, &reason)).saturating_sub(state.now);
+            let due_at = since + policy::wait(&config, &condition, &reason);
+            let due = due_at.saturating_sub(state.now);
             state.repairs.insert(
                 instance.clone(),
                 NodeRepair {
@@ -121,6 +121,7 @@ impl Twin {
                     nodegroup,
                     condition,
                     reason,
+                    due: due_at,
                     acting: None,
                     replacement: None,
                 },
@@ -131,7 +132,13 @@ impl Twin {
 
     /// A watched node's wait is over: repair acts, holds or queues.
     pub(crate) fn repair_due(&self, instance: &str) {
-        let Some(repair) = self.read_aws(|s| s.repairs.get(instance).cloned()) else {
+        let now = self.clock_now();
+        let Some(repair) = self.read_aws(|s| {
+            s.repairs
+                .get(instance)
+                .filter(|r| r.acting.is_none() && now >= r.due)
+                .cloned()
+        }) else {
             return;
         };
         let (node, group) = self.read_kube(|s| {
