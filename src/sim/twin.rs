@@ -307,6 +307,7 @@ impl Twin {
             AwsTimer::InstanceJoins { instance } => self.instance_joins(instance),
             AwsTimer::InstanceTerminated { instance } => self.instance_terminated(instance),
             AwsTimer::RepairDue { instance } => self.repair_due(instance),
+            AwsTimer::InstanceRebooting { instance } => self.instance_rebooting(instance),
             AwsTimer::ClusterDeleted { .. } => {
                 self.aws(|state| on_timer(state, timer));
                 self.kube(clear_cluster);
@@ -353,6 +354,27 @@ impl Twin {
             state.store.create(&built_in_key("nodes"), node, now);
         });
         self.repair_finished(&instance.id);
+    }
+
+    /// A rebooting instance's Node goes silent for as long as the instance takes to boot.
+    fn instance_rebooting(&self, instance: &str) {
+        let Some((ip, kind)) = self.read_aws(|state| {
+            state
+                .instances
+                .get(instance)
+                .map(|i| (i.private_ip.clone(), i.instance_type.clone()))
+        }) else {
+            return;
+        };
+        let name = format!(
+            "ip-{}.{}.compute.internal",
+            ip.replace('.', "-"),
+            lab::REGION
+        );
+        let takes = super::aws::state::join_delay(&kind);
+        self.kube(|state| {
+            super::kube::controllers::node_maintenance::reboot(state, &name, takes);
+        });
     }
 
     /// A terminated instance's Node leaves the cluster.

@@ -29,15 +29,18 @@ fn drill(extra: &[&str]) -> (i32, String, String, serde_json::Value) {
     (ran.code(), ran.stdout(), ran.stderr(), read_report(&report))
 }
 
-/// The virtual second of the first stdout line with `words` (`[log] +630s NODE: gone`).
+/// The virtual second of the first stdout line with `words` and a time (`[log] +630s NODE: gone`).
 fn seen_at(stdout: &str, words: &str) -> u64 {
     stdout
         .lines()
-        .find(|l| l.contains(words))
-        .and_then(|l| l.split_whitespace().find_map(|w| w.strip_prefix('+')))
-        .and_then(|w| w.strip_suffix('s'))
-        .and_then(|n| n.parse().ok())
-        .unwrap_or_else(|| panic!("no line with {words:?} in {stdout}"))
+        .filter(|l| l.contains(words))
+        .find_map(|l| {
+            l.split_whitespace()
+                .find_map(|w| w.strip_prefix('+'))
+                .and_then(|w| w.strip_suffix('s'))
+                .and_then(|n| n.parse().ok())
+        })
+        .unwrap_or_else(|| panic!("no line with {words:?} and a time in {stdout}"))
 }
 
 #[test]
@@ -296,4 +299,45 @@ fn kubectl_sees_the_agents_condition_and_events_and_repair_replacing_the_node() 
         2,
         "a new node in its place: {nodes}"
     );
+}
+
+#[test]
+fn runbooks_own_loop_isolates_heals_by_hand_and_releases_timed_the_same_way() {
+    if !helm_available() {
+        return;
+    }
+    let (code, stdout, stderr, report) = drill(&["--set", "by=runbook"]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    // The first check after the injection finds the Xid in the kernel log and isolates.
+    assert!(
+        stdout.contains(": REBOOT: REBOOT (GPU 0000:00:1e): xid: Xid 79"),
+        "{stdout}"
+    );
+    assert!(seen_at(&stdout, "isolated (REBOOT)") < 60, "{stdout}");
+    // Half an hour later a person reboots it; it is back with a new boot id and released after
+    // three passing checks five minutes apart.
+    let rebooted = seen_at(&stdout, "rebooted by hand");
+    let healed = seen_at(&stdout, "Ready again, boot id");
+    let released = seen_at(&stdout, "released after 3 passing checks");
+    assert!((1800..1900).contains(&rebooted), "{stdout}");
+    assert!(
+        healed - rebooted <= 200 && released > healed + 600,
+        "{stdout}"
+    );
+    assert_eq!(
+        metric(&report, "repair_total_seconds"),
+        released as f64,
+        "{stdout}"
+    );
+    let evidence = report["evidence"]
+        .as_array()
+        .and_then(|e| e.iter().find(|e| e["kind"] == "repair_drill"))
+        .expect("the drill's evidence");
+    let stages: Vec<&str> = evidence["data"]["nodes"][0]["stages"]
+        .as_array()
+        .expect("stages")
+        .iter()
+        .filter_map(|s| s["stage"].as_str())
+        .collect();
+    assert_eq!(stages, ["detected", "isolated", "healed", "released"]);
 }

@@ -25,6 +25,7 @@ pub(super) fn module(c: &Arc<AwsClients>, h: &Arc<Host>) -> Module {
     super::ec2_lifecycle::install(&mut ec2, c, h);
     super::ec2_launch::install(&mut ec2, c, h);
     super::ec2_topology::install(&mut ec2, c, h);
+    super::ec2_topology::install_reboot(&mut ec2, c, h);
     ec2
 }
 

@@ -1,5 +1,6 @@
 //! `ec2::instance_topology`: where instances sit in AWS's network (DescribeInstanceTopology),
-//! so a drill can group GPU nodes by the network node they share.
+//! so a drill can group GPU nodes by the network node they share; `ec2::reboot`, one instance
+//! rebooted as a person repairing its node would.
 
 use std::sync::Arc;
 
@@ -37,6 +38,22 @@ pub(super) fn install(ec2: &mut Module, c: &Arc<AwsClients>, h: &Arc<Host>) {
             })?)))
         },
     );
+}
+
+/// `ec2::reboot(instance)`: RebootInstances, journaled as a disruption of `instance/ID` (no undo:
+/// a reboot is not taken back); outside the lab twin it needs --disrupt.
+pub(super) fn install_reboot(ec2: &mut Module, c: &Arc<AwsClients>, h: &Arc<Host>) {
+    let (clients, host) = (c.clone(), h.clone());
+    doc("reboot", &["instance: &str", "()"], "Reboots an instance (RebootInstances; EC2 queues it and answers at once): its node goes NotReady and\ncomes back with a new bootID. Journaled as a disruption of instance/ID: outside the lab twin it needs\n--disrupt instance/ID.")
+        .set_into_module(ec2, move |ctx: NativeCallContext, instance: &str| -> Result<()> {
+            let position = ctx.call_position();
+            let change = crate::guard::Change::new(format!("ec2::reboot {instance}"))
+                .on(format!("instance/{instance}"))
+                .disrupting();
+            crate::bindings::shared::journaled::journaled(&host, position, change, None, || {
+                call(&host, position, || clients.reboot_instance(instance))
+            })
+        });
 }
 
 fn instance_ids(options: &Map, position: Position) -> Result<Vec<String>> {

@@ -17,6 +17,7 @@ mod first_alone;
 mod iam;
 mod iam_roles;
 mod identity;
+mod instance_reboot;
 mod instance_topology;
 mod instance_types;
 mod kms;

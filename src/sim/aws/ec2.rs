@@ -23,6 +23,7 @@ const ACTIONS: &[(&str, Action)] = &[
     ("RevokeSecurityGroupIngress", revoke_ingress),
     ("RevokeSecurityGroupEgress", revoke_egress),
     ("DescribeInstances", instances::describe_instances),
+    ("RebootInstances", instances::reboot_instances),
     ("DescribeVpcs", ec2_lifecycle::describe_vpcs),
     ("CreateVpc", ec2_lifecycle::create_vpc),
     ("DeleteVpc", ec2_lifecycle::delete_vpc),

@@ -26,6 +26,47 @@ pub(super) fn describe_instances(
     Ok(())
 }
 
+/// RebootInstances: every named instance must exist and run; each reboots (the twin's Node goes
+/// silent and comes back with a new bootID: sim/kube/controllers/node_maintenance.rs). EC2
+/// queues the reboot and answers `true` at once.
+pub(super) fn reboot_instances(
+    state: &mut AwsState,
+    params: &Params,
+    xml: &mut Xml,
+) -> Result<(), AwsError> {
+    let wanted = Wanted::listed(params, "InstanceId");
+    if !params.keys().any(|k| k.starts_with("InstanceId.")) {
+        return Err(AwsError::new(
+            400,
+            "MissingParameter",
+            "The request must contain the parameter InstanceId",
+        ));
+    }
+    wanted.all_exist(|id| state.instances.contains_key(id), instance_not_found)?;
+    let ids: Vec<(String, String)> = state
+        .instances
+        .values()
+        .filter(|i| wanted.accepts(&i.id))
+        .map(|i| (i.id.clone(), i.state.clone()))
+        .collect();
+    if let Some((id, current)) = ids.iter().find(|(_, state)| state != "running") {
+        // The twin's words: EC2 documents the code, not its message.
+        return Err(AwsError::new(
+            400,
+            "IncorrectInstanceState",
+            format!("The instance '{id}' is {current}, not running: it cannot be rebooted"),
+        ));
+    }
+    for (id, _) in ids {
+        state.schedule(
+            std::time::Duration::ZERO,
+            super::state::AwsTimer::InstanceRebooting { instance: id },
+        );
+    }
+    xml.leaf("return", "true");
+    Ok(())
+}
+
 /// EC2's answer to an instance id it does not know (DescribeInstances, DescribeInstanceTopology).
 pub(super) fn instance_not_found(missing: &str) -> AwsError {
     AwsError::new(

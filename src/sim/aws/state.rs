@@ -293,6 +293,10 @@ pub(crate) enum AwsTimer {
     InstanceJoins {
         instance: String,
     },
+    /// An instance was asked to reboot (RebootInstances).
+    InstanceRebooting {
+        instance: String,
+    },
     /// An instance has shut down.
     InstanceTerminated {
         instance: String,

@@ -225,15 +225,29 @@ impl Twin {
         }
     }
 
-    /// A repair's replacement instance has joined, or its rebooted node is back: done.
+    /// A repair's replacement instance has joined, or its rebooted node is back: done; a node
+    /// a repair rebooted is schedulable again.
     pub(crate) fn repair_finished(&self, instance_or_node: &str) {
-        self.aws(|s| {
-            s.repairs.retain(|id, r| {
-                r.acting.is_none()
-                    || !(r.replacement.as_deref() == Some(instance_or_node)
-                        || (r.replacement.is_none()
-                            && (r.node == instance_or_node || id == instance_or_node)))
-            });
+        let rebooted = self.aws(|s| {
+            let done: Vec<String> = s
+                .repairs
+                .iter()
+                .filter(|(id, r)| {
+                    r.acting.is_some()
+                        && (r.replacement.as_deref() == Some(instance_or_node)
+                            || (r.replacement.is_none()
+                                && (r.node == instance_or_node || *id == instance_or_node)))
+                })
+                .map(|(id, _)| id.clone())
+                .collect();
+            done.iter()
+                .filter_map(|id| s.repairs.remove(id))
+                .filter(|r| r.acting == Some(Action::Reboot.word()))
+                .map(|r| r.node)
+                .collect::<Vec<_>>()
         });
+        for node in rebooted {
+            self.kube(|s| node_maintenance::set_schedulable(s, &node, true));
+        }
     }
 }

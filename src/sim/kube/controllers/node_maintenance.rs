@@ -3,7 +3,8 @@
 //! event), drain it (every pod but DaemonSets' goes; their controllers place them elsewhere),
 //! and reboot it: the kubelet stops posting status, the node goes Unknown after the grace
 //! period (node_lifecycle.rs), and when it is back it posts Ready with a new bootID, the
-//! kubelet's `Rebooted` event, a fresh kernel log and a restarted monitoring agent.
+//! kubelet's `Rebooted` event, a fresh kernel log and a restarted monitoring agent (the same
+//! for EC2's RebootInstances).
 
 use std::time::Duration;
 
@@ -93,7 +94,8 @@ pub(crate) fn reboot(state: &mut KubeState, node: &str, takes: Duration) {
 }
 
 /// `node` has booted again: a new bootID, what was injected and what a reset clears gone, the
-/// kubelet posting Ready, and the node schedulable again.
+/// kubelet posting Ready. A cordon stays (the kubelet does not lift one; a repair that
+/// rebooted the node does, sim/repair).
 pub(crate) fn rebooted(state: &mut KubeState, node: &str) {
     let now = state.now;
     let count = state.reboots.get(node).map_or(1, |(_, n)| n + 1);
@@ -119,7 +121,6 @@ pub(crate) fn rebooted(state: &mut KubeState, node: &str) {
         );
     }
     node_lifecycle::restore(state, node);
-    set_schedulable(state, node, true);
     super::device_plugin::hardware_changed(state, node);
     node_monitoring::restart(state, node);
 }
