@@ -299,6 +299,57 @@ fn kubectl_sees_the_agents_condition_and_events_and_repair_replacing_the_node() 
         2,
         "a new node in its place: {nodes}"
     );
+    // The aws CLI reboots the new node's instance: kubectl sees it back with a new boot id and
+    // the kubelet's Rebooted event; an instance EC2 does not know is refused in EC2's words.
+    let fresh = nodes
+        .split_whitespace()
+        .find(|n| *n != node)
+        .expect("the other node")
+        .to_string();
+    let provider = kubectl(&["get", "node", &fresh, "-o", "jsonpath={.spec.providerID}"]);
+    let instance = provider
+        .rsplit('/')
+        .next()
+        .expect("an instance id")
+        .to_string();
+    let rebooted = lab.aws(&["ec2", "reboot-instances", "--instance-ids", &instance]);
+    assert!(
+        rebooted.status.success(),
+        "{}",
+        String::from_utf8_lossy(&rebooted.stderr)
+    );
+    lab.admin("advance?by=4m");
+    let boot = kubectl(&[
+        "get",
+        "node",
+        &fresh,
+        "-o",
+        "jsonpath={.status.nodeInfo.bootID}",
+    ]);
+    assert_eq!(boot, format!("{instance}-boot2"));
+    let events = kubectl(&[
+        "get",
+        "events",
+        "--field-selector",
+        &format!("involvedObject.name={fresh},reason=Rebooted"),
+        "-o",
+        "jsonpath={.items[*].message}",
+    ]);
+    assert_eq!(
+        events,
+        format!("Node {fresh} has been rebooted, boot id: {boot}")
+    );
+    let unknown = lab.aws(&[
+        "ec2",
+        "reboot-instances",
+        "--instance-ids",
+        "i-0123456789abcdef0",
+    ]);
+    assert!(
+        String::from_utf8_lossy(&unknown.stderr).contains("(InvalidInstanceID.NotFound)"),
+        "{}",
+        String::from_utf8_lossy(&unknown.stderr)
+    );
 }
 
 #[test]
