@@ -30,7 +30,7 @@ pub(crate) fn execute(args: &EvalArgs) -> AppResult {
     .guards(
         args.guards
             .guards()
-            .on_embedded_twin(target.outside().is_none()),
+            .on_embedded_twin(target.embedded_worlds()),
     )
     .build();
     let (h, snippet) = (host.clone(), args.script.clone());

@@ -31,7 +31,7 @@ pub(crate) fn execute(args: &ReplArgs) -> AppResult {
     .guards(
         args.guards
             .guards()
-            .on_embedded_twin(target.outside().is_none()),
+            .on_embedded_twin(target.embedded_worlds()),
     )
     .build();
     // Ctrl-C while an evaluation runs stops it; the session goes on. (While a line is being

@@ -333,7 +333,7 @@ fn build_host(
         config
             .guards
             .clone()
-            .on_embedded_twin(target.outside().is_none()),
+            .on_embedded_twin(target.embedded_worlds()),
     )
     .test_hooks(super::test_hooks::from_env());
     if let Some(history) = &records.history {

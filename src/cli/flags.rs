@@ -54,7 +54,7 @@ impl GuardArgs {
             allow: self.allow.clone(),
             disrupt: self.disrupt.clone(),
             max_cost_usd: self.max_cost_usd,
-            disruption_free: false,
+            embedded: Vec::new(),
         }
     }
 }

@@ -40,9 +40,17 @@ pub struct Change {
     /// For a billed resource, how many run after the call (`--max-cost-usd` counts them).
     #[serde(skip)]
     pub runs: Option<super::Runs>,
-    /// The call breaks its resource on purpose (a fault drill): `--disrupt` must name it.
+    /// The call breaks its resource on purpose (a fault drill), in this world: `--disrupt`
+    /// must name it unless that world is the embedded lab twin.
     #[serde(skip)]
-    pub disrupts: bool,
+    pub disrupts: Option<World>,
+}
+
+/// Where a disrupted resource lives: the cluster, or the AWS account.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum World {
+    Kubernetes,
+    Aws,
 }
 
 impl From<&str> for Change {
@@ -71,13 +79,13 @@ impl Change {
             gpu_nodes: None,
             gpus: None,
             runs: None,
-            disrupts: false,
+            disrupts: None,
         }
     }
 
-    /// The call breaks its resource on purpose.
-    pub fn disrupting(mut self) -> Self {
-        self.disrupts = true;
+    /// The call breaks its resource, in `world`, on purpose.
+    pub fn disrupting(mut self, world: World) -> Self {
+        self.disrupts = Some(world);
         self
     }
 

@@ -27,9 +27,11 @@ pub struct Guards {
     /// run.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_cost_usd: Option<f64>,
-    /// The target is the embedded lab twin: a drill may break it without --disrupt.
+    /// The worlds of the target that are the embedded lab twin (its Kubernetes side, and its
+    /// AWS side unless --aws-endpoint names an emulator): a drill may break them without
+    /// --disrupt.
     #[serde(skip)]
-    pub disruption_free: bool,
+    pub embedded: Vec<super::World>,
 }
 
 /// `$1.25`; small amounts keep four places (`$0.0012`), so a small budget reads sensibly.
@@ -74,11 +76,11 @@ pub struct GuardRefusal {
 }
 
 impl Guards {
-    /// The same guards for a target that is (or is not) the embedded lab twin, which a drill
-    /// may break without --disrupt: it dies with the process.
+    /// The same guards for a target whose `embedded` worlds are the embedded lab twin, which a
+    /// drill may break without --disrupt: it dies with the process.
     #[must_use]
-    pub fn on_embedded_twin(mut self, embedded: bool) -> Self {
-        self.disruption_free = embedded;
+    pub fn on_embedded_twin(mut self, embedded: Vec<super::World>) -> Self {
+        self.embedded = embedded;
         self
     }
 
@@ -210,7 +212,9 @@ impl Guards {
                 ),
             ));
         }
-        if change.disrupts && !self.disruption_free {
+        if let Some(world) = change.disrupts
+            && !self.embedded.contains(&world)
+        {
             let resource = change.resource.as_deref().unwrap_or_default();
             if !self.disrupt.iter().any(|p| p.matches(resource)) {
                 return Err(refuse(
@@ -266,7 +270,7 @@ mod tests {
     fn a_disruption_outside_the_twin_needs_its_own_flag() {
         let inject = Change::new("nvml::inject_xid 79 on ip-a")
             .on("gpu-fault/ip-a")
-            .disrupting();
+            .disrupting(crate::guard::World::Kubernetes);
         let none = Guards::default();
         let refused = none.check(&inject).unwrap_err().to_string();
         assert!(
@@ -278,11 +282,14 @@ mod tests {
             ..Guards::default()
         };
         assert!(named.check(&inject).is_ok());
-        let twin = Guards {
-            disruption_free: true,
-            ..Guards::default()
-        };
+        let twin = Guards::default().on_embedded_twin(vec![crate::guard::World::Kubernetes]);
         assert!(twin.check(&inject).is_ok());
+        let emulated_aws =
+            Guards::default().on_embedded_twin(vec![crate::guard::World::Kubernetes]);
+        let reboot = Change::new("ec2::reboot i-1")
+            .on("instance/i-1")
+            .disrupting(crate::guard::World::Aws);
+        assert!(emulated_aws.check(&reboot).is_err());
     }
 
     #[test]

@@ -8,7 +8,7 @@ mod guards;
 mod pattern;
 mod spend;
 
-pub use change::Change;
+pub use change::{Change, World};
 pub use exec::reads_only;
 pub use guards::{GuardRefusal, Guards};
 pub use pattern::ResourcePattern;

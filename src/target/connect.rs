@@ -81,9 +81,21 @@ pub(crate) struct Target {
     pub(crate) twin_name: Option<String>,
     /// Keeps the in-process twin alive for the run.
     twin: Option<Arc<Twin>>,
+    /// AWS calls go to `--aws-endpoint` (an emulator) beside the embedded twin.
+    aws_emulated: bool,
 }
 
 impl Target {
+    /// The worlds that are the embedded lab twin: its Kubernetes side, and its AWS side unless
+    /// `--aws-endpoint` sent AWS calls to an emulator.
+    pub(crate) fn embedded_worlds(&self) -> Vec<crate::guard::World> {
+        match &self.twin {
+            None => Vec::new(),
+            Some(_) if self.aws_emulated => vec![crate::guard::World::Kubernetes],
+            Some(_) => vec![crate::guard::World::Kubernetes, crate::guard::World::Aws],
+        }
+    }
+
     /// The clients of a target outside this process; None for the embedded twin, which lives
     /// and dies with the process (nothing to recover there).
     pub(crate) fn outside(&self) -> Option<&TargetClients> {
@@ -132,6 +144,7 @@ pub(crate) fn connect(
         eks_arn,
         twin_name: None,
         twin: None,
+        aws_emulated: false,
     })
 }
 
@@ -301,6 +314,7 @@ fn embedded_twin(
         eks_arn: None,
         twin_name: Some(twin_name),
         twin: Some(twin),
+        aws_emulated: args.aws_endpoint.is_some(),
     })
 }
 

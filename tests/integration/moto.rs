@@ -316,3 +316,81 @@ ec2::delete_launch_template("p5-efa");
     assert_eq!(on_moto.as_array().map(Vec::len), Some(4), "{on_moto}");
     assert_eq!(on_moto, on_twin, "moto's instance types and the catalog's");
 }
+
+#[test]
+fn a_reboot_goes_through_on_moto_and_an_unknown_instance_is_refused_as_on_the_twin() {
+    let Some(moto) = moto() else { return };
+    let image = aws(
+        &moto,
+        &[
+            "ec2",
+            "describe-images",
+            "--owners",
+            "amazon",
+            "--query",
+            "Images[0].ImageId",
+        ],
+    );
+    let instance = aws(
+        &moto,
+        &[
+            "ec2",
+            "run-instances",
+            "--image-id",
+            &image,
+            "--instance-type",
+            "t3.micro",
+            "--query",
+            "Instances[0].InstanceId",
+        ],
+    );
+    let unknown = r#"let code = "rebooted"; try { ec2::reboot("i-0123456789abcdef0"); } catch (e) { code = e.code; } code"#;
+    let script = format!(r#"ec2::reboot("{instance}"); {unknown}"#);
+    // Outside the twin a reboot is a disruption: refused until --disrupt names it.
+    let refused = Runbook::new()
+        .env("AWS_ACCESS_KEY_ID", "testing")
+        .env("AWS_SECRET_ACCESS_KEY", "testing")
+        .args(["eval", "--aws-endpoint", &moto.url, &script])
+        .run();
+    assert_ne!(refused.code(), 0);
+    assert!(
+        refused
+            .stderr()
+            .contains(&format!("pass --disrupt instance/{instance}")),
+        "{}",
+        refused.stderr()
+    );
+    let ran = Runbook::new()
+        .env("AWS_ACCESS_KEY_ID", "testing")
+        .env("AWS_SECRET_ACCESS_KEY", "testing")
+        .args([
+            "eval",
+            "--json",
+            "--disrupt",
+            "instance/*",
+            "--aws-endpoint",
+            &moto.url,
+            &script,
+        ])
+        .run();
+    assert_eq!(ran.code(), 0, "{}", ran.stderr());
+    assert_eq!(ran.stdout().trim(), "\"InvalidInstanceID.NotFound\"");
+    let state = aws(
+        &moto,
+        &[
+            "ec2",
+            "describe-instances",
+            "--instance-ids",
+            &instance,
+            "--query",
+            "Reservations[0].Instances[0].State.Name",
+        ],
+    );
+    assert_eq!(state, "running");
+    let on_twin = Runbook::new()
+        .args(["eval", "--json", unknown])
+        .run()
+        .expect_code(0)
+        .stdout();
+    assert_eq!(on_twin.trim(), "\"InvalidInstanceID.NotFound\"");
+}

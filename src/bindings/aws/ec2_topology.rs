@@ -49,7 +49,7 @@ pub(super) fn install_reboot(ec2: &mut Module, c: &Arc<AwsClients>, h: &Arc<Host
             let position = ctx.call_position();
             let change = crate::guard::Change::new(format!("ec2::reboot {instance}"))
                 .on(format!("instance/{instance}"))
-                .disrupting();
+                .disrupting(crate::guard::World::Aws);
             crate::bindings::shared::journaled::journaled(&host, position, change, None, || {
                 call(&host, position, || clients.reboot_instance(instance))
             })

@@ -88,7 +88,7 @@ fn inject(
         });
     let change = Change::new(format!("{FUNCTION} {xid} on {node} GPU {gpu}"))
         .on(format!("gpu-fault/{node}"))
-        .disrupting();
+        .disrupting(crate::guard::World::Kubernetes);
     let clock = h.clock.clone();
     journaled(h, position, change, undo, || {
         let answered = h.block_on(position, inject_xid(k, &spec, clock.as_ref()))?;
