@@ -47,7 +47,20 @@ pub(crate) fn rehearse(
         );
         crate::target::twin_of(runtime, args, capture, &name)?
     } else {
-        crate::target::connect(runtime, args, None)?
+        // The run planned is on the embedded twin itself: held to the guards as it will be.
+        let twin = crate::target::connect(runtime, args, None)?;
+        let guards = rehearsal
+            .guards
+            .clone()
+            .on_embedded_twin(twin.embedded_worlds());
+        return on(
+            runtime,
+            &twin,
+            Rehearsal {
+                guards,
+                ..rehearsal
+            },
+        );
     };
     on(runtime, &twin, rehearsal)
 }
