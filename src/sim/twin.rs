@@ -307,6 +307,7 @@ impl Twin {
             AwsTimer::InstanceJoins { instance } => self.instance_joins(instance),
             AwsTimer::InstanceTerminated { instance } => self.instance_terminated(instance),
             AwsTimer::RepairDue { instance } => self.repair_due(instance),
+            AwsTimer::RepairScan { nodegroup } => self.repair_scan(nodegroup),
             AwsTimer::InstanceRebooting { instance } => self.instance_rebooting(instance),
             AwsTimer::ClusterDeleted { .. } => {
                 self.aws(|state| on_timer(state, timer));

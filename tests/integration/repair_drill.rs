@@ -392,3 +392,35 @@ fn runbooks_own_loop_isolates_heals_by_hand_and_releases_timed_the_same_way() {
         .collect();
     assert_eq!(stages, ["detected", "isolated", "healed", "released"]);
 }
+
+/// A node already failing when repair is turned on: EKS watches continuously, so its wait
+/// counts from the condition, not from the change.
+const LATE_REPAIR: &str = r#"
+eks::create_addon("myeks5w", "eks-node-monitoring-agent");
+eks::wait_addon_active("myeks5w", "eks-node-monitoring-agent", "15m");
+eks::scale_nodegroup("myeks5w", "gpu", 1);
+k8s::wait_nodes(#{ labels: #{ tier: "gpu" }, count: 1, timeout: "20m" });
+sleep("1m");
+let node = k8s::nodes(#{ tier: "gpu" })[0].name;
+nvml::inject_xid(node, 79, #{});
+sleep("2m");
+eks::update_node_repair("myeks5w", "gpu", #{ enabled: true });
+sleep("7m");
+let cordoned = k8s::get("Node", node).spec.unschedulable == true;
+sleep("2m");
+let gone = true;
+try { k8s::get("Node", node); gone = false; } catch (e) { }
+[cordoned, gone]
+"#;
+
+#[test]
+fn repair_turned_on_after_a_node_failed_acts_on_it_from_its_condition() {
+    let out = Runbook::new()
+        .args(["eval", "--json", LATE_REPAIR])
+        .run()
+        .expect_code(0)
+        .stdout();
+    let seen: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+    // Not yet 10 minutes after the condition at 9 minutes; replaced by 11.
+    assert_eq!(seen, serde_json::json!([false, true]));
+}

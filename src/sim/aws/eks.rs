@@ -227,6 +227,13 @@ fn update_nodegroup_config(
         {
             ng.node_repair = Some(repair);
         }
+        // Repair watches the group's nodes from now on, those already failing included.
+        state.schedule(
+            std::time::Duration::ZERO,
+            super::state::AwsTimer::RepairScan {
+                nodegroup: name.to_string(),
+            },
+        );
     }
     answer("update", update_json(&update))
 }

@@ -289,6 +289,10 @@ pub(crate) enum AwsTimer {
     RepairDue {
         instance: String,
     },
+    /// A node group's repair configuration changed: repair looks at its nodes as they are.
+    RepairScan {
+        nodegroup: String,
+    },
     /// An instance has booted: it runs and its Node joins the cluster.
     InstanceJoins {
         instance: String,

@@ -24,6 +24,7 @@ pub(crate) fn on_timer(state: &mut AwsState, timer: &AwsTimer) {
         AwsTimer::UpdateDone { update } => finish_update(state, update),
         AwsTimer::InstanceJoins { .. }
         | AwsTimer::RepairDue { .. }
+        | AwsTimer::RepairScan { .. }
         | AwsTimer::InstanceRebooting { .. }
         | AwsTimer::InstanceTerminated { .. }
         | AwsTimer::AddonConfigured { .. } => {}

@@ -130,6 +130,22 @@ impl Twin {
         });
     }
 
+    /// A node group's repair configuration changed: each of its nodes is looked at as the
+    /// agent last reported it (a node already failing starts its wait from its condition's
+    /// transition, as EKS, which watches continuously, would count it).
+    pub(crate) fn repair_scan(&self, nodegroup: &str) {
+        let nodes: Vec<String> = self.read_kube(|s| {
+            s.store
+                .list(&built_in_key("nodes"), None)
+                .filter(|n| n["metadata"]["labels"][NODEGROUP_LABEL] == nodegroup)
+                .filter_map(|n| n["metadata"]["name"].as_str().map(str::to_string))
+                .collect()
+        });
+        for node in nodes {
+            self.repair_watch(&node);
+        }
+    }
+
     /// A watched node's wait is over: repair acts, holds or queues.
     pub(crate) fn repair_due(&self, instance: &str) {
         let now = self.clock_now();
