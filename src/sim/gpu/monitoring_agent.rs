@@ -4,7 +4,10 @@
 //! (monitors/nvidia/dcgm/dcgm_policies.go), and fewer GPUs than the instance type has as a
 //! Fatal `NvidiaDeviceCountMismatch` (dcgm_devices.go). DCGM's policy sees the Xids the driver
 //! reports and the values injected into its Xid field; an Xid injected before the agent
-//! started is not a new violation, so the agent never hears of it.
+//! started is not a new violation, so the agent never hears of it. A fabric that never
+//! registered (the twin's `fabric-down`: Fabric Manager "Not Started") is no finding: the agent
+//! skips DcgmFMStatusNotStarted to avoid false positives at boot (dcgm_watchfield.go), so that
+//! fault is one the agent misses and a drill should say so.
 
 use std::time::Duration;
 
@@ -193,6 +196,13 @@ mod tests {
         let found = findings(1, &host(), None, Some(&injected), Duration::from_secs(100));
         let reasons: Vec<&str> = found.iter().map(|f| f.reason.as_str()).collect();
         assert_eq!(reasons, ["NvidiaXID48Error"]);
+    }
+
+    #[test]
+    fn a_fabric_that_never_started_is_no_finding_as_the_agent_skips_it() {
+        let mut faults = NodeFaults::default();
+        faults.fabric_down = true;
+        assert!(findings(1, &host(), Some(&faults), None, Duration::ZERO).is_empty());
     }
 
     #[test]
