@@ -200,8 +200,10 @@ mod tests {
 
     #[test]
     fn a_fabric_that_never_started_is_no_finding_as_the_agent_skips_it() {
-        let mut faults = NodeFaults::default();
-        faults.fabric_down = true;
+        let faults = NodeFaults {
+            fabric_down: true,
+            ..NodeFaults::default()
+        };
         assert!(findings(1, &host(), Some(&faults), None, Duration::ZERO).is_empty());
     }
 
