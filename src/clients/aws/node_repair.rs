@@ -96,8 +96,9 @@ impl AwsClients {
     }
 
     /// Gives the node group `repair` and waits on `clock` until that update is Successful,
-    /// waiting out an update already in flight first (EKS refuses a second one), up to
-    /// `patience` for each; returns the update (`id`, `status`).
+    /// waiting out an update already in flight first (EKS refuses a second one; another
+    /// caller's may start between the look and the call, so a busy answer looks again, as
+    /// `scale_nodegroup_to` does), up to `patience` for each; returns the update.
     pub async fn update_node_repair_settled(
         &self,
         cluster: &str,
@@ -106,13 +107,25 @@ impl AwsClients {
         patience: std::time::Duration,
         clock: &dyn crate::clock::Clock,
     ) -> Result<Value, AwsError> {
-        self.wait_until_free(cluster, name, patience, clock).await?;
-        let mut update = self.update_node_repair(cluster, name, repair).await?;
-        let id = update["id"].as_str().unwrap_or_default().to_string();
-        self.wait_update(cluster, name, &id, patience, clock)
-            .await?;
-        update["status"] = json!("Successful");
-        Ok(update)
+        let deadline = clock.now() + patience;
+        let busy = |error: &AwsError| error.code == "ResourceInUseException";
+        super::retry::until_deadline(
+            clock,
+            Some(deadline),
+            super::retry::Backoff::EVERY_5S,
+            busy,
+            |_, _| {},
+            || async {
+                self.wait_until_free(cluster, name, patience, clock).await?;
+                let mut update = self.update_node_repair(cluster, name, repair).await?;
+                let id = update["id"].as_str().unwrap_or_default().to_string();
+                self.wait_update(cluster, name, &id, patience, clock)
+                    .await?;
+                update["status"] = json!("Successful");
+                Ok(update)
+            },
+        )
+        .await
     }
 
     /// Starts the update that gives the node group `repair`; returns it (`id`, `status`).

@@ -34,14 +34,19 @@ pub(crate) fn handle(
 ) -> Response<Body> {
     let command: Vec<String> = query.all("command").to_vec();
     let outcome = twin.read_kube(|state| run(state, namespace, pod_name, &command, query));
-    let output = match outcome {
-        Ok(output) => output,
+    let Ran {
+        output,
+        node,
+        privileged,
+    } = match outcome {
+        Ok(ran) => ran,
         Err(error) => return error_response(&error),
     };
+    // What a command that injects a fault wrote is kept on the pod's node.
     if output.exit_code == 0
-        && let Some(injection) = crate::sim::gpu::injected::parse(&command)
+        && let (Some(injection), Some(node)) = (crate::sim::gpu::injected::parse(&command), node)
     {
-        twin.kube(|state| keep_injection(state, namespace, pod_name, query, &injection));
+        twin.kube(|state| node_monitoring::injected(state, &node, privileged, &injection));
     }
     // kubectl copies each channel in a goroutine of its own and ends on the status frame, so
     // it needs the pause below; runbook's client reads the frames in order and does not.
@@ -71,6 +76,13 @@ pub(crate) fn handle(
         .expect("static headers are valid")
 }
 
+/// What an exec did, and where: the pod's node and whether its container is privileged.
+struct Ran {
+    output: Output,
+    node: Option<String>,
+    privileged: bool,
+}
+
 /// Runs the command in the pod's container (the one the query names, else its first), or
 /// the apiserver's error when there is no such pod, container or command, or it is not
 /// running.
@@ -80,7 +92,7 @@ fn run(
     pod_name: &str,
     command: &[String],
     query: &Query,
-) -> Result<Output, ApiError> {
+) -> Result<Ran, ApiError> {
     let pods = state.built_in("pods");
     let pod = state
         .object_ref("pods", namespace, pod_name)
@@ -111,31 +123,11 @@ fn run(
         container,
         node,
     };
-    Ok((state.exec)(command, &context, state))
-}
-
-/// What a command that injects a fault wrote, kept on the pod's node (the output above came
-/// from the same pod, so it exists and runs).
-fn keep_injection(
-    state: &mut KubeState,
-    namespace: &str,
-    pod_name: &str,
-    query: &Query,
-    injection: &crate::sim::gpu::injected::Injection,
-) {
-    let Some(pod) = state.object_ref("pods", namespace, pod_name) else {
-        return;
-    };
-    let mut containers = pod["spec"]["containers"].as_array().into_iter().flatten();
-    let container = match query.get("container") {
-        Some(name) => containers.find(|c| c["name"] == name),
-        None => containers.next(),
-    };
-    let privileged = container.is_some_and(crate::sim::gpu::programs::privileged);
-    let Some(node) = pod["spec"]["nodeName"].as_str().map(str::to_string) else {
-        return;
-    };
-    node_monitoring::injected(state, &node, privileged, injection);
+    Ok(Ran {
+        output: (state.exec)(command, &context, state),
+        node: pod["spec"]["nodeName"].as_str().map(str::to_string),
+        privileged: crate::sim::gpu::programs::privileged(container),
+    })
 }
 
 /// The WebSocket subprotocol the client offers that the twin speaks, and the
