@@ -11,7 +11,9 @@ use super::health::error;
 use crate::bindings::shared::args::{kube_error, timeout_of};
 use crate::bindings::shared::journaled::journaled;
 use crate::bindings::shared::options::Spec;
-use crate::clients::gpu::{XidInjection, agent_pod, inject_xid, remove_fault_probes};
+use crate::clients::gpu::{
+    FAULT_PROBE_KIND, XidInjection, agent_pod, inject_xid, probe_selector, remove_fault_probes,
+};
 use crate::clients::kube::KubeClient;
 use crate::guard::Change;
 use crate::journal::Undo;
@@ -90,29 +92,52 @@ fn inject(
         .on(format!("gpu-fault/{node}"))
         .disrupting(crate::guard::World::Kubernetes);
     let clock = h.clock.clone();
-    journaled(h, position, change, undo, || {
-        let answered = h.block_on(position, inject_xid(k, &spec, clock.as_ref()))?;
-        let injected = answered.map_err(|why| {
-            h.block_on_cleanup(remove_fault_probes(k, &spec.namespace));
-            error(
-                FUNCTION,
-                "InjectionFailed",
-                format!("{node}: {why}"),
-                position,
-            )
-        })?;
-        let mut answer = Map::new();
-        answer.insert("node".into(), node.into());
-        answer.insert("gpu".into(), Dynamic::from(i64::from(gpu)));
-        answer.insert("xid".into(), Dynamic::from(i64::from(xid)));
-        answer.insert("pci".into(), injected.pci.into());
-        answer.insert("kernel_line".into(), injected.kernel_line.into());
-        answer.insert(
-            "agent_pod".into(),
-            injected.agent_pod.map_or(Dynamic::UNIT, Dynamic::from),
-        );
-        Ok(Dynamic::from_map(answer))
+    // The probe pod is a change of its own: a run killed while it exists leaves it for
+    // `recover` to delete, as the other probes' calls do.
+    let probes = Change::new(format!("{FUNCTION} (probe pod)"))
+        .on(format!("pod/{}/fault-probes", spec.namespace));
+    let probe_undo = Undo::DeleteLabeled {
+        kinds: vec!["Pod".into()],
+        namespace: spec.namespace.clone(),
+        selector: probe_selector(FAULT_PROBE_KIND),
+    };
+    journaled(h, position, probes, Some(probe_undo), || {
+        journaled(h, position, change, undo, || {
+            inject_now(h, k, &spec, position, clock.as_ref())
+        })
     })
+}
+
+/// The injection itself, once journaled; what it answers the script.
+fn inject_now(
+    h: &Host,
+    k: &KubeClient,
+    spec: &XidInjection,
+    position: Position,
+    clock: &dyn crate::clock::Clock,
+) -> Result {
+    let (node, gpu, xid) = (spec.node.as_str(), spec.gpu, spec.xid);
+    let answered = h.block_on(position, inject_xid(k, spec, clock))?;
+    let injected = answered.map_err(|why| {
+        h.block_on_cleanup(remove_fault_probes(k, &spec.namespace));
+        error(
+            FUNCTION,
+            "InjectionFailed",
+            format!("{node}: {why}"),
+            position,
+        )
+    })?;
+    let mut answer = Map::new();
+    answer.insert("node".into(), node.into());
+    answer.insert("gpu".into(), Dynamic::from(i64::from(gpu)));
+    answer.insert("xid".into(), Dynamic::from(i64::from(xid)));
+    answer.insert("pci".into(), injected.pci.into());
+    answer.insert("kernel_line".into(), injected.kernel_line.into());
+    answer.insert(
+        "agent_pod".into(),
+        injected.agent_pod.map_or(Dynamic::UNIT, Dynamic::from),
+    );
+    Ok(Dynamic::from_map(answer))
 }
 
 fn take_back(h: &Host, k: &KubeClient, position: Position, injected: &Map) -> Result {
