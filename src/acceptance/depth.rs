@@ -4,13 +4,18 @@
 
 use serde::Serialize;
 
-/// The DCGM diagnostic's run levels and how long NVIDIA says each takes ("1: quick deployment
-/// checks, normally lasting seconds; 2: medium validation, normally lasting approximately two
-/// minutes; 3: long hardware diagnostics, normally lasting approximately 15 minutes":
-/// docs.nvidia.com/datacenter/dcgm/latest/reference/command-line-reference/dcgmi/dcgmi-diag.html).
-/// Level 1's "seconds" is planned as a minute, the probe pod's start included. Level 4
-/// ("extended, longer-running") has no stated length and is not planned.
-pub const DCGM_LEVELS: [(u32, f64); 3] = [(1, 60.0), (2, 120.0), (3, 900.0)];
+/// The DCGM diagnostic's run levels and how long each is planned to take. NVIDIA's dcgmi-diag
+/// reference: "1: quick deployment checks, normally lasting seconds; 2: medium validation,
+/// normally lasting approximately two minutes; 3: long hardware diagnostics, normally lasting
+/// approximately 15 minutes; 4: extended, longer-running hardware diagnostics"
+/// (docs.nvidia.com/datacenter/dcgm/latest/reference/command-line-reference/dcgmi/dcgmi-diag.html).
+/// Level 1's "seconds" is planned as a minute, the probe pod's start included. Level 4 is level
+/// 3 plus memtest (its `test_duration` defaults to 600 s) and the pulse test
+/// (NVIDIA/DCGM nvvs/src/NvidiaValidationSuite.cpp, FillTestVectors; memtest's default in
+/// nvvs/plugin_src/memtest), and EUD where it is installed; NVIDIA gives it no length, the
+/// platforms that run it 45 minutes to 2 hours. It is planned at 2 hours: an acceptance that
+/// overruns its window costs more than one a level shallower.
+pub const DCGM_LEVELS: [(u32, f64); 4] = [(1, 60.0), (2, 120.0), (3, 900.0), (4, 7200.0)];
 
 /// What a node's NCCL run over NVLink alone is planned to take: nccl-tests' all_reduce_perf
 /// from 1 to 8 GiB with its default 5 warm-up and 20 timed iterations moves about 25 x 8 GiB
@@ -220,7 +225,10 @@ mod tests {
         assert_eq!(depth.planned_seconds, 1320.0);
         assert_eq!(
             depth.left_out,
-            ["DCGM level 3 + NCCL inside the node + EFA loopback (74 min planned)"]
+            [
+                "DCGM level 4 + NCCL inside the node + EFA loopback (494 min planned)",
+                "DCGM level 3 + NCCL inside the node + EFA loopback (74 min planned)"
+            ]
         );
     }
 
@@ -236,6 +244,19 @@ mod tests {
                 in_node: false,
                 efa_loopback: false
             }
+        );
+    }
+
+    #[test]
+    fn a_window_of_hours_takes_level_4_and_thirty_minutes_leaves_it_out() {
+        let depth = choose(3.0 * 3600.0, P5_FLEET).unwrap();
+        assert_eq!(depth.checks.level, 4);
+        assert_eq!(depth.planned_seconds, 7200.0 + 60.0 + 120.0 + 120.0);
+        assert!(depth.left_out.is_empty());
+        let depth = choose(1800.0, P5_FLEET).unwrap();
+        assert_eq!(
+            depth.left_out,
+            ["DCGM level 4 + NCCL inside the node + EFA loopback (125 min planned)"]
         );
     }
 

@@ -294,6 +294,12 @@ fn a_thirty_minute_budget_runs_the_deepest_checks_whose_planned_time_fits() {
         stdout.contains("within 30m: 20 min planned, 11 GPU-hours, $"),
         "{stdout}"
     );
+    assert!(
+        stdout.contains(
+            "does not fit 30m: DCGM level 4 + NCCL inside the node + EFA loopback (125 min planned)"
+        ),
+        "{stdout}"
+    );
     // The checks ran at that depth: DCGM's level 3 tests on every node, NCCL inside each node,
     // each EFA device's loopback.
     let stress = report["evidence"]
@@ -310,6 +316,18 @@ fn a_thirty_minute_budget_runs_the_deepest_checks_whose_planned_time_fits() {
         stdout.contains("EFA loopback: the slowest device at"),
         "{stdout}"
     );
+    // A window of hours takes DCGM's level 4: level 3's tests, the pulse test and memtest.
+    let (code, stdout, stderr, report) = accept(4, &["--set", "budget=3h"]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    assert!(stdout.contains("DCGM level 4: 120 min planned"), "{stdout}");
+    let extended = report["evidence"]
+        .as_array()
+        .expect("evidence")
+        .iter()
+        .filter(|e| e["kind"] == "gpu_health")
+        .filter(|e| e["data"]["findings"].to_string().contains("9 tests passed"))
+        .count();
+    assert_eq!(extended, 4, "DCGM level 4 on every node");
     // Too short a budget for anything is refused before anything starts, saying what it needs.
     let (code, stdout, stderr, _) = accept(4, &["--set", "budget=1m"]);
     assert_ne!(code, 0, "{stdout}");

@@ -14,7 +14,7 @@ type Result<T = Dynamic> = std::result::Result<T, Box<EvalAltResult>>;
 
 const FUNCTION: &str = "nvml::acceptance_depth";
 
-const DOC: &str = "The deepest per-node checks an acceptance of `nodes` nodes of `instance_type` can run within\n`budget` (a duration, \"30m\"), checking `concurrency` nodes at once (default: all): the DCGM level\n(3, 2, 1: NVIDIA's approximately 15 minutes, 2 minutes, seconds), NCCL inside each node, the EFA\nloopback (on EFA types), then one collective at scale. Answers #{ level, in_node, efa_loopback,\nstages: [#{ stage, seconds }], planned_seconds, gpu_hours, usd (at the catalog's on-demand price),\nleft_out (the deeper choices that did not fit) }; an error naming the least budget when nothing fits.";
+const DOC: &str = "The deepest per-node checks an acceptance of `nodes` nodes of `instance_type` can run within\n`budget` (a duration, \"30m\"), checking `concurrency` nodes at once (default: all): the DCGM level\n(4, 3, 2, 1: planned 2 hours, NVIDIA's approximately 15 minutes, 2 minutes, seconds), NCCL inside each node, the EFA\nloopback (on EFA types), then one collective at scale. Answers #{ level, in_node, efa_loopback,\nstages: [#{ stage, seconds }], planned_seconds, gpu_hours, usd (at the catalog's on-demand price),\nleft_out (the deeper choices that did not fit) }; an error naming the least budget when nothing fits.";
 
 pub(super) fn install_depth(nvml: &mut Module) {
     doc("acceptance_depth", &["options: Map", "Map"], DOC).set_into_module(

@@ -120,7 +120,7 @@ pub(super) fn install_fleet(
 
 fn install_collect(nvml: &mut Module, kube: &Arc<KubeClient>, host: &Arc<Host>) {
     let (k, h) = (kube.clone(), host.clone());
-    doc("collect", &["options: Map", "Array"], "What a GPU health check reads, from every node `nodes` names (an array of names or a selector),\nthrough one privileged DCGM probe pod per node (deleted after): the nvml::health_fields() query,\nthe kernel log, and `dcgmi diag -r level -j` (level 0-3, 1 by default; 0 runs none). One\n#{ node, via, gpus, kernel_log, dcgm, errors, dcgm_hung } per node; what could not be read is () with why in\nerrors. Options: level, image, namespace, concurrency (16), timeout (\"5m\" per node), dcgm_timeout\n(the watchdog on dcgmi diag: 5m at level 1, 10m at 2, 45m at 3; past it dcgm_hung says so); local: true\nreads this machine instead (its nvidia-smi, dmesg, and dcgmi where DCGM is installed; no cluster),\none answer with via \"local\".")
+    doc("collect", &["options: Map", "Array"], "What a GPU health check reads, from every node `nodes` names (an array of names or a selector),\nthrough one privileged DCGM probe pod per node (deleted after): the nvml::health_fields() query,\nthe kernel log, and `dcgmi diag -r level -j` (level 0-4, 1 by default; 0 runs none). One\n#{ node, via, gpus, kernel_log, dcgm, errors, dcgm_hung } per node; what could not be read is () with why in\nerrors. Options: level, image, namespace, concurrency (16), timeout (\"5m\" per node), dcgm_timeout\n(the watchdog on dcgmi diag: 5m at level 1, 10m at 2, 45m at 3, 4h at 4; past it dcgm_hung says so); local: true\nreads this machine instead (its nvidia-smi, dmesg, and dcgmi where DCGM is installed; no cluster),\none answer with via \"local\".")
         .set_into_module(nvml, move |ctx: NativeCallContext, options: Map| -> Result {
             collect_health(&h, &k, ctx.call_position(), &options)
         });
@@ -143,9 +143,9 @@ fn collect_health(h: &Host, k: &KubeClient, position: Position, options: &Map) -
     let function = "nvml::collect";
     let s = Spec::new(options, function, COLLECT_OPTIONS, position)?;
     let level = s.int("level")?.unwrap_or(1);
-    if !(0..=3).contains(&level) {
+    if !(0..=4).contains(&level) {
         return Err(s.error(format!(
-            "`level` is a dcgmi diag run level, 0 (none) to 3, got {level}"
+            "`level` is a dcgmi diag run level, 0 (none) to 4, got {level}"
         )));
     }
     let dcgm_timeout = match options.get("dcgm_timeout").filter(|v| !v.is_unit()) {

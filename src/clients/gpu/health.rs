@@ -45,12 +45,14 @@ pub struct HealthSpec {
 
 /// How long `dcgmi diag -r LEVEL` may take before it is called hung: several times what
 /// DCGM's documentation gives its levels (1 "quick", seconds; 2 "medium", about 2 minutes;
-/// 3 "long", about 15 minutes), so that a slow run is not a hang.
+/// 3 "long", about 15 minutes; 4 "extended", up to about 2 hours where it is run), so that a
+/// slow run is not a hang.
 pub fn dcgm_watchdog(level: u32) -> Duration {
     Duration::from_secs(match level {
         0 | 1 => 5 * 60,
         2 => 10 * 60,
-        _ => 45 * 60,
+        3 => 45 * 60,
+        _ => 4 * 60 * 60,
     })
 }
 

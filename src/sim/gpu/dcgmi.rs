@@ -1,4 +1,4 @@
-//! `dcgmi diag -r 1|2|3 -j` on a GPU node of the twin, in DCGM 4.x's JSON shape
+//! `dcgmi diag -r 1|2|3|4 -j` on a GPU node of the twin, in DCGM 4.x's JSON shape
 //! (tests/fixtures/real/dcgmi_diag_*_dcgm4*): the tests of the level asked, each GPU's result,
 //! and the failure reasons (`error_id` = DCGM_FR_*, messages from dcgm_errors.h) that the
 //! node's hardware faults call for.
@@ -31,7 +31,10 @@ fn usage(message: &str) -> DcgmiOutput {
     }
 }
 
-/// The tests a run level includes, by category, in the order DCGM 4 reports them.
+/// The tests a run level includes, by category, in the order DCGM 4 reports them: each level
+/// adds to the one below (NVIDIA/DCGM nvvs/src/NvidiaValidationSuite.cpp, FillTestVectors;
+/// level 4 adds memtest, a Stress plugin, and the pulse test, a Hardware one). Level 3's EUD
+/// and nvbandwidth run only where their packages are installed, which the twin's image is not.
 fn tests_of(level: u32) -> Vec<(&'static str, &'static str)> {
     let mut tests = vec![("Deployment", "software")];
     if level >= 2 {
@@ -43,6 +46,10 @@ fn tests_of(level: u32) -> Vec<(&'static str, &'static str)> {
         tests.push(("Stress", "targeted_stress"));
         tests.push(("Stress", "targeted_power"));
         tests.push(("Stress", "memory_bandwidth"));
+    }
+    if level >= 4 {
+        tests.push(("Hardware", "pulse_test"));
+        tests.push(("Stress", "memtest"));
     }
     tests
 }
@@ -142,7 +149,7 @@ fn diag(host: &GpuHost, level: u32, faults: Option<&NodeFaults>) -> DcgmiOutput 
 /// Runs `dcgmi ARGS` on `host`: `diag -r N [-j]` is simulated, JSON only.
 pub(crate) fn run(host: &GpuHost, args: &[&str], faults: Option<&NodeFaults>) -> DcgmiOutput {
     let Some((&"diag", rest)) = args.split_first() else {
-        return usage("the lab twin's dcgmi runs `dcgmi diag -r 1|2|3 -j` only");
+        return usage("the lab twin's dcgmi runs `dcgmi diag -r 1|2|3|4 -j` only");
     };
     let mut level = None;
     let mut json_output = false;
@@ -163,9 +170,9 @@ pub(crate) fn run(host: &GpuHost, args: &[&str], faults: Option<&NodeFaults>) ->
         i += 1;
     }
     match (level, json_output) {
-        (Some(level @ 1..=3), true) => diag(host, level, faults),
-        (Some(1..=3), false) => usage("the lab twin's dcgmi prints JSON only: add -j"),
-        _ => usage("dcgmi diag needs -r 1, 2 or 3 (a run level)"),
+        (Some(level @ 1..=4), true) => diag(host, level, faults),
+        (Some(1..=4), false) => usage("the lab twin's dcgmi prints JSON only: add -j"),
+        _ => usage("dcgmi diag needs -r 1, 2, 3 or 4 (a run level)"),
     }
 }
 
@@ -181,7 +188,7 @@ mod tests {
 
     #[test]
     fn a_healthy_gpu_passes_every_level_and_the_parser_reads_dcgm4() {
-        for (level, tests) in [(1, 1), (2, 3), (3, 7)] {
+        for (level, tests) in [(1, 1), (2, 3), (3, 7), (4, 9)] {
             let out = run(&host(), &["diag", "-r", &level.to_string(), "-j"], None);
             assert_eq!(out.exit_code, 0, "{}", out.stderr);
             let report = parse_diag_json(&out.stdout).unwrap();
@@ -217,6 +224,6 @@ mod tests {
     fn what_it_does_not_simulate_is_an_error() {
         assert_eq!(run(&host(), &["discovery", "-l"], None).exit_code, 1);
         assert_eq!(run(&host(), &["diag", "-r", "1"], None).exit_code, 1);
-        assert_eq!(run(&host(), &["diag", "-r", "4", "-j"], None).exit_code, 1);
+        assert_eq!(run(&host(), &["diag", "-r", "5", "-j"], None).exit_code, 1);
     }
 }
