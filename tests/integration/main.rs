@@ -31,6 +31,7 @@ mod helm_runbooks;
 mod history;
 mod html_report;
 mod hybrid;
+mod independent_cases;
 mod interrupt;
 mod k8s_runbooks;
 mod kubectl;

@@ -108,7 +108,7 @@ fn cases() -> Vec<Case> {
             manifest: DEPLOYMENT,
             bad: "labels: {app: web}",
             good: "labels: {app: web, tier: a}",
-            message: r#"spec.template.metadata.labels: Invalid value: map[string]string{"app":"other"}: `selector` does not match template `labels`"#,
+            message: r#"spec.template.metadata.labels: Invalid value: {"app":"other"}: `selector` does not match template `labels`"#,
             source: APPS,
         },
         Case {
@@ -587,7 +587,9 @@ fn updates_warnings_duplicates_and_custom_resources_as_the_api_server_answers_th
     let out = apply(&moved);
     assert!(!out.status.success());
     assert!(
-        stderr_of(&out).contains(r#"spec.selector: Invalid value: v1.LabelSelector{MatchLabels:map[string]string{"app":"web2"}, MatchExpressions:[]v1.LabelSelectorRequirement(nil)}: field is immutable"#),
+        stderr_of(&out).contains(
+            r#"spec.selector: Invalid value: {"matchLabels":{"app":"web2"}}: field is immutable"#
+        ),
         "{}",
         stderr_of(&out)
     );

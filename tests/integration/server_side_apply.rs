@@ -87,13 +87,14 @@ fn a_second_manager_is_refused_the_fields_the_first_owns_unless_it_forces_them()
     assert!(alice.contains("f:tier"), "{alice}");
     let bob = managed("{.metadata.managedFields[2].fieldsV1}");
     assert!(bob.contains("f:replicas"), "{bob}");
-    // An update takes over what it changes, and is named with its time.
+    // An update takes over what it changes, and is named with its API version (never its
+    // time: the manager identifier a conflict prints from drops it).
     let (code, _, err) = kubectl_run(&binary, &lab, &["scale", "deploy", "web", "--replicas=5"]);
     assert_eq!(code, 0, "{err}");
     let (code, _, err) = apply(&other, &["--field-manager=bob"]);
     assert_eq!(code, 1);
     assert!(
-        err.contains("Apply failed with 1 conflict: conflict with \"kubectl\" with subresource \"scale\" using apps/v1 at "),
+        err.contains("Apply failed with 1 conflict: conflict with \"kubectl\" with subresource \"scale\" using apps/v1: .spec.replicas"),
         "{err}"
     );
     assert!(err.contains(": .spec.replicas"), "{err}");

@@ -218,6 +218,7 @@ fn custom_defaults(state: &KubeState, resource: &ResourceType, object: &mut Valu
     }
     if let Some(schema) = state.crd_schema(resource) {
         super::structural_defaults::default(schema, object);
+        super::structural_defaults::prune_nulls(schema, object);
     }
 }
 
@@ -463,10 +464,14 @@ pub(crate) fn patch(
             error.details = json!({});
             error
         }
-        PatchError::Other(message) => ApiError::new(
-            422,
-            "Invalid",
-            format!("{} \"{name}\" is invalid: {message}", resource.kind),
+        // negotiation.NewUnsupportedMediaTypeError's words.
+        PatchError::UnsupportedMediaType => ApiError::new(
+            415,
+            "UnsupportedMediaType",
+            format!(
+                "the body of the request was in an unknown format - accepted media types include: {}",
+                super::patch::CUSTOM_PATCH_TYPES.join(", ")
+            ),
         ),
     })?;
     let patched = match subresource {

@@ -6,14 +6,38 @@ use super::resources::ResourceType;
 
 /// A strategy (`spec.strategy`, `spec.updateStrategy`) without a type gets the default one
 /// whole, as the server's defaulting fills an empty one.
-fn default_strategy(object: &mut Value, field: &str, value: Value) {
+/// A workload's strategy as apps/v1's defaults fill it: the type when none is given, then for
+/// a rolling update each of its fields left unset (what the user gave is kept: a
+/// `maxUnavailable` without a type is still validated). A StatefulSet gets a `rollingUpdate`
+/// only when its type was defaulted (`SetDefaults_StatefulSet`); Deployments and DaemonSets
+/// always (`SetDefaults_Deployment`, `SetDefaults_DaemonSet`).
+fn default_strategy(object: &mut Value, field: &str, value: Value, rolling_when_typed: bool) {
     let strategy = &mut object["spec"][field];
-    if strategy.is_null()
-        || strategy
-            .as_object()
-            .is_some_and(|s| !s.contains_key("type"))
-    {
-        *strategy = value;
+    if !strategy.is_object() {
+        *strategy = json!({});
+    }
+    let typed = !(strategy["type"].is_null() || strategy["type"] == "");
+    if !typed {
+        strategy["type"] = value["type"].clone();
+    }
+    if strategy["type"] != value["type"] {
+        return;
+    }
+    if strategy["rollingUpdate"].is_null() {
+        if typed && !rolling_when_typed {
+            return;
+        }
+        strategy["rollingUpdate"] = json!({});
+    }
+    if let (Some(rolling), Some(defaults)) = (
+        strategy["rollingUpdate"].as_object_mut(),
+        value["rollingUpdate"].as_object(),
+    ) {
+        for (key, default) in defaults {
+            if rolling.get(key).is_none_or(Value::is_null) {
+                rolling.insert(key.clone(), default.clone());
+            }
+        }
     }
 }
 
@@ -165,8 +189,28 @@ pub(crate) fn apply_defaults(resource: &ResourceType, object: &mut Value) {
         ("batch", "Job") => job_defaults(object),
         ("", "Service") => service_defaults(object),
         ("batch", "CronJob") => cron_job_defaults(object),
+        ("", "Secret") => secret_defaults(object),
         _ => {}
     }
+}
+
+/// A Secret as the API server stores it: `stringData` merged into `data` (base64, its values
+/// winning over data's: the v1 conversion, which the internal type has no `stringData` for),
+/// and `type` Opaque when none is given (`SetDefaults_Secret`).
+fn secret_defaults(object: &mut Value) {
+    use base64::Engine;
+    if let Some(Value::Object(strings)) =
+        object.as_object_mut().and_then(|o| o.remove("stringData"))
+    {
+        if !object["data"].is_object() {
+            object["data"] = json!({});
+        }
+        for (key, value) in strings {
+            let text = value.as_str().unwrap_or_default();
+            object["data"][key] = json!(base64::engine::general_purpose::STANDARD.encode(text));
+        }
+    }
+    set_default(object, &["type"], json!("Opaque"));
 }
 
 fn namespace_defaults(object: &mut Value) {
@@ -233,6 +277,7 @@ fn deployment_defaults(object: &mut Value) {
         object,
         "strategy",
         json!({"type": "RollingUpdate", "rollingUpdate": {"maxSurge": "25%", "maxUnavailable": "25%"}}),
+        true,
     );
     pod_spec_defaults(&mut object["spec"]["template"]["spec"]);
 }
@@ -249,6 +294,7 @@ fn stateful_set_defaults(object: &mut Value) {
         object,
         "updateStrategy",
         json!({"type": "RollingUpdate", "rollingUpdate": {"partition": 0}}),
+        false,
     );
     pod_spec_defaults(&mut object["spec"]["template"]["spec"]);
 }
@@ -259,6 +305,7 @@ fn daemon_set_defaults(object: &mut Value) {
         object,
         "updateStrategy",
         json!({"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 1, "maxSurge": 0}}),
+        true,
     );
     pod_spec_defaults(&mut object["spec"]["template"]["spec"]);
 }

@@ -12,6 +12,19 @@ enum Requirement {
     NotIn(String, Vec<String>),
     Exists(String),
     DoesNotExist(String),
+    /// `key>N`, `key<N`: the label's value as an integer, compared (apimachinery's Gt, Lt).
+    GreaterThan(String, i64),
+    LessThan(String, i64),
+}
+
+/// `NewRequirement`'s check of a Gt or Lt value.
+fn integer(value: &str) -> Result<i64, String> {
+    value.trim().parse().map_err(|_| {
+        format!(
+            "unable to parse requirement: values[0]: Invalid value: \"{}\": for 'Gt', 'Lt' operators, the value must be an integer",
+            value.trim()
+        )
+    })
 }
 
 /// A parsed `labelSelector` (`tier=gpu,zone in (a,b),!spot`).
@@ -67,6 +80,10 @@ impl LabelSelector {
                 Requirement::NotIn(key.trim().into(), set_values(rest)?)
             } else if let Some((key, rest)) = part.split_once(" in ") {
                 Requirement::In(key.trim().into(), set_values(rest)?)
+            } else if let Some((key, value)) = part.split_once('>') {
+                Requirement::GreaterThan(key.trim().into(), integer(value)?)
+            } else if let Some((key, value)) = part.split_once('<') {
+                Requirement::LessThan(key.trim().into(), integer(value)?)
             } else if let Some((key, value)) = part.split_once("!=") {
                 Requirement::NotEquals(key.trim().into(), value.trim().into())
             } else if let Some((key, value)) =
@@ -81,7 +98,10 @@ impl LabelSelector {
                 Requirement::In(k, vs) | Requirement::NotIn(k, vs) => {
                     (k, vs.iter().map(String::as_str).collect())
                 }
-                Requirement::Exists(k) | Requirement::DoesNotExist(k) => (k, vec![]),
+                Requirement::Exists(k)
+                | Requirement::DoesNotExist(k)
+                | Requirement::GreaterThan(k, _)
+                | Requirement::LessThan(k, _) => (k, vec![]),
             };
             if !valid_key(key) {
                 return Err(format!(
@@ -137,6 +157,7 @@ impl LabelSelector {
 
     pub(crate) fn matches(&self, labels: &Value) -> bool {
         let get = |k: &str| labels.get(k).and_then(Value::as_str);
+        let number = |k: &str| get(k).and_then(|v| v.parse::<i64>().ok());
         self.requirements.iter().all(|r| match r {
             Requirement::Equals(k, v) => get(k) == Some(v.as_str()),
             Requirement::NotEquals(k, v) => get(k) != Some(v.as_str()),
@@ -144,6 +165,8 @@ impl LabelSelector {
             Requirement::NotIn(k, vs) => get(k).is_none_or(|x| vs.iter().all(|v| v != x)),
             Requirement::Exists(k) => get(k).is_some(),
             Requirement::DoesNotExist(k) => get(k).is_none(),
+            Requirement::GreaterThan(k, n) => number(k).is_some_and(|x| x > *n),
+            Requirement::LessThan(k, n) => number(k).is_some_and(|x| x < *n),
         })
     }
 }
@@ -294,6 +317,24 @@ mod tests {
         for s in ["tier=primary", "spot", "tier notin (gpu)"] {
             assert!(!LabelSelector::parse(s).unwrap().matches(&labels), "{s}");
         }
+        // Gt and Lt compare a label's value as an integer; one that is not never matches.
+        let sized = json!({"gpus": "8", "tier": "gpu"});
+        for (s, matched) in [
+            ("gpus>4", true),
+            ("gpus<4", false),
+            ("gpus<9", true),
+            ("tier>1", false),
+        ] {
+            assert_eq!(
+                LabelSelector::parse(s).unwrap().matches(&sized),
+                matched,
+                "{s}"
+            );
+        }
+        assert_eq!(
+            LabelSelector::parse("x>abc").unwrap_err(),
+            "unable to parse requirement: values[0]: Invalid value: \"abc\": for 'Gt', 'Lt' operators, the value must be an integer"
+        );
         // In labels' parser's words (`parseValues`, `parseIdentifiersList`).
         assert_eq!(
             LabelSelector::parse("tier in gpu").unwrap_err(),

@@ -111,16 +111,16 @@ impl Entry {
             && self.subresource == manager.subresource.clone().unwrap_or_default()
     }
 
-    /// As a conflict names it: `"helm"`, or `"kubectl" using apps/v1 at 2026-...Z` for an
-    /// update (printManager in the API server's field manager).
+    /// As a conflict names it: `"helm"`, or `"kubectl" using apps/v1` for an update
+    /// (printManager in the API server's field manager; the identifier it prints from never
+    /// holds the time: BuildManagerIdentifier drops it, so no `at TIME` is ever printed).
     fn printed(&self) -> String {
         let mut name = format!("{:?}", self.manager);
         if !self.subresource.is_empty() {
             name = format!("{name} with subresource {:?}", self.subresource);
         }
         match self.operation.as_str() {
-            "Update" if self.time.is_empty() => format!("{name} using {}", self.api_version),
-            "Update" => format!("{name} using {} at {}", self.api_version, self.time),
+            "Update" => format!("{name} using {}", self.api_version),
             _ => name,
         }
     }
@@ -392,7 +392,7 @@ mod tests {
     }
 
     #[test]
-    fn an_update_takes_over_what_it_changes_and_conflicts_name_it_with_its_time() {
+    fn an_update_takes_over_what_it_changes_and_conflicts_name_it_with_its_api_version() {
         let alice = manager("alice", Operation::Apply { force: false });
         let mut live = deployment(2, "nginx:1");
         record(
@@ -424,7 +424,7 @@ mod tests {
         .expect_err("the update owns replicas now");
         assert_eq!(
             again.message,
-            "Apply failed with 1 conflict: conflict with \"kubectl\" using apps/v1 at 2026-12-07T10:00:00Z: .spec.replicas"
+            "Apply failed with 1 conflict: conflict with \"kubectl\" using apps/v1: .spec.replicas"
         );
     }
 

@@ -1,20 +1,25 @@
-//! Bad values the API server prints with Go's `%#v` (a selector, a label map), so a message
-//! reads as the server's: `v1.LabelSelector{MatchLabels:map[string]string{"app":"b"}, ...}`.
+//! Bad values that are not scalars, as the API server prints them. Kubernetes 1.35's field
+//! errors print an API type's value as its JSON (`Invalid value: {"app":"b"}`,
+//! `{"matchLabels":{"app":"b"}}`: what real 1.3x servers answer for a Deployment whose selector
+//! does not match its template); the internal `core` types of a Pod update's node affinity,
+//! which have no JSON form, still print as Go's `%#v` does.
 
 use serde_json::Value;
 
 use super::errors::quoted;
 
-/// `map[string]string{"a":"1", "b":"2"}`, or `map[string]string(nil)` for none.
+/// A `map[string]string` as `encoding/json` writes it: keys sorted, `null` for none.
 pub(crate) fn string_map(map: &Value) -> String {
     match map.as_object() {
-        None => "map[string]string(nil)".into(),
+        None => "null".into(),
         Some(map) => {
-            let entries: Vec<String> = map
-                .iter()
+            let mut entries: Vec<(&String, &Value)> = map.iter().collect();
+            entries.sort_by(|a, b| a.0.cmp(b.0));
+            let entries: Vec<String> = entries
+                .into_iter()
                 .map(|(k, v)| format!("{}:{}", quoted(k), quoted(v.as_str().unwrap_or_default())))
                 .collect();
-            format!("map[string]string{{{}}}", entries.join(", "))
+            format!("{{{}}}", entries.join(","))
         }
     }
 }
@@ -73,29 +78,46 @@ pub(crate) fn node_selector_terms(terms: &Value) -> String {
     }
 }
 
-/// A `metav1.LabelSelector` as `%#v` prints it.
+/// A `metav1.LabelSelector` as `encoding/json` writes it: fields in the struct's order, the
+/// empty ones left out (`omitempty`), so an empty selector is `{}`.
 pub(crate) fn label_selector(selector: &Value) -> String {
-    let expressions = match selector["matchExpressions"].as_array() {
-        None => "[]v1.LabelSelectorRequirement(nil)".to_string(),
-        Some(items) => {
-            let items: Vec<String> = items
-                .iter()
-                .map(|e| {
+    let mut fields = Vec::new();
+    if selector["matchLabels"]
+        .as_object()
+        .is_some_and(|m| !m.is_empty())
+    {
+        fields.push(format!(
+            "\"matchLabels\":{}",
+            string_map(&selector["matchLabels"])
+        ));
+    }
+    if let Some(items) = selector["matchExpressions"]
+        .as_array()
+        .filter(|items| !items.is_empty())
+    {
+        let items: Vec<String> = items
+            .iter()
+            .map(|e| {
+                let mut parts = vec![
+                    format!("\"key\":{}", quoted(e["key"].as_str().unwrap_or_default())),
                     format!(
-                        "v1.LabelSelectorRequirement{{Key:{}, Operator:{}, Values:{}}}",
-                        quoted(e["key"].as_str().unwrap_or_default()),
-                        quoted(e["operator"].as_str().unwrap_or_default()),
-                        strings(&e["values"])
-                    )
-                })
-                .collect();
-            format!("[]v1.LabelSelectorRequirement{{{}}}", items.join(", "))
-        }
-    };
-    format!(
-        "v1.LabelSelector{{MatchLabels:{}, MatchExpressions:{expressions}}}",
-        string_map(&selector["matchLabels"])
-    )
+                        "\"operator\":{}",
+                        quoted(e["operator"].as_str().unwrap_or_default())
+                    ),
+                ];
+                if let Some(values) = e["values"].as_array().filter(|v| !v.is_empty()) {
+                    let values: Vec<String> = values
+                        .iter()
+                        .map(|v| quoted(v.as_str().unwrap_or_default()))
+                        .collect();
+                    parts.push(format!("\"values\":[{}]", values.join(",")));
+                }
+                format!("{{{}}}", parts.join(","))
+            })
+            .collect();
+        fields.push(format!("\"matchExpressions\":[{}]", items.join(",")));
+    }
+    format!("{{{}}}", fields.join(","))
 }
 
 #[cfg(test)]
@@ -105,10 +127,19 @@ mod tests {
     use super::*;
 
     #[test]
-    fn prints_as_go_does() {
+    fn prints_as_encoding_json_does() {
         assert_eq!(
-            label_selector(&json!({"matchLabels": {"app": "b", "tier": "x"}})),
-            r#"v1.LabelSelector{MatchLabels:map[string]string{"app":"b", "tier":"x"}, MatchExpressions:[]v1.LabelSelectorRequirement(nil)}"#
+            label_selector(&json!({"matchLabels": {"tier": "x", "app": "b"}})),
+            r#"{"matchLabels":{"app":"b","tier":"x"}}"#
         );
+        assert_eq!(label_selector(&json!({})), "{}");
+        assert_eq!(
+            label_selector(
+                &json!({"matchExpressions": [{"key": "a", "operator": "Exists"}],
+                                   "matchLabels": {"app": "b"}})
+            ),
+            r#"{"matchLabels":{"app":"b"},"matchExpressions":[{"key":"a","operator":"Exists"}]}"#
+        );
+        assert_eq!(string_map(&Value::Null), "null");
     }
 }

@@ -5,6 +5,7 @@
 pub(crate) mod affinity;
 pub(crate) mod cluster;
 pub(crate) mod crd;
+pub(crate) mod cron;
 pub(crate) mod custom;
 pub(crate) mod dns;
 pub(crate) mod env;

@@ -103,7 +103,7 @@ pub(crate) fn qualified_name(key: &str) -> Vec<String> {
             return vec![format!(
                 "{} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')",
                 regex_error(
-                    &format!("a qualified name {QUALIFIED_MESSAGE}"),
+                    &format!("a valid label key {QUALIFIED_MESSAGE}"),
                     QUALIFIED_PATTERN,
                     &["MyName", "my.name", "123-abc"]
                 )

@@ -16,7 +16,7 @@ use super::probes::container_probes;
 pub(crate) use super::requirements::BadQuantity;
 use super::requirements::requirements;
 use super::scheduling_gates::scheduling_gates;
-use super::security::{container_security, pod_os};
+use super::security::{container_security, pod_os, pod_security_ids};
 use super::tolerations::tolerations;
 use super::topology_spread::topology_spread;
 use super::volumes::{mounts, volumes};
@@ -196,6 +196,7 @@ pub(crate) fn pod_spec(spec: &Value, path: &str, errors: &mut Errors) -> Result<
         &format!("{path}.nodeSelector"),
         errors,
     );
+    pod_security_ids(spec, path, errors);
     // A negative grace period is let through (with a warning, `warnings.rs`): upstream only
     // requires one, which the defaults give.
     scheduling_rules(spec, path, errors);

@@ -47,15 +47,41 @@ const WINDOWS_CONTAINER_FIELDS: [&str; 10] = [
     "runAsGroup",
 ];
 
-/// `ValidateSecurityContext`: no privileged container that may not escalate, nor one adding
+/// `IsValidUserID` and `IsValidGroupID`: 0 to 2^31 - 1.
+fn id_in_range(value: &Value, at: &str, errors: &mut Errors) {
+    if value
+        .as_i64()
+        .is_some_and(|id| !(0..=i64::from(i32::MAX)).contains(&id))
+    {
+        errors.invalid(at, value, "must be between 0 and 2147483647, inclusive");
+    }
+}
+
+/// `validatePodSpecSecurityContext`'s ids, in its order: fsGroup, runAsUser, runAsGroup, each
+/// supplemental group.
+pub(crate) fn pod_security_ids(spec: &Value, path: &str, errors: &mut Errors) {
+    let context = &spec["securityContext"];
+    let at = format!("{path}.securityContext");
+    for field in ["fsGroup", "runAsUser", "runAsGroup"] {
+        id_in_range(&context[field], &format!("{at}.{field}"), errors);
+    }
+    let groups = context["supplementalGroups"].as_array();
+    for (i, group) in groups.into_iter().flatten().enumerate() {
+        id_in_range(group, &format!("{at}.supplementalGroups[{i}]"), errors);
+    }
+}
+
+/// `ValidateSecurityContext`: each id in range, then no privileged container that may not escalate, nor one adding
 /// CAP_SYS_ADMIN. The server prints the whole `core.SecurityContext` (pointers as addresses)
 /// as the bad value; the twin names the type.
 pub(crate) fn container_security(container: &Value, path: &str, errors: &mut Errors) {
     let context = &container["securityContext"];
+    let at = format!("{path}.securityContext");
+    id_in_range(&context["runAsUser"], &format!("{at}.runAsUser"), errors);
+    id_in_range(&context["runAsGroup"], &format!("{at}.runAsGroup"), errors);
     if context["allowPrivilegeEscalation"] != false {
         return;
     }
-    let at = format!("{path}.securityContext");
     let value = "Invalid value: core.SecurityContext{...}";
     if context["privileged"] == true {
         errors.push(

@@ -106,7 +106,8 @@ pub(crate) fn update(group: &str, kind: &str, old: &Value, new: &Value, errors: 
                 if new["immutable"] != true {
                     errors.forbidden("immutable", message);
                 }
-                for part in ["data", "binaryData", "stringData"] {
+                // A Secret's stringData is in its data by now (the defaults merge it).
+                for part in ["data", "binaryData"] {
                     if old[part] != new[part] && !(old[part].is_null() && new[part].is_null()) {
                         errors.forbidden(part, message);
                     }

@@ -17,18 +17,65 @@ fn items(value: &Value) -> &[Value] {
     value.as_array().map(Vec::as_slice).unwrap_or_default()
 }
 
-/// `ValidateVolumes`: the volume names (required, none twice) and each source's file modes.
+/// `validateVolumeSource`'s sources, in the order it looks at them (v1's field names).
+const SOURCES: [&str; 30] = [
+    "emptyDir",
+    "hostPath",
+    "gitRepo",
+    "gcePersistentDisk",
+    "awsElasticBlockStore",
+    "secret",
+    "nfs",
+    "iscsi",
+    "glusterfs",
+    "flocker",
+    "persistentVolumeClaim",
+    "rbd",
+    "cinder",
+    "cephfs",
+    "quobyte",
+    "downwardAPI",
+    "fc",
+    "flexVolume",
+    "configMap",
+    "azureFile",
+    "vsphereVolume",
+    "photonPersistentDisk",
+    "portworxVolume",
+    "azureDisk",
+    "storageos",
+    "projected",
+    "scaleIO",
+    "csi",
+    "ephemeral",
+    "image",
+];
+
+/// `validateVolumeSource`'s count: every source after the first is refused where it is.
+fn one_source(volume: &Value, at: &str, errors: &mut Errors) {
+    let given = SOURCES.iter().filter(|s| !volume[**s].is_null());
+    for source in given.skip(1) {
+        errors.forbidden(
+            format!("{at}.{source}"),
+            "may not specify more than 1 volume type",
+        );
+    }
+}
+
+/// `ValidateVolumes`: each volume's source (one only, its file modes), then its name
+/// (required, none twice), in upstream's order.
 pub(crate) fn volumes<'a>(spec: &'a Value, path: &str, errors: &mut Errors) -> HashSet<&'a str> {
     let mut names: HashSet<&str> = HashSet::new();
     for (i, volume) in items(&spec["volumes"]).iter().enumerate() {
         let at = format!("{path}.volumes[{i}]");
+        one_source(volume, &at, errors);
+        file_modes(volume, &at, errors);
         let name = volume["name"].as_str().unwrap_or_default();
         if name.is_empty() {
             errors.required(format!("{at}.name"));
         } else if !names.insert(name) {
             errors.duplicate(format!("{at}.name"), &volume["name"]);
         }
-        file_modes(volume, &at, errors);
     }
     names
 }

@@ -3,6 +3,7 @@
 
 use serde_json::Value;
 
+use super::cron;
 use super::errors::Errors;
 use super::go_value::{label_selector, string_map};
 use super::metadata::labels;
@@ -146,13 +147,20 @@ pub(crate) fn cron_job(object: &Value, errors: &mut Errors) -> Result<(), BadQua
     let spec = &object["spec"];
     match spec["schedule"].as_str().filter(|s| !s.is_empty()) {
         None => errors.required("spec.schedule"),
-        // A create; an update keeps a schedule that already had one (upstream's allowTZInSchedule).
-        Some(schedule) if schedule.contains("TZ") => errors.invalid(
-            "spec.schedule",
-            &spec["schedule"],
-            "cannot use TZ or CRON_TZ in schedule, use timeZone field instead",
-        ),
-        Some(_) => {}
+        Some(schedule) => {
+            if let Some(why) = cron::parse_error(schedule) {
+                errors.invalid("spec.schedule", &spec["schedule"], &why);
+            }
+            // A create; an update keeps a schedule that already had one (upstream's
+            // allowTZInSchedule).
+            if schedule.contains("TZ") {
+                errors.invalid(
+                    "spec.schedule",
+                    &spec["schedule"],
+                    "cannot use TZ or CRON_TZ in schedule, use timeZone field instead",
+                );
+            }
+        }
     }
     time_zone(&spec["timeZone"], errors);
     errors.one_of(
@@ -174,8 +182,21 @@ pub(crate) fn cron_job(object: &Value, errors: &mut Errors) -> Result<(), BadQua
     )
 }
 
-/// `validateTimeZone`: an IANA name (the twin has no zone database to load it from, so a
-/// well-formed name is taken as known).
+/// IANA's zone and link names (tzdata 2025b): what Go's `time.LoadLocation` finds.
+const TIME_ZONES: &str = include_str!("time_zones.txt");
+
+/// Whether `time.LoadLocation(name)` finds a zone ("UTC" and "Local" are its own).
+fn loads(name: &str) -> bool {
+    name == "UTC"
+        || name == "Local"
+        || TIME_ZONES
+            .lines()
+            .filter(|line| !line.starts_with('#'))
+            .any(|zone| zone == name)
+}
+
+/// `validateTimeZone`: well-formed parts, not `Local` (in any case), and a zone IANA's
+/// database has, as the API server's `time.LoadLocation` answers it.
 fn time_zone(zone: &Value, errors: &mut Errors) {
     let Some(name) = zone.as_str() else {
         return;
@@ -202,5 +223,8 @@ fn time_zone(zone: &Value, errors: &mut Errors) {
             zone,
             "timeZone must be an explicit time zone as defined in https://www.iana.org/time-zones",
         );
+    }
+    if !loads(name) {
+        errors.invalid(path, zone, &format!("unknown time zone {name}"));
     }
 }

@@ -1,0 +1,244 @@
+//! Cases an independent probe found the twin answering unlike a Kubernetes 1.35 API server
+//! (each expected answer taken from upstream's source, named beside it), sent through kubectl
+//! 1.35 to `runbook lab serve`: what is stored, what is refused and in which words.
+
+use std::process::Output;
+
+use crate::support::{LabServer, kubectl, kubectl_stdin};
+
+fn out(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+/// A manifest refused with `message` (kubectl's exit 1).
+fn refused(binary: &std::path::Path, lab: &LabServer, manifest: &str, message: &str) {
+    let o = kubectl_stdin(binary, lab, &["create", "-f", "-"], manifest);
+    assert_eq!(o.status.code(), Some(1), "{}", out(&o));
+    assert!(out(&o).contains(message), "want {message}\ngot {}", out(&o));
+}
+
+const CRON: &str = "apiVersion: batch/v1
+kind: CronJob
+metadata: {name: NAME, namespace: default}
+spec:
+  schedule: 'SCHEDULE'
+  ZONE
+  jobTemplate:
+    spec:
+      template:
+        spec:
+          restartPolicy: Never
+          containers: [{name: c, image: busybox}]
+";
+
+fn cron(name: &str, schedule: &str, zone: &str) -> String {
+    CRON.replace("NAME", name)
+        .replace("SCHEDULE", schedule)
+        .replace("ZONE", zone)
+}
+
+#[test]
+fn objects_a_real_server_refuses_are_refused_in_its_words() {
+    let Some(binary) = kubectl("1.35") else {
+        return;
+    };
+    let lab = LabServer::start("60");
+    // robfig/cron v3's getRange, as batch validation's validateScheduleFormat prints it.
+    refused(
+        &binary,
+        &lab,
+        &cron("c61", "61 * * * *", ""),
+        r#"spec.schedule: Invalid value: "61 * * * *": end of range (61) above maximum (59): 61"#,
+    );
+    // validateTimeZone: time.LoadLocation's error for a zone IANA does not have.
+    refused(
+        &binary,
+        &lab,
+        &cron("ctz", "0 * * * *", "timeZone: Mars/Base"),
+        r#"spec.timeZone: Invalid value: "Mars/Base": unknown time zone Mars/Base"#,
+    );
+    // A strategy without a type is defaulted to RollingUpdate keeping what was given, then
+    // IsNotMoreThan100Percent refuses it (SetDefaults_Deployment, ValidateRollingUpdateDeployment).
+    refused(
+        &binary,
+        &lab,
+        "apiVersion: apps/v1
+kind: Deployment
+metadata: {name: d110, namespace: default}
+spec:
+  selector: {matchLabels: {app: a}}
+  strategy: {rollingUpdate: {maxUnavailable: 110%}}
+  template:
+    metadata: {labels: {app: a}}
+    spec: {containers: [{name: c, image: busybox}]}
+",
+        r#"spec.strategy.rollingUpdate.maxUnavailable: Invalid value: "110%": must not be greater than 100%"#,
+    );
+    // ValidateSecurityContext: IsValidUserID.
+    refused(
+        &binary,
+        &lab,
+        "apiVersion: v1
+kind: Pod
+metadata: {name: uid, namespace: default}
+spec:
+  containers: [{name: c, image: busybox, securityContext: {runAsUser: -1}}]
+",
+        "spec.containers[0].securityContext.runAsUser: Invalid value: -1: must be between 0 and 2147483647, inclusive",
+    );
+    // validateVolumeSource: every source after the first, where it is.
+    refused(
+        &binary,
+        &lab,
+        "apiVersion: v1
+kind: Pod
+metadata: {name: two, namespace: default}
+spec:
+  containers: [{name: c, image: busybox}]
+  volumes: [{name: v, emptyDir: {}, hostPath: {path: /tmp}}]
+",
+        "spec.volumes[0].hostPath: Forbidden: may not specify more than 1 volume type",
+    );
+    // Field errors print a selector or a label map as its JSON (apimachinery v0.35).
+    refused(
+        &binary,
+        &lab,
+        "apiVersion: apps/v1
+kind: Deployment
+metadata: {name: sel, namespace: default}
+spec:
+  selector: {matchLabels: {app: a}}
+  template:
+    metadata: {labels: {app: b}}
+    spec: {containers: [{name: c, image: busybox}]}
+",
+        r#"spec.template.metadata.labels: Invalid value: {"app":"b"}: `selector` does not match template `labels`"#,
+    );
+    // IsQualifiedName is IsLabelKey in apimachinery v0.35, with its words.
+    refused(
+        &binary,
+        &lab,
+        "apiVersion: v1
+kind: ConfigMap
+metadata: {name: k, namespace: default, labels: {a/b/c: x}}
+",
+        r#"metadata.labels: Invalid value: "a/b/c": a valid label key must consist of alphanumeric characters"#,
+    );
+}
+
+#[test]
+fn secrets_selectors_and_custom_resources_read_back_as_a_real_server_keeps_them() {
+    let Some(binary) = kubectl("1.35") else {
+        return;
+    };
+    let lab = LabServer::start("60");
+    let run = |args: &[&str]| kubectl_stdin(&binary, &lab, args, "");
+    // stringData merged into data, type Opaque by default (the v1 conversion, SetDefaults_Secret).
+    let o = kubectl_stdin(
+        &binary,
+        &lab,
+        &["create", "-f", "-"],
+        "apiVersion: v1
+kind: Secret
+metadata: {name: s, namespace: default, labels: {gpus: '8'}}
+stringData: {a: b}
+immutable: true
+",
+    );
+    assert!(o.status.success(), "{}", out(&o));
+    let o = run(&[
+        "get",
+        "secret",
+        "s",
+        "-o",
+        "jsonpath={.type}|{.data.a}|{.stringData}",
+    ]);
+    assert_eq!(out(&o), "Opaque|Yg==|", "{}", out(&o));
+    let o = run(&[
+        "get",
+        "secrets",
+        "--field-selector",
+        "type=Opaque",
+        "-o",
+        "name",
+    ]);
+    assert!(out(&o).contains("secret/s"), "{}", out(&o));
+    // An immutable Secret's stringData change is a change of its data.
+    let o = run(&[
+        "patch",
+        "secret",
+        "s",
+        "--type=merge",
+        "-p",
+        r#"{"stringData":{"a":"c"}}"#,
+    ]);
+    assert!(
+        out(&o).contains("data: Forbidden: field is immutable when `immutable` is set"),
+        "{}",
+        out(&o)
+    );
+    // Gt and Lt label selectors (labels/selector.go), and their integer rule.
+    let o = run(&["get", "secrets", "-l", "gpus>4", "-o", "name"]);
+    assert!(out(&o).contains("secret/s"), "{}", out(&o));
+    let o = run(&["get", "secrets", "-l", "gpus<4", "-o", "name"]);
+    assert!(!out(&o).contains("secret/s"), "{}", out(&o));
+    let o = run(&["get", "secrets", "-l", "gpus>abc"]);
+    assert!(
+        out(&o).contains(r#"values[0]: Invalid value: "abc": for 'Gt', 'Lt' operators, the value must be an integer"#),
+        "{}",
+        out(&o)
+    );
+    // A custom resource: a strategic merge patch is not a type the CRD handler takes (415),
+    // and a null its schema neither allows nor defaults is dropped.
+    let o = kubectl_stdin(
+        &binary,
+        &lab,
+        &["create", "-f", "-"],
+        "apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: widgets.probe.example.com}
+spec:
+  group: probe.example.com
+  scope: Namespaced
+  names: {plural: widgets, singular: widget, kind: Widget}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              plain: {type: string}
+              note: {type: string, nullable: true}
+              size: {type: integer}
+",
+    );
+    assert!(o.status.success(), "{}", out(&o));
+    let o = kubectl_stdin(
+        &binary,
+        &lab,
+        &["create", "-f", "-"],
+        "apiVersion: probe.example.com/v1
+kind: Widget
+metadata: {name: w, namespace: default}
+spec: {plain: null, note: null, size: 1}
+",
+    );
+    assert!(o.status.success(), "{}", out(&o));
+    let o = run(&["get", "widget", "w", "-o", "jsonpath={.spec}"]);
+    assert_eq!(out(&o), r#"{"note":null,"size":1}"#, "{}", out(&o));
+    let o = run(&["patch", "widget", "w", "-p", r#"{"spec":{"size":2}}"#]);
+    assert!(
+        out(&o).contains("the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml"),
+        "{}",
+        out(&o)
+    );
+}
