@@ -29,6 +29,17 @@ pub trait Clock: Send + Sync {
     }
     /// Whether time here is virtual (reports then show virtual durations as the primary ones).
     fn is_virtual(&self) -> bool;
+    /// How many of the embedded twin's tasks wait for a moment of this clock's time (a long
+    /// command's end); none on a real clock.
+    fn parked(&self) -> usize {
+        0
+    }
+    /// Wakes when this clock reads `at` (a watchdog's deadline): a real clock sleeps until
+    /// then; a virtual one wakes when something else moves time that far, and does not
+    /// count as parked.
+    fn wake_at(&self, at: Duration) -> Sleep {
+        self.sleep(at.saturating_sub(self.now()))
+    }
     /// Unix seconds now: the wall clock, or for virtual time its instant on the calendar
     /// (time zero is 2026-01-01T00:00:00Z), so timestamps written into a twin agree with it.
     fn unix_seconds(&self) -> i64;

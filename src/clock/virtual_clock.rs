@@ -7,7 +7,8 @@
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use super::{Clock, Sleep};
@@ -48,6 +49,29 @@ struct State {
 #[derive(Default)]
 pub struct VirtualClock {
     state: Mutex<State>,
+    /// Tasks of the twin waiting for a moment of virtual time (a long command's end).
+    parked: Arc<AtomicUsize>,
+}
+
+/// One parked wait's place in the count: given back once, when its moment comes or when the
+/// wait is dropped before (a watchdog whose command answered first).
+struct Parked {
+    parked: Arc<AtomicUsize>,
+    counted: Arc<AtomicBool>,
+}
+
+impl Parked {
+    fn leave(parked: &AtomicUsize, counted: &AtomicBool) {
+        if counted.swap(false, Ordering::SeqCst) {
+            parked.fetch_sub(1, Ordering::SeqCst);
+        }
+    }
+}
+
+impl Drop for Parked {
+    fn drop(&mut self) {
+        Self::leave(&self.parked, &self.counted);
+    }
 }
 
 impl VirtualClock {
@@ -79,6 +103,45 @@ impl VirtualClock {
     pub fn schedule_in(&self, delay: Duration, action: impl FnOnce(Duration) + Send + 'static) {
         let at = self.now() + delay;
         self.schedule_at(at, action);
+    }
+
+    /// Waits until virtual time reaches `at`, counted among the parked tasks meanwhile: what
+    /// the twin does while a long command runs (`dcgmi diag -r 3`), so that a client waiting
+    /// for several of them at once knows when all are waiting on the clock and only time can
+    /// move them ([`Clock::parked`]).
+    pub fn park_until(&self, at: Duration) -> Sleep {
+        let (done, wait) = tokio::sync::oneshot::channel::<()>();
+        self.parked.fetch_add(1, Ordering::SeqCst);
+        let place = Parked {
+            parked: self.parked.clone(),
+            counted: Arc::new(AtomicBool::new(true)),
+        };
+        let (parked, counted) = (place.parked.clone(), place.counted.clone());
+        self.schedule_at(at, move |_| {
+            // Counted out as the event runs, before the waiter wakes: a client never sees a
+            // task both done and parked.
+            Parked::leave(&parked, &counted);
+            let _ = done.send(());
+        });
+        Box::pin(async move {
+            let _place = place;
+            let _ = wait.await;
+        })
+    }
+
+    /// Counted among the parked tasks for as long as the returned future lives, which never
+    /// completes: a command that hangs (a DCGM that never answers) waits on nothing time can
+    /// bring, so a client's own watchdog is what ends the wait.
+    pub fn park_forever(&self) -> Sleep {
+        self.parked.fetch_add(1, Ordering::SeqCst);
+        let place = Parked {
+            parked: self.parked.clone(),
+            counted: Arc::new(AtomicBool::new(true)),
+        };
+        Box::pin(async move {
+            let _place = place;
+            std::future::pending::<()>().await;
+        })
     }
 
     /// When the next scheduled event is due, if any.
@@ -141,6 +204,20 @@ impl Clock for VirtualClock {
         true
     }
 
+    fn parked(&self) -> usize {
+        self.parked.load(Ordering::SeqCst)
+    }
+
+    fn wake_at(&self, at: Duration) -> Sleep {
+        let (done, wait) = tokio::sync::oneshot::channel::<()>();
+        self.schedule_at(at, move |_| {
+            let _ = done.send(());
+        });
+        Box::pin(async move {
+            let _ = wait.await;
+        })
+    }
+
     fn unix_seconds(&self) -> i64 {
         super::dates::VIRTUAL_EPOCH_UNIX_SECONDS + i64::try_from(self.now().as_secs()).unwrap_or(0)
     }
@@ -180,6 +257,25 @@ mod tests {
         });
         clock.advance(Duration::from_secs(20));
         assert_eq!(*seen.lock().unwrap(), vec![Duration::from_secs(10)]);
+    }
+
+    #[tokio::test]
+    async fn a_parked_task_is_counted_until_time_reaches_its_moment() {
+        let clock = VirtualClock::new();
+        let waiting = clock.park_until(Duration::from_secs(900));
+        assert_eq!(clock.parked(), 1);
+        clock.advance(Duration::from_secs(899));
+        assert_eq!(clock.parked(), 1);
+        clock.advance(Duration::from_secs(1));
+        assert_eq!(clock.parked(), 0);
+        waiting.await;
+        // A wait given up before its moment leaves the count at once.
+        let given_up = clock.park_until(Duration::from_secs(2000));
+        assert_eq!(clock.parked(), 1);
+        drop(given_up);
+        assert_eq!(clock.parked(), 0);
+        clock.advance(Duration::from_secs(2000));
+        assert_eq!(clock.parked(), 0);
     }
 
     #[test]

@@ -515,15 +515,17 @@ fn a_dcgm_that_hangs_is_named_by_its_watchdog_not_passed_as_healthy() {
     if !helm_available() {
         return;
     }
+    // The watchdog waits on the run's clock: a minute of virtual time, longer than a level-1
+    // diagnostic takes (20 s on the twin), which the healthy nodes' diagnostics finish in.
     let (out, report) = drill_with(
-        &["--fault", "dcgm-hang=gpu2", "--set", "dcgm_timeout=2s"],
+        &["--fault", "dcgm-hang=gpu2", "--set", "dcgm_timeout=1m"],
         1,
     );
     let hung = NODES[2];
     assert!(out.contains(&format!("[log] {hung}: MONITOR")), "{out}");
     assert!(
         out.contains(
-            "MONITOR: dcgm_watchdog: dcgmi diag -r 1 gave no answer within 2s (the DCGM watchdog)"
+            "MONITOR: dcgm_watchdog: dcgmi diag -r 1 gave no answer within 1m (the DCGM watchdog)"
         ),
         "{out}"
     );
@@ -534,7 +536,7 @@ fn a_dcgm_that_hangs_is_named_by_its_watchdog_not_passed_as_healthy() {
     assert_eq!(metric(&report, "gpu_nodes_isolated"), Some(0.0));
     assert!(
         out.contains(&format!(
-            "1 GPU node(s) not fully examined: [\"{hung}: dcgmi diag -r 1 gave no answer within 2s"
+            "1 GPU node(s) not fully examined: [\"{hung}: dcgmi diag -r 1 gave no answer within 1m"
         )),
         "{out}"
     );

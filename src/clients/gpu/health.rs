@@ -3,6 +3,7 @@
 //! and `dcgmi diag` at the level asked. A node that cannot answer is reported with why, never
 //! raised, so one dead node does not hide the others.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use futures::StreamExt;
@@ -180,7 +181,15 @@ async fn exec_in(kube: &KubeClient, namespace: &str, pod: &str, command: &[Strin
         .map_err(|e| e.to_string())
 }
 
-async fn one(kube: &KubeClient, node: &str, spec: &HealthSpec, clock: &dyn Clock) -> NodeOutputs {
+/// A node whose probe pod is up and whose quick reads are done; `pod` is `None` when the probe
+/// could not start (why is in the outputs).
+struct Opened {
+    outputs: NodeOutputs,
+    pod: Option<String>,
+}
+
+/// Starts the node's probe and reads its GPUs, NVLinks and kernel log.
+async fn open(kube: &KubeClient, node: &str, spec: &HealthSpec, clock: &dyn Clock) -> Opened {
     let probe = Probe {
         kind: PROBE_KIND,
         image: &spec.image,
@@ -204,7 +213,7 @@ async fn one(kube: &KubeClient, node: &str, spec: &HealthSpec, clock: &dyn Clock
         Ok(pod) => pod,
         Err(why) => {
             outputs.errors.push(why);
-            return outputs;
+            return Opened { outputs, pod: None };
         }
     };
     let namespace = &spec.namespace;
@@ -221,22 +230,84 @@ async fn one(kube: &KubeClient, node: &str, spec: &HealthSpec, clock: &dyn Clock
     outputs.nvlink = text_of(ran, &NVLINK, errors);
     let ran = exec_in(kube, namespace, &pod, &argv(&["dmesg"])).await;
     outputs.kernel_log = text_of(ran, &["dmesg"], errors);
-    if spec.level > 0 {
-        let level = spec.level.to_string();
-        let command = ["dcgmi", "diag", "-r", level.as_str(), "-j"];
-        let diag = argv(&command);
-        let running = exec_in(kube, namespace, &pod, &diag);
-        match tokio::time::timeout(spec.dcgm_timeout, running).await {
-            Ok(ran) => outputs.dcgm = text_of(ran, &command, errors),
-            Err(_) => {
-                let why = hung(&level, spec.dcgm_timeout);
-                errors.push(why.clone());
-                outputs.dcgm_hung = Some(why);
+    Opened {
+        outputs,
+        pod: Some(pod),
+    }
+}
+
+/// `dcgmi diag` at the spec's level in the node's probe, under the watchdog; `in_flight`
+/// counts the diagnostics not yet answered (see [`driven`]).
+async fn diagnose(
+    kube: &KubeClient,
+    opened: &mut Opened,
+    spec: &HealthSpec,
+    clock: &dyn Clock,
+    in_flight: &AtomicUsize,
+) {
+    let (Some(pod), true) = (&opened.pod, spec.level > 0) else {
+        return;
+    };
+    let level = spec.level.to_string();
+    let command = ["dcgmi", "diag", "-r", level.as_str(), "-j"];
+    in_flight.fetch_add(1, Ordering::SeqCst);
+    let diag = argv(&command);
+    let running = exec_in(kube, &spec.namespace, pod, &diag);
+    // The watchdog runs on the run's clock: on the twin it waits in virtual time for the
+    // diagnostics it watches.
+    let watchdog = clock.wake_at(clock.now() + spec.dcgm_timeout);
+    let answered = tokio::select! {
+        ran = running => Some(ran),
+        () = watchdog => None,
+    };
+    in_flight.fetch_sub(1, Ordering::SeqCst);
+    let outputs = &mut opened.outputs;
+    match answered {
+        Some(ran) => outputs.dcgm = text_of(ran, &command, &mut outputs.errors),
+        None => {
+            let why = hung(&level, spec.dcgm_timeout);
+            outputs.errors.push(why.clone());
+            outputs.dcgm_hung = Some(why);
+        }
+    }
+}
+
+async fn close(kube: &KubeClient, opened: Opened, spec: &HealthSpec) -> NodeOutputs {
+    if let Some(pod) = &opened.pod {
+        probe::stop(kube, &spec.namespace, pod).await;
+    }
+    opened.outputs
+}
+
+/// One node from start to end: on a real clock, nodes go through this `concurrency` at a time.
+async fn one(kube: &KubeClient, node: &str, spec: &HealthSpec, clock: &dyn Clock) -> NodeOutputs {
+    let mut opened = open(kube, node, spec, clock).await;
+    diagnose(kube, &mut opened, spec, clock, &AtomicUsize::new(0)).await;
+    close(kube, opened, spec).await
+}
+
+/// Waits for `work` on a virtual clock: whenever every diagnostic in flight waits in the
+/// twin for its end (parked on the clock, [`Clock::parked`]), only time can move them, so the
+/// clock goes on to its next event. Diagnostics that run at once then take their time
+/// together, as on real nodes: four nodes at level 3 take 15 minutes, not an hour.
+async fn driven<T>(
+    clock: &dyn Clock,
+    in_flight: &AtomicUsize,
+    work: impl std::future::Future<Output = T>,
+) -> T {
+    tokio::pin!(work);
+    loop {
+        tokio::select! {
+            biased;
+            out = &mut work => return out,
+            () = tokio::time::sleep(Duration::from_millis(1)) => {
+                let waiting = in_flight.load(Ordering::SeqCst);
+                if waiting > 0 && clock.parked() >= waiting {
+                    clock.idle_until(clock.now() + Duration::from_secs(24 * 3600)).await;
+                }
             }
         }
     }
-    probe::stop(kube, &spec.namespace, &pod).await;
-    outputs
 }
 
 /// `command` on this machine, within `timeout` (killed past it).
@@ -331,11 +402,41 @@ pub async fn collect(
         Some(names) => names.clone(),
         None => probe::node_names(kube, spec.selector.clone()).await?,
     };
-    let mut answers: Vec<NodeOutputs> = futures::stream::iter(nodes.iter())
-        .map(|node| one(kube, node, spec, clock))
-        .buffer_unordered(concurrency(spec.concurrency, clock))
-        .collect()
+    let mut answers: Vec<NodeOutputs> = if clock.is_virtual() {
+        // Probes start one at a time (pause.rs: a deterministic clock), then the diagnostics
+        // run `concurrency` at a time, as they would on real nodes, and take their time there.
+        let mut opened = Vec::new();
+        for node in &nodes {
+            opened.push(open(kube, node, spec, clock).await);
+        }
+        let in_flight = AtomicUsize::new(0);
+        let diagnosed: Vec<Opened> = driven(
+            clock,
+            &in_flight,
+            futures::stream::iter(opened)
+                .map(|mut o| {
+                    let in_flight = &in_flight;
+                    async move {
+                        diagnose(kube, &mut o, spec, clock, in_flight).await;
+                        o
+                    }
+                })
+                .buffer_unordered(spec.concurrency.max(1))
+                .collect(),
+        )
         .await;
+        let mut closed = Vec::new();
+        for o in diagnosed {
+            closed.push(close(kube, o, spec).await);
+        }
+        closed
+    } else {
+        futures::stream::iter(nodes.iter())
+            .map(|node| one(kube, node, spec, clock))
+            .buffer_unordered(concurrency(spec.concurrency, clock))
+            .collect()
+            .await
+    };
     answers.sort_by(|a, b| a.node.cmp(&b.node));
     Ok(answers)
 }

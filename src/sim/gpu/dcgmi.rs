@@ -3,6 +3,8 @@
 //! and the failure reasons (`error_id` = DCGM_FR_*, messages from dcgm_errors.h) that the
 //! node's hardware faults call for.
 
+use std::time::Duration;
+
 use serde_json::{Value, json};
 
 use super::gpu_model::{DRIVER_VERSION, GpuHost};
@@ -15,12 +17,27 @@ pub(crate) const DCGM_VERSION: &str = "4.2.3";
 const VOLATILE_DBE_DETECTED: u32 = 4;
 const PENDING_ROW_REMAP: u32 = 85;
 
-/// What `dcgmi` printed and how it ended.
+/// What `dcgmi` printed, how it ended and how long it ran.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct DcgmiOutput {
     pub(crate) stdout: String,
     pub(crate) stderr: String,
     pub(crate) exit_code: i32,
+    pub(crate) duration: Duration,
+}
+
+/// How long a diagnostic runs on the twin's GPUs, by level: NVIDIA's figures ("seconds",
+/// "approximately two minutes", "approximately 15 minutes": the dcgmi-diag reference), and
+/// for level 4, which NVIDIA gives no length, 45 minutes: level 3's 15 with memtest's 600 s
+/// default `test_duration`, the pulse test and what is left of the low end platforms report
+/// (45 minutes to 2 hours; an acceptance plans the high end, acceptance/depth.rs).
+pub(crate) fn run_time(level: u32) -> Duration {
+    Duration::from_secs(match level {
+        1 => 20,
+        2 => 120,
+        3 => 900,
+        _ => 2700,
+    })
 }
 
 fn usage(message: &str) -> DcgmiOutput {
@@ -28,6 +45,7 @@ fn usage(message: &str) -> DcgmiOutput {
         stdout: String::new(),
         stderr: format!("{message}\n"),
         exit_code: 1,
+        duration: Duration::ZERO,
     }
 }
 
@@ -85,6 +103,7 @@ fn diag(host: &GpuHost, level: u32, faults: Option<&NodeFaults>) -> DcgmiOutput 
             stdout: String::new(),
             stderr: "Error: Unable to complete diagnostic for group 2147483647. Return: (-37) GPU is lost.\n".into(),
             exit_code: 1,
+            duration: Duration::ZERO,
         };
     }
     let mut categories: Vec<(String, Vec<Value>)> = Vec::new();
@@ -143,6 +162,7 @@ fn diag(host: &GpuHost, level: u32, faults: Option<&NodeFaults>) -> DcgmiOutput 
         stderr: String::new(),
         // The run completed: its verdict is in the JSON, whatever the tests found.
         exit_code: 0,
+        duration: run_time(level),
     }
 }
 

@@ -263,7 +263,7 @@ fn dcgmi(args: &[String], context: &Context<'_>, state: &KubeState) -> Output {
         stdout: out.stdout,
         stderr: out.stderr,
         exit_code: out.exit_code,
-        duration: Some(Duration::ZERO),
+        duration: Some(out.duration),
     }
 }
 
@@ -357,6 +357,15 @@ fn dmesg(context: &Context<'_>, state: &KubeState) -> Output {
         exit_code: 0,
         duration: Some(Duration::ZERO),
     }
+}
+
+/// Whether an exec of `argv` holds its caller for the program's whole run: DCGM's
+/// diagnostic, minutes to hours long, which a health check waits for; the twin's other
+/// programs answer an exec at once (their seconds matter to no one waiting).
+pub(crate) fn holds_its_exec(argv: &[String]) -> bool {
+    argv.first()
+        .is_some_and(|p| p.rsplit('/').next() == Some("dcgmi"))
+        && argv.get(1).is_some_and(|a| a == "diag")
 }
 
 /// Answers an exec of a GPU program; `None` for anything else.

@@ -59,8 +59,23 @@ pub(crate) fn handle(
         Ok(accepted) => accepted,
         Err(error) => return error_response(&error),
     };
+    // A diagnostic answers when its run ends on the twin's clock, parked there from now on
+    // (before the upgrade is answered, so a client sees it waiting as soon as it is sent);
+    // one that hangs stays parked until its caller hangs up.
+    let (mut ends, mut hangs) = (None, None);
+    if crate::sim::gpu::programs::holds_its_exec(&command) {
+        match output.duration {
+            Some(d) if !d.is_zero() => ends = Some(twin.clock.park_until(twin.clock_now() + d)),
+            Some(_) => {}
+            None => hangs = Some(twin.clock.park_forever()),
+        }
+    }
     let upgrade = hyper::upgrade::on(&mut request);
     tokio::spawn(async move {
+        let _hangs = hangs;
+        if let Some(ends) = ends {
+            ends.await;
+        }
         let Ok(upgraded) = upgrade.await else { return };
         let socket =
             WebSocketStream::from_raw_socket(TokioIo::new(upgraded), Role::Server, None).await;
