@@ -311,6 +311,19 @@ fn a_thirty_minute_budget_runs_the_deepest_checks_whose_planned_time_fits() {
         .filter(|e| e["data"]["findings"].to_string().contains("7 tests passed"))
         .count();
     assert_eq!(stress, 4, "DCGM level 3 on every node");
+    // The four diagnostics ran at once, each its 15 minutes on the twin's clock: the per-node
+    // stage takes about a quarter of an hour, not an hour.
+    let per_node = report["steps"]
+        .as_array()
+        .expect("steps")
+        .iter()
+        .find(|s| s["name"] == "per node")
+        .and_then(|s| s["virtual_ms"].as_u64())
+        .expect("the per-node step");
+    assert!(
+        (900_000..1_200_000).contains(&per_node),
+        "per node took {per_node} ms of virtual time"
+    );
     assert!(stdout.contains("NCCL inside each node: 4 of 4"), "{stdout}");
     assert!(
         stdout.contains("EFA loopback: the slowest device at"),
