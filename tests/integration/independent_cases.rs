@@ -242,3 +242,32 @@ spec: {plain: null, note: null, size: 1}
         out(&o)
     );
 }
+
+#[test]
+fn a_server_dry_run_delete_deletes_nothing() {
+    let Some(binary) = kubectl("1.35") else {
+        return;
+    };
+    let lab = LabServer::start("60");
+    let run = |args: &[&str]| kubectl_stdin(&binary, &lab, args, "");
+    for name in ["a", "b"] {
+        let o = run(&["create", "configmap", name, "--from-literal=k=v"]);
+        assert!(o.status.success(), "{}", out(&o));
+    }
+    // kubectl asks a server dry run in the DeleteOptions body (cli-runtime's
+    // DeleteWithOptions), for one object and for a collection alike.
+    let o = run(&["delete", "configmap", "a", "--dry-run=server"]);
+    assert!(
+        out(&o).contains("configmap \"a\" deleted from default namespace (server dry run)"),
+        "{}",
+        out(&o)
+    );
+    let o = run(&["delete", "configmaps", "--all", "--dry-run=server"]);
+    assert!(o.status.success(), "{}", out(&o));
+    let o = run(&["get", "configmaps", "a", "b", "-o", "name"]);
+    assert_eq!(out(&o), "configmap/a\nconfigmap/b\n", "{}", out(&o));
+    let o = run(&["delete", "configmap", "a"]);
+    assert!(o.status.success(), "{}", out(&o));
+    let o = run(&["get", "configmaps", "-o", "name"]);
+    assert!(!out(&o).contains("configmap/a"), "{}", out(&o));
+}

@@ -217,7 +217,7 @@ async fn resource(
         (Method::PUT, Some(name), sub) => verbs::replace(&call, name, sub, request).await,
         (Method::PATCH, Some(name), sub) => verbs::patch(&call, name, sub, request).await,
         (Method::DELETE, Some(name), None) => verbs::delete(&call, name, request).await,
-        (Method::DELETE, None, None) => lists::delete_collection(&call),
+        (Method::DELETE, None, None) => lists::delete_collection(&call, request).await,
         _ => Err(ApiError::new(
             405,
             "MethodNotAllowed",

@@ -130,8 +130,16 @@ fn joined_page(call: &Call, options: &ListOptions) -> Result<Vec<u8>, ApiError> 
     Ok(body)
 }
 
-/// Deletes every object the selectors match (all pages), answering the list of them.
-pub(super) fn delete_collection(call: &Call) -> Result<Answer, ApiError> {
+/// Deletes every object the selectors match (all pages), answering the list of them; a dry
+/// run (query or DeleteOptions body) deletes nothing and answers the same list.
+pub(super) async fn delete_collection(
+    call: &Call<'_>,
+    request: hyper::Request<hyper::body::Incoming>,
+) -> Result<Answer, ApiError> {
+    let body = super::incoming::read_body(request)
+        .await
+        .unwrap_or(Value::Null);
+    let dry_run = call.dry_run_delete(&body);
     let options = list_options(call.query, call.resource)?;
     let resource = call.resource;
     let deleted = call.twin.kube(|s| -> Result<Vec<Value>, ApiError> {
@@ -156,7 +164,7 @@ pub(super) fn delete_collection(call: &Call) -> Result<Answer, ApiError> {
                     .as_str()
                     .unwrap_or_default()
                     .to_string();
-                api::delete(s, resource, &ns, &name, false, false)
+                api::delete(s, resource, &ns, &name, false, dry_run)
             })
             .collect()
     })?;

@@ -39,6 +39,15 @@ impl Call<'_> {
         self.query.get("dryRun") == Some("All")
     }
 
+    /// A delete's dry run: asked in the query or, as kubectl's `--dry-run=server` asks it, in
+    /// the DeleteOptions body (`{"dryRun": ["All"]}`, cli-runtime's `DeleteWithOptions`).
+    pub(super) fn dry_run_delete(&self, options: &Value) -> bool {
+        self.dry_run()
+            || options["dryRun"]
+                .as_array()
+                .is_some_and(|modes| modes.iter().any(|m| m == "All"))
+    }
+
     fn directive(&self) -> Directive {
         Directive::from_query(self.query.get("fieldValidation"))
     }
@@ -319,7 +328,7 @@ pub(super) async fn delete(
                 call.namespace(),
                 name,
                 orphan,
-                call.dry_run(),
+                call.dry_run_delete(&body),
             )
         })
         .map(|o| Answer::new(200, o))
