@@ -271,3 +271,180 @@ fn a_server_dry_run_delete_deletes_nothing() {
     let o = run(&["get", "configmaps", "-o", "name"]);
     assert!(!out(&o).contains("configmap/a"), "{}", out(&o));
 }
+
+#[test]
+fn the_storage_layer_answers_as_a_real_api_server_does() {
+    let Some(binary) = kubectl("1.35") else {
+        return;
+    };
+    let lab = LabServer::start("60");
+    let run = |args: &[&str]| kubectl_stdin(&binary, &lab, args, "");
+    let create = |manifest: &str| kubectl_stdin(&binary, &lab, &["create", "-f", "-"], manifest);
+    // rest.BeforeCreate wipes the deletion fields; the Service strategy resets the status.
+    let o = create(
+        "apiVersion: v1
+kind: Service
+metadata: {name: s, namespace: default, deletionGracePeriodSeconds: 30}
+spec: {ports: [{port: 80}]}
+status: {loadBalancer: {ingress: [{ip: 1.2.3.4}]}}
+",
+    );
+    assert!(o.status.success(), "{}", out(&o));
+    let o = run(&[
+        "get",
+        "svc",
+        "s",
+        "-o",
+        "jsonpath=[{.metadata.deletionGracePeriodSeconds}][{.status.loadBalancer.ingress}]",
+    ]);
+    assert_eq!(out(&o), "[][]", "{}", out(&o));
+    // Defaults: a namespace's name label, a StatefulSet's claim retention, a Job's pod
+    // replacement (namespace strategy, SetDefaults_StatefulSet, SetDefaults_Job).
+    let o = run(&["create", "namespace", "team-a"]);
+    assert!(o.status.success(), "{}", out(&o));
+    let o = run(&[
+        "get",
+        "ns",
+        "team-a",
+        "-o",
+        "jsonpath={.metadata.labels.kubernetes\\.io/metadata\\.name}",
+    ]);
+    assert_eq!(out(&o), "team-a", "{}", out(&o));
+    let o = run(&["create", "job", "j", "--image=busybox"]);
+    assert!(o.status.success(), "{}", out(&o));
+    let o = run(&[
+        "get",
+        "job",
+        "j",
+        "-o",
+        "jsonpath={.spec.podReplacementPolicy}",
+    ]);
+    assert_eq!(out(&o), "TerminatingOrFailed", "{}", out(&o));
+    // A replace naming another uid fails its precondition (rest/update.go, Preconditions.Check).
+    let o = run(&["create", "configmap", "c", "--from-literal=a=1"]);
+    assert!(o.status.success(), "{}", out(&o));
+    let o = kubectl_stdin(
+        &binary,
+        &lab,
+        &["replace", "-f", "-"],
+        "apiVersion: v1
+kind: ConfigMap
+metadata: {name: c, namespace: default, uid: 00000000-0000-0000-0000-000000000001}
+data: {a: '2'}
+",
+    );
+    assert!(
+        out(&o).contains("Precondition failed: UID in precondition: 00000000-0000-0000-0000-000000000001, UID in object meta: "),
+        "{}",
+        out(&o)
+    );
+    // ListOptions' rules and a continue token that does not decode (storage/continue.go).
+    let o = run(&[
+        "get",
+        "--raw",
+        "/api/v1/namespaces/default/configmaps?resourceVersionMatch=NotOlderThan",
+    ]);
+    assert!(
+        out(&o).contains("resourceVersionMatch is forbidden unless resourceVersion is provided"),
+        "{}",
+        out(&o)
+    );
+    let o = run(&[
+        "get",
+        "--raw",
+        "/api/v1/namespaces/default/configmaps?limit=1&continue=!!!",
+    ]);
+    assert!(
+        out(&o).contains(
+            "invalid continue token: continue key is not valid: illegal base64 data at input byte 0"
+        ),
+        "{}",
+        out(&o)
+    );
+    // A good token pages on.
+    let o = run(&["get", "configmaps", "--chunk-size=1", "-o", "name"]);
+    assert!(out(&o).contains("configmap/c"), "{}", out(&o));
+    // Strategic merge's directives: finalizers merge as a set and lose what
+    // $deleteFromPrimitiveList names.
+    let o = run(&[
+        "patch",
+        "configmap",
+        "c",
+        "-p",
+        r#"{"metadata":{"finalizers":["example.com/a"]}}"#,
+    ]);
+    assert!(o.status.success(), "{}", out(&o));
+    let o = run(&[
+        "patch",
+        "configmap",
+        "c",
+        "-p",
+        r#"{"metadata":{"finalizers":["example.com/b"]}}"#,
+    ]);
+    assert!(o.status.success(), "{}", out(&o));
+    let o = run(&[
+        "patch",
+        "configmap",
+        "c",
+        "-p",
+        r#"{"metadata":{"$deleteFromPrimitiveList/finalizers":["example.com/a"]}}"#,
+    ]);
+    assert!(o.status.success(), "{}", out(&o));
+    let o = run(&[
+        "get",
+        "configmap",
+        "c",
+        "-o",
+        "jsonpath={.metadata.finalizers}",
+    ]);
+    assert_eq!(out(&o), r#"["example.com/b"]"#, "{}", out(&o));
+    // The name in the body and on the URL, both named (handlers/rest.go checkName).
+    let o = kubectl_stdin(
+        &binary,
+        &lab,
+        &[
+            "replace",
+            "--raw",
+            "/api/v1/namespaces/default/configmaps/c",
+            "-f",
+            "-",
+        ],
+        r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"other","namespace":"default"}}"#,
+    );
+    assert!(
+        out(&o).contains("the name of the object (other) does not match the name on the URL (c)"),
+        "{}",
+        out(&o)
+    );
+    // A watch with a label selector sees an object that comes to match as ADDED, and one that
+    // stops matching as DELETED (the watch cache's filtering).
+    let watch = std::process::Command::new(&binary)
+        .arg("--kubeconfig")
+        .arg(&lab.kubeconfig)
+        .args([
+            "get",
+            "--raw",
+            "/api/v1/namespaces/default/configmaps?watch=1&labelSelector=tier%3Dgpu&timeoutSeconds=3",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("kubectl starts");
+    std::thread::sleep(std::time::Duration::from_millis(800));
+    assert!(
+        run(&["label", "configmap", "c", "tier=gpu"])
+            .status
+            .success()
+    );
+    assert!(
+        run(&["label", "configmap", "c", "tier=cpu", "--overwrite"])
+            .status
+            .success()
+    );
+    let watched = watch.wait_with_output().expect("the watch ends");
+    let events: Vec<String> = String::from_utf8_lossy(&watched.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .map(|e| e["type"].as_str().unwrap_or_default().to_string())
+        .collect();
+    assert_eq!(events, ["ADDED", "DELETED"], "{events:?}");
+}

@@ -19,6 +19,22 @@ pub(super) enum Listed {
 }
 
 fn list_options(query: &Query, resource: &ResourceType) -> Result<ListOptions, ApiError> {
+    // ValidateListOptions (apimachinery's internalversion validation).
+    if query
+        .get("resourceVersionMatch")
+        .is_some_and(|m| !m.is_empty())
+        && query.get("resourceVersion").is_none_or(str::is_empty)
+    {
+        return Err(ApiError::invalid(
+            "ListOptions",
+            "",
+            &[(
+                "resourceVersionMatch",
+                "Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided"
+                    .into(),
+            )],
+        ));
+    }
     let labels = query
         .get("labelSelector")
         .filter(|s| !s.is_empty())

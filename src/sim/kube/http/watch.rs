@@ -1,6 +1,7 @@
 //! Watches: newline-delimited `{"type", "object"}` events over a chunked response, resuming
 //! from a resourceVersion (410 Gone when history no longer reaches it), with bookmarks.
 
+use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -66,19 +67,57 @@ impl Filter {
     }
 
     fn matches(&self, change: &Change) -> bool {
+        self.in_scope(change) && self.selects(&change.object)
+    }
+
+    fn in_scope(&self, change: &Change) -> bool {
         change.resource == self.key
             && self
                 .namespace
                 .as_ref()
                 .is_none_or(|ns| *ns == change.namespace)
-            && self
-                .labels
-                .as_ref()
-                .is_none_or(|s| s.matches(&change.object["metadata"]["labels"]))
-            && self
-                .fields
-                .as_ref()
-                .is_none_or(|s| s.matches(&change.object))
+    }
+
+    fn selects(&self, object: &Value) -> bool {
+        self.labels
+            .as_ref()
+            .is_none_or(|s| s.matches(&object["metadata"]["labels"]))
+            && self.fields.as_ref().is_none_or(|s| s.matches(object))
+    }
+
+    /// The event a watcher with selectors sees for `change`, as the watch cache filters it: an
+    /// object that comes to match arrives ADDED, one that stops matching leaves DELETED, one
+    /// that never matched is not seen. `seen` holds the objects the watcher has as present.
+    fn event(&self, change: &Change, seen: &mut HashSet<String>) -> Option<&'static str> {
+        if !self.in_scope(change) {
+            return None;
+        }
+        let key = format!(
+            "{}/{}",
+            change.namespace,
+            change.object["metadata"]["name"]
+                .as_str()
+                .unwrap_or_default()
+        );
+        let now = self.selects(&change.object);
+        let was = seen.contains(&key);
+        match (change.change, was, now) {
+            (ChangeType::Deleted, true, _) | (ChangeType::Deleted, false, true) => {
+                seen.remove(&key);
+                Some("DELETED")
+            }
+            (ChangeType::Deleted, false, false) => None,
+            (_, true, true) => Some(change.change.as_str()),
+            (_, false, true) => {
+                seen.insert(key);
+                Some("ADDED")
+            }
+            (_, true, false) => {
+                seen.remove(&key);
+                Some("DELETED")
+            }
+            (_, false, false) => None,
+        }
     }
 }
 
@@ -125,7 +164,7 @@ pub(crate) fn handle(
         as_table,
         bookmarks: query.flag("allowWatchBookmarks"),
     };
-    let (mut first, receiver, now) =
+    let (mut first, receiver, now, seen) =
         twin.read_kube(|state| first_events(state, &live.filter, requested));
     if as_table {
         first = first
@@ -134,9 +173,10 @@ pub(crate) fn handle(
             .collect();
     }
     let deadline = tokio::time::Instant::now() + timeout;
-    let later = futures::stream::unfold((receiver, deadline), move |(receiver, deadline)| {
-        next_event(live.clone(), receiver, deadline)
-    });
+    let later = futures::stream::unfold(
+        (receiver, deadline, seen),
+        move |(receiver, deadline, seen)| next_event(live.clone(), receiver, deadline, seen),
+    );
     streamed(futures::stream::iter(first).chain(later))
 }
 
@@ -147,9 +187,27 @@ fn first_events(
     state: &KubeState,
     filter: &Filter,
     requested: &str,
-) -> (Vec<Bytes>, Option<Receiver<Change>>, Duration) {
+) -> (
+    Vec<Bytes>,
+    Option<Receiver<Change>>,
+    Duration,
+    HashSet<String>,
+) {
     let current = state.store.resource_version();
     let mut first: Vec<Bytes> = Vec::new();
+    // What the watcher has as present from the start: the objects its selectors match now.
+    let mut seen: HashSet<String> = state
+        .store
+        .list(&filter.key, filter.namespace.as_deref())
+        .filter(|o| filter.selects(o))
+        .map(|o| {
+            format!(
+                "{}/{}",
+                o["metadata"]["namespace"].as_str().unwrap_or_default(),
+                o["metadata"]["name"].as_str().unwrap_or_default()
+            )
+        })
+        .collect();
     let from = if requested.is_empty() || requested == "0" {
         first = current_objects(state, filter, current);
         current
@@ -158,12 +216,12 @@ fn first_events(
     };
     match state.store.watch_from(from) {
         Ok((past, receiver)) => {
-            first.extend(
-                past.iter()
-                    .filter(|c| filter.matches(c))
-                    .map(|c| line(c.change.as_str(), (*c.object).clone())),
-            );
-            (first, Some(receiver), state.now)
+            for change in &past {
+                if let Some(kind) = filter.event(change, &mut seen) {
+                    first.push(line(kind, (*change.object).clone()));
+                }
+            }
+            (first, Some(receiver), state.now, seen)
         }
         Err(_) => {
             let status = ApiError::gone(format!(
@@ -171,7 +229,7 @@ fn first_events(
                 state.store.resource_version()
             ))
             .to_status();
-            (vec![line("ERROR", status)], None, state.now)
+            (vec![line("ERROR", status)], None, state.now, seen)
         }
     }
 }
@@ -197,7 +255,11 @@ fn current_objects(state: &KubeState, filter: &Filter, current: u64) -> Vec<Byte
     lines
 }
 
-type LiveState = (Option<Receiver<Change>>, tokio::time::Instant);
+type LiveState = (
+    Option<Receiver<Change>>,
+    tokio::time::Instant,
+    HashSet<String>,
+);
 
 /// The next live event: a matching change, or a bookmark each second when asked for; none
 /// at the deadline or when the watch fell behind.
@@ -205,6 +267,7 @@ async fn next_event(
     live: Live,
     receiver: Option<Receiver<Change>>,
     deadline: tokio::time::Instant,
+    mut seen: HashSet<String>,
 ) -> Option<(Bytes, LiveState)> {
     let mut receiver = receiver?;
     loop {
@@ -212,19 +275,21 @@ async fn next_event(
         tokio::select! {
             () = tokio::time::sleep_until(deadline) => return None,
             received = receiver.recv() => match received {
-                Ok(change) if live.filter.matches(&change) => {
-                    let mut bytes = line(change.change.as_str(), (*change.object).clone());
+                Ok(change) => {
+                    let Some(kind) = live.filter.event(&change, &mut seen) else {
+                        continue;
+                    };
+                    let mut bytes = line(kind, (*change.object).clone());
                     if live.as_table {
                         bytes = to_table_line(&bytes, &live.resource, live.twin.clock_now(), &live.include);
                     }
-                    return Some((bytes, (Some(receiver), deadline)));
+                    return Some((bytes, (Some(receiver), deadline, seen)));
                 }
-                Ok(_) => {}
                 // Fell behind or the twin is gone: end the watch; clients relist.
                 Err(RecvError::Lagged(_) | RecvError::Closed) => return None,
             },
             () = tick, if live.bookmarks => {
-                return Some((bookmark(&live), (Some(receiver), deadline)));
+                return Some((bookmark(&live), (Some(receiver), deadline, seen)));
             }
         }
     }

@@ -164,6 +164,9 @@ pub(crate) fn create_by(
     }
     let name = name_of(&body).to_string();
     body["metadata"]["uid"] = json!(state.store.uid());
+    if write.is_some() {
+        wipe_on_create(resource, &mut body);
+    }
     apply_defaults(resource, &mut body);
     custom_defaults(state, resource, &mut body);
     if resource.group.is_empty() && resource.kind == "Pod" {
@@ -220,6 +223,30 @@ fn custom_defaults(state: &KubeState, resource: &ResourceType, object: &mut Valu
         super::structural_defaults::default(schema, object);
         super::structural_defaults::prune_nulls(schema, object);
     }
+}
+
+/// What a client may not set on create: the deletion fields (rest.BeforeCreate's
+/// `WipeObjectMetaSystemFields` keeps neither) and, for the kinds whose strategy resets it in
+/// `PrepareForCreate`, the status (a Service's load balancer, an Ingress's).
+fn wipe_on_create(resource: &ResourceType, body: &mut Value) {
+    if let Some(meta) = body["metadata"].as_object_mut() {
+        meta.remove("deletionTimestamp");
+        meta.remove("deletionGracePeriodSeconds");
+    }
+    let resets_status = matches!(
+        (resource.group.as_str(), resource.kind.as_str()),
+        ("", "Service") | ("networking.k8s.io", "Ingress")
+    );
+    if resets_status && let Some(object) = body.as_object_mut() {
+        object.remove("status");
+    }
+}
+
+/// handlers/rest.go's `checkName`: both names in the message.
+fn name_mismatch(in_body: &str, on_url: &str) -> ApiError {
+    ApiError::bad_request(format!(
+        "the name of the object ({in_body}) does not match the name on the URL ({on_url})"
+    ))
 }
 
 /// The versioner's `ObjectResourceVersion` parses and is not 0 (one that does not parse is
@@ -301,11 +328,24 @@ pub(crate) fn replace_by(
 ) -> ApiResult {
     let body = normalize(resource, namespace, body)?;
     if name_of(&body) != name {
-        return Err(ApiError::bad_request(
-            "the name of the object does not match the name on the URL",
-        ));
+        return Err(name_mismatch(name_of(&body), name));
     }
     let existing = get(state, resource, namespace, name)?;
+    // A uid in the body is a precondition (rest/update.go's defaultUpdatedObjectInfo), checked
+    // before the resourceVersion, as storage's Preconditions.Check comes first.
+    let (given, stored) = (
+        body["metadata"]["uid"].as_str().unwrap_or_default(),
+        existing["metadata"]["uid"].as_str().unwrap_or_default(),
+    );
+    if !given.is_empty() && given != stored {
+        return Err(ApiError::conflict_because(
+            resource,
+            name,
+            &format!(
+                "Precondition failed: UID in precondition: {given}, UID in object meta: {stored}"
+            ),
+        ));
+    }
     if let Some(rv) = body["metadata"]["resourceVersion"].as_str()
         && !rv.is_empty()
         && Some(rv) != existing["metadata"]["resourceVersion"].as_str()
@@ -445,9 +485,7 @@ pub(crate) fn patch(
         Err(error) => return Err(error),
     };
     if kind == PatchType::Apply && name_of(body) != name && !name_of(body).is_empty() {
-        return Err(ApiError::bad_request(
-            "the name of the object does not match the name on the URL",
-        ));
+        return Err(name_mismatch(name_of(body), name));
     }
     let base = match subresource {
         Some("scale") => scale_of(&existing),

@@ -215,6 +215,14 @@ fn secret_defaults(object: &mut Value) {
 
 fn namespace_defaults(object: &mut Value) {
     set_default(object, &["spec", "finalizers"], json!(["kubernetes"]));
+    // The namespace strategy labels every namespace with its name (NamespaceDefaultLabelName).
+    let name = object["metadata"]["name"].clone();
+    if name.is_string() {
+        if !object["metadata"]["labels"].is_object() {
+            object["metadata"]["labels"] = json!({});
+        }
+        object["metadata"]["labels"]["kubernetes.io/metadata.name"] = name;
+    }
     set_default(object, &["status", "phase"], json!("Active"));
 }
 
@@ -296,6 +304,13 @@ fn stateful_set_defaults(object: &mut Value) {
         json!({"type": "RollingUpdate", "rollingUpdate": {"partition": 0}}),
         false,
     );
+    for field in ["whenDeleted", "whenScaled"] {
+        set_default(
+            object,
+            &["spec", "persistentVolumeClaimRetentionPolicy", field],
+            json!("Retain"),
+        );
+    }
     pod_spec_defaults(&mut object["spec"]["template"]["spec"]);
 }
 
@@ -318,6 +333,17 @@ fn job_defaults(object: &mut Value) {
     set_default(object, &["spec", "parallelism"], json!(1));
     set_default(object, &["spec", "backoffLimit"], json!(6));
     set_default(object, &["spec", "completionMode"], json!("NonIndexed"));
+    // JobPodReplacementPolicy (GA): Failed under a pod failure policy, else TerminatingOrFailed.
+    let replacement = if object["spec"]["podFailurePolicy"].is_null() {
+        "TerminatingOrFailed"
+    } else {
+        "Failed"
+    };
+    set_default(
+        object,
+        &["spec", "podReplacementPolicy"],
+        json!(replacement),
+    );
     set_default(object, &["spec", "suspend"], json!(false));
     // The Job controller's own selector: its pods carry the Job's uid.
     if let Some(uid) = object["metadata"]["uid"].as_str().map(str::to_string) {

@@ -161,8 +161,32 @@ pub(crate) fn merge_key(path: &str) -> Option<&'static str> {
     })
 }
 
+/// The primitive lists that merge rather than replace (`patchStrategy:"merge"` on a list of
+/// strings: ObjectMeta's finalizers).
+fn merges_primitives(path: &str) -> bool {
+    path.ends_with("metadata.finalizers")
+}
+
+/// `$setElementOrder/FIELD`: the list's items in the order given (by merge key, or by value for
+/// primitives), those it does not name after them in their own order.
+fn set_element_order(list: &mut Value, order: &[Value], key: Option<&str>) {
+    let Some(items) = list.as_array_mut() else {
+        return;
+    };
+    let rank = |item: &Value| {
+        let id = key.map_or(item, |k| &item[k]);
+        order
+            .iter()
+            .position(|o| key.map_or(o, |k| &o[k]) == id)
+            .unwrap_or(usize::MAX)
+    };
+    items.sort_by_key(rank);
+}
+
 /// Strategic merge: maps merge, `null` deletes, lists with a merge key merge by it (an item
-/// with `$patch: delete` removes its match), `$patch: replace` replaces a map.
+/// with `$patch: delete` removes its match), `$patch: replace` replaces a map; the finalizers
+/// merge as a set, `$deleteFromPrimitiveList/FIELD` removes values from one and
+/// `$setElementOrder/FIELD` orders a list (apimachinery's strategicpatch directives).
 pub(crate) fn strategic(target: &Value, patch: &Value, path: &str) -> Value {
     match patch {
         Value::Object(patch_map) => {
@@ -193,10 +217,27 @@ pub(crate) fn strategic(target: &Value, patch: &Value, path: &str) -> Value {
             if let Some(retain) = patch_map.get("$retainKeys").and_then(Value::as_array) {
                 out.retain(|key, _| retain.iter().any(|k| k == key.as_str()));
             }
+            for (directive, values) in patch_map {
+                let values = values.as_array().map(Vec::as_slice).unwrap_or_default();
+                if let Some(field) = directive.strip_prefix("$deleteFromPrimitiveList/")
+                    && let Some(list) = out.get_mut(field).and_then(Value::as_array_mut)
+                {
+                    list.retain(|v| !values.contains(v));
+                } else if let Some(field) = directive.strip_prefix("$setElementOrder/")
+                    && let Some(list) = out.get_mut(field)
+                {
+                    set_element_order(list, values, merge_key(&format!("{path}.{field}")));
+                }
+            }
             Value::Object(out)
         }
         Value::Array(items) => match (merge_key(path), target) {
             (Some(key), Value::Array(existing)) => merge_list(existing, items, key, path),
+            (None, Value::Array(existing)) if merges_primitives(path) => {
+                let mut merged = existing.clone();
+                merged.extend(items.iter().filter(|i| !existing.contains(i)).cloned());
+                Value::Array(merged)
+            }
             _ => Value::Array(
                 items
                     .iter()

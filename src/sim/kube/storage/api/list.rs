@@ -91,7 +91,10 @@ fn select<T>(
         }
     }
     let continue_token = (remaining > 0)
-        .then(|| last.map(|o| encode_continue(namespace_of(o), name_of(o))))
+        .then(|| {
+            let version = state.store.resource_version();
+            last.map(|o| encode_continue(namespace_of(o), name_of(o), version))
+        })
         .flatten();
     Ok(ListPage {
         items,
@@ -101,13 +104,53 @@ fn select<T>(
     })
 }
 
-fn encode_continue(namespace: &str, name: &str) -> String {
-    format!("after:{namespace}:{name}")
+/// A continue token as the API server's storage makes one (storage/continue.go's
+/// `EncodeContinue`): base64 (URL alphabet, no padding) of `{"v":"meta.k8s.io/v1","rv":N,
+/// "start":"KEY\u0000"}`, the key the next page starts after; here `namespace/name`.
+fn encode_continue(namespace: &str, name: &str, resource_version: u64) -> String {
+    use base64::Engine;
+    let token = serde_json::json!({
+        "v": "meta.k8s.io/v1",
+        "rv": resource_version,
+        "start": format!("{namespace}/{name}\u{0}"),
+    });
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(token.to_string())
 }
 
+/// `DecodeContinue`, refused as `ValidateListOptions` refuses it: 400 `invalid continue
+/// token: continue key is not valid: ...` with the decoder's reason.
 fn decode_continue(token: &str) -> ApiResult<(String, String)> {
-    let bad = || ApiError::bad_request(format!("continue key is not valid: {token}"));
-    let rest = token.strip_prefix("after:").ok_or_else(bad)?;
-    let (ns, name) = rest.split_once(':').ok_or_else(bad)?;
+    use base64::Engine;
+    let bad = |why: String| {
+        ApiError::bad_request(format!(
+            "invalid continue token: continue key is not valid: {why}"
+        ))
+    };
+    let data = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(token)
+        .map_err(|e| match e {
+            base64::DecodeError::InvalidByte(at, _)
+            | base64::DecodeError::InvalidLastSymbol(at, _) => {
+                bad(format!("illegal base64 data at input byte {at}"))
+            }
+            _ => bad(format!("illegal base64 data at input byte {}", token.len())),
+        })?;
+    let decoded: Value = serde_json::from_slice(&data).map_err(|e| bad(e.to_string()))?;
+    if decoded["v"] != "meta.k8s.io/v1" {
+        return Err(ApiError::bad_request(format!(
+            "invalid continue token: continue key has an unrecognized encoded version {}",
+            decoded["v"].as_str().unwrap_or_default()
+        )));
+    }
+    let start = decoded["start"]
+        .as_str()
+        .unwrap_or_default()
+        .trim_end_matches('\u{0}');
+    if start.is_empty() {
+        return Err(bad(
+            "encoded start key empty (version meta.k8s.io/v1)".into()
+        ));
+    }
+    let (ns, name) = start.split_once('/').unwrap_or(("", start));
     Ok((ns.to_string(), name.to_string()))
 }

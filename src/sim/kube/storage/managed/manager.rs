@@ -181,6 +181,25 @@ pub(crate) fn record(
         }
         return Ok(());
     }
+    // In the order the field manager writes them (sortEncodedManagedFields): by operation
+    // (Apply before Update), then time (RFC 3339 strings of one form sort as times), manager,
+    // API version and subresource.
+    entries.sort_by(|p, q| {
+        (
+            &p.operation,
+            &p.time,
+            &p.manager,
+            &p.api_version,
+            &p.subresource,
+        )
+            .cmp(&(
+                &q.operation,
+                &q.time,
+                &q.manager,
+                &q.api_version,
+                &q.subresource,
+            ))
+    });
     new["metadata"]["managedFields"] = Value::Array(entries.iter().map(Entry::written).collect());
     Ok(())
 }
