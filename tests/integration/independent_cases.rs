@@ -448,3 +448,62 @@ data: {a: '2'}
         .collect();
     assert_eq!(events, ["ADDED", "DELETED"], "{events:?}");
 }
+
+#[test]
+fn kinds_every_cluster_serves_are_served() {
+    let Some(binary) = kubectl("1.35") else {
+        return;
+    };
+    let lab = LabServer::start("60");
+    let o = kubectl_stdin(
+        &binary,
+        &lab,
+        &["create", "-f", "-"],
+        "apiVersion: networking.k8s.io/v1
+kind: IngressClass
+metadata: {name: nginx}
+spec: {controller: k8s.io/ingress-nginx}
+---
+apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata: {name: h, namespace: default}
+spec:
+  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}
+  maxReplicas: 3
+---
+apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata: {name: e, namespace: default}
+addressType: IPv4
+endpoints: [{addresses: [10.0.0.1]}]
+---
+apiVersion: v1
+kind: ResourceQuota
+metadata: {name: q, namespace: default}
+spec: {hard: {pods: '10'}}
+---
+apiVersion: v1
+kind: LimitRange
+metadata: {name: l, namespace: default}
+spec: {limits: [{type: Container, default: {cpu: 500m}}]}
+",
+    );
+    assert!(o.status.success(), "{}", out(&o));
+    let o = kubectl_stdin(
+        &binary,
+        &lab,
+        &[
+            "get",
+            "ingressclass,hpa,endpointslices,quota,limits",
+            "-o",
+            "name",
+        ],
+        "",
+    );
+    assert_eq!(
+        out(&o),
+        "ingressclass.networking.k8s.io/nginx\nhorizontalpodautoscaler.autoscaling/h\nendpointslice.discovery.k8s.io/e\nresourcequota/q\nlimitrange/l\n",
+        "{}",
+        out(&o)
+    );
+}

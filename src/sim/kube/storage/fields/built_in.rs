@@ -5,8 +5,8 @@ use std::collections::HashMap;
 use std::sync::OnceLock;
 
 use k8s_openapi::api::{
-    admissionregistration, apps, batch, coordination, core, networking, node, policy, rbac,
-    resource, scheduling, storage,
+    admissionregistration, apps, autoscaling, batch, coordination, core, discovery, networking,
+    node, policy, rbac, resource, scheduling, storage,
 };
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
@@ -63,6 +63,11 @@ fn build() -> BuiltIn {
         ("policy", "v1", "PodDisruptionBudget") => policy::v1::PodDisruptionBudget,
         ("networking.k8s.io", "v1", "NetworkPolicy") => networking::v1::NetworkPolicy,
         ("networking.k8s.io", "v1", "Ingress") => networking::v1::Ingress,
+        ("networking.k8s.io", "v1", "IngressClass") => networking::v1::IngressClass,
+        ("autoscaling", "v2", "HorizontalPodAutoscaler") => autoscaling::v2::HorizontalPodAutoscaler,
+        ("discovery.k8s.io", "v1", "EndpointSlice") => discovery::v1::EndpointSlice,
+        ("", "v1", "ResourceQuota") => core::v1::ResourceQuota,
+        ("", "v1", "LimitRange") => core::v1::LimitRange,
         ("scheduling.k8s.io", "v1", "PriorityClass") => scheduling::v1::PriorityClass,
         ("storage.k8s.io", "v1", "StorageClass") => storage::v1::StorageClass,
         ("coordination.k8s.io", "v1", "Lease") => coordination::v1::Lease,
