@@ -16,6 +16,7 @@ pub(crate) mod error;
 pub(crate) mod faults;
 pub(crate) mod iam;
 pub(crate) mod iam_inline_policies;
+mod iam_role_list;
 pub(crate) mod iam_roles;
 pub(crate) mod identity;
 pub(crate) mod instance_types;
