@@ -7,6 +7,7 @@
 mod acceptance;
 mod api_server_rules;
 mod aws_cli;
+mod aws_conformance;
 mod aws_lifecycle;
 mod aws_runbooks;
 mod bad_input;

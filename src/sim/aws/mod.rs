@@ -19,6 +19,8 @@ pub(crate) mod iam_inline_policies;
 mod iam_role_list;
 pub(crate) mod iam_roles;
 pub(crate) mod identity;
+mod instance_ids;
+mod instance_terminate;
 pub(crate) mod instance_types;
 mod instances;
 pub(crate) mod kms;
