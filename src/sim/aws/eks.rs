@@ -314,7 +314,7 @@ fn update_addon(state: &mut AwsState, cluster_name: &str, addon: &str, body: &Va
 fn describe_addon_versions(query: &BTreeMap<String, String>) -> Answer {
     let addons: Vec<Value> = lab::offered_addons()
         .filter(|(name, _)| query.get("addonName").is_none_or(|n| n == name))
-        .map(|(name, version)| addon_versions_json(name, version))
+        .map(|(name, _)| addon_versions_json(name, &super::addon_catalog::versions(name)))
         .collect();
     answer("addons", json!(addons))
 }

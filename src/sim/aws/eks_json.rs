@@ -183,11 +183,17 @@ pub(super) fn addon_json(cluster: &Cluster, name: &str) -> Result<Value, AwsErro
     Ok(json)
 }
 
-/// An add-on of the lab's catalog as DescribeAddonVersions lists it.
-pub(super) fn addon_versions_json(name: &str, version: &str) -> Value {
-    json!({"addonName": name, "type": "networking", "addonVersions": [{
-        "addonVersion": version,
-        "architecture": ["amd64", "arm64"],
-        "compatibilities": [{"clusterVersion": lab::KUBERNETES_VERSION, "platformVersions": ["*"], "defaultVersion": true}],
-    }]})
+/// An add-on of the lab's catalog as DescribeAddonVersions lists it: its versions, the first
+/// the default.
+pub(super) fn addon_versions_json(name: &str, versions: &[String]) -> Value {
+    let listed: Vec<Value> = versions
+        .iter()
+        .enumerate()
+        .map(|(i, version)| json!({
+            "addonVersion": version,
+            "architecture": ["amd64", "arm64"],
+            "compatibilities": [{"clusterVersion": lab::KUBERNETES_VERSION, "platformVersions": ["*"], "defaultVersion": i == 0}],
+        }))
+        .collect();
+    json!({"addonName": name, "type": "networking", "addonVersions": listed})
 }

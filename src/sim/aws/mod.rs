@@ -2,6 +2,7 @@
 
 pub(crate) mod access_entries;
 pub(crate) mod actions;
+mod addon_catalog;
 pub(crate) mod addresses;
 pub(crate) mod autoscaled;
 pub(crate) mod ec2;
