@@ -32,6 +32,8 @@ pub(crate) fn json(out: &Output) -> serde_json::Value {
     serde_json::from_slice(&out.stdout).unwrap_or(serde_json::Value::Null)
 }
 
+pub(crate) const CLUSTER: &str = "myeks5w";
+
 #[test]
 fn ec2_answers_instance_ids_terminations_and_page_sizes_in_ec2_words() {
     let Some(lab) = lab() else { return };
