@@ -7,6 +7,8 @@
 mod acceptance;
 mod api_server_rules;
 mod aws_cli;
+mod aws_conformance;
+mod aws_conformance_eks;
 mod aws_lifecycle;
 mod aws_runbooks;
 mod bad_input;

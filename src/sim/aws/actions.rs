@@ -25,6 +25,8 @@ pub(crate) fn iam_action(
         ("GET", ["clusters", _, "node-groups", _]) => "DescribeNodegroup",
         ("DELETE", ["clusters", _, "node-groups", _]) => "DeleteNodegroup",
         ("POST", ["clusters", _, "node-groups", _, "update-config"]) => "UpdateNodegroupConfig",
+        ("POST", ["clusters", _, "node-groups", _, "update-version"]) => "UpdateNodegroupVersion",
+        ("POST", ["clusters", _, "update-config"]) => "UpdateClusterConfig",
         ("POST", ["clusters", _, "addons"]) => "CreateAddon",
         ("GET", ["clusters", _, "addons"]) => "ListAddons",
         ("GET", ["clusters", _, "addons", _]) => "DescribeAddon",
@@ -77,6 +79,14 @@ mod tests {
         assert_eq!(
             eks("GET", "/addons/supported-versions").as_deref(),
             Some("eks:DescribeAddonVersions")
+        );
+        assert_eq!(
+            eks("POST", "/clusters/myeks5w/node-groups/gpu/update-version").as_deref(),
+            Some("eks:UpdateNodegroupVersion")
+        );
+        assert_eq!(
+            eks("POST", "/clusters/myeks5w/update-config").as_deref(),
+            Some("eks:UpdateClusterConfig")
         );
         assert_eq!(eks("PUT", "/clusters"), None);
         assert_eq!(

@@ -4,9 +4,10 @@
 
 use super::ec2_query::{Params, Wanted, name_xml};
 use super::error::AwsError;
+use super::launch_templates;
 use super::state::{AwsState, Rule, SecurityGroup};
 use super::wire::{Member, Xml, members, numbered};
-use super::{addresses, ec2_lifecycle, instance_types, instances, launch_templates};
+use super::{addresses, ec2_lifecycle, instance_terminate, instance_types, instances};
 use super::{parameters, seed_ids, topology};
 use crate::lab;
 
@@ -24,6 +25,10 @@ const ACTIONS: &[(&str, Action)] = &[
     ("RevokeSecurityGroupEgress", revoke_egress),
     ("DescribeInstances", instances::describe_instances),
     ("RebootInstances", instances::reboot_instances),
+    (
+        "TerminateInstances",
+        instance_terminate::terminate_instances,
+    ),
     ("DescribeVpcs", ec2_lifecycle::describe_vpcs),
     ("CreateVpc", ec2_lifecycle::create_vpc),
     ("DeleteVpc", ec2_lifecycle::delete_vpc),

@@ -10,7 +10,8 @@ use super::eks_json::{addon_json, addon_versions_json, cluster_json, nodegroup_j
 use super::eks_records::{cluster, nodegroup, nodegroup_names};
 use super::error::AwsError;
 use super::state::AwsState;
-use super::{access_entries, eks_addons, eks_lifecycle, nodegroups, pod_identity};
+use super::{access_entries, eks_addons, eks_cluster_config, eks_lifecycle, eks_versions};
+use super::{nodegroups, pod_identity};
 use crate::lab;
 
 /// `(HTTP status, JSON body)` of an EKS answer, or its error.
@@ -120,6 +121,14 @@ fn route(state: &mut AwsState, call: &Call<'_>, segments: &[&str]) -> Answer {
         ("POST", ["clusters", name, "node-groups", ng, "update-config"]) => {
             update_nodegroup_config(state, name, ng, body)
         }
+        ("POST", ["clusters", name, "node-groups", ng, "update-version"]) => {
+            let update = eks_versions::update_nodegroup_version(state, name, ng, body)?;
+            answer("update", update_json(&update))
+        }
+        ("POST", ["clusters", name, "update-config"]) => {
+            let update = eks_cluster_config::update_cluster_config(state, name, body)?;
+            answer("update", update_json(&update))
+        }
         ("POST", ["clusters", name, "addons"]) => create_addon(state, name, body),
         ("GET", ["clusters", name, "addons"]) => list_addons(state, name),
         ("GET", ["clusters", name, "addons", addon]) => describe_addon(state, name, addon),
@@ -196,7 +205,7 @@ fn update_nodegroup_config(
     name: &str,
     body: &Value,
 ) -> Answer {
-    nodegroup(state, cluster, name)?;
+    let current = nodegroup(state, cluster, name)?;
     let desired = int_field(body, &["scalingConfig", "desiredSize"])?;
     let min = int_field(body, &["scalingConfig", "minSize"])?;
     let max = int_field(body, &["scalingConfig", "maxSize"])?;
@@ -206,14 +215,23 @@ fn update_nodegroup_config(
         && body["labels"].is_null()
         && body["taints"].is_null()
         && body["nodeRepairConfig"].is_null()
+        && body["updateConfig"].is_null()
     {
         return Err(AwsError::invalid_parameter("No changes needed"));
     }
+    let update_config = super::nodegroup_update_config::updated(
+        current.update_config.as_ref(),
+        &body["updateConfig"],
+        max.unwrap_or(current.max),
+    )?;
     let (labels, taints) = (&body["labels"], &body["taints"]);
     super::parameters::node_labels(&labels["addOrUpdateLabels"], &taints["addOrUpdateTaints"])?;
     super::parameters::taint_count(&taints["addOrUpdateTaints"])?;
     let repair = super::node_repair::node_repair_of(body)?;
     let mut update = nodegroups::update_config(state, cluster, name, desired, min, max)?;
+    if let Some(config) = update_config.filter(|_| !body["updateConfig"].is_null()) {
+        record_update_config(state, &mut update, (cluster, name), config);
+    }
     if let Some(repair) = repair {
         update
             .params
@@ -236,6 +254,33 @@ fn update_nodegroup_config(
         );
     }
     answer("update", update_json(&update))
+}
+
+/// A new `updateConfig` kept on the node group and listed in its update's params, as EKS lists
+/// them (`MaxUnavailable`, `MaxUnavailablePercentage`).
+fn record_update_config(
+    state: &mut AwsState,
+    update: &mut super::state::Update,
+    (cluster, name): (&str, &str),
+    config: Value,
+) {
+    for (field, kind) in [
+        ("maxUnavailable", "MaxUnavailable"),
+        ("maxUnavailablePercentage", "MaxUnavailablePercentage"),
+    ] {
+        if let Some(value) = config[field].as_i64() {
+            update.params.push((kind.into(), value.to_string()));
+        }
+    }
+    if let Some(u) = state.updates.get_mut(&update.id) {
+        u.params.clone_from(&update.params);
+    }
+    if let Some(ng) = state
+        .nodegroups
+        .get_mut(&(cluster.to_string(), name.to_string()))
+    {
+        ng.update_config = Some(config);
+    }
 }
 
 fn int_field(body: &Value, path: &[&str]) -> Result<Option<i64>, AwsError> {
@@ -314,7 +359,7 @@ fn update_addon(state: &mut AwsState, cluster_name: &str, addon: &str, body: &Va
 fn describe_addon_versions(query: &BTreeMap<String, String>) -> Answer {
     let addons: Vec<Value> = lab::offered_addons()
         .filter(|(name, _)| query.get("addonName").is_none_or(|n| n == name))
-        .map(|(name, version)| addon_versions_json(name, version))
+        .map(|(name, _)| addon_versions_json(name, &super::addon_catalog::versions(name)))
         .collect();
     answer("addons", json!(addons))
 }

@@ -24,15 +24,19 @@ pub(crate) fn create_addon(
             lab::KUBERNETES_VERSION
         )));
     };
-    let version = body["addonVersion"]
-        .as_str()
-        .map(str::to_string)
-        .unwrap_or_else(|| lab::resolved_addon_version(name.as_str(), seed_version));
     let now = state.now;
     let cluster_record = cluster_mut(state, cluster)?;
     if cluster_record.addons.contains_key(&name) {
-        return Err(in_use(format!("Addon already exists: {name}")));
+        // EKS's words (wandb/terraform-aws-wandb#230, a real 409): the name is not in them.
+        return Err(in_use("Addon already exists.".into()));
     }
+    let version = match body["addonVersion"].as_str() {
+        Some(version) => {
+            super::addon_catalog::check(&name, version, None)?;
+            version.to_string()
+        }
+        None => lab::resolved_addon_version(name.as_str(), seed_version),
+    };
     let addon = Addon {
         name: name.clone(),
         version,
@@ -88,6 +92,9 @@ pub(crate) fn update_addon(
         .get_mut(cluster)
         .and_then(|c| c.addons.get_mut(name))
         .ok_or_else(|| addon_missing(cluster, name))?;
+    if let Some(version) = body["addonVersion"].as_str() {
+        super::addon_catalog::check(name, version, Some(&addon.version))?;
+    }
     let params = apply_addon_changes(addon, body);
     let update = Update {
         id: id.clone(),

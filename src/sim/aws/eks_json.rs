@@ -55,15 +55,9 @@ fn cluster_fields(c: &Cluster, ca_pem: Option<&str>) -> Value {
             "securityGroupIds": c.config.security_groups,
             "clusterSecurityGroupId": c.config.cluster_security_group,
             "vpcId": c.config.vpc,
-            "endpointPublicAccess": true,
-            "endpointPrivateAccess": true,
-            "publicAccessCidrs": ["0.0.0.0/0"],
         },
         "kubernetesNetworkConfig": {"serviceIpv4Cidr": "10.100.0.0/16", "ipFamily": "ipv4"},
-        "logging": {"clusterLogging": [
-            {"types": ["api", "scheduler"], "enabled": true},
-            {"types": ["audit", "authenticator", "controllerManager"], "enabled": false},
-        ]},
+        "logging": c.settings.logging_json(),
         "identity": {"oidc": {"issuer": c.config.oidc_issuer}},
         "status": c.config.status,
         "certificateAuthority": {"data": certificate_authority(c, ca_pem)},
@@ -72,6 +66,7 @@ fn cluster_fields(c: &Cluster, ca_pem: Option<&str>) -> Value {
         "health": {"issues": []},
         "accessConfig": {"authenticationMode": c.config.authentication_mode},
     });
+    c.settings.fill_vpc_config(&mut json["resourcesVpcConfig"]);
     if let Some(remote) = &c.config.remote_network {
         json["remoteNetworkConfig"] = json!({
             "remoteNodeNetworks": [{"cidrs": remote.node_cidrs}],
@@ -95,8 +90,8 @@ pub(super) fn nodegroup_json(ng: &Nodegroup) -> Value {
         "nodegroupName": ng.name,
         "nodegroupArn": format!("arn:aws:eks:{}:{}:nodegroup/{}/{}/{}", lab::REGION, lab::ACCOUNT_ID, ng.cluster, ng.name, ng.uuid),
         "clusterName": ng.cluster,
-        "version": lab::KUBERNETES_VERSION,
-        "releaseVersion": "1.35.3-20260320",
+        "version": ng.version,
+        "releaseVersion": ng.release_version,
         "createdAt": epoch(ng.created_at),
         "modifiedAt": epoch(ng.modified_at),
         "status": ng.status,
@@ -111,7 +106,7 @@ pub(super) fn nodegroup_json(ng: &Nodegroup) -> Value {
         "resources": {"autoScalingGroups": [{"name": auto_scaling_group(ng)}]},
         "diskSize": 20,
         "health": {"issues": health_issues_json(ng)},
-        "updateConfig": {"maxUnavailable": 1},
+        "updateConfig": ng.update_config.clone().unwrap_or_else(|| json!({"maxUnavailable": 1})),
         "tags": {},
     });
     if let Some(repair) = &ng.node_repair {
@@ -183,11 +178,17 @@ pub(super) fn addon_json(cluster: &Cluster, name: &str) -> Result<Value, AwsErro
     Ok(json)
 }
 
-/// An add-on of the lab's catalog as DescribeAddonVersions lists it.
-pub(super) fn addon_versions_json(name: &str, version: &str) -> Value {
-    json!({"addonName": name, "type": "networking", "addonVersions": [{
-        "addonVersion": version,
-        "architecture": ["amd64", "arm64"],
-        "compatibilities": [{"clusterVersion": lab::KUBERNETES_VERSION, "platformVersions": ["*"], "defaultVersion": true}],
-    }]})
+/// An add-on of the lab's catalog as DescribeAddonVersions lists it: its versions, the first
+/// the default.
+pub(super) fn addon_versions_json(name: &str, versions: &[String]) -> Value {
+    let listed: Vec<Value> = versions
+        .iter()
+        .enumerate()
+        .map(|(i, version)| json!({
+            "addonVersion": version,
+            "architecture": ["amd64", "arm64"],
+            "compatibilities": [{"clusterVersion": lab::KUBERNETES_VERSION, "platformVersions": ["*"], "defaultVersion": i == 0}],
+        }))
+        .collect();
+    json!({"addonName": name, "type": "networking", "addonVersions": listed})
 }

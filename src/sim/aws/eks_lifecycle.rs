@@ -99,6 +99,7 @@ pub(crate) fn create_cluster(
         addons: BTreeMap::new(),
         access_entries: BTreeMap::new(),
         pod_identity_associations: BTreeMap::new(),
+        settings: super::eks_cluster_config::ClusterSettings::default(),
     };
     if body["accessConfig"]["bootstrapClusterCreatorAdminPermissions"] != Value::Bool(false)
         && cluster.config.authentication_mode != "CONFIG_MAP"
@@ -290,6 +291,12 @@ fn nodegroup_of(
     body: &Value,
 ) -> Result<Nodegroup, AwsError> {
     let (min, max, desired) = scaling_of(&body["scalingConfig"])?;
+    let update_config =
+        super::nodegroup_update_config::update_config_of(&body["updateConfig"], max)?;
+    let version = body["version"].as_str().map_or_else(
+        || active_cluster(state, cluster).map(|c| c.config.version.clone()),
+        |v| Ok(v.to_string()),
+    )?;
     let subnets = nodegroup_subnets(state, &body["subnets"])?;
     let launch_template = launch_template_of(state, &body["launchTemplate"])?;
     super::parameters::node_labels(&body["labels"], &body["taints"])?;
@@ -330,6 +337,12 @@ fn nodegroup_of(
         launch_template,
         health_issues: Vec::new(),
         node_repair: super::node_repair::node_repair_of(body)?,
+        release_version: body["releaseVersion"].as_str().map_or_else(
+            || super::eks_versions::release_for(&version),
+            str::to_string,
+        ),
+        version,
+        update_config,
     })
 }
 

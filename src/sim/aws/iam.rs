@@ -1,5 +1,6 @@
 //! IAM over the query protocol: one function an action, chosen by `handle`'s table; the OIDC
-//! providers here, the roles in iam_roles and their inline policies in iam_inline_policies.
+//! providers here, the roles in iam_roles (listed in iam_role_list) and their inline policies
+//! in iam_inline_policies.
 
 use super::error::AwsError;
 use super::iam_inline_policies::{
@@ -21,6 +22,7 @@ pub(crate) fn handle(
     match action {
         "CreateRole" => create_role(state, params, xml),
         "GetRole" => get_role(state, params, xml),
+        "ListRoles" => super::iam_role_list::list_roles(state, params, xml),
         "DeleteRole" => delete_role(state, params),
         "AttachRolePolicy" => attach_role_policy(state, params),
         "DetachRolePolicy" => detach_role_policy(state, params),

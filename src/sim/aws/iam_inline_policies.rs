@@ -4,7 +4,7 @@
 use percent_encoding::utf8_percent_encode;
 
 use super::error::AwsError;
-use super::iam_roles::{ENCODED, Params, existing_role, existing_role_mut, param};
+use super::iam_roles::{ENCODED, Params, existing_role, existing_role_mut, param, role_name};
 use super::state::AwsState;
 use super::wire::Xml;
 
@@ -17,7 +17,7 @@ fn policy_missing(role: &str, name: &str) -> AwsError {
 }
 
 pub(super) fn put_role_policy(state: &mut AwsState, params: &Params) -> Result<(), AwsError> {
-    let role = param(params, "RoleName", "roleName")?;
+    let role = role_name(params)?;
     let name = param(params, "PolicyName", "policyName")?.to_string();
     let document = param(params, "PolicyDocument", "policyDocument")?.to_string();
     if serde_json::from_str::<serde_json::Value>(&document).is_err() {
@@ -37,7 +37,7 @@ pub(super) fn get_role_policy(
     params: &Params,
     xml: &mut Xml,
 ) -> Result<(), AwsError> {
-    let role = param(params, "RoleName", "roleName")?;
+    let role = role_name(params)?;
     let name = param(params, "PolicyName", "policyName")?;
     let record = existing_role(state, role)?;
     let document = record
@@ -56,7 +56,7 @@ pub(super) fn list_role_policies(
     params: &Params,
     xml: &mut Xml,
 ) -> Result<(), AwsError> {
-    let role = param(params, "RoleName", "roleName")?;
+    let role = role_name(params)?;
     let record = existing_role(state, role)?;
     xml.open("PolicyNames");
     for name in record.inline.keys() {
@@ -67,7 +67,7 @@ pub(super) fn list_role_policies(
 }
 
 pub(super) fn delete_role_policy(state: &mut AwsState, params: &Params) -> Result<(), AwsError> {
-    let role = param(params, "RoleName", "roleName")?;
+    let role = role_name(params)?;
     let name = param(params, "PolicyName", "policyName")?;
     let record = existing_role_mut(state, role)?;
     record

@@ -43,6 +43,15 @@ pub(super) fn param<'a>(params: &'a Params, key: &str, field: &str) -> Result<&'
         .ok_or_else(|| validation(field))
 }
 
+/// The `RoleName` a call names, held to IAM's pattern and length before anything is looked up,
+/// as every role action's API reference bounds it (`[\w+=,.@-]+`, 1 to 64): GetRole and the
+/// others answer ValidationError as CreateRole does (parameters::iam_name).
+pub(super) fn role_name(params: &Params) -> Result<&str, AwsError> {
+    let name = param(params, "RoleName", "roleName")?;
+    super::parameters::iam_name("roleName", name, 64)?;
+    Ok(name)
+}
+
 fn role_missing(name: &str) -> AwsError {
     AwsError::new(
         404,
@@ -52,8 +61,21 @@ fn role_missing(name: &str) -> AwsError {
 }
 
 fn role_xml(xml: &mut Xml, role: &Role) {
-    xml.open("Role")
-        .leaf("Path", &role.path)
+    xml.open("Role");
+    role_fields(xml, role);
+    xml.open("Tags");
+    for (key, value) in &role.tags {
+        xml.open("member")
+            .leaf("Key", key)
+            .leaf("Value", value)
+            .close("member");
+    }
+    xml.close("Tags").close("Role");
+}
+
+/// A role's fields as GetRole and ListRoles show them (ListRoles leaves its tags out).
+pub(super) fn role_fields(xml: &mut Xml, role: &Role) {
+    xml.leaf("Path", &role.path)
         .leaf("RoleName", &role.name)
         .leaf("RoleId", &role.role_id)
         .leaf("Arn", role.arn())
@@ -64,14 +86,6 @@ fn role_xml(xml: &mut Xml, role: &Role) {
         )
         .leaf("Description", &role.description)
         .leaf("MaxSessionDuration", 3600);
-    xml.open("Tags");
-    for (key, value) in &role.tags {
-        xml.open("member")
-            .leaf("Key", key)
-            .leaf("Value", value)
-            .close("member");
-    }
-    xml.close("Tags").close("Role");
 }
 
 /// `Tags.member.N.Key` / `.Value`.
@@ -98,8 +112,7 @@ pub(super) fn create_role(
     params: &Params,
     xml: &mut Xml,
 ) -> Result<(), AwsError> {
-    let name = param(params, "RoleName", "roleName")?.to_string();
-    super::parameters::iam_name("roleName", &name, 64)?;
+    let name = role_name(params)?.to_string();
     let trust_policy = param(
         params,
         "AssumeRolePolicyDocument",
@@ -137,14 +150,14 @@ pub(super) fn create_role(
 }
 
 pub(super) fn get_role(state: &AwsState, params: &Params, xml: &mut Xml) -> Result<(), AwsError> {
-    let name = param(params, "RoleName", "roleName")?;
+    let name = role_name(params)?;
     role_xml(xml, existing_role(state, name)?);
     Ok(())
 }
 
 /// IAM deletes only a role with no policies left, attached or inline.
 pub(super) fn delete_role(state: &mut AwsState, params: &Params) -> Result<(), AwsError> {
-    let name = param(params, "RoleName", "roleName")?;
+    let name = role_name(params)?;
     let found = existing_role(state, name)?;
     if !found.attached.is_empty() || !found.inline.is_empty() {
         return Err(AwsError::new(
@@ -162,7 +175,7 @@ fn role_and_policy<'a>(
     state: &'a mut AwsState,
     params: &Params,
 ) -> Result<(&'a mut Role, String), AwsError> {
-    let name = param(params, "RoleName", "roleName")?;
+    let name = role_name(params)?;
     let policy = param(params, "PolicyArn", "policyArn")?.to_string();
     Ok((existing_role_mut(state, name)?, policy))
 }
@@ -210,7 +223,7 @@ pub(super) fn list_attached_role_policies(
     params: &Params,
     xml: &mut Xml,
 ) -> Result<(), AwsError> {
-    let name = param(params, "RoleName", "roleName")?;
+    let name = role_name(params)?;
     let found = existing_role(state, name)?;
     xml.open("AttachedPolicies");
     for arn in &found.attached {

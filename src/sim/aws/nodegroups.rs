@@ -192,7 +192,8 @@ fn launch_groups(state: &AwsState, nodegroup: &Nodegroup) -> Vec<String> {
         )
 }
 
-/// Shuts down one instance (a repair replacing it): it is gone after the shutdown delay.
+/// Shuts down one instance (a repair replacing it, or TerminateInstances): it is gone after
+/// the shutdown delay.
 pub(crate) fn terminate_instance(state: &mut AwsState, id: &str) {
     let Some(instance) = state.instances.get_mut(id) else {
         return;

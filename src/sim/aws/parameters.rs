@@ -127,6 +127,14 @@ pub(crate) fn ports(protocol: &str, from: i32, to: i32) -> Result<(), AwsError> 
             if !(-1..=255).contains(&to) {
                 return Err(invalid_value(format!("ICMP code ({to}) out of range")));
             }
+            if from == -1 && to != -1 {
+                // botocore's IpPermission.ToPort: "If the start port is -1 (all ICMP types),
+                // then the end port must be -1 (all ICMP codes)". EC2's words for breaking it
+                // have not been seen: these are the twin's, in EC2's portRange form.
+                return Err(invalid_value(format!(
+                    "Invalid value for portRange. ICMP code ({to}) must be -1 when the ICMP type is -1 (all ICMP types)."
+                )));
+            }
             Ok(())
         }
         _ => Ok(()),
@@ -472,6 +480,12 @@ mod tests {
             "ICMP code (65535) out of range"
         );
         assert!(ports("-1", -1, -1).is_ok());
+        assert!(ports("icmp", -1, -1).is_ok());
+        assert!(ports("icmp", 8, -1).is_ok());
+        assert_eq!(
+            message(ports("icmp", -1, 0)),
+            "Invalid value for portRange. ICMP code (0) must be -1 when the ICMP type is -1 (all ICMP types)."
+        );
     }
 
     #[test]

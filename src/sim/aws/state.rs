@@ -140,6 +140,13 @@ pub(crate) struct Nodegroup {
     pub(crate) health_issues: Vec<(String, String)>,
     /// `nodeRepairConfig` as DescribeNodegroup answers it, when one was given (node_repair.rs).
     pub(crate) node_repair: Option<serde_json::Value>,
+    /// Its Kubernetes version and AMI release (`version`, `releaseVersion`): its cluster's when
+    /// made, an UpdateNodegroupVersion's once that has finished (eks_versions.rs).
+    pub(crate) version: String,
+    pub(crate) release_version: String,
+    /// `updateConfig` as given (`maxUnavailable` or `maxUnavailablePercentage`); EKS's default,
+    /// one node, when none was (nodegroup_update_config.rs).
+    pub(crate) update_config: Option<serde_json::Value>,
 }
 
 /// One network interface of a launch template.
@@ -218,6 +225,8 @@ pub(crate) struct Cluster {
     pub(crate) access_entries: BTreeMap<String, AccessEntry>,
     /// Pod Identity associations by id.
     pub(crate) pod_identity_associations: BTreeMap<String, PodIdentityAssociation>,
+    /// Its control plane logs and endpoint access, as UpdateClusterConfig changes them.
+    pub(crate) settings: super::eks_cluster_config::ClusterSettings,
 }
 
 /// A KMS key: enabled, or pending deletion after its waiting period.

@@ -110,6 +110,8 @@ fn finish_update(state: &mut AwsState, id: &str) {
         return;
     };
     let Some(nodegroup) = record.nodegroup.clone() else {
+        // A cluster's own update (UpdateClusterConfig).
+        super::eks_cluster_config::finish(state, &record);
         return;
     };
     // Only what this update launched: an instance a repair started before it is not its own.
@@ -122,6 +124,9 @@ fn finish_update(state: &mut AwsState, id: &str) {
                 .is_some_and(|i| i.launched_at >= record.created_at)
         })
         .collect();
+    if stuck.is_empty() && record.kind == "VersionUpdate" {
+        super::eks_versions::finish(state, &record);
+    }
     if let Some(u) = state.updates.get_mut(id) {
         if stuck.is_empty() {
             u.status = "Successful".into();

@@ -17,7 +17,6 @@
 
 use super::ec2_query::{Params, Wanted};
 use super::error::AwsError;
-use super::instances::instance_not_found;
 use super::state::{AwsState, Instance};
 use super::wire::Xml;
 use crate::lab;
@@ -224,9 +223,7 @@ pub(super) fn describe_instance_topology(
     xml: &mut Xml,
 ) -> Result<(), AwsError> {
     let asked = Asked::read(params)?;
-    asked
-        .ids
-        .all_exist(|id| state.instances.contains_key(id), instance_not_found)?;
+    super::instance_ids::check_ids(state, asked.ids.values())?;
     let matching: Vec<&Instance> = state
         .instances
         .values()

@@ -153,6 +153,11 @@ fn nodegroups(state: &mut AwsState, capture: &format::AwsState, at: Duration) {
                 launch_template: nodegroup.launch_template.as_ref().cloned(),
                 health_issues: Vec::new(),
                 node_repair: None,
+                version: capture.cluster.config.version.clone(),
+                release_version: crate::sim::aws::eks_versions::release_for(
+                    &capture.cluster.config.version,
+                ),
+                update_config: None,
             },
         );
     }
@@ -320,6 +325,7 @@ fn cluster(state: &mut AwsState, capture: &format::Cluster, at: Duration) {
                     (a.id.clone(), association)
                 })
                 .collect(),
+            settings: crate::sim::aws::eks_cluster_config::ClusterSettings::default(),
         },
     );
 }
