@@ -227,16 +227,22 @@ fn custom_defaults(state: &KubeState, resource: &ResourceType, object: &mut Valu
 
 /// What a client may not set on create: the deletion fields (rest.BeforeCreate's
 /// `WipeObjectMetaSystemFields` keeps neither) and, for the kinds whose strategy resets it in
-/// `PrepareForCreate`, the status (a Service's load balancer, an Ingress's).
+/// `PrepareForCreate`, the status (a Service's load balancer, an Ingress's, a custom
+/// resource's under a status subresource).
 fn wipe_on_create(resource: &ResourceType, body: &mut Value) {
     if let Some(meta) = body["metadata"].as_object_mut() {
         meta.remove("deletionTimestamp");
         meta.remove("deletionGracePeriodSeconds");
     }
-    let resets_status = matches!(
-        (resource.group.as_str(), resource.kind.as_str()),
-        ("", "Service") | ("networking.k8s.io", "Ingress")
-    );
+    // A custom resource whose CRD turns the status subresource on loses it too
+    // (customResourceStrategy.PrepareForCreate).
+    let custom_with_status = !super::resources::is_built_in(resource)
+        && resource.subresources.iter().any(|s| s == "status");
+    let resets_status = custom_with_status
+        || matches!(
+            (resource.group.as_str(), resource.kind.as_str()),
+            ("", "Service") | ("networking.k8s.io", "Ingress")
+        );
     if resets_status && let Some(object) = body.as_object_mut() {
         object.remove("status");
     }

@@ -63,9 +63,22 @@ fn invariants(schema: &Value, level: Level, path: &str, found: &mut Vec<(String,
     }
 }
 
-/// `ValidateStructural` of each version's schema; upstream sorts the errors by their text
-/// (map order would change them from call to call).
+/// The name `plural.group`, then `ValidateStructural` of each version's schema; upstream
+/// sorts the structural errors by their text (map order would change them from call to call).
 pub(crate) fn custom_resource_definition(object: &Value, errors: &mut Errors) {
+    // ValidateCustomResourceDefinition's name rule, checked with the object's metadata.
+    let required = format!(
+        "{}.{}",
+        object["spec"]["names"]["plural"].as_str().unwrap_or_default(),
+        object["spec"]["group"].as_str().unwrap_or_default()
+    );
+    if object["metadata"]["name"].as_str() != Some(required.as_str()) {
+        errors.invalid(
+            "metadata.name",
+            &object["metadata"]["name"],
+            r#"must be spec.names.plural+"."+spec.group"#,
+        );
+    }
     let versions = object["spec"]["versions"]
         .as_array()
         .map(Vec::as_slice)

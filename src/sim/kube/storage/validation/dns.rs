@@ -24,10 +24,10 @@ fn strings(value: &Value) -> Vec<&str> {
         .collect()
 }
 
-/// `[]string{"a", "b"}`, as `%#v` prints a list of strings.
-fn go_strings(items: &[&str]) -> String {
+/// `["a","b"]`: a list of strings as a bad value, printed as its JSON (apimachinery v0.35).
+fn json_strings(items: &[&str]) -> String {
     let quoted: Vec<String> = items.iter().map(|s| super::errors::quoted(s)).collect();
-    format!("[]string{{{}}}", quoted.join(", "))
+    format!("[{}]", quoted.join(","))
 }
 
 /// `validateDNSPolicy` (the policy is defaulted, so never empty here).
@@ -66,7 +66,7 @@ pub(crate) fn dns_config(spec: &Value, path: &str, errors: &mut Errors) {
             format!("{at}.nameservers"),
             format!(
                 "Invalid value: {}: must not have more than {MAX_NAMESERVERS} nameservers",
-                go_strings(&nameservers)
+                json_strings(&nameservers)
             ),
         );
     }
@@ -103,7 +103,7 @@ fn searches(config: &Value, at: &str, errors: &mut Errors) {
             format!("{at}.searches"),
             format!(
                 "Invalid value: {}: must not have more than {MAX_SEARCHES} search paths",
-                go_strings(&searches)
+                json_strings(&searches)
             ),
         );
     }
@@ -112,7 +112,7 @@ fn searches(config: &Value, at: &str, errors: &mut Errors) {
             format!("{at}.searches"),
             format!(
                 "Invalid value: {}: must not have more than {MAX_SEARCH_CHARS} characters (including spaces) in the search list",
-                go_strings(&searches)
+                json_strings(&searches)
             ),
         );
     }
