@@ -179,6 +179,9 @@ pub(crate) fn create_by(
         write.record(state, None, &mut body)?;
     }
     validate_create(state, resource, &body)?;
+    if is_priority_class(resource) {
+        super::priority::admit_class(state, &body)?;
+    }
     // The storage's `Create` (etcd3 `store.go`) refuses a set resourceVersion with a plain
     // error, which the handler answers as a 500 without a reason (`ErrResourceVersionSetOnCreate`);
     // a dry run never reaches it.
@@ -220,6 +223,10 @@ fn custom_defaults(state: &KubeState, resource: &ResourceType, object: &mut Valu
         super::structural_defaults::default(schema, object);
         super::structural_defaults::prune_nulls(schema, object);
     }
+}
+
+fn is_priority_class(resource: &ResourceType) -> bool {
+    resource.group == "scheduling.k8s.io" && resource.kind == "PriorityClass"
 }
 
 /// The versioner's `ObjectResourceVersion` parses and is not 0 (one that does not parse is
@@ -362,6 +369,9 @@ fn store_update(
     }
     if subresource.is_none() {
         validate_update(state, resource, existing, &updated)?;
+        if is_priority_class(resource) {
+            super::priority::admit_class(state, &updated)?;
+        }
     } else {
         validate(state, resource, &updated)?;
     }
