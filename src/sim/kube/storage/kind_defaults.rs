@@ -30,7 +30,7 @@ fn if_empty(object: &mut Value, field: &str, value: Value) {
     }
 }
 
-fn each<'a>(list: &'a mut Value) -> impl Iterator<Item = &'a mut Value> {
+fn each(list: &mut Value) -> impl Iterator<Item = &mut Value> {
     list.as_array_mut().into_iter().flatten()
 }
 
