@@ -42,6 +42,7 @@ mod lab_auth;
 mod lab_drill;
 mod lab_rbac;
 mod layers;
+mod more_kinds;
 mod moto;
 mod network_topology;
 mod node_repair;

@@ -182,6 +182,9 @@ pub(crate) fn create_by(
         write.record(state, None, &mut body)?;
     }
     validate_create(state, resource, &body)?;
+    if is_priority_class(resource) {
+        super::priority::admit_class(state, &body)?;
+    }
     // The storage's `Create` (etcd3 `store.go`) refuses a set resourceVersion with a plain
     // error, which the handler answers as a 500 without a reason (`ErrResourceVersionSetOnCreate`);
     // a dry run never reaches it.
@@ -253,6 +256,10 @@ fn name_mismatch(in_body: &str, on_url: &str) -> ApiError {
     ApiError::bad_request(format!(
         "the name of the object ({in_body}) does not match the name on the URL ({on_url})"
     ))
+}
+
+fn is_priority_class(resource: &ResourceType) -> bool {
+    resource.group == "scheduling.k8s.io" && resource.kind == "PriorityClass"
 }
 
 /// The versioner's `ObjectResourceVersion` parses and is not 0 (one that does not parse is
@@ -408,6 +415,9 @@ fn store_update(
     }
     if subresource.is_none() {
         validate_update(state, resource, existing, &updated)?;
+        if is_priority_class(resource) {
+            super::priority::admit_class(state, &updated)?;
+        }
     } else {
         validate(state, resource, &updated)?;
     }

@@ -190,7 +190,7 @@ pub(crate) fn apply_defaults(resource: &ResourceType, object: &mut Value) {
         ("", "Service") => service_defaults(object),
         ("batch", "CronJob") => cron_job_defaults(object),
         ("", "Secret") => secret_defaults(object),
-        _ => {}
+        _ => super::kind_defaults::apply(resource, object),
     }
 }
 

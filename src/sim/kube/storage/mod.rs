@@ -6,6 +6,7 @@ pub(crate) mod api;
 pub(crate) mod changes;
 pub(crate) mod defaults;
 pub(crate) mod fields;
+pub(crate) mod kind_defaults;
 pub(crate) mod label_values;
 pub(crate) mod managed;
 pub(crate) mod memory;

@@ -2,7 +2,8 @@
 //! `spec.preemptionPolicy` come from its PriorityClass, or from the global default class, or
 //! are 0 and `PreemptLowerPriority` when there is none (kubernetes
 //! `plugin/pkg/admission/priority/admission.go`, `admitPod` and `getDefaultPriority`); an
-//! update that leaves them out keeps the old Pod's.
+//! update that leaves them out keeps the old Pod's. Only one PriorityClass may be the global
+//! default (`validatePriorityClass`).
 
 use serde_json::{Value, json};
 
@@ -118,4 +119,28 @@ pub(crate) fn keep_on_update(existing: &Value, pod: &mut Value) {
             pod["spec"][field] = existing["spec"][field].clone();
         }
     }
+}
+
+/// `validatePriorityClass` (a validating admission, so after the class's own validation): a
+/// class marked as the global default is refused while another one is, whether it is new or
+/// an existing class newly marked.
+pub(crate) fn admit_class(state: &KubeState, class: &Value) -> Result<(), ApiError> {
+    if class["globalDefault"] != true {
+        return Ok(());
+    }
+    let name = class["metadata"]["name"].as_str().unwrap_or_default();
+    let (default, ..) = default_priority(state);
+    let is_new = state.store.get(CLASSES, "", name).is_none();
+    if default.is_empty() || (!is_new && default == name) {
+        return Ok(());
+    }
+    let mut error = ApiError::new(
+        403,
+        "Forbidden",
+        format!(
+            "priorityclasses.scheduling.k8s.io \"{name}\" is forbidden: PriorityClass {default} is already marked as default. Only one default can exist"
+        ),
+    );
+    error.details = json!({"name": name, "group": "scheduling.k8s.io", "kind": "priorityclasses"});
+    Err(error)
 }

@@ -47,6 +47,25 @@ pub(crate) fn dns_subdomain(name: &str) -> Vec<String> {
     errors
 }
 
+/// `IsWildcardDNS1123Subdomain`: an Ingress rule's or TLS entry's host with a `*`.
+pub(crate) fn wildcard_dns_subdomain(host: &str) -> Vec<String> {
+    let mut errors = Vec::new();
+    if host.len() > 253 {
+        errors.push(max_len(253));
+    }
+    let shaped = host
+        .strip_prefix("*.")
+        .is_some_and(|rest| rest.split('.').all(label_shaped));
+    if !shaped {
+        errors.push(regex_error(
+            "a wildcard DNS-1123 subdomain must start with '*.', followed by a valid DNS subdomain, which must consist of lower case alphanumeric characters, '-' or '.' and end with an alphanumeric character",
+            &format!(r"\*\.{SUBDOMAIN_PATTERN}"),
+            &["*.example.com"],
+        ));
+    }
+    errors
+}
+
 /// `IsDNS1123Label`: Namespaces, container names.
 pub(crate) fn dns_label(name: &str) -> Vec<String> {
     let mut errors = Vec::new();

@@ -54,15 +54,33 @@ fn kind_rules(
             secret(object, errors);
             Ok(())
         }
-        ("", "PersistentVolumeClaim") => {
-            let requests = &object["spec"]["resources"]["requests"];
-            let bad = requests.as_object().into_iter().flatten().any(|(_, q)| {
-                !q.as_str()
-                    .is_some_and(crate::sim::kube::storage::quantity::is_valid)
-            });
-            if bad { Err(BadQuantity) } else { Ok(()) }
+        ("", "PersistentVolumeClaim") => super::claim::claim(object, errors),
+        _ => {
+            other_kind_rules(resource, object, errors);
+            Ok(())
         }
-        _ => Ok(()),
+    }
+}
+
+/// The kinds whose rules have no quantities to decode: networking, policy, scheduling, RBAC,
+/// storage and coordination.
+fn other_kind_rules(resource: &ResourceType, object: &Value, errors: &mut Errors) {
+    match (resource.group.as_str(), resource.kind.as_str()) {
+        ("networking.k8s.io", "Ingress") => super::ingress::ingress(object, errors),
+        ("networking.k8s.io", "NetworkPolicy") => {
+            super::network_policy::network_policy(object, errors);
+        }
+        ("policy", "PodDisruptionBudget") => super::policy::pod_disruption_budget(object, errors),
+        ("scheduling.k8s.io", "PriorityClass") => super::scheduling::priority_class(object, errors),
+        ("rbac.authorization.k8s.io", kind @ ("Role" | "ClusterRole")) => {
+            super::rbac::role(object, kind == "Role", errors);
+        }
+        ("rbac.authorization.k8s.io", kind @ ("RoleBinding" | "ClusterRoleBinding")) => {
+            super::rbac::role_binding(object, kind == "RoleBinding", errors);
+        }
+        ("storage.k8s.io", "StorageClass") => super::storage_class::storage_class(object, errors),
+        ("coordination.k8s.io", "Lease") => super::lease::lease(object, errors),
+        _ => {}
     }
 }
 
@@ -108,7 +126,7 @@ pub(crate) fn validate(
 }
 
 /// A create: the object's rules, then what only a new object is held to
-/// (`ValidatePodCreate`).
+/// (`ValidatePodCreate`, `ValidateIngressCreate`).
 pub(crate) fn validate_create(
     state: &KubeState,
     resource: &ResourceType,
@@ -116,8 +134,10 @@ pub(crate) fn validate_create(
 ) -> Result<(), ApiError> {
     let mut errors = Errors::default();
     object_errors(state, resource, object, &mut errors)?;
-    if resource.group.is_empty() && resource.kind == "Pod" {
-        pod_create(&object["spec"], &mut errors);
+    match (resource.group.as_str(), resource.kind.as_str()) {
+        ("", "Pod") => pod_create(&object["spec"], &mut errors),
+        ("networking.k8s.io", "Ingress") => super::ingress::ingress_create(object, &mut errors),
+        _ => {}
     }
     answer(resource, name_of(object), errors)
 }

@@ -22,8 +22,8 @@ fn amount(value: &Value) -> i64 {
     value.as_i64().or_else(|| percent(value)).unwrap_or(0)
 }
 
-/// `ValidatePositiveIntOrPercent`.
-fn int_or_percent(value: &Value, at: &str, errors: &mut Errors) {
+/// `ValidatePositiveIntOrPercent` (a PodDisruptionBudget's counts too).
+pub(crate) fn int_or_percent(value: &Value, at: &str, errors: &mut Errors) {
     match value {
         Value::String(_) if percent(value).is_none() => errors.invalid(at, value, PERCENT),
         Value::Number(_) => errors.non_negative(at, value),
@@ -32,7 +32,7 @@ fn int_or_percent(value: &Value, at: &str, errors: &mut Errors) {
 }
 
 /// `IsNotMoreThan100Percent`.
-fn at_most_all(value: &Value, at: &str, errors: &mut Errors) {
+pub(crate) fn at_most_all(value: &Value, at: &str, errors: &mut Errors) {
     if percent(value).is_some_and(|p| p > 100) {
         errors.invalid(at, value, "must not be greater than 100%");
     }

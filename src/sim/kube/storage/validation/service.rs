@@ -354,7 +354,7 @@ fn topology_annotations(object: &Value, errors: &mut Errors) {
     }
 }
 
-fn valid_cidr(text: &str) -> bool {
+pub(crate) fn valid_cidr(text: &str) -> bool {
     let Some((ip, bits)) = text.split_once('/') else {
         return false;
     };

@@ -1,5 +1,6 @@
 //! What an update may not change: selectors, a Job's template, a Service's cluster IP, an
-//! immutable ConfigMap's or Secret's data, a claim's spec, most of a StatefulSet's spec.
+//! immutable ConfigMap's or Secret's data, a claim's spec, most of a StatefulSet's spec, a
+//! PriorityClass's value, a binding's role, a StorageClass's parameters.
 
 use serde_json::Value;
 
@@ -134,6 +135,15 @@ pub(crate) fn update(group: &str, kind: &str, old: &Value, new: &Value, errors: 
                     "spec is immutable after creation except resources.requests and volumeAttributesClassName for bound claims",
                 );
             }
+        }
+        ("scheduling.k8s.io", "PriorityClass") => {
+            super::scheduling::priority_class_update(old, new, errors);
+        }
+        ("rbac.authorization.k8s.io", "RoleBinding" | "ClusterRoleBinding") => {
+            super::rbac::role_binding_update(old, new, errors);
+        }
+        ("storage.k8s.io", "StorageClass") => {
+            super::storage_class::storage_class_update(old, new, errors);
         }
         _ => {}
     }
