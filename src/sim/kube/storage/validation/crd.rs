@@ -69,7 +69,9 @@ pub(crate) fn custom_resource_definition(object: &Value, errors: &mut Errors) {
     // ValidateCustomResourceDefinition's name rule, checked with the object's metadata.
     let required = format!(
         "{}.{}",
-        object["spec"]["names"]["plural"].as_str().unwrap_or_default(),
+        object["spec"]["names"]["plural"]
+            .as_str()
+            .unwrap_or_default(),
         object["spec"]["group"].as_str().unwrap_or_default()
     );
     if object["metadata"]["name"].as_str() != Some(required.as_str()) {
