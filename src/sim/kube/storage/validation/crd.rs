@@ -107,8 +107,26 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_crd_is_named_its_plural_dot_its_group() {
+        let crd = json!({"metadata": {"name": "foo.example.com"},
+                         "spec": {"group": "example.com", "names": {"plural": "widgets"}}});
+        let mut errors = Errors::default();
+        custom_resource_definition(&crd, &mut errors);
+        assert_eq!(
+            errors.0,
+            [(
+                "metadata.name".to_string(),
+                r#"Invalid value: "foo.example.com": must be spec.names.plural+"."+spec.group"#
+                    .to_string()
+            )]
+        );
+    }
+
+    #[test]
     fn a_schema_without_types_is_not_structural() {
-        let crd = json!({"spec": {"versions": [{"name": "v1", "schema": {"openAPIV3Schema": {
+        let crd = json!({"metadata": {"name": "widgets.example.com"}, "spec": {
+            "group": "example.com", "names": {"plural": "widgets"},
+            "versions": [{"name": "v1", "schema": {"openAPIV3Schema": {
             "type": "object",
             "properties": {
                 "spec": {"properties": {"size": {"type": "integer"}}},
