@@ -99,7 +99,7 @@ pub(crate) fn create_cluster(
         addons: BTreeMap::new(),
         access_entries: BTreeMap::new(),
         pod_identity_associations: BTreeMap::new(),
-        settings: super::eks_cluster_config::ClusterSettings::default(),
+        settings: super::cluster_settings::ClusterSettings::default(),
     };
     if body["accessConfig"]["bootstrapClusterCreatorAdminPermissions"] != Value::Bool(false)
         && cluster.config.authentication_mode != "CONFIG_MAP"
@@ -338,7 +338,7 @@ fn nodegroup_of(
         health_issues: Vec::new(),
         node_repair: super::node_repair::node_repair_of(body)?,
         release_version: body["releaseVersion"].as_str().map_or_else(
-            || super::eks_versions::release_for(&version),
+            || super::ami_releases::release_for(&version),
             str::to_string,
         ),
         version,

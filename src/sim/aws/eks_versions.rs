@@ -15,26 +15,10 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+use super::ami_releases::release_for;
 use super::eks_records::{cluster, in_use, nodegroup};
 use super::error::AwsError;
 use super::state::{AwsState, AwsTimer, Update, join_delay};
-use crate::lab;
-
-/// The AMI release the twin's node groups of the lab's version run.
-const LAB_RELEASE: &str = "1.35.3-20260320";
-
-/// The AMI release a node group of `version` gets when none is named: the lab's for the lab's
-/// version, the same build date for another (the twin keeps one AMI build).
-pub(crate) fn release_for(version: &str) -> String {
-    if version == lab::KUBERNETES_VERSION {
-        LAB_RELEASE.to_string()
-    } else {
-        format!(
-            "{version}.0-{}",
-            LAB_RELEASE.rsplit('-').next().unwrap_or_default()
-        )
-    }
-}
 
 /// `(major, minor)` of a Kubernetes version as EKS names them (`1.35`).
 fn minor_of(version: &str) -> Option<(u32, u32)> {
@@ -155,7 +139,10 @@ mod tests {
         assert!(wanted(&json!({"version": "1.100"}), "1.35").is_err());
         assert_eq!(
             wanted(&json!({}), "1.35").ok(),
-            Some(("1.35".to_string(), LAB_RELEASE.to_string()))
+            Some((
+                "1.35".to_string(),
+                super::super::ami_releases::LAB_RELEASE.to_string()
+            ))
         );
         assert_eq!(
             wanted(&json!({"version": "1.34"}), "1.35")

@@ -226,7 +226,7 @@ pub(crate) struct Cluster {
     /// Pod Identity associations by id.
     pub(crate) pod_identity_associations: BTreeMap<String, PodIdentityAssociation>,
     /// Its control plane logs and endpoint access, as UpdateClusterConfig changes them.
-    pub(crate) settings: super::eks_cluster_config::ClusterSettings,
+    pub(crate) settings: super::cluster_settings::ClusterSettings,
 }
 
 /// A KMS key: enabled, or pending deletion after its waiting period.

@@ -132,7 +132,7 @@ fn cluster(state: &mut AwsState) {
             created_at: Duration::ZERO,
             addons: addons(),
             pod_identity_associations: BTreeMap::new(),
-            settings: crate::sim::aws::eks_cluster_config::ClusterSettings::default(),
+            settings: crate::sim::aws::cluster_settings::ClusterSettings::default(),
             // Terraform applied as the lab's user: the creator's admin entry.
             access_entries: std::iter::once((
                 crate::sim::aws::identity::user_arn(crate::sim::aws::identity::LAB_USER),
@@ -225,7 +225,7 @@ fn nodegroups(state: &mut AwsState) {
                 health_issues: Vec::new(),
                 node_repair: None,
                 version: lab::KUBERNETES_VERSION.into(),
-                release_version: crate::sim::aws::eks_versions::release_for(
+                release_version: crate::sim::aws::ami_releases::release_for(
                     lab::KUBERNETES_VERSION,
                 ),
                 update_config: None,

@@ -154,7 +154,7 @@ fn nodegroups(state: &mut AwsState, capture: &format::AwsState, at: Duration) {
                 health_issues: Vec::new(),
                 node_repair: None,
                 version: capture.cluster.config.version.clone(),
-                release_version: crate::sim::aws::eks_versions::release_for(
+                release_version: crate::sim::aws::ami_releases::release_for(
                     &capture.cluster.config.version,
                 ),
                 update_config: None,
@@ -325,7 +325,7 @@ fn cluster(state: &mut AwsState, capture: &format::Cluster, at: Duration) {
                     (a.id.clone(), association)
                 })
                 .collect(),
-            settings: crate::sim::aws::eks_cluster_config::ClusterSettings::default(),
+            settings: crate::sim::aws::cluster_settings::ClusterSettings::default(),
         },
     );
 }
