@@ -78,6 +78,10 @@ impl Filter {
                 .is_none_or(|ns| *ns == change.namespace)
     }
 
+    fn has_selectors(&self) -> bool {
+        self.labels.is_some() || self.fields.is_some()
+    }
+
     fn selects(&self, object: &Value) -> bool {
         self.labels
             .as_ref()
@@ -91,6 +95,9 @@ impl Filter {
     fn event(&self, change: &Change, seen: &mut HashSet<String>) -> Option<&'static str> {
         if !self.in_scope(change) {
             return None;
+        }
+        if !self.has_selectors() {
+            return Some(change.change.as_str());
         }
         let key = format!(
             "{}/{}",
@@ -195,10 +202,14 @@ fn first_events(
 ) {
     let current = state.store.resource_version();
     let mut first: Vec<Bytes> = Vec::new();
-    // What the watcher has as present from the start: the objects its selectors match now.
-    let mut seen: HashSet<String> = state
-        .store
-        .list(&filter.key, filter.namespace.as_deref())
+    // What the watcher has as present from the start: the objects its selectors match now
+    // (a watch without selectors sees every change as it is, and keeps no set).
+    let objects = filter
+        .has_selectors()
+        .then(|| state.store.list(&filter.key, filter.namespace.as_deref()));
+    let mut seen: HashSet<String> = objects
+        .into_iter()
+        .flatten()
         .filter(|o| filter.selects(o))
         .map(|o| {
             format!(

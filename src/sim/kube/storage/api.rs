@@ -14,7 +14,10 @@ use super::store::{name_of, namespace_of};
 use super::validation::object::{validate, validate_create, validate_update};
 
 mod list;
+mod strategy;
+
 pub(crate) use list::{ListOptions, list, list_json};
+use strategy::{name_mismatch, wipe_on_create};
 
 pub(crate) type ApiResult<T = Value> = Result<T, ApiError>;
 
@@ -226,36 +229,6 @@ fn custom_defaults(state: &KubeState, resource: &ResourceType, object: &mut Valu
         super::structural_defaults::default(schema, object);
         super::structural_defaults::prune_nulls(schema, object);
     }
-}
-
-/// What a client may not set on create: the deletion fields (rest.BeforeCreate's
-/// `WipeObjectMetaSystemFields` keeps neither) and, for the kinds whose strategy resets it in
-/// `PrepareForCreate`, the status (a Service's load balancer, an Ingress's, a custom
-/// resource's under a status subresource).
-fn wipe_on_create(resource: &ResourceType, body: &mut Value) {
-    if let Some(meta) = body["metadata"].as_object_mut() {
-        meta.remove("deletionTimestamp");
-        meta.remove("deletionGracePeriodSeconds");
-    }
-    // A custom resource whose CRD turns the status subresource on loses it too
-    // (customResourceStrategy.PrepareForCreate).
-    let custom_with_status = !super::resources::is_built_in(resource)
-        && resource.subresources.iter().any(|s| s == "status");
-    let resets_status = custom_with_status
-        || matches!(
-            (resource.group.as_str(), resource.kind.as_str()),
-            ("", "Service") | ("networking.k8s.io", "Ingress")
-        );
-    if resets_status && let Some(object) = body.as_object_mut() {
-        object.remove("status");
-    }
-}
-
-/// handlers/rest.go's `checkName`: both names in the message.
-fn name_mismatch(in_body: &str, on_url: &str) -> ApiError {
-    ApiError::bad_request(format!(
-        "the name of the object ({in_body}) does not match the name on the URL ({on_url})"
-    ))
 }
 
 fn is_priority_class(resource: &ResourceType) -> bool {
